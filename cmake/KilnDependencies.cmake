@@ -1,0 +1,10 @@
+# Every dependency comes from the distribution (tools/install-deps.sh installs them).
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(JPEG REQUIRED)
+find_package(PNG REQUIRED)
+
+add_library(kiln_deps INTERFACE)
+target_link_libraries(kiln_deps INTERFACE Threads::Threads nlohmann_json::nlohmann_json CLI11::CLI11
+  JPEG::JPEG PNG::PNG)

@@ -1,0 +1,52 @@
+// Element types and exact conversions between them.
+//
+// Every narrowing conversion rounds to nearest, ties to even. fp16 and bf16 overflow to infinity as
+// IEEE does; E4M3 (the OCP FP8 format used by Hopper: 4 exponent bits, bias 7, 3 mantissa bits, no
+// infinities, 0x7F/0xFF are NaN) saturates to +-448 because that is what a quantizer must do.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kiln {
+
+enum class DType : std::uint8_t {
+  kF64,
+  kF32,
+  kF16,
+  kBF16,
+  kF8E4M3,
+  kI64,
+  kI32,
+  kI16,
+  kI8,
+  kU8,
+  kBool,
+};
+
+std::size_t dtype_size(DType dtype);
+bool dtype_is_float(DType dtype);
+
+// The names safetensors uses: "F32", "F16", "BF16", "F8_E4M3", "I64", "BOOL", ...
+std::string_view safetensors_name(DType dtype);
+std::optional<DType> dtype_from_safetensors_name(std::string_view name);
+
+// Short lower-case names for printing: "f32", "f16", "bf16", "e4m3", "i64", ...
+std::string_view dtype_name(DType dtype);
+
+std::uint16_t f32_to_f16(float value);
+float f16_to_f32(std::uint16_t bits);
+std::uint16_t f32_to_bf16(float value);
+float bf16_to_f32(std::uint16_t bits);
+std::uint8_t f32_to_e4m3(float value);
+float e4m3_to_f32(std::uint8_t bits);
+
+inline constexpr float kE4M3Max = 448.0f;
+
+// Rounds to the nearest E4M3 value (saturating), returned as float: the simulation primitive.
+inline float round_to_e4m3(float value) { return e4m3_to_f32(f32_to_e4m3(value)); }
+inline float round_to_f16(float value) { return f16_to_f32(f32_to_f16(value)); }
+
+}  // namespace kiln

@@ -1,0 +1,36 @@
+// Error reporting: every failure a user can cause is a kiln::Error with one line that names the
+// file, key or layer concerned and what was expected.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace kiln {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// Concatenates anything streamable into one string: cat("layer ", name, ": expected ", n).
+template <typename... Parts>
+std::string cat(Parts&&... parts) {
+  std::ostringstream out;
+  (out << ... << std::forward<Parts>(parts));
+  return out.str();
+}
+
+template <typename... Parts>
+[[noreturn]] void fail(Parts&&... parts) {
+  throw Error(cat(std::forward<Parts>(parts)...));
+}
+
+// Checks a condition that user input can break; internal invariants use assert instead.
+template <typename... Parts>
+void require(bool condition, Parts&&... parts) {
+  if (!condition) fail(std::forward<Parts>(parts)...);
+}
+
+}  // namespace kiln

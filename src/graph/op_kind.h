@@ -1,0 +1,32 @@
+// The operators kiln knows. This list is the one place an operator is registered: shape inference,
+// the verifier, the printer and every backend switch over it without a default case, so the compiler
+// finds every place a new operator must be handled.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kiln {
+
+enum class OpKind : std::uint8_t {
+  kConv2d,            // x, weight [O, I/groups, kh, kw], optional bias [O]       (ConvAttrs)
+  kBatchNorm,         // x, gamma, beta, running_mean, running_var (per channel)  (BatchNormAttrs)
+  kActivation,        // x                                                         (ActivationAttrs)
+  kAdd,               // a, b of equal shape                                       (AddAttrs)
+  kMaxPool2d,         // x                                                         (PoolAttrs)
+  kAvgPool2d,         // x                                                         (PoolAttrs)
+  kGlobalAvgPool,     // x [N, C, H, W] -> [N, C, 1, 1]
+  kFlatten,           // x [N, C, 1, 1] -> [N, C]
+  kLinear,            // x [N, K], weight [M, K], optional bias [M] -> [N, M]
+  kRadixSum,          // x [N, R*C, H, W] -> [N, C, H, W], sum over the radix       (RadixAttrs)
+  kRadixSoftmax,      // logits [N, R*C, 1, 1] -> weights [N, R*C, 1, 1]           (RadixAttrs)
+  kRadixWeightedSum,  // x [N, R*C, H, W], weights [N, R*C, 1, 1] -> [N, C, H, W]  (RadixAttrs)
+};
+
+inline constexpr int kOpKindCount = 12;
+
+std::string_view op_kind_name(OpKind op);
+std::optional<OpKind> op_kind_from_name(std::string_view name);
+
+}  // namespace kiln

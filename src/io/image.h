@@ -1,0 +1,33 @@
+// Image decoding (JPEG through libjpeg-turbo, PNG through libpng) and timm's eval transform:
+// resize the shorter side to floor(size / crop_pct) with the configured interpolation, center crop
+// to size x size, scale to [0, 1], normalize with mean/std. Matches torchvision's PIL path
+// (antialiased resampling, PIL's rounding to uint8 after resize).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "core/tensor.h"
+#include "io/timm_config.h"
+
+namespace kiln {
+
+struct Image {
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  std::vector<std::uint8_t> rgb;  // height * width * 3, row-major
+};
+
+// Fails with "<path>: ..." on unreadable, truncated or unsupported files. Grey and alpha are
+// converted to RGB (alpha dropped), as PIL's convert("RGB") does.
+Image decode_image(const std::filesystem::path& path);
+
+// PIL-compatible resize of 8-bit RGB (Image.resize with BILINEAR/BICUBIC/NEAREST and its support
+// scaling when downsampling), result rounded and clamped to uint8.
+Image resize_image(const Image& image, std::int64_t width, std::int64_t height, Interpolation interpolation);
+
+// The full eval transform; returns a [3, size, size] float32 tensor.
+Tensor preprocess_image(const Image& image, const PreprocessConfig& config);
+
+}  // namespace kiln
