@@ -1,0 +1,6 @@
+#include <iostream>
+
+int main() {
+  std::cout << "kiln " << KILN_VERSION << "\n";
+  return 0;
+}
