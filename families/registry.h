@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "io/safetensors.h"
+#include <map>
+
+#include "core/tensor.h"
 #include "io/timm_config.h"
 
 namespace kiln {
@@ -15,8 +17,9 @@ struct FamilyInfo {
   std::string_view name;         // "timm_resnest"
   std::string_view description;  // one line
   ModelConfig default_config;    // used for keys config.json does not give
-  // Builds the graph for a batch of `batch` (-1: any) from the checkpoint's keys and shapes.
-  Graph (*build)(const SafetensorsFile& checkpoint, const ModelConfig& config, std::int64_t batch);
+  // Builds the graph for a batch of `batch` (-1: any) from the checkpoint's tensors (name -> tensor,
+  // any float dtype), inferring the architecture from key names and shapes.
+  Graph (*build)(const std::map<std::string, Tensor>& weights, const ModelConfig& config, std::int64_t batch);
 };
 
 const std::vector<FamilyInfo>& families();
