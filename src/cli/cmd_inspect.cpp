@@ -1,0 +1,85 @@
+// kiln inspect: list a checkpoint's tensors, or print the graph a family builds from it.
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/model_loading.h"
+#include "core/error.h"
+#include "graph/printer.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct InspectOptions {
+  std::filesystem::path file;
+  std::string family;
+  std::optional<std::filesystem::path> config;
+  bool json = false;
+};
+
+void list_tensors(const InspectOptions& options) {
+  const SafetensorsFile file = SafetensorsFile::open(options.file);
+  std::int64_t elements = 0;
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const auto& name : file.names()) {
+    const Tensor& tensor = file.tensor(name);
+    elements += tensor.numel();
+    tensors.push_back({{"name", name}, {"dtype", safetensors_name(tensor.dtype())}, {"shape", tensor.shape()}});
+  }
+  if (options.json) {
+    nlohmann::json report = {{"file", options.file.string()}, {"tensors", tensors}, {"elements", elements},
+                             {"metadata", file.metadata()}};
+    std::cout << report.dump(2) << "\n";
+    return;
+  }
+  for (const auto& entry : tensors) {
+    std::cout << entry["name"].get<std::string>() << "  " << entry["dtype"].get<std::string>() << " "
+              << shape_str(entry["shape"].get<Shape>()) << "\n";
+  }
+  for (const auto& [key, value] : file.metadata()) std::cout << "metadata " << key << " = " << value << "\n";
+  std::cout << file.names().size() << " tensors, " << elements << " elements, " << file.file_size() << " bytes\n";
+}
+
+void print_model(const InspectOptions& options) {
+  const LoadedModel model = load_model(options.family, options.file, options.config);
+  std::size_t convolutions = 0;
+  for (const auto& node : model.graph.nodes()) convolutions += node.op == OpKind::kConv2d ? 1 : 0;
+  if (options.json) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const NodeId id : model.graph.topological_order()) {
+      const Node& node = model.graph.node(id);
+      layers.push_back({{"name", node.name}, {"op", op_kind_name(node.op)},
+                        {"shape", model.graph.value(node.output).shape}});
+    }
+    nlohmann::json report = {{"family", model.family->name}, {"layers", layers},
+                             {"parameters", model.graph.parameter_count()}, {"convolutions", convolutions}};
+    std::cout << report.dump(2) << "\n";
+    return;
+  }
+  std::cout << print_graph(model.graph);
+  std::cout << model.graph.live_node_count() << " layers (" << convolutions << " convolutions), "
+            << model.graph.parameter_count() << " parameters\n";
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* cmd = app.add_subcommand("inspect", "List a checkpoint's tensors, or with --family print its graph");
+  cmd->add_option("file", options->file, "A .safetensors checkpoint")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--family", options->family, "Build this family's graph from the checkpoint and print it");
+  cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--json", options->json, "Print JSON instead of text");
+  cmd->callback([options] {
+    if (options->family.empty()) {
+      list_tensors(*options);
+    } else {
+      print_model(*options);
+    }
+  });
+}
+
+}  // namespace kiln::cli

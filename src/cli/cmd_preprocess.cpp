@@ -1,0 +1,39 @@
+// kiln preprocess: write the network input kiln makes from images, to compare with other tools.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/model_loading.h"
+#include "core/error.h"
+#include "io/npy.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct PreprocessOptions {
+  std::vector<std::filesystem::path> inputs;
+  std::string family = "timm_resnest";
+  std::optional<std::filesystem::path> config;
+  std::filesystem::path output;
+};
+
+}  // namespace
+
+void add_preprocess_command(CLI::App& app) {
+  auto options = std::make_shared<PreprocessOptions>();
+  CLI::App* cmd = app.add_subcommand("preprocess", "Preprocess images as timm's eval transform and save them as .npy");
+  cmd->add_option("--input", options->inputs, "Images (JPEG/PNG)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--family", options->family, "Family whose default preprocessing applies", true);
+  cmd->add_option("--config", options->config, "timm config.json whose pretrained_cfg sets the preprocessing")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", options->output, "Output .npy, float32 [N, 3, H, W]")->required();
+  cmd->callback([options] {
+    ModelConfig config = find_family(options->family).default_config;
+    if (options->config) config = read_timm_config(*options->config, config);
+    const InputBatch batch = load_inputs(options->inputs, config.preprocess);
+    write_npy(options->output, batch.tensor);
+    std::cout << "wrote " << options->output.string() << " " << shape_str(batch.tensor.shape()) << "\n";
+  });
+}
+
+}  // namespace kiln::cli

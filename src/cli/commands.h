@@ -1,0 +1,12 @@
+// Each subcommand lives in its own file and adds itself to the app here; main.cpp lists them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace kiln::cli {
+
+void add_run_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_preprocess_command(CLI::App& app);
+
+}  // namespace kiln::cli
