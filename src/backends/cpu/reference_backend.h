@@ -1,0 +1,15 @@
+// The reference backend: every operator, node by node, on the reference kernels. Slow and exact.
+#pragma once
+
+#include "runtime/backend.h"
+
+namespace kiln {
+
+class ReferenceBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cpu-reference"; }
+  bool supports(const Graph& graph, const Node& node) const override;
+  std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
+};
+
+}  // namespace kiln

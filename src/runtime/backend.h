@@ -1,0 +1,49 @@
+// A backend turns a graph into something that runs (ggml's split: supports / compile / execute).
+// The CPU reference backend supports every operator and is the fallback; faster backends compile
+// what they support and say so per node.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace kiln {
+
+// Time spent in one layer over a profiled run.
+struct LayerTime {
+  std::string name;  // node name, e.g. "layer1.0.conv2.conv"
+  OpKind op;
+  double milliseconds = 0.0;
+};
+
+struct CompileOptions {
+  std::int64_t batch = 1;   // compiled models run this batch size only
+  int threads = 0;          // 0: one per core
+  bool profile = false;     // record per-layer times on every run
+};
+
+class CompiledModel {
+ public:
+  virtual ~CompiledModel() = default;
+  // One f32 NCHW tensor per graph input, in graph order; returns the graph outputs (f32).
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
+  // Per-layer times of the last run (empty unless compiled with profile = true).
+  virtual std::vector<LayerTime> last_profile() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual bool supports(const Graph& graph, const Node& node) const = 0;
+  virtual std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const = 0;
+};
+
+// The backends built into this binary, in order of preference ("cpu" first), and lookup by name.
+std::vector<std::string_view> backend_names();
+std::unique_ptr<Backend> make_backend(std::string_view name);
+
+}  // namespace kiln

@@ -1,0 +1,46 @@
+// Shared helpers for the reference kernel tests: seeded random tensors and a relative-error check.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace kiln::testing {
+
+// Uniform values in [low, high) from a fixed seed, so every run sees the same data.
+inline Tensor random_tensor(Shape shape, std::uint32_t seed, float low = -1.0f, float high = 1.0f) {
+  Tensor t(DType::kF32, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  for (float& v : t.mutable_f32()) v = dist(rng);
+  return t;
+}
+
+inline double relative_error(const Tensor& y, const std::vector<double>& ref) {
+  const auto ys = y.f32();
+  EXPECT_EQ(ys.size(), ref.size());
+  double diff = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < ys.size() && i < ref.size(); ++i) {
+    diff += (ys[i] - ref[i]) * (ys[i] - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  return norm == 0.0 ? std::sqrt(diff) : std::sqrt(diff / norm);
+}
+
+// Both sides accumulate in double and round once to fp32 (the test's reference is compared before
+// that rounding), so each element differs by at most half an fp32 ulp, a relative 2^-24 ~ 6e-8; the
+// 1e-6 bound leaves room for the different summation orders while catching any indexing mistake,
+// which shows up as an O(1) error.
+inline constexpr double kRelTolerance = 1e-6;
+
+inline std::vector<float> values(const Tensor& t) {
+  const auto s = t.f32();
+  return {s.begin(), s.end()};
+}
+
+}  // namespace kiln::testing
