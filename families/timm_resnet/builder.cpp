@@ -1,5 +1,8 @@
 #include "families/timm_resnet/builder.h"
 
+#include <array>
+#include <string_view>
+
 #include "core/error.h"
 #include "families/common/checkpoint_reader.h"
 #include "families/common/layer_builder.h"
@@ -7,6 +10,17 @@
 namespace kiln {
 
 namespace {
+
+// timm's anti-aliased ResNets (aa_layer: AvgPool2d or BlurPool2d with a non-persistent filter) save
+// the same keys as the plain ones but stride differently; only their name tells them apart.
+constexpr std::array<std::string_view, 3> kAntiAliasedNameParts = {"resnetaa", "resnextaa", "resnetblur"};
+
+void reject_anti_aliased(std::string_view architecture) {
+  for (const auto part : kAntiAliasedNameParts) {
+    require(architecture.find(part) == std::string_view::npos, "architecture '", architecture,
+            "': anti-aliased downsampling (timm's aa_layer) is not supported");
+  }
+}
 
 ResNetStageArch infer_stage(const CheckpointReader& reader, std::size_t stage, std::int64_t depth,
                             bool bottleneck) {
@@ -59,6 +73,7 @@ ValueId build_basic_block(LayerBuilder& b, const std::string& block, const ResNe
 }
 
 ResNetArch infer_arch(const CheckpointReader& reader, const ModelConfig& config) {
+  reject_anti_aliased(config.architecture);
   ResNetArch arch;
   arch.stem = infer_stem(reader);
   // A Bottleneck has conv3; a BasicBlock does not. timm uses one block type for the whole network.

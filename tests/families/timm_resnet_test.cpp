@@ -265,6 +265,15 @@ TEST(TimmResNet, EmptyCheckpoint) {
             "checkpoint key 'conv1.weight': missing (needed for layer conv1)");
 }
 
+TEST(TimmResNet, AntiAliasedArchitecturesAreRejected) {
+  const auto weights = testing::resnet_checkpoint(small_spec());
+  ModelConfig config = config_for(10);
+  config.architecture = "resnetaa50d.sw_in12k_ft_in1k";
+  EXPECT_EQ(error_of([&] { build_timm_resnet(weights, config, 1); }),
+            "architecture 'resnetaa50d.sw_in12k_ft_in1k': anti-aliased downsampling (timm's aa_layer) is not "
+            "supported");
+}
+
 TEST(TimmResNet, ResNestCheckpointIsRejected) {
   testing::ResNestSpec resnest;
   resnest.layers = {1, 1, 1, 1};
