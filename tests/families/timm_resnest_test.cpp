@@ -206,6 +206,8 @@ std::vector<Variant> variants() {
       {"Radix3", variant({1, 2, 1, 1}, {24, 48, 96, 192}, 3, 1)},
       {"Radix1Cardinality4", variant({1, 1, 2, 1}, {16, 32, 64, 128}, 1, 4, 24)},
       {"Radix2Cardinality2", variant({2, 1, 1, 1}, {16, 32, 64, 128}, 2, 2)},
+      // Every stage as wide as the last, as in the reduced 4s2x40d golden model.
+      {"EqualStageWidths", variant({1, 1, 1, 1}, {32, 32, 32, 32}, 4, 2, 40)},
       {"ThreeStages", variant({2, 1, 1}, {16, 32, 64}, 2, 1)},
   };
   ResNestSpec plain = small_spec();
