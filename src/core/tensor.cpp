@@ -13,7 +13,7 @@ namespace kiln {
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t count = 1;
   for (const auto extent : shape) {
-    require(!__builtin_mul_overflow(count, extent, &count), "shape ", shape_str(shape),
+    if (__builtin_mul_overflow(count, extent, &count)) fail("shape ", shape_str(shape),
             " has more elements than an int64 can count");
   }
   return count;
@@ -31,8 +31,9 @@ std::string shape_str(const Shape& shape) {
 namespace {
 
 void check_extents(const Shape& shape) {
+  // if + fail rather than require: require would format the message for every dimension.
   for (const auto extent : shape) {
-    require(extent >= 0, "tensor shape ", shape_str(shape), " has a negative extent; expected sizes >= 0");
+    if (extent < 0) fail("tensor shape ", shape_str(shape), " has a negative extent; expected sizes >= 0");
   }
 }
 
@@ -41,8 +42,9 @@ void check_extents(const Shape& shape) {
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   check_extents(shape_);
   const auto count = static_cast<std::uint64_t>(numel());
-  require(count <= std::numeric_limits<std::size_t>::max() / dtype_size(dtype_), "tensor shape ",
-          shape_str(shape_), " of ", dtype_name(dtype_), " needs more bytes than memory can address");
+  if (count > std::numeric_limits<std::size_t>::max() / dtype_size(dtype_)) {
+    fail("tensor shape ", shape_str(shape_), " of ", dtype_name(dtype_), " needs more bytes than memory can address");
+  }
   // At least one byte, so that an empty tensor still has storage and is distinguishable from "none".
   const std::size_t size = std::max<std::size_t>(nbytes(), 1);
   std::shared_ptr<std::byte[]> owned(new std::byte[size]());
@@ -54,7 +56,7 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
 Tensor Tensor::view(DType dtype, Shape shape, const void* data, std::shared_ptr<const void> keep_alive) {
   check_extents(shape);
   shape_numel(shape);  // throws on a count that overflows
-  require(data != nullptr, "tensor view of shape ", shape_str(shape), " has no data; expected a pointer");
+  if (data == nullptr) fail("tensor view of shape ", shape_str(shape), " has no data; expected a pointer");
   Tensor tensor;
   tensor.dtype_ = dtype;
   tensor.shape_ = std::move(shape);
@@ -66,7 +68,7 @@ Tensor Tensor::view(DType dtype, Shape shape, const void* data, std::shared_ptr<
 
 Tensor Tensor::from_f32(Shape shape, std::span<const float> values) {
   Tensor tensor(DType::kF32, std::move(shape));
-  require(static_cast<std::int64_t>(values.size()) == tensor.numel(), "from_f32: ", values.size(),
+  if (static_cast<std::int64_t>(values.size()) != tensor.numel()) fail("from_f32: ", values.size(),
           " values for shape ", shape_str(tensor.shape()), "; expected ", tensor.numel());
   if (!values.empty()) std::memcpy(tensor.data_, values.data(), values.size_bytes());
   return tensor;
@@ -273,10 +275,10 @@ Tensor Tensor::to(DType dtype) const {
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
-  require(!empty(), "cannot reshape a tensor with no data to ", shape_str(shape));
+  if (empty()) fail("cannot reshape a tensor with no data to ", shape_str(shape));
   check_extents(shape);
   const std::int64_t count = shape_numel(shape);
-  require(count == numel(), "cannot reshape ", shape_str(shape_), " to ", shape_str(shape), ": expected ",
+  if (count != numel()) fail("cannot reshape ", shape_str(shape_), " to ", shape_str(shape), ": expected ",
           numel(), " elements, got ", count);
   Tensor tensor = *this;
   tensor.shape_ = std::move(shape);

@@ -1,10 +1,9 @@
 // kiln's resize + center crop against crops made by Pillow and torchvision themselves
-// (tools/goldens/pil_crops.py): every byte must match.
+// (pil_*: tools/goldens/pil_crops.py with Debian's Pillow) and by timm's own eval transform on the GPU
+// machine (timm_*: tools/goldens/make_timm_goldens.py): every byte must match.
 //
-// Each folder tests/data/preprocess/pil_<interpolation>_<crop_pct>/ holds meta.json (settings,
-// photo list, the Pillow/torchvision versions) and one uint8 HWC .npy per photo. More folders can be
-// checked by listing them, colon-separated, in KILN_PIL_FIXTURE_DIRS (e.g. fixtures for all photos
-// made in a scratch directory).
+// Each folder tests/data/preprocess/<maker>_<interpolation>_<crop_pct>/ holds meta.json (settings,
+// photo list, library versions) and one uint8 HWC .npy per photo.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -66,14 +65,9 @@ Npy read_u8_npy(const fs::path& path) {
 std::vector<fs::path> fixture_dirs() {
   std::vector<fs::path> dirs;
   for (const auto& entry : fs::directory_iterator(kDataDir / "preprocess")) {
-    if (entry.is_directory() && entry.path().filename().string().rfind("pil_", 0) == 0)
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && (name.rfind("pil_", 0) == 0 || name.rfind("timm_", 0) == 0)) {
       dirs.push_back(entry.path());
-  }
-  if (const char* extra = std::getenv("KILN_PIL_FIXTURE_DIRS")) {
-    std::istringstream list(extra);
-    std::string dir;
-    while (std::getline(list, dir, ':')) {
-      if (!dir.empty()) dirs.emplace_back(dir);
     }
   }
   std::sort(dirs.begin(), dirs.end());
@@ -82,7 +76,7 @@ std::vector<fs::path> fixture_dirs() {
 
 TEST(PreprocessPil, ResizeAndCropMatchPillowExactly) {
   const std::vector<fs::path> dirs = fixture_dirs();
-  ASSERT_GE(dirs.size(), 2u) << "expected the committed fixtures under " << kDataDir / "preprocess";
+  ASSERT_GE(dirs.size(), 4u) << "expected the committed fixtures under " << kDataDir / "preprocess";
   int checked = 0;
   for (const fs::path& dir : dirs) {
     std::ifstream meta_file(dir / "meta.json");
@@ -94,7 +88,9 @@ TEST(PreprocessPil, ResizeAndCropMatchPillowExactly) {
                            : interpolation == "nearest" ? Interpolation::kNearest
                                                         : Interpolation::kBilinear;
     config.crop_pct = meta.at("crop_pct").get<double>();
-    config.input_size = meta.at("input_size").get<std::int64_t>();
+    // pil_crops.py writes the side as a number, timm's data config as [3, H, W].
+    const auto& size = meta.at("input_size");
+    config.input_size = size.is_array() ? size.back().get<std::int64_t>() : size.get<std::int64_t>();
     for (const auto& photo : meta.at("photos")) {
       const fs::path photo_path = kDataDir / "photos" / photo.get<std::string>();
       SCOPED_TRACE(dir.filename().string() + " " + photo_path.filename().string());
@@ -113,7 +109,7 @@ TEST(PreprocessPil, ResizeAndCropMatchPillowExactly) {
       ++checked;
     }
   }
-  EXPECT_GE(checked, 8);
+  EXPECT_GE(checked, 20);
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ def main() -> int:
         config_path = os.path.join(tmp, "config.json")
         with open(config_path, "w") as f:
             json.dump(config, f)
-        for photo in meta["photos"]:
+        for entry in meta["photos"]:
+            photo = entry["file"] if isinstance(entry, dict) else entry
             stem = os.path.splitext(photo)[0]
             timm = np.load(os.path.join(args.timm_dir, stem + ".f32.npy")).astype(np.float64)
             out = os.path.join(tmp, stem + ".npy")
