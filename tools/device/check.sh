@@ -21,7 +21,7 @@ cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TEST
   || { tail -50 "$OUT/cmake.log"; exit 1; }
 KILN=build/device/src/cli/kiln
 
-args=(--photos tests/data/photos --out "$WORK/goldens")
+args=(--photos tests/data/photos --out "$WORK/goldens" --device cuda)
 [[ $full == 1 ]] && args+=(--full)
 PYTHONUNBUFFERED=1 python3 tools/goldens/make_timm_goldens.py "${args[@]}" 2>&1 | tee "$OUT/goldens.log"
 
