@@ -19,7 +19,7 @@ nproc_all=$(nproc)
 cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF >"$OUT/cmake.log" 2>&1 \
   && cmake --build build/device -j "$nproc_all" --target kiln >>"$OUT/cmake.log" 2>&1 \
   || { tail -50 "$OUT/cmake.log"; exit 1; }
-KILN=build/device/src/cli/kiln
+KILN=build/device/kiln
 
 args=(--photos tests/data/photos --out "$WORK/goldens" --device cuda)
 [[ $full == 1 ]] && args+=(--full)
