@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "families/timm_resnet/resnet_skeleton.h"
+#include "families/common/resnet_skeleton.h"
 #include "graph/graph.h"
 #include "io/timm_config.h"
 

@@ -1,4 +1,4 @@
-#include "families/timm_resnet/resnet_skeleton.h"
+#include "families/common/resnet_skeleton.h"
 
 #include "core/error.h"
 
