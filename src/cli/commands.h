@@ -6,6 +6,8 @@
 namespace kiln::cli {
 
 void add_run_command(CLI::App& app);
+void add_build_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
