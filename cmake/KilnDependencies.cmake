@@ -4,7 +4,19 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(JPEG REQUIRED)
 find_package(PNG REQUIRED)
-find_package(tomlplusplus 3 REQUIRED)  # Debian ships it as a shared library with a CMake config
+# Debian ships toml++ as a shared library with a CMake config. Where it is absent (the GPU machine),
+# KILN_TOMLPP_INCLUDE_DIR may name a folder holding its headers, used header-only.
+find_package(tomlplusplus 3 QUIET)
+if(NOT tomlplusplus_FOUND)
+  set(KILN_TOMLPP_INCLUDE_DIR "" CACHE PATH "Folder containing toml++/toml.h, when no toml++ package is installed")
+  if(NOT EXISTS "${KILN_TOMLPP_INCLUDE_DIR}/toml++/toml.h")
+    message(FATAL_ERROR "toml++ not found: install libtomlplusplus-dev (tools/install-deps.sh) or set KILN_TOMLPP_INCLUDE_DIR")
+  endif()
+  add_library(tomlplusplus_header_only INTERFACE)
+  target_include_directories(tomlplusplus_header_only SYSTEM INTERFACE ${KILN_TOMLPP_INCLUDE_DIR})
+  target_compile_definitions(tomlplusplus_header_only INTERFACE TOML_HEADER_ONLY=1)
+  add_library(tomlplusplus::tomlplusplus ALIAS tomlplusplus_header_only)
+endif()
 
 add_library(kiln_deps INTERFACE)
 target_link_libraries(kiln_deps INTERFACE Threads::Threads nlohmann_json::nlohmann_json CLI11::CLI11
