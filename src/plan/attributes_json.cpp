@@ -186,7 +186,7 @@ Attributes attributes_from_json(const JsonField& field) {
   if (!field.json().is_object()) field.fail("expected an object");
   if (field.json().empty()) return std::monostate{};
   if (field.json().size() != 1) field.fail("expected one attribute struct");
-  const std::string& name = field.json().begin().key();
+  const std::string name = field.json().begin().key();  // a copy: key() refers into a temporary iterator
   const std::optional<Attributes> attrs =
       read_named(name, field[name], std::make_index_sequence<std::variant_size_v<Attributes>>());
   if (!attrs) field.fail(cat("unknown attribute struct '", name, "'"));
