@@ -128,6 +128,29 @@ TEST(Cli, BuildThenBenchWritesStatistics) {
   }
 }
 
+std::string file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(Cli, BuildingTwiceGivesByteIdenticalPlans) {
+  const Scratch scratch;
+  for (const char* precision : {"fp32", "fp16"}) {
+    std::string previous;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const fs::path plan = scratch.dir() / ("plan" + std::to_string(attempt) + ".kplan");
+      const auto built = run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+                                  (kTiny / "model.safetensors").string() + " -o " + plan.string() +
+                                  " --precision " + precision);
+      ASSERT_EQ(built.exit_code, 0) << built.output;
+      const std::string bytes = file_bytes(plan);
+      ASSERT_GT(bytes.size(), 100'000u);
+      if (attempt == 1) EXPECT_TRUE(bytes == previous) << precision << ": the two builds differ";
+      previous = bytes;
+    }
+  }
+}
+
 TEST(Cli, FailedBuildKeepsTheExistingPlan) {
   const Scratch scratch;
   const auto plan = scratch.file("existing.kplan", "a plan the user already has");
