@@ -145,7 +145,9 @@ TEST(Cli, BuildingTwiceGivesByteIdenticalPlans) {
       ASSERT_EQ(built.exit_code, 0) << built.output;
       const std::string bytes = file_bytes(plan);
       ASSERT_GT(bytes.size(), 100'000u);
-      if (attempt == 1) EXPECT_TRUE(bytes == previous) << precision << ": the two builds differ";
+      if (attempt == 1) {
+        EXPECT_TRUE(bytes == previous) << precision << ": the two builds differ";
+      }
       previous = bytes;
     }
   }
