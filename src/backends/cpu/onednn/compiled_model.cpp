@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "backends/cpu/onednn/denormals.h"
 #include "backends/cpu/onednn/thread_scope.h"
 #include "core/error.h"
 
@@ -24,6 +25,7 @@ std::vector<Tensor> CompiledProgram::run(const std::vector<Tensor>& inputs) {
             shape_str(program_.input_shapes[i]), ", got ", shape_str(inputs[i].shape()));
   }
   const ThreadScope threads(options_.threads);
+  const FlushDenormals flush(omp_get_max_threads());
   RunIo& io = *program_.io;
   io.inputs = &inputs;
   io.outputs.clear();
@@ -36,7 +38,12 @@ std::vector<Tensor> CompiledProgram::run(const std::vector<Tensor>& inputs) {
   std::vector<int> entry(node_names_.size(), -1);  // node -> index in profile_
   for (const Step& step : program_.steps) {
     const auto start = std::chrono::steady_clock::now();
-    for (const Call& c : step.calls) c(stream_);
+    if (step.threads > 0) {
+      const ThreadScope step_threads(step.threads);
+      for (const Call& c : step.calls) c(stream_);
+    } else {
+      for (const Call& c : step.calls) c(stream_);
+    }
     if (!options_.profile || step.node == kNoNode) continue;
     stream_.wait();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -53,6 +60,15 @@ std::vector<Tensor> CompiledProgram::run(const std::vector<Tensor>& inputs) {
   std::vector<Tensor> outputs = std::move(io.outputs);
   io.outputs.clear();
   return outputs;
+}
+
+std::string CompiledProgram::describe() const {
+  std::string text;
+  for (const Step& step : program_.steps) {
+    const std::string name = step.node == kNoNode ? "-" : node_names_[static_cast<std::size_t>(step.node)];
+    text += cat(name, ": ", step.label, "\n");
+  }
+  return text + cat("activation arena: ", arena_bytes(), " bytes\n");
 }
 
 }  // namespace kiln::onednn

@@ -13,6 +13,8 @@ class CompiledProgram final : public CompiledModel {
   std::vector<LayerTime> last_profile() const override { return profile_; }
 
   std::size_t arena_bytes() const { return program_.workspace->arena_bytes(); }
+  // One line per step: the layer it is reported under and what runs.
+  std::string describe() const;
 
  private:
   CompileOptions options_;

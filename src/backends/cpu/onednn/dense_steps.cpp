@@ -1,5 +1,6 @@
 // Linear layers through oneDNN's inner product (weights packed once, bias fused).
 #include "backends/cpu/onednn/plan_builder.h"
+#include "core/error.h"
 #include "backends/cpu/onednn/precision.h"
 
 namespace kiln::onednn {
@@ -21,6 +22,7 @@ void PlanBuilder::add_linear(const Node& node) {
     const Tensor b = prepare_constant(graph_.value(node.inputs[2]).constant, node.precision);
     args[DNNL_ARG_BIAS] = pack_constant(b, bias_desc, pd.bias_desc());
   }
+  note(cat("inner_product ", pd.impl_info_str()));
   args[DNNL_ARG_SRC] = input_as(x, pd.src_desc());
   args[DNNL_ARG_DST] = output(node.output, pd.dst_desc());
   call(primitive_call(dnnl::inner_product_forward(pd), std::move(args)));

@@ -1,6 +1,7 @@
 // Batch norm, activations, adds and flatten: oneDNN primitives that keep their input's layout.
 #include "backends/cpu/onednn/activation.h"
 #include "backends/cpu/onednn/plan_builder.h"
+#include "core/error.h"
 #include "backends/cpu/onednn/precision.h"
 
 namespace kiln::onednn {
@@ -13,6 +14,7 @@ void PlanBuilder::add_batch_norm(const Node& node) {
   dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, slot(x).desc,
                                                node.attr<BatchNormAttrs>().epsilon, flags);
   dnnl::batch_normalization_forward::primitive_desc pd(desc, attributes(), engine_);
+  note(cat("batch_norm ", pd.impl_info_str()));
   const auto parameter = [&](std::size_t index) {
     const Tensor values = prepare_constant(graph_.value(node.inputs[index]).constant, node.precision);
     const Desc d = plain_desc({values.numel()});
@@ -29,12 +31,14 @@ void PlanBuilder::add_activation(const Node& node) {
   const dnnl::memory src = input(x);
   const Activation activation = node.attr<ActivationAttrs>().activation;
   if (activation == Activation::kNone) {
+    note("copy");
     reorder(src, output(node.output, slot(x).desc));
     return;
   }
   const Eltwise e = eltwise_for(activation);
   dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, e.algorithm, slot(x).desc, e.alpha, 0.0f);
   dnnl::eltwise_forward::primitive_desc pd(desc, attributes(), engine_);
+  note(cat("eltwise ", pd.impl_info_str()));
   Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
   args[DNNL_ARG_DST] = output(node.output, pd.dst_desc());
   call(primitive_call(dnnl::eltwise_forward(pd), std::move(args)));
@@ -49,6 +53,7 @@ void PlanBuilder::add_add(const Node& node) {
   append_activation(ops, node.attr<AddAttrs>().activation);
   dnnl::binary::desc desc(dnnl::algorithm::binary_add, layout, layout, layout);
   dnnl::binary::primitive_desc pd(desc, attributes(ops), engine_);
+  note(cat("binary ", pd.impl_info_str()));
   Args args{{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
   args[DNNL_ARG_DST] = output(node.output, pd.dst_desc());
   call(primitive_call(dnnl::binary(pd), std::move(args)));
@@ -57,6 +62,7 @@ void PlanBuilder::add_add(const Node& node) {
 void PlanBuilder::add_flatten(const Node& node) {
   const ValueId x = node.inputs[0];
   const dnnl::memory src = input(x);
+  note("flatten");
   output(node.output, plain_desc(shape(node.output)));
   // Row-major [N, C, H, W] and row-major [N, C * H * W] are the same bytes.
   reorder(src, view(node.output, plain_desc(shape(x))));

@@ -41,6 +41,7 @@ void PlanBuilder::add_fallback(const Node& node) {
     dnnl::memory memory;
     Shape shape;
   };
+  note("reference kernel");
   std::vector<Operand> operands;
   for (const ValueId input_value : node.inputs) {
     const Value& v = graph_.value(input_value);

@@ -6,7 +6,6 @@
 #include "backends/cpu/onednn/thread_scope.h"
 
 namespace kiln {
-
 bool OnednnBackend::supports(const Graph& graph, const Node& node) const {
   return onednn::native_support(graph, node);
 }

@@ -6,10 +6,19 @@
 #include <functional>
 
 #include "backends/cpu/onednn/precision.h"
+#include "backends/cpu/onednn/radix_kernels.h"
+#include "backends/cpu/onednn/thread_scope.h"
 #include "core/error.h"
 #include "graph/shape_inference.h"
 
 namespace kiln::onednn {
+
+namespace {
+
+// Below this much work (multiply-adds, or elements read) a step runs on one thread.
+bool serial_work(std::int64_t work) { return work < (std::int64_t{1} << 19); }
+
+}  // namespace
 
 PlanBuilder::PlanBuilder(const Graph& graph, const CompileOptions& options)
     : graph_(graph), options_(options), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
@@ -56,6 +65,7 @@ Program PlanBuilder::build() {
   }
   for (const ValueId output : graph_.outputs()) last_reader_[static_cast<std::size_t>(output)] = INT_MAX;
 
+  probe_preferred_layout();
   add_inputs();
   for (const NodeId id : order_) {
     if (!fusion_.absorbed[static_cast<std::size_t>(id)]) add_node(id);
@@ -63,6 +73,31 @@ Program PlanBuilder::build() {
   add_outputs();
   program_.workspace->finalize();
   return std::move(program_);
+}
+
+void PlanBuilder::probe_preferred_layout() {
+  const Shape x{1, 64, 56, 56};
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                       any_desc(x), any_desc({64, 64, 1, 1}), any_desc(x), {1, 1}, {0, 0}, {0, 0},
+                                       {0, 0});
+  const dnnl::convolution_forward::primitive_desc pd(desc, engine_);
+  const ChannelLayout layout = channel_layout(pd.src_desc(), x);
+  if (layout.kind != ChannelLayout::Kind::kNone) {
+    preferred_kind_ = layout.kind;
+    preferred_block_ = layout.block;
+  }
+}
+
+Desc PlanBuilder::preferred_desc(const Shape& s) const {
+  return channel_layout_desc(s, preferred_kind_, preferred_block_);
+}
+
+ChannelLayout PlanBuilder::radix_output_layout(const ChannelLayout& x, const Shape& y) const {
+  const ChannelLayout own = channel_layout(channel_layout_desc(y, x.kind, x.block), y);
+  const ChannelLayout preferred = channel_layout(preferred_desc(y), y);
+  // From NCHW a per-pixel scatter would cost more than the reorder it saves.
+  const bool worth_it = x.kind == ChannelLayout::Kind::kChannelsLast || x.block >= 8;
+  return worth_it && radix_output_supported(x, preferred) ? preferred : own;
 }
 
 void PlanBuilder::begin_step(NodeId node) {
@@ -83,6 +118,7 @@ dnnl::memory PlanBuilder::input_as(ValueId value, const Desc& desc) {
   dnnl::memory source = input(value);
   if (slot(value).desc == desc) return source;
   dnnl::memory converted = temporary(desc);
+  note(cat("(reorder ", layout_name(slot(value).desc), "->", layout_name(desc), ")"));
   reorder(source, converted);
   return converted;
 }
@@ -162,6 +198,7 @@ void PlanBuilder::add_inputs() {
       }
     }
     begin_step(reader);
+    note("input copy");
     dnnl::memory memory = output(value, plain_desc(shape(value)));
     call([io = program_.io.get(), i, memory](const dnnl::stream&) {
       const Tensor& tensor = (*io->inputs)[i];
@@ -176,6 +213,9 @@ void PlanBuilder::add_outputs() {
     const Value& v = graph_.value(value);
     require(!v.is_constant(), "onednn backend: graph output '", v.name, "' is a constant");
     begin_step(v.producer);
+    note(cat("output reorder ", layout_name(slot(value).desc)));
+    current_.threads = serial_work(shape_numel(shape(value))) ? 1 : 0;
+    const ThreadScope scope(current_.threads > 0 ? current_.threads : options_.threads);
     const Shape& s = shape(value);
     dnnl::memory user(plain_desc(s), engine_, DNNL_MEMORY_NONE);
     reorder(input(value), user);
@@ -185,8 +225,37 @@ void PlanBuilder::add_outputs() {
   }
 }
 
+int PlanBuilder::threads_for(const Node& node) const {
+  // Multiply-adds for convolutions and linear layers, elements read for the rest.
+  const Shape& out = shape(node.output);
+  std::int64_t work = 0;
+  switch (node.op) {
+    case OpKind::kConv2d:
+    case OpKind::kLinear:
+      work = shape_numel(out) * shape_numel(graph_.value(node.inputs[1]).shape) / graph_.value(node.inputs[1]).shape[0];
+      break;
+    case OpKind::kBatchNorm:
+    case OpKind::kActivation:
+    case OpKind::kAdd:
+    case OpKind::kMaxPool2d:
+    case OpKind::kAvgPool2d:
+    case OpKind::kGlobalAvgPool:
+    case OpKind::kFlatten:
+    case OpKind::kRadixSum:
+    case OpKind::kRadixSoftmax:
+    case OpKind::kRadixWeightedSum:
+      for (const ValueId input : node.inputs) work = std::max(work, shape_numel(shape(input)));
+      break;
+  }
+  if (std::getenv("KILN_NOSERIAL")) return 0;  // EXPERIMENT
+  return serial_work(work) ? 1 : 0;
+}
+
 bool PlanBuilder::try_step(NodeId reported, const Node& result, const std::function<void()>& build) {
   begin_step(reported);
+  current_.threads = threads_for(graph_.node(reported));
+  // Primitives fix their work split when created: create them with the count they will run with.
+  const ThreadScope scope(current_.threads > 0 ? current_.threads : options_.threads);
   try {
     build();
   } catch (const dnnl::error&) {

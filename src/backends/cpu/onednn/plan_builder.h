@@ -55,9 +55,20 @@ class PlanBuilder {
   void begin_step(NodeId node);
   void end_step();
   void call(Call c) { current_.calls.push_back(std::move(c)); }
+  void note(std::string_view text) {
+    if (!current_.label.empty()) current_.label += ' ';
+    current_.label.append(text);
+  }
   int step_index() const { return static_cast<int>(program_.steps.size()); }
 
   const Shape& shape(ValueId value) const { return shapes_[static_cast<std::size_t>(value)]; }
+  // The layout oneDNN's convolutions pick for themselves on this machine (NHWC for the brgemm kernels
+  // of AVX-512 machines, a blocked layout elsewhere), found by asking for one; the backend's own
+  // kernels write their results in it where they can.
+  void probe_preferred_layout();
+  Desc preferred_desc(const Shape& shape) const;
+  // The layout a radix kernel reading `x` writes its [N, C, H, W] result `y` in.
+  ChannelLayout radix_output_layout(const ChannelLayout& x, const Shape& y) const;
   const Slot& slot(ValueId value) const { return slots_[static_cast<std::size_t>(value)]; }
   // The value as its producer laid it out, used by the current step.
   dnnl::memory input(ValueId value);
@@ -85,6 +96,9 @@ class PlanBuilder {
   // Builds one step reported under `reported` whose result is `result`'s output (rounded to the node's
   // precision); false when oneDNN refused a primitive on the way.
   bool try_step(NodeId reported, const Node& result, const std::function<void()>& build);
+  // 1 when `node` has too little work to split across threads (each split costs a wake-up and a
+  // barrier, and a wait for a descheduled thread on a busy machine), else 0 (all of the model's).
+  int threads_for(const Node& node) const;
   // One node in a step of its own: natively when possible, else on the reference kernel.
   void emit(NodeId id);
   // A node with whatever the fusion plan absorbed into it.
@@ -92,6 +106,7 @@ class PlanBuilder {
   void add_native(const Node& node);
 
   void add_conv(const Node& conv, const Node* fused_add);  // conv_steps.cpp
+  void add_grouped_winograd(const Node& conv, const Tensor& weights, const Tensor* bias);
   void add_batch_norm(const Node& node);                    // elementwise_steps.cpp
   void add_activation(const Node& node);
   void add_add(const Node& node);
@@ -100,7 +115,7 @@ class PlanBuilder {
   void add_global_pool(const Node& node, const Node* fused_radix_sum);
   void add_linear(const Node& node);                        // dense_steps.cpp
   // A radix tensor in a layout the radix kernels read (its own, else NCHW); sets `layout`.
-  dnnl::memory radix_input(ValueId value, std::int64_t radix, ChannelBlocked& layout);
+  dnnl::memory radix_input(ValueId value, std::int64_t radix, ChannelLayout& layout);
   // A per-image channel vector and the floats between its images.
   dnnl::memory channel_vector(ValueId value, std::int64_t& stride);
   void add_radix_sum(const Node& node);                     // radix_steps.cpp
@@ -120,6 +135,8 @@ class PlanBuilder {
   std::vector<int> last_reader_;  // per value: position in order_ of its last reader (outputs: past the end)
   std::vector<int> position_;     // per node: position in order_
   Step current_;
+  ChannelLayout::Kind preferred_kind_ = ChannelLayout::Kind::kBlocked;
+  std::int64_t preferred_block_ = 1;
 };
 
 }  // namespace kiln::onednn

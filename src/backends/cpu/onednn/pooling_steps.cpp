@@ -1,6 +1,7 @@
 // Max and average pooling through oneDNN; global average pooling (optionally with the radix_sum before
 // it) on the backend's own kernel, which reads any channel-blocked layout in one pass.
 #include "backends/cpu/onednn/plan_builder.h"
+#include "core/error.h"
 #include "backends/cpu/onednn/radix_kernels.h"
 #include "backends/cpu/onednn/support.h"
 
@@ -24,6 +25,7 @@ void PlanBuilder::add_pool(const Node& node) {
                                    {p.stride[0], p.stride[1]}, {p.kernel[0], p.kernel[1]},
                                    {p.padding[0], p.padding[1]}, {pad_bottom, pad_right});
   dnnl::pooling_forward::primitive_desc pd(desc, attributes(), engine_);
+  note(cat("pool ", layout_name(pd.src_desc()), " ", pd.impl_info_str()));
   Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
   args[DNNL_ARG_DST] = output(node.output, pd.dst_desc());
   call(primitive_call(dnnl::pooling_forward(pd), std::move(args)));
@@ -32,11 +34,13 @@ void PlanBuilder::add_pool(const Node& node) {
 void PlanBuilder::add_global_pool(const Node& node, const Node* radix_sum) {
   const ValueId x = radix_sum != nullptr ? radix_sum->inputs[0] : node.inputs[0];
   const std::int64_t radix = radix_sum != nullptr ? radix_sum->attr<RadixAttrs>().radix : 1;
-  ChannelBlocked layout;
+  ChannelLayout layout;
   const dnnl::memory src = radix_input(x, radix, layout);
+  note(cat(radix_sum != nullptr ? "radix_sum+mean " : "mean ", layout_name(src.get_desc())));
   const Shape& ys = shape(node.output);
-  const dnnl::memory dst = output(node.output, channel_blocked_desc(ys, layout.block));
-  const std::int64_t y_stride = channel_blocked(dst.get_desc(), ys).image_stride();
+  // [N, C, 1, 1] in NCHW: the same bytes as NHWC and as any blocked layout without padding.
+  const dnnl::memory dst = output(node.output, plain_desc(ys));
+  const std::int64_t y_stride = ys[1];
   call([src, dst, layout, radix, y_stride](const dnnl::stream&) {
     radix_sum_mean(static_cast<const float*>(src.get_data_handle()), layout, radix,
                    static_cast<float*>(dst.get_data_handle()), y_stride);

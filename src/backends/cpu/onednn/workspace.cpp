@@ -29,10 +29,17 @@ void Workspace::use(int buffer, int step) {
   lifetime.last = std::max(lifetime.last, step);
 }
 
-dnnl::memory Workspace::memory(int buffer, const dnnl::memory::desc& desc) {
+dnnl::memory Workspace::memory(int buffer, const dnnl::memory::desc& desc, std::size_t byte_offset) {
   dnnl::memory memory(desc, engine_, DNNL_MEMORY_NONE);
-  bound_.emplace_back(memory, buffer);
+  bound_.push_back({memory, buffer, byte_offset});
   return memory;
+}
+
+int Workspace::buffer_of(const dnnl::memory& memory) const {
+  for (const Binding& binding : bound_) {
+    if (binding.memory.get() == memory.get()) return binding.buffer;
+  }
+  return -1;
 }
 
 dnnl::memory Workspace::scratchpad(const dnnl::memory::desc& desc) {
@@ -53,8 +60,9 @@ void Workspace::finalize() {
   const MemoryPlan plan = plan_memory(lifetimes_, kAlignment);
   arena_bytes_ = plan.total_bytes;
   arena_ = allocate(arena_bytes_);
-  for (auto& [memory, buffer] : bound_) {
-    memory.set_data_handle(arena_.get() + plan.offsets[static_cast<std::size_t>(buffer)]);
+  for (Binding& binding : bound_) {
+    binding.memory.set_data_handle(arena_.get() + plan.offsets[static_cast<std::size_t>(binding.buffer)] +
+                                   binding.offset);
   }
   scratch_ = allocate(scratch_bytes_);
   for (auto& memory : scratch_users_) memory.set_data_handle(scratch_.get());

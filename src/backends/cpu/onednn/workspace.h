@@ -20,8 +20,11 @@ class Workspace {
   int add_buffer(std::size_t bytes);
   // Step `step` reads or writes `buffer`: extends the buffer's lifetime to cover it.
   void use(int buffer, int step);
-  // A memory object over `buffer` with layout `desc`; its data handle is set by finalize().
-  dnnl::memory memory(int buffer, const dnnl::memory::desc& desc);
+  // A memory object over `buffer` (from `byte_offset` on) with layout `desc`; its data handle is set by
+  // finalize().
+  dnnl::memory memory(int buffer, const dnnl::memory::desc& desc, std::size_t byte_offset = 0);
+  // The buffer a memory object from memory() lies in.
+  int buffer_of(const dnnl::memory& memory) const;
   // A memory object over the shared scratchpad.
   dnnl::memory scratchpad(const dnnl::memory::desc& desc);
 
@@ -40,7 +43,12 @@ class Workspace {
   dnnl::engine engine_;
   std::vector<BufferLifetime> lifetimes_;
   std::vector<bool> used_;
-  std::vector<std::pair<dnnl::memory, int>> bound_;  // memory object, buffer
+  struct Binding {
+    dnnl::memory memory;
+    int buffer;
+    std::size_t offset;
+  };
+  std::vector<Binding> bound_;
   std::vector<dnnl::memory> scratch_users_;
   std::size_t scratch_bytes_ = 0;
   std::size_t arena_bytes_ = 0;

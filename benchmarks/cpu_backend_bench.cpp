@@ -1,0 +1,176 @@
+// Times full-size ResNeSt-50d (fp32) on a CPU backend: median latency over many runs after warm-up,
+// optionally a per-layer profile and the compiled plan.
+//
+//   cpu_backend_bench [--backend cpu] [--batch 1] [--threads 2] [--runs 30] [--warmup 5]
+//                     [--unfused] [--profile] [--plan]
+//
+// The graph is built with seeded random weights (timing does not depend on the values); --unfused keeps
+// batch norms and ReLUs as nodes of their own instead of the form the graph passes produce.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "reference_test_util.h"
+#include "resnest_like_graph.h"
+#include "runtime/backend.h"
+#if KILN_HAVE_ONEDNN
+#include "backends/cpu/onednn/compiled_model.h"
+#endif
+
+namespace kiln {
+namespace {
+
+struct Options {
+  std::string backend = "cpu";
+  std::int64_t batch = 1;
+  int threads = 2;
+  int runs = 30;
+  int warmup = 5;
+  bool fused = true;
+  bool profile = false;
+  bool plan = false;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&]() -> std::string {
+      require(i + 1 < argc, "missing value after ", arg);
+      return argv[++i];
+    };
+    if (arg == "--backend") o.backend = value();
+    else if (arg == "--batch") o.batch = std::stoll(value());
+    else if (arg == "--threads") o.threads = std::stoi(value());
+    else if (arg == "--runs") o.runs = std::stoi(value());
+    else if (arg == "--warmup") o.warmup = std::stoi(value());
+    else if (arg == "--unfused") o.fused = false;
+    else if (arg == "--profile") o.profile = true;
+    else if (arg == "--plan") o.plan = true;
+    else fail("unknown argument '", arg, "'");
+  }
+  require(o.runs >= 1, "--runs must be at least 1");
+  return o;
+}
+
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// A coarse bucket for the profile summary: which part of a ResNeSt block a layer is.
+std::string bucket(const LayerTime& layer) {
+  const std::string& name = layer.name;
+  for (const char* part : {"conv2.conv", "conv2.fc1", "conv2.fc2", "conv2.radix_sum", "conv2.pool", "conv2.rsoftmax",
+                           "conv2.weighted_sum", "avd_last", "downsample.0", "downsample.1", "conv1", "conv3",
+                           "maxpool", "global_pool", "fc", "add"}) {
+    if (name.find(part) != std::string::npos) return name.rfind("layer", 0) == 0 ? part : "stem/head " + std::string(part);
+  }
+  return "other " + name;
+}
+
+void print_profile(const std::vector<std::vector<LayerTime>>& runs) {
+  std::map<std::string, std::vector<double>> per_layer;
+  std::vector<std::string> order;
+  for (const auto& run : runs) {
+    for (const LayerTime& layer : run) {
+      auto& times = per_layer[layer.name];
+      if (times.empty()) order.push_back(layer.name);
+      times.push_back(layer.milliseconds);
+    }
+  }
+  // Minimum over runs as well as the median: on a shared machine the minimum is the steadier estimate
+  // of what a layer costs undisturbed.
+  std::map<std::string, double> buckets, bucket_mins;
+  std::vector<std::pair<double, std::string>> layers;
+  double total = 0.0, total_min = 0.0;
+  for (const LayerTime& layer : runs.front()) {
+    const auto& times = per_layer[layer.name];
+    const double ms = median(times), min = *std::min_element(times.begin(), times.end());
+    buckets[bucket(layer)] += ms;
+    bucket_mins[bucket(layer)] += min;
+    layers.emplace_back(ms, layer.name);
+    total += ms;
+    total_min += min;
+  }
+  std::printf("profile: sum of per-layer medians %.2f ms (of minimums %.2f ms) over %zu layers\n", total,
+              total_min, layers.size());
+  std::vector<std::pair<double, std::string>> sorted_buckets;
+  for (const auto& [name, ms] : buckets) sorted_buckets.emplace_back(ms, name);
+  std::sort(sorted_buckets.rbegin(), sorted_buckets.rend());
+  for (const auto& [ms, name] : sorted_buckets) {
+    std::printf("  %-28s %8.2f ms %5.1f%%   min %8.2f ms\n", name.c_str(), ms, 100 * ms / total, bucket_mins[name]);
+  }
+  std::sort(layers.rbegin(), layers.rend());
+  std::printf("slowest layers:\n");
+  for (std::size_t i = 0; i < layers.size() && i < 60; ++i) {
+    std::printf("  %-36s %8.3f ms\n", layers[i].second.c_str(), layers[i].first);
+  }
+}
+
+int bench(const Options& o) {
+  testing::ResnestLikeOptions graph_options;
+  graph_options.fused = o.fused;
+  const Graph graph = testing::resnest_like_graph(graph_options);
+  CompileOptions compile;
+  compile.batch = o.batch;
+  compile.threads = o.threads;
+  compile.profile = o.profile;
+  const auto backend = make_backend(o.backend);
+  const auto compile_start = std::chrono::steady_clock::now();
+  const auto model = backend->compile(graph, compile);
+  const double compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count();
+#if KILN_HAVE_ONEDNN
+  if (o.plan) {
+    if (const auto* program = dynamic_cast<const onednn::CompiledProgram*>(model.get())) {
+      std::printf("%s", program->describe().c_str());
+    }
+  }
+#endif
+  const Tensor x = testing::random_tensor({o.batch, 3, 224, 224}, 42);
+  for (int i = 0; i < o.warmup; ++i) model->run({x});
+  std::vector<double> times, cpu_times;
+  std::vector<std::vector<LayerTime>> profiles;
+  for (int i = 0; i < o.runs; ++i) {
+    const double cpu_start = process_cpu_ms();
+    const auto start = std::chrono::steady_clock::now();
+    model->run({x});
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    cpu_times.push_back(process_cpu_ms() - cpu_start);
+    if (o.profile) profiles.push_back(model->last_profile());
+  }
+  // CPU time (all threads) is a steadier measure than wall time when other work shares the cores.
+  std::printf("kiln %s resnest50d fp32 b%lld %d threads%s: median %.1f ms (min %.1f, max %.1f, %d runs, "
+              "compile %.0f ms; cpu time median %.1f ms)\n",
+              o.backend.c_str(), static_cast<long long>(o.batch), o.threads, o.fused ? "" : " unfused",
+              median(times), *std::min_element(times.begin(), times.end()),
+              *std::max_element(times.begin(), times.end()), o.runs, compile_ms, median(cpu_times));
+  if (o.profile) print_profile(profiles);
+  return 0;
+}
+
+}  // namespace
+}  // namespace kiln
+
+int main(int argc, char** argv) {
+  try {
+    return kiln::bench(kiln::parse(argc, argv));
+  } catch (const kiln::Error& e) {
+    std::fprintf(stderr, "cpu_backend_bench: %s\n", e.what());
+    return 1;
+  }
+}
