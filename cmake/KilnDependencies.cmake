@@ -4,10 +4,11 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(JPEG REQUIRED)
 find_package(PNG REQUIRED)
+find_package(tomlplusplus 3 REQUIRED)  # Debian ships it as a shared library with a CMake config
 
 add_library(kiln_deps INTERFACE)
 target_link_libraries(kiln_deps INTERFACE Threads::Threads nlohmann_json::nlohmann_json CLI11::CLI11
-  JPEG::JPEG PNG::PNG)
+  JPEG::JPEG PNG::PNG tomlplusplus::tomlplusplus)
 
 # The oneDNN CPU backend is built when Debian's libdnnl-dev is there (its CMake config also needs the
 # OpenCL headers); without it kiln still builds and the backend is absent from the registry.

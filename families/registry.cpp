@@ -1,11 +1,45 @@
 #include "families/registry.h"
 
 #include "core/error.h"
+#include "families/timm_resnest/builder.h"
+#include "families/timm_resnet/builder.h"
 
 namespace kiln {
 
+namespace {
+
+// The eval settings of the reference checkpoints' pretrained_cfg in timm: resnest.py's _cfg for
+// resnest50d.in1k, resnet.py's _rcfg for resnet50.a1_in1k. Both use ImageNet's mean and std, which are
+// PreprocessConfig's defaults.
+ModelConfig resnest50d_config() {
+  ModelConfig config;
+  config.architecture = "resnest50d";
+  config.num_classes = 1000;
+  config.preprocess.input_size = 224;
+  config.preprocess.interpolation = Interpolation::kBilinear;
+  config.preprocess.crop_pct = 0.875;
+  return config;
+}
+
+ModelConfig resnet50_config() {
+  ModelConfig config;
+  config.architecture = "resnet50";
+  config.num_classes = 1000;
+  config.preprocess.input_size = 224;
+  config.preprocess.interpolation = Interpolation::kBicubic;
+  config.preprocess.crop_pct = 0.95;
+  return config;
+}
+
+}  // namespace
+
 const std::vector<FamilyInfo>& families() {
-  static const std::vector<FamilyInfo> kFamilies = {};
+  static const std::vector<FamilyInfo> kFamilies = {
+      {"timm_resnest", "timm ResNeSt (split-attention ResNet, e.g. resnest50d)", resnest50d_config(),
+       &build_timm_resnest},
+      {"timm_resnet", "timm ResNet / ResNeXt with BasicBlock or Bottleneck (e.g. resnet50, resnet50d)",
+       resnet50_config(), &build_timm_resnet},
+  };
   return kFamilies;
 }
 

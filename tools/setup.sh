@@ -12,5 +12,5 @@ golden=tests/data/golden/resnest_tiny
 echo
 echo "kiln run: a reduced-size ResNeSt with random weights (batch-norm statistics estimated on these photos),"
 echo "so the classes are not meaningful; pass a real Hub checkpoint (timm/resnest50d.in1k) for real answers."
-build/release/src/cli/kiln run --family timm_resnest --checkpoint "$golden/model.safetensors" \
+build/release/kiln run --family timm_resnest --checkpoint "$golden/model.safetensors" \
   --input tests/data/photos/dog.jpg tests/data/photos/kite.jpg tests/data/photos/giraffe.jpg --topk 3

@@ -10,6 +10,7 @@ jobs=$(nproc)
 cmake --preset release
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
+build/release/kiln validate  # every families/*/manifest.toml
 
 if [[ "${1:-}" == "--sanitize" ]]; then
   cmake --preset sanitize

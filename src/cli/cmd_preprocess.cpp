@@ -23,7 +23,7 @@ void add_preprocess_command(CLI::App& app) {
   auto options = std::make_shared<PreprocessOptions>();
   CLI::App* cmd = app.add_subcommand("preprocess", "Preprocess images as timm's eval transform and save them as .npy");
   cmd->add_option("--input", options->inputs, "Images (JPEG/PNG)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--family", options->family, "Family whose default preprocessing applies", true);
+  cmd->add_option("--family", options->family, "Family whose default preprocessing applies")->capture_default_str();
   cmd->add_option("--config", options->config, "timm config.json whose pretrained_cfg sets the preprocessing")
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", options->output, "Output .npy, float32 [N, 3, H, W]")->required();

@@ -8,5 +8,6 @@ namespace kiln::cli {
 void add_run_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -1,10 +1,12 @@
 #include "core/dtype.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
-#include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "core/error.h"
 
 namespace kiln {
 
@@ -103,31 +105,90 @@ std::uint16_t f32_to_bf16(float value) {
 
 float bf16_to_f32(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
-// E4M3: bias 7, exponents 1..15 normal (15 with mantissa 7 is NaN), max 448 = 1.75 * 2^8,
-// subnormals m * 2^-9.
-std::uint8_t f32_to_e4m3(float value) {
-  if (std::isnan(value)) return 0x7F;
-  const std::uint8_t sign = std::signbit(value) ? 0x80 : 0x00;
-  const float magnitude = std::fabs(value);
-  if (magnitude >= kE4M3Max) return static_cast<std::uint8_t>(sign | 0x7E);  // saturate (inf too)
-  int exponent = 0;
-  std::frexp(magnitude, &exponent);  // magnitude = f * 2^exponent, f in [0.5, 1)
-  // Unit in the last place of the result: 2^(e-1-3) for normals (e-1 >= -6), 2^-9 for subnormals.
-  const int ulp_exp = std::max(exponent - 1, -6) - 3;
-  const float units = std::ldexp(magnitude, -ulp_exp);  // exact: a power-of-two scaling
-  const float rounded = std::nearbyint(units);           // default rounding mode: nearest-even
-  const auto code = static_cast<std::uint32_t>(rounded);
-  // code counts units of 2^ulp_exp; for normals it is in [8, 16] (16 carries into the next binade).
-  if (ulp_exp == -9) {
-    if (code < 8) return static_cast<std::uint8_t>(sign | code);  // subnormal or zero
-    return static_cast<std::uint8_t>(sign | 0x08);                // rounded up to 2^-6
+namespace {
+
+// A binary float format as the shared rounding step sees it (bit patterns without the sign).
+struct BinaryFormat {
+  int mantissa_bits;
+  int bias;
+  std::uint32_t max_finite;  // the largest finite magnitude
+  std::uint32_t overflow;    // what larger magnitudes become: infinity, or max_finite where it saturates
+  std::uint32_t quiet_nan;
+  std::uint32_t sign_bit;
+};
+
+constexpr BinaryFormat kF32Format{23, 127, 0x7F7FFFFFu, 0x7F800000u, 0x7FC00000u, 0x80000000u};
+constexpr BinaryFormat kF16Format{10, 15, 0x7BFFu, 0x7C00u, 0x7E00u, 0x8000u};
+constexpr BinaryFormat kBF16Format{7, 127, 0x7F7Fu, 0x7F80u, 0x7FC0u, 0x8000u};
+// E4M3 uses exponent field 15 for normals too (only 0x7F is NaN), so it reaches 2^8 * 1.75 = 448.
+constexpr BinaryFormat kE4M3Format{3, 7, 0x7Eu, 0x7Eu, 0x7Fu, 0x80u};
+
+const BinaryFormat& format_of(DType target) {
+  switch (target) {
+    case DType::kF32:
+      return kF32Format;
+    case DType::kF16:
+      return kF16Format;
+    case DType::kBF16:
+      return kBF16Format;
+    case DType::kF8E4M3:
+      return kE4M3Format;
+    default:
+      break;
   }
-  const int biased = ulp_exp + 3 + 7;  // exponent field for a code in [8, 16)
-  if (code == 16) {
-    return static_cast<std::uint8_t>(sign | ((biased + 1) << 3));
-  }
-  return static_cast<std::uint8_t>(sign | (biased << 3) | (code - 8));
+  fail("cannot round to ", dtype_name(target), ": expected f32, f16, bf16 or e4m3");
 }
+
+// magnitude * 2^exponent (magnitude > 0, exact) rounded to nearest, ties to even: the bits of the
+// result's magnitude.
+std::uint32_t round_magnitude(const BinaryFormat& format, std::uint64_t magnitude, int exponent) {
+  const int leading = exponent + static_cast<int>(std::bit_width(magnitude)) - 1;  // 2^leading <= value
+  // Every format's largest value is below 2^(bias + 2); bailing out early keeps the shifts small.
+  if (leading > format.bias + 2) return format.overflow;
+  const int min_normal = 1 - format.bias;
+  const int scale = std::max(leading, min_normal);  // subnormals share the smallest normal's spacing
+  const int shift = scale - format.mantissa_bits - exponent;  // bits of magnitude below the last place
+  std::uint64_t units = 0;  // the result in units of its last place; 2^mantissa_bits = implicit one
+  if (shift <= 0) {
+    units = magnitude << -shift;  // exact: the value already fits
+  } else if (shift <= 64) {
+    const std::uint64_t kept = shift == 64 ? 0 : magnitude >> shift;
+    const std::uint64_t rest = shift == 64 ? magnitude : magnitude & ((std::uint64_t{1} << shift) - 1);
+    const std::uint64_t half = std::uint64_t{1} << (shift - 1);
+    units = kept + ((rest > half || (rest == half && (kept & 1u) != 0)) ? 1u : 0u);
+  }  // else: below half the smallest subnormal, rounds to zero
+  // Adding units (not units - 2^mantissa_bits) to exponent field - 1 lets a rounding carry move to
+  // the next binade, and a subnormal's field is 0 because scale + bias - 1 == 0 there.
+  const std::uint64_t code =
+      (static_cast<std::uint64_t>(scale + format.bias - 1) << format.mantissa_bits) + units;
+  return code > format.max_finite ? format.overflow : static_cast<std::uint32_t>(code);
+}
+
+std::uint32_t round_f64(const BinaryFormat& format, double value) {
+  const auto bits = std::bit_cast<std::uint64_t>(value);
+  const std::uint32_t sign = (bits >> 63) != 0 ? format.sign_bit : 0u;
+  const auto field = static_cast<int>((bits >> 52) & 0x7FFu);
+  const std::uint64_t fraction = bits & ((std::uint64_t{1} << 52) - 1);
+  if (field == 0x7FF) return sign | (fraction != 0 ? format.quiet_nan : format.overflow);
+  if (field == 0) return fraction == 0 ? sign : sign | round_magnitude(format, fraction, -1074);
+  return sign | round_magnitude(format, fraction | (std::uint64_t{1} << 52), field - 1075);
+}
+
+}  // namespace
+
+std::uint32_t round_exact_to_bits(DType target, bool negative, std::uint64_t magnitude, int exponent) {
+  const BinaryFormat& format = format_of(target);
+  const std::uint32_t sign = negative ? format.sign_bit : 0u;
+  return magnitude == 0 ? sign : sign | round_magnitude(format, magnitude, exponent);
+}
+
+// Widening to f64 is exact, so the f64 path rounds E4M3 once as well.
+std::uint8_t f32_to_e4m3(float value) { return f64_to_e4m3(value); }
+
+float f64_to_f32(double value) { return std::bit_cast<float>(round_f64(kF32Format, value)); }
+std::uint16_t f64_to_f16(double value) { return static_cast<std::uint16_t>(round_f64(kF16Format, value)); }
+std::uint16_t f64_to_bf16(double value) { return static_cast<std::uint16_t>(round_f64(kBF16Format, value)); }
+std::uint8_t f64_to_e4m3(double value) { return static_cast<std::uint8_t>(round_f64(kE4M3Format, value)); }
 
 float e4m3_to_f32(std::uint8_t bits) {
   const bool negative = (bits & 0x80) != 0;

@@ -2,7 +2,8 @@
 //
 // Every narrowing conversion rounds to nearest, ties to even. fp16 and bf16 overflow to infinity as
 // IEEE does; E4M3 (the OCP FP8 format used by Hopper: 4 exponent bits, bias 7, 3 mantissa bits, no
-// infinities, 0x7F/0xFF are NaN) saturates to +-448 because that is what a quantizer must do.
+// infinities, 0x7F/0xFF are NaN) saturates to +-448, infinities included, because that is what a
+// quantizer must do. NaN stays NaN (keeping its sign) in every format.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +43,17 @@ std::uint16_t f32_to_bf16(float value);
 float bf16_to_f32(std::uint16_t bits);
 std::uint8_t f32_to_e4m3(float value);
 float e4m3_to_f32(std::uint8_t bits);
+
+// From f64 in one rounding step: going through f32 would round twice and can miss a tie.
+std::uint16_t f64_to_f16(double value);
+std::uint16_t f64_to_bf16(double value);
+std::uint8_t f64_to_e4m3(double value);
+float f64_to_f32(double value);  // as static_cast, but also defined (inf) beyond f32's range
+
+// The shared rounding step: the exact value (negative ? -1 : 1) * magnitude * 2^exponent rounded once
+// to `target` (kF32, kF16, kBF16 or kF8E4M3; others throw) under the rules above, as its bit pattern.
+// Integer sources use it directly so that, say, a large i64 reaches bf16 without an f64 detour.
+std::uint32_t round_exact_to_bits(DType target, bool negative, std::uint64_t magnitude, int exponent);
 
 inline constexpr float kE4M3Max = 448.0f;
 

@@ -18,7 +18,7 @@ class Error : public std::runtime_error {
 template <typename... Parts>
 std::string cat(Parts&&... parts) {
   std::ostringstream out;
-  (out << ... << std::forward<Parts>(parts));
+  ((out << std::forward<Parts>(parts)), ...);  // a comma fold also accepts no parts at all
   return out.str();
 }
 

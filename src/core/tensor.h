@@ -15,8 +15,8 @@ namespace kiln {
 
 using Shape = std::vector<std::int64_t>;
 
-std::int64_t shape_numel(const Shape& shape);
-std::string shape_str(const Shape& shape);  // "[1, 3, 224, 224]"
+std::int64_t shape_numel(const Shape& shape);  // throws if the count overflows int64
+std::string shape_str(const Shape& shape);     // "[1, 3, 224, 224]"
 
 class Tensor {
  public:
@@ -33,24 +33,31 @@ class Tensor {
   std::size_t rank() const { return shape_.size(); }
   std::int64_t numel() const { return shape_numel(shape_); }
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
-  bool empty() const { return data_ == nullptr; }
+  bool empty() const { return data_ == nullptr; }  // no data at all (default-constructed), not zero-size
 
   const std::byte* bytes() const { return data_; }
   std::byte* mutable_bytes();  // fails on a read-only view
 
   template <typename T>
-  const T* data() const { return reinterpret_cast<const T*>(data_); }
+  const T* data() const {
+    return reinterpret_cast<const T*>(data_);
+  }
   template <typename T>
-  T* mutable_data() { return reinterpret_cast<T*>(mutable_bytes()); }
+  T* mutable_data() {
+    return reinterpret_cast<T*>(mutable_bytes());
+  }
 
   std::span<const float> f32() const;  // requires dtype kF32
   std::span<float> mutable_f32();
 
-  // Converts element-wise (exact rounding rules of core/dtype.h); returns a new owned tensor.
+  // Converts element-wise into a new owned tensor. Floats round once from the exact source value
+  // (rules of core/dtype.h); to an integer they truncate toward zero and throw if the result is NaN
+  // or out of range, as do integers that do not fit a narrower integer. Bool is value != 0.
+  // A tensor with no data converts to one with no data.
   Tensor to(DType dtype) const;
-  // Same bytes, new shape of equal element count (shares storage).
+  // Same bytes, new shape of equal element count (shares storage, and writability).
   Tensor reshaped(Shape shape) const;
-  // An owned, writable copy.
+  // An owned, writable copy (of nothing, for a tensor with no data).
   Tensor clone() const;
 
  private:

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "core/tensor.h"
@@ -22,10 +24,30 @@ struct Image {
 // Fails with "<path>: ..." on unreadable, truncated or unsupported files. Grey and alpha are
 // converted to RGB (alpha dropped), as PIL's convert("RGB") does.
 Image decode_image(const std::filesystem::path& path);
+// The same for bytes already in memory; `name` stands for the file in error messages. The format is
+// taken from the leading bytes, never from a file name.
+Image decode_image_bytes(std::span<const std::uint8_t> bytes, const std::string& name);
 
 // PIL-compatible resize of 8-bit RGB (Image.resize with BILINEAR/BICUBIC/NEAREST and its support
 // scaling when downsampling), result rounded and clamped to uint8.
 Image resize_image(const Image& image, std::int64_t width, std::int64_t height, Interpolation interpolation);
+
+// A window of a resized image: columns [left, left + width) and rows [top, top + height).
+struct CropWindow {
+  std::int64_t left = 0;
+  std::int64_t top = 0;
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+};
+
+// Equal to cropping resize_image(image, width, height, interpolation) to `window`, but only the
+// window's pixels are computed. The window must lie inside width x height.
+Image resize_crop(const Image& image, std::int64_t width, std::int64_t height, Interpolation interpolation,
+                  const CropWindow& window);
+
+// The 8-bit part of the eval transform: torchvision's Resize(floor(size / crop_pct)) of the shorter
+// side and CenterCrop(size). Returns a size x size RGB image.
+Image eval_resize_crop(const Image& image, const PreprocessConfig& config);
 
 // The full eval transform; returns a [3, size, size] float32 tensor.
 Tensor preprocess_image(const Image& image, const PreprocessConfig& config);

@@ -19,9 +19,9 @@ nproc_all=$(nproc)
 cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF >"$OUT/cmake.log" 2>&1 \
   && cmake --build build/device -j "$nproc_all" --target kiln >>"$OUT/cmake.log" 2>&1 \
   || { tail -50 "$OUT/cmake.log"; exit 1; }
-KILN=build/device/src/cli/kiln
+KILN=build/device/kiln
 
-args=(--photos tests/data/photos --out "$WORK/goldens")
+args=(--photos tests/data/photos --out "$WORK/goldens" --device cuda)
 [[ $full == 1 ]] && args+=(--full)
 PYTHONUNBUFFERED=1 python3 tools/goldens/make_timm_goldens.py "${args[@]}" 2>&1 | tee "$OUT/goldens.log"
 
@@ -41,7 +41,7 @@ for dir in "$WORK"/goldens/*/; do
   "$KILN" run --family "$family" --checkpoint "$dir/model.safetensors" --input "$dir/input.npy" \
     --save-output "$WORK/$name.y.npy" --topk 1 >"$OUT/run_$name.log" 2>&1 || { log "$name: kiln run failed"; tail -5 "$OUT/run_$name.log"; continue; }
   end=$(date +%s.%N)
-  result=$(python3 tools/goldens/compare.py "$WORK/$name.y.npy" "$dir/logits.npy" --tol 1e-4 2>&1 | tail -1)
+  result=$(python3 tools/goldens/compare.py "$WORK/$name.y.npy" "$dir/logits.npy" --tol 1e-4 2>&1 | grep -E "^\|\|y|^OK|^MISMATCH|^FAIL" | tr '\n' ' ')
   log "$name ($family): $result  [kiln run $(python3 -c "print(f'{$end-$start:.1f}')") s]"
 done
 

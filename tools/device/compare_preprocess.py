@@ -44,12 +44,16 @@ def main() -> int:
         config_path = os.path.join(tmp, "config.json")
         with open(config_path, "w") as f:
             json.dump(config, f)
-        for photo in meta["photos"]:
+        for entry in meta["photos"]:
+            photo = entry["file"] if isinstance(entry, dict) else entry
             stem = os.path.splitext(photo)[0]
             timm = np.load(os.path.join(args.timm_dir, stem + ".f32.npy")).astype(np.float64)
             out = os.path.join(tmp, stem + ".npy")
-            subprocess.run([args.kiln, "preprocess", "--config", config_path, "--input",
-                            os.path.join(args.photos, photo), "-o", out], check=True, capture_output=True)
+            run = subprocess.run([args.kiln, "preprocess", "--config", config_path, "--input",
+                                  os.path.join(args.photos, photo), "-o", out], capture_output=True, text=True)
+            if run.returncode != 0:
+                print(f"{photo}: kiln preprocess failed: {run.stdout}{run.stderr}".strip())
+                return 1
             ours = np.load(out)[0].astype(np.float64)
             diff = np.abs(ours - timm)
             steps = diff * std * 255.0  # back to 8-bit steps of the resized image

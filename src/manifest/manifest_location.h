@@ -1,0 +1,28 @@
+// Where manifests live, and how a manifest argument on the command line names one.
+//
+// Bare family names are looked up in a families directory, by default "families" under the current
+// directory: run kiln from the repository root, or pass the directory explicitly (kiln validate
+// --families-dir). Nothing is compiled in, so a kiln binary never depends on where it was built.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+inline constexpr std::string_view kManifestFileName = "manifest.toml";
+inline constexpr std::string_view kDefaultFamiliesDir = "families";
+
+// Resolves a manifest argument, first rule that applies:
+//   1. an existing directory: DIR/manifest.toml, which must exist (families/timm_resnest);
+//   2. an existing file: that file (families/timm_resnest/manifest.toml);
+//   3. a bare family name, [A-Za-z0-9_-]+: FAMILIES_DIR/NAME/manifest.toml, which must exist.
+// Fails with a kiln::Error naming the argument otherwise.
+std::filesystem::path resolve_manifest_path(std::string_view argument,
+                                            const std::filesystem::path& families_dir);
+
+// Every FAMILIES_DIR/*/manifest.toml, sorted by path; folders without one (shared code) are skipped.
+std::vector<std::filesystem::path> find_family_manifests(const std::filesystem::path& families_dir);
+
+}  // namespace kiln

@@ -1,0 +1,106 @@
+#include "include_boundaries.h"
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <regex>
+#include <string_view>
+
+namespace kiln::testing {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kFamilies = "families/";
+constexpr std::string_view kRegistryHeader = "families/registry.h";
+constexpr std::array<std::string_view, 9> kSourceExtensions = {".h",   ".hpp", ".hh",  ".cpp", ".cc",
+                                                               ".cxx", ".cu",  ".cuh", ".inl"};
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// "timm_resnet" for "families/timm_resnet/builder.cpp"; "" for a file directly in families/.
+std::string family_of(std::string_view path) {
+  const std::string_view rest = path.substr(kFamilies.size());
+  const std::size_t slash = rest.find('/');
+  return slash == std::string_view::npos ? "" : std::string(rest.substr(0, slash));
+}
+
+// The repository path an include names: relative to the including file first (for quoted includes),
+// then to the include roots (the repository and src/). An include of families/ that names no file yet
+// still counts as one.
+std::optional<std::string> resolve_include(const fs::path& root, const fs::path& including_dir, bool quoted,
+                                           const std::string& spelled) {
+  std::vector<fs::path> candidates;
+  if (quoted) candidates.push_back(including_dir / spelled);
+  candidates.push_back(root / spelled);
+  candidates.push_back(root / "src" / spelled);
+  for (const auto& candidate : candidates) {
+    std::error_code error;
+    if (!fs::is_regular_file(candidate, error)) continue;
+    const std::string relative = candidate.lexically_normal().lexically_relative(root).generic_string();
+    if (!relative.empty() && !starts_with(relative, "..")) return relative;
+  }
+  const std::string normal = fs::path(spelled).lexically_normal().generic_string();
+  if (starts_with(normal, kFamilies)) return normal;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> include_violation(const std::string& from, const std::string& to) {
+  if (!starts_with(to, kFamilies)) return std::nullopt;
+  if (starts_with(from, "src/")) {
+    if (starts_with(from, "src/cli/")) {
+      if (to == kRegistryHeader) return std::nullopt;
+      return "the application layer (src/cli) may include families/registry.h only";
+    }
+    return "shared code under src/ must not include anything from families/";
+  }
+  if (!starts_with(from, kFamilies)) return std::nullopt;
+  const std::string from_family = family_of(from);
+  const std::string to_family = family_of(to);
+  if (from_family.empty()) return std::nullopt;  // the registry lists every family
+  if (to_family.empty()) return "only src/cli and tests may include the family registry";
+  if (to_family == "common" || to_family == from_family) return std::nullopt;
+  if (from_family == "common") return "families/common is shared by every family and must not include one";
+  return "families/" + from_family + " must not include families/" + to_family +
+         " (share code through families/common)";
+}
+
+IncludeScan scan_include_boundaries(const fs::path& root_dir) {
+  const fs::path root = root_dir.lexically_normal();
+  static const std::regex kInclude(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
+  IncludeScan scan;
+  for (const char* top : {"src", "families"}) {
+    if (!fs::is_directory(root / top)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
+      const std::string extension = entry.path().extension().string();
+      const bool source =
+          std::find(kSourceExtensions.begin(), kSourceExtensions.end(), extension) != kSourceExtensions.end();
+      if (entry.is_regular_file() && source) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      ++scan.files_scanned;
+      const std::string from = file.lexically_normal().lexically_relative(root).generic_string();
+      std::ifstream in(file);
+      std::string text;
+      for (int line = 1; std::getline(in, text); ++line) {
+        std::smatch match;
+        if (!std::regex_search(text, match, kInclude)) continue;
+        const auto to = resolve_include(root, file.parent_path(), match[1] == "\"", match[2]);
+        if (!to) continue;
+        if (auto reason = include_violation(from, *to)) {
+          scan.violations.push_back({from, line, text, *reason});
+        }
+      }
+    }
+  }
+  return scan;
+}
+
+}  // namespace kiln::testing
