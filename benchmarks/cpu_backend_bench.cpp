@@ -1,21 +1,30 @@
 // Times full-size ResNeSt-50d (fp32) on a CPU backend: median latency over many runs after warm-up,
 // optionally a per-layer profile and the compiled plan.
 //
-//   cpu_backend_bench [--backend cpu] [--batch 1] [--threads 2] [--runs 30] [--warmup 5]
+//   cpu_backend_bench [--checkpoint model.safetensors [--family timm_resnest] [--no-passes]]
+//                     [--backend cpu] [--batch 1] [--threads 2] [--runs 30] [--warmup 5]
 //                     [--unfused] [--profile] [--plan]
 //
-// The graph is built with seeded random weights (timing does not depend on the values); --unfused keeps
-// batch norms and ReLUs as nodes of their own instead of the form the graph passes produce.
+// With --checkpoint the family builder makes the graph from the checkpoint (config.json beside it) and
+// the graph passes optimize it, as `kiln` does. Without, the graph is a ResNeSt-50d-shaped one with
+// seeded random weights (tests/backends/resnest_like_graph.h); --unfused then keeps batch norms and
+// ReLUs as nodes of their own instead of the form the graph passes produce.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "families/registry.h"
+#include "io/safetensors.h"
+#include "io/timm_config.h"
+#include "passes/pass_manager.h"
 #include "reference_test_util.h"
 #include "resnest_like_graph.h"
 #include "runtime/backend.h"
@@ -27,6 +36,9 @@ namespace kiln {
 namespace {
 
 struct Options {
+  std::string checkpoint;
+  std::string family = "timm_resnest";
+  bool passes = true;
   std::string backend = "cpu";
   std::int64_t batch = 1;
   int threads = 2;
@@ -45,7 +57,10 @@ Options parse(int argc, char** argv) {
       require(i + 1 < argc, "missing value after ", arg);
       return argv[++i];
     };
-    if (arg == "--backend") o.backend = value();
+    if (arg == "--checkpoint") o.checkpoint = value();
+    else if (arg == "--family") o.family = value();
+    else if (arg == "--no-passes") o.passes = false;
+    else if (arg == "--backend") o.backend = value();
     else if (arg == "--batch") o.batch = std::stoll(value());
     else if (arg == "--threads") o.threads = std::stoi(value());
     else if (arg == "--runs") o.runs = std::stoi(value());
@@ -102,7 +117,7 @@ void print_profile(const std::vector<std::vector<LayerTime>>& runs) {
     const double ms = median(times), min = *std::min_element(times.begin(), times.end());
     buckets[bucket(layer)] += ms;
     bucket_mins[bucket(layer)] += min;
-    layers.emplace_back(ms, layer.name);
+    layers.emplace_back(std::getenv("KILN_BENCH_MIN") != nullptr ? min : ms, layer.name);
     total += ms;
     total_min += min;
   }
@@ -121,10 +136,35 @@ void print_profile(const std::vector<std::vector<LayerTime>>& runs) {
   }
 }
 
+Graph load_graph(const Options& o, std::string& what) {
+  if (o.checkpoint.empty()) {
+    testing::ResnestLikeOptions graph_options;
+    graph_options.fused = o.fused;
+    what = o.fused ? "resnest50d (synthetic)" : "resnest50d (synthetic, unfused)";
+    return testing::resnest_like_graph(graph_options);
+  }
+  const std::filesystem::path path = o.checkpoint;
+  const FamilyInfo& family = find_family(o.family);
+  const auto checkpoint = std::make_shared<const SafetensorsFile>(SafetensorsFile::open(path));
+  ModelConfig config = family.default_config;
+  if (const auto beside = path.parent_path() / "config.json"; std::filesystem::exists(beside)) {
+    config = read_timm_config(beside, config);
+  }
+  std::map<std::string, Tensor> weights;
+  for (const auto& name : checkpoint->names()) weights.emplace(name, checkpoint->tensor(name));
+  Graph graph = family.build(weights, config, -1);
+  what = cat(config.architecture.empty() ? o.family : config.architecture, " (", path.filename().string(), ")");
+  if (o.passes) {
+    const PassReport report = run_passes(graph);
+    what += cat(", ", report.change_count(), " pass changes");
+  }
+  // The checkpoint's mapping stays alive through the constants' views.
+  return graph;
+}
+
 int bench(const Options& o) {
-  testing::ResnestLikeOptions graph_options;
-  graph_options.fused = o.fused;
-  const Graph graph = testing::resnest_like_graph(graph_options);
+  std::string what;
+  const Graph graph = load_graph(o, what);
   CompileOptions compile;
   compile.batch = o.batch;
   compile.threads = o.threads;
@@ -154,9 +194,9 @@ int bench(const Options& o) {
     if (o.profile) profiles.push_back(model->last_profile());
   }
   // CPU time (all threads) is a steadier measure than wall time when other work shares the cores.
-  std::printf("kiln %s resnest50d fp32 b%lld %d threads%s: median %.1f ms (min %.1f, max %.1f, %d runs, "
+  std::printf("kiln %s %s fp32 b%lld %d threads: median %.1f ms (min %.1f, max %.1f, %d runs, "
               "compile %.0f ms; cpu time median %.1f ms)\n",
-              o.backend.c_str(), static_cast<long long>(o.batch), o.threads, o.fused ? "" : " unfused",
+              o.backend.c_str(), what.c_str(), static_cast<long long>(o.batch), o.threads,
               median(times), *std::min_element(times.begin(), times.end()),
               *std::max_element(times.begin(), times.end()), o.runs, compile_ms, median(cpu_times));
   if (o.profile) print_profile(profiles);
