@@ -17,7 +17,16 @@ if(NOT tomlplusplus_FOUND)
   target_compile_definitions(tomlplusplus_header_only INTERFACE TOML_HEADER_ONLY=1)
   add_library(tomlplusplus::tomlplusplus ALIAS tomlplusplus_header_only)
 endif()
+# WebP (webdataset shards carry .webp images) through libwebp's pkg-config file. Optional so that kiln
+# builds where it is absent (the GPU machine); CI installs it, and decoding a WebP file without it is
+# a clear error.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(WebP QUIET IMPORTED_TARGET libwebp)
 
 add_library(kiln_deps INTERFACE)
 target_link_libraries(kiln_deps INTERFACE Threads::Threads nlohmann_json::nlohmann_json CLI11::CLI11
   JPEG::JPEG PNG::PNG tomlplusplus::tomlplusplus)
+if(WebP_FOUND)
+  target_link_libraries(kiln_deps INTERFACE PkgConfig::WebP)
+  target_compile_definitions(kiln_deps INTERFACE KILN_HAVE_WEBP=1)
+endif()
