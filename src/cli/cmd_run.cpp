@@ -1,4 +1,4 @@
-// kiln run: classify images or .npy batches with a checkpoint on the CPU reference backend.
+// kiln run: classify images or .npy batches with a plan file, or straight from a checkpoint.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,13 +13,15 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/npy.h"
-#include "runtime/reference_executor.h"
+#include "runtime/engine.h"
 
 namespace kiln::cli {
 
 namespace {
 
 struct RunOptions {
+  std::filesystem::path plan;
+  std::string backend;
   std::string family;
   std::filesystem::path checkpoint;
   std::optional<std::filesystem::path> config;
@@ -57,23 +59,32 @@ std::vector<Ranked> top_k(std::span<const float> logits, int k) {
 }
 
 void run(const RunOptions& options) {
-  const LoadedModel model = load_model(options.family, options.checkpoint, options.config);
-  const InputBatch batch = load_inputs(options.inputs, model.config.preprocess);
+  require(options.plan.empty() != (options.family.empty() && options.checkpoint.empty()),
+          "give either a plan file or --family with --checkpoint");
+  std::shared_ptr<const Plan> plan =
+      options.plan.empty() ? std::make_shared<const Plan>(build_in_memory(options.family, options.checkpoint,
+                                                                          options.config))
+                           : load_plan(options.plan);
+  const InputBatch batch = load_inputs(options.inputs, plan->config.preprocess);
+  CompileOptions compile;
+  compile.batch = batch.tensor.dim(0);
+  Engine engine(plan, options.backend.empty() ? default_backend() : options.backend, compile);
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<Tensor> outputs = run_reference(model.graph, {batch.tensor});
+  const std::vector<Tensor> outputs = engine.run(batch.tensor);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const Tensor& logits = outputs.at(0);
   if (options.save_output) write_npy(*options.save_output, logits);
 
-  const std::vector<std::string> names = class_names(model.config);
+  const std::vector<std::string> names = class_names(plan->config);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
-  nlohmann::json report = {{"family", model.family->name},
-                           {"checkpoint", options.checkpoint.string()},
-                           {"backend", "cpu-reference"},
+  nlohmann::json report = {{"family", plan->info.family},
+                           {"model", options.plan.empty() ? options.checkpoint.string() : options.plan.string()},
+                           {"backend", engine.backend()},
                            {"batch", logits.dim(0)},
                            {"seconds", seconds},
                            {"results", nlohmann::json::array()}};
-  std::cout << model.family->name << " on " << batch.labels.size() << " input(s), cpu-reference, " << std::fixed
+  std::cout << plan->info.family << " on " << batch.labels.size() << " input(s), " << engine.backend() << ", "
+            << std::fixed
             << std::setprecision(1) << seconds * 1000.0 << " ms\n";
   for (std::size_t row = 0; row < batch.labels.size(); ++row) {
     const auto ranked = top_k(logits.f32().subspan(row * classes, classes), options.topk);
@@ -98,10 +109,12 @@ void run(const RunOptions& options) {
 
 void add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Classify images or .npy batches with a checkpoint");
-  cmd->add_option("--family", options->family, "Model family (timm_resnest, timm_resnet)")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Classify images or .npy batches with a plan file (kiln build), or a checkpoint with --family");
+  cmd->add_option("plan", options->plan, "A plan file; it carries its family, labels and preprocessing")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--family", options->family, "Model family, to run a checkpoint directly (timm_resnest, timm_resnet)");
   cmd->add_option("--checkpoint", options->checkpoint, "model.safetensors with timm's key names")
-      ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--config", options->config,
                   "timm config.json (default: config.json beside the checkpoint, else the family's defaults)")
@@ -110,6 +123,7 @@ void add_run_command(CLI::App& app) {
                   "Images (JPEG/PNG, preprocessed as timm would) or .npy NCHW float32 batches")
       ->required()
       ->check(CLI::ExistingFile);
+  cmd->add_option("--backend", options->backend, "Backend to run on (default: the fastest CPU backend built in)");
   cmd->add_option("--topk", options->topk, "Classes to print per input")->check(CLI::Range(1, 1000));
   cmd->add_option("--save-output", options->save_output, "Write the logits [N, classes] as float32 .npy");
   cmd->add_option("--json", options->json, "Write the top-k results as JSON");

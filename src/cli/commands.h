@@ -6,8 +6,11 @@
 namespace kiln::cli {
 
 void add_run_command(CLI::App& app);
+void add_build_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_dataset_command(CLI::App& app);
 
 }  // namespace kiln::cli

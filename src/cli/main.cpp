@@ -9,10 +9,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "kiln " KILN_VERSION);
   app.footer("Run `kiln SUBCOMMAND --help` for a subcommand's options.");
+  kiln::cli::add_build_command(app);
   kiln::cli::add_run_command(app);
+  kiln::cli::add_bench_command(app);
   kiln::cli::add_inspect_command(app);
   kiln::cli::add_preprocess_command(app);
   kiln::cli::add_validate_command(app);
+  kiln::cli::add_dataset_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

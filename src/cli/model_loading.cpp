@@ -2,11 +2,14 @@
 
 #include <cstring>
 
+#include "builder/build_plan.h"
 #include "core/error.h"
 #include "graph/verifier.h"
 #include "io/image.h"
 #include "io/imagenet_labels.h"
 #include "io/npy.h"
+#include "plan/plan_reader.h"
+#include "runtime/engine.h"
 
 namespace kiln::cli {
 
@@ -35,6 +38,20 @@ LoadedModel load_model(const std::string& family, const std::filesystem::path& c
           " outputs but ", model.config_path.empty() ? "the family default" : model.config_path.string(),
           " says num_classes ", model.config.num_classes);
   return model;
+}
+
+Plan build_in_memory(const std::string& family, const std::filesystem::path& checkpoint,
+                     const std::optional<std::filesystem::path>& config_path) {
+  LoadedModel model = load_model(family, checkpoint, config_path);
+  BuildOptions options;
+  options.backend = default_backend();
+  BuildInput input{std::move(model.graph), model.config, std::string(model.family->name),
+                   checkpoint.filename().string(), ""};
+  return build_plan(std::move(input), options).plan;
+}
+
+std::shared_ptr<const Plan> load_plan(const std::filesystem::path& path) {
+  return std::make_shared<const Plan>(read_plan(path));
 }
 
 namespace {

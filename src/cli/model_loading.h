@@ -12,6 +12,7 @@
 #include "graph/graph.h"
 #include "io/safetensors.h"
 #include "io/timm_config.h"
+#include "plan/plan.h"
 
 namespace kiln::cli {
 
@@ -27,6 +28,13 @@ struct LoadedModel {
 // family's defaults apply.
 LoadedModel load_model(const std::string& family, const std::filesystem::path& checkpoint,
                        const std::optional<std::filesystem::path>& config_path);
+
+// A checkpoint built into a plan in memory, with the default build settings (fp32, all passes), for
+// running a checkpoint without a separate `kiln build`.
+Plan build_in_memory(const std::string& family, const std::filesystem::path& checkpoint,
+                     const std::optional<std::filesystem::path>& config_path);
+
+std::shared_ptr<const Plan> load_plan(const std::filesystem::path& path);
 
 struct InputBatch {
   Tensor tensor;                      // [N, 3, H, W] f32

@@ -1,5 +1,6 @@
 #include "core/sha256.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -57,13 +58,23 @@ void Sha256::compress(const std::uint8_t* block) {
 
 void Sha256::update(std::span<const std::byte> data) {
   length_ += data.size();
-  for (const std::byte byte : data) {
-    buffer_[buffered_++] = static_cast<std::uint8_t>(byte);
-    if (buffered_ == 64) {
-      compress(buffer_.data());
-      buffered_ = 0;
-    }
+  const auto* next = reinterpret_cast<const std::uint8_t*>(data.data());
+  std::size_t left = data.size();
+  if (left == 0) return;
+  // Top up a partial block first; whole blocks are then compressed straight from the input.
+  if (buffered_ != 0) {
+    const std::size_t take = std::min(left, buffer_.size() - buffered_);
+    std::memcpy(buffer_.data() + buffered_, next, take);
+    buffered_ += take;
+    next += take;
+    left -= take;
+    if (buffered_ < buffer_.size()) return;
+    compress(buffer_.data());
+    buffered_ = 0;
   }
+  for (; left >= buffer_.size(); next += buffer_.size(), left -= buffer_.size()) compress(next);
+  if (left != 0) std::memcpy(buffer_.data(), next, left);
+  buffered_ = left;
 }
 
 std::array<std::uint8_t, 32> Sha256::finish() {

@@ -1,6 +1,6 @@
-// Image decoding (JPEG through libjpeg-turbo, PNG through libpng) and timm's eval transform:
-// resize the shorter side to floor(size / crop_pct) with the configured interpolation, center crop
-// to size x size, scale to [0, 1], normalize with mean/std. Matches torchvision's PIL path
+// Image decoding (JPEG through libjpeg-turbo, PNG through libpng, WebP through libwebp) and timm's
+// eval transform: resize the shorter side to floor(size / crop_pct) with the configured interpolation,
+// center crop to size x size, scale to [0, 1], normalize with mean/std. Matches torchvision's PIL path
 // (antialiased resampling, PIL's rounding to uint8 after resize).
 #pragma once
 

@@ -23,6 +23,7 @@
 
 #include "core/error.h"
 #include "io/image.h"
+#include "io/image_decode_webp.h"
 
 namespace kiln {
 namespace {
@@ -371,10 +372,11 @@ Image decode_png(std::span<const std::uint8_t> bytes, const std::string& name) {
 }  // namespace
 
 Image decode_image_bytes(std::span<const std::uint8_t> bytes, const std::string& name) {
-  require(!bytes.empty(), name, ": empty file (expected a JPEG or PNG image)");
+  require(!bytes.empty(), name, ": empty file (expected a JPEG, PNG or WebP image)");
   if (starts_with(bytes, kJpegMagic)) return decode_jpeg(bytes, name);
   if (starts_with(bytes, kPngMagic)) return decode_png(bytes, name);
-  fail(name, ": not a JPEG or PNG image (unrecognised leading bytes)");
+  if (is_webp(bytes)) return decode_webp(bytes, name, kMaxPixels);
+  fail(name, ": not a JPEG, PNG or WebP image (unrecognised leading bytes)");
 }
 
 Image decode_image(const std::filesystem::path& path) {

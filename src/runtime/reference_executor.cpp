@@ -39,6 +39,13 @@ Tensor run_node(const Node& node, const std::vector<const Tensor*>& in) {
   fail("layer '", node.name, "': unknown operator");
 }
 
+// fp16 storage: a tensor as an fp16 layer reads or writes it.
+Tensor rounded_to_f16(const Tensor& tensor) {
+  Tensor rounded = tensor.clone();
+  for (float& value : rounded.mutable_f32()) value = round_to_f16(value);
+  return rounded;
+}
+
 }  // namespace
 
 std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>& inputs,
@@ -66,9 +73,21 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
 
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
+    const bool fp16 = node.precision == Precision::kF16;
+    std::vector<Tensor> rounded_inputs;  // fp16 layers read their activations rounded to fp16
+    rounded_inputs.reserve(node.inputs.size());
     std::vector<const Tensor*> node_inputs;
-    for (const ValueId input : node.inputs) node_inputs.push_back(&values[static_cast<std::size_t>(input)]);
+    for (const ValueId input : node.inputs) {
+      const Tensor& tensor = values[static_cast<std::size_t>(input)];
+      if (fp16 && !graph.value(input).is_constant()) {
+        rounded_inputs.push_back(rounded_to_f16(tensor));
+        node_inputs.push_back(&rounded_inputs.back());
+      } else {
+        node_inputs.push_back(&tensor);
+      }
+    }
     Tensor output = run_node(node, node_inputs);
+    if (fp16) output = rounded_to_f16(output);
     if (observer) observer(node, output);
     values[static_cast<std::size_t>(node.output)] = std::move(output);
     for (const ValueId input : node.inputs) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 #include "cli_runner.h"
@@ -43,7 +44,7 @@ void expect_one_line_error(const testing::CliResult& result, const std::string& 
 }
 
 TEST(Cli, HelpOnEverySubcommand) {
-  for (const std::string command : {"", "run ", "inspect ", "preprocess "}) {
+  for (const std::string command : {"", "run ", "inspect ", "preprocess ", "build ", "bench ", "validate "}) {
     const auto result = run_kiln(command + "--help");
     EXPECT_EQ(result.exit_code, 0) << command << result.output;
     EXPECT_NE(result.output.find("Usage"), std::string::npos) << result.output;
@@ -104,6 +105,78 @@ TEST(Cli, InspectListsTensorsAndGraph) {
   const auto graph = run_kiln("inspect --family timm_resnest " + (kTiny / "model.safetensors").string());
   ASSERT_EQ(graph.exit_code, 0) << graph.output;
   EXPECT_NE(graph.output.find("radix_softmax"), std::string::npos);
+}
+
+const fs::path kFamilies = kData.parent_path().parent_path() / "families";
+
+TEST(Cli, BuildThenBenchWritesStatistics) {
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "tiny.kplan";
+  const auto built = run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+                              (kTiny / "model.safetensors").string() + " -o " + plan.string() + " --precision fp32");
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  const fs::path json = scratch.dir() / "bench.json";
+  const auto bench = run_kiln("bench " + plan.string() + " --warmup 0 --duration 0.2 --min-iterations 3 --profile " +
+                              "--profile-iterations 2 --json " + json.string());
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_NE(bench.output.find("median"), std::string::npos) << bench.output;
+  EXPECT_NE(bench.output.find("convolution"), std::string::npos) << bench.output;
+  std::ifstream in(json);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* key : {"\"median_ms\"", "\"p99_ms\"", "\"images_per_second\"", "\"groups_ms\""}) {
+    EXPECT_NE(text.find(key), std::string::npos) << key;
+  }
+}
+
+std::string file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(Cli, BuildingTwiceGivesByteIdenticalPlans) {
+  const Scratch scratch;
+  for (const char* precision : {"fp32", "fp16"}) {
+    std::string previous;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const fs::path plan = scratch.dir() / ("plan" + std::to_string(attempt) + ".kplan");
+      const auto built = run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+                                  (kTiny / "model.safetensors").string() + " -o " + plan.string() +
+                                  " --precision " + precision);
+      ASSERT_EQ(built.exit_code, 0) << built.output;
+      const std::string bytes = file_bytes(plan);
+      ASSERT_GT(bytes.size(), 100'000u);
+      if (attempt == 1) {
+        EXPECT_TRUE(bytes == previous) << precision << ": the two builds differ";
+      }
+      previous = bytes;
+    }
+  }
+}
+
+TEST(Cli, FailedBuildKeepsTheExistingPlan) {
+  const Scratch scratch;
+  const auto plan = scratch.file("existing.kplan", "a plan the user already has");
+  const auto result = run_kiln("build " + (kFamilies / "timm_resnet").string() + " --checkpoint " +
+                               (kTiny / "model.safetensors").string() + " -o " + plan.string());
+  EXPECT_NE(result.exit_code, 0);
+  std::ifstream in(plan);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "a plan the user already has");
+}
+
+TEST(Cli, CorruptPlanIsAOneLineError) {
+  const Scratch scratch;
+  const auto plan = scratch.file("corrupt.kplan", "KILNPLAN but nothing else that a plan needs");
+  expect_one_line_error(run_kiln("run " + plan.string() + " --input " + (kTiny / "input.npy").string()),
+                        "corrupt.kplan");
+}
+
+TEST(Cli, BadManifestIsAOneLineError) {
+  const Scratch scratch;
+  const auto manifest = scratch.file("manifest.toml", "[model]\nfamily = \"timm_resnest\"\nbogus = 1\n");
+  expect_one_line_error(run_kiln("build " + manifest.string() + " --checkpoint " +
+                                 (kTiny / "model.safetensors").string() + " -o " + (scratch.dir() / "x.kplan").string()),
+                        "manifest.toml");
 }
 
 }  // namespace

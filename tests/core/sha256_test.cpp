@@ -30,5 +30,28 @@ TEST(Sha256, IncrementalEqualsOneShot) {
   EXPECT_EQ(to_hex(digest), digest_of(text));
 }
 
+// update() takes whole blocks straight from its input and buffers the rest; any split of the input
+// must give the one-shot digest.
+TEST(Sha256, AnySplitEqualsOneShot) {
+  std::string text(300, '\0');
+  for (std::size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>(i * 7 + 3);
+  for (const std::size_t length : {0u, 1u, 55u, 56u, 63u, 64u, 65u, 128u, 191u, 300u}) {
+    const std::string_view whole = std::string_view(text).substr(0, length);
+    const std::string expected = digest_of(std::string(whole));
+    for (const std::size_t first : {0u, 1u, 31u, 63u, 64u, 65u, 130u}) {
+      for (const std::size_t second : {0u, 1u, 64u, 100u}) {
+        if (first + second > length) continue;
+        Sha256 hash;
+        for (const auto part :
+             {whole.substr(0, first), whole.substr(first, second), whole.substr(first + second)}) {
+          hash.update(std::as_bytes(std::span(part.data(), part.size())));
+        }
+        const auto digest = hash.finish();
+        EXPECT_EQ(to_hex(digest), expected) << length << " split at " << first << " and " << first + second;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln

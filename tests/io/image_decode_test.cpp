@@ -285,7 +285,7 @@ TEST(ImageDecodeErrors, TextFileNamedJpg) {
   ScratchDir dir;
   const std::string text = "this is not an image\n";
   testing::write_bytes(dir.file("notes.jpg"), std::vector<std::uint8_t>(text.begin(), text.end()));
-  expect_one_line_naming(decode_error(dir.file("notes.jpg")), dir.file("notes.jpg"), "not a JPEG or PNG");
+  expect_one_line_naming(decode_error(dir.file("notes.jpg")), dir.file("notes.jpg"), "not a JPEG, PNG or WebP");
 }
 
 TEST(ImageDecodeErrors, TruncatedJpeg) {

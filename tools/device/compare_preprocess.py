@@ -25,11 +25,12 @@ def main() -> int:
     with open(os.path.join(args.timm_dir, "meta.json")) as f:
         meta = json.load(f)
     std = np.array(meta.get("std", [0.229, 0.224, 0.225]), dtype=np.float64).reshape(3, 1, 1)
+    size = meta["input_size"][-1] if isinstance(meta["input_size"], list) else meta["input_size"]
     config = {
         "architecture": "preprocess-check",
         "num_classes": 1000,
         "pretrained_cfg": {
-            "input_size": [3, meta["input_size"], meta["input_size"]],
+            "input_size": [3, size, size],
             "interpolation": meta["interpolation"],
             "crop_pct": meta["crop_pct"],
             "crop_mode": "center",

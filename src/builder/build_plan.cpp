@@ -1,0 +1,41 @@
+#include "builder/build_plan.h"
+
+#include <algorithm>
+
+#include "builder/precision.h"
+#include "core/error.h"
+#include "graph/verifier.h"
+
+namespace kiln {
+
+int pass_level_for(std::int64_t opt_level) {
+  return static_cast<int>(std::clamp<std::int64_t>(opt_level, 0, kMaxPassLevel));
+}
+
+BuildResult build_plan(BuildInput input, const BuildOptions& options) {
+  require(options.batch >= 1, "batch must be at least 1, got ", options.batch);
+  require(options.opt_level >= 0, "optimization level must be >= 0, got ", options.opt_level);
+  BuildResult result;
+  PassOptions pass_options;
+  pass_options.level = pass_level_for(options.opt_level);
+  pass_options.disabled = options.disabled_passes;
+  result.passes = run_passes(input.graph, pass_options);
+  assign_precision(input.graph, options.precision);
+  input.graph.compact();
+  verify(input.graph);
+
+  PlanInfo& info = result.plan.info;
+  info.family = input.family;
+  info.backend = options.backend;
+  info.precision = options.precision;
+  info.opt_level = options.opt_level;
+  info.batch = options.batch;
+  info.checkpoint_name = input.checkpoint_name;
+  info.checkpoint_sha256 = input.checkpoint_sha256;
+  for (const auto& run : result.passes.runs) info.passes.push_back(run.name);
+  result.plan.config = std::move(input.config);
+  result.plan.graph = std::move(input.graph);
+  return result;
+}
+
+}  // namespace kiln

@@ -1,0 +1,39 @@
+// The builder: from a graph built out of a checkpoint to a plan a runtime can load, in the order data
+// flows through kiln: graph passes, precision assignment, then the plan with its bundle.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "passes/pass_manager.h"
+#include "plan/plan.h"
+
+namespace kiln {
+
+struct BuildOptions {
+  Precision precision = Precision::kF32;
+  std::int64_t opt_level = 2;  // 0: no passes; 1: exact clean-ups; 2 and above: fusions too
+  std::int64_t batch = 1;
+  std::string backend = "cpu";
+  std::set<std::string> disabled_passes;
+};
+
+struct BuildInput {
+  Graph graph;             // as the family built it
+  ModelConfig config;
+  std::string family;
+  std::string checkpoint_name;
+  std::string checkpoint_sha256;
+};
+
+struct BuildResult {
+  Plan plan;
+  PassReport passes;
+};
+
+BuildResult build_plan(BuildInput input, const BuildOptions& options);
+
+// The pass level an optimization level selects.
+int pass_level_for(std::int64_t opt_level);
+
+}  // namespace kiln

@@ -1,0 +1,117 @@
+// kiln bench: latency and throughput of a plan, trtexec-style.
+#include <iomanip>
+#include <iostream>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/model_loading.h"
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "runtime/benchmark.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct BenchOptions {
+  std::filesystem::path plan;
+  std::string backend;
+  std::optional<std::int64_t> batch;
+  BenchSettings settings;
+  bool profile = false;
+  int profile_iterations = 20;
+  int threads = 0;
+  std::optional<std::filesystem::path> json;
+};
+
+// Timing never runs on zeros: a seeded normal input, like real preprocessed pixels.
+Tensor random_input(std::int64_t batch, std::int64_t size) {
+  Tensor input(DType::kF32, {batch, 3, size, size});
+  std::mt19937 generator(42);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& value : input.mutable_f32()) value = normal(generator);
+  return input;
+}
+
+nlohmann::json stats_json(const LatencyStats& stats) {
+  return {{"iterations", stats.iterations}, {"median_ms", stats.median_ms}, {"mean_ms", stats.mean_ms},
+          {"min_ms", stats.min_ms},         {"max_ms", stats.max_ms},       {"p90_ms", stats.p90_ms},
+          {"p99_ms", stats.p99_ms},         {"stddev_ms", stats.stddev_ms}, {"images_per_second", stats.images_per_second}};
+}
+
+void bench(const BenchOptions& options) {
+  const auto plan = load_plan(options.plan);
+  CompileOptions compile;
+  compile.batch = options.batch.value_or(plan->info.batch);
+  compile.threads = options.threads;
+  Engine engine(plan, options.backend.empty() ? default_backend() : options.backend, compile);
+  const Tensor input = random_input(compile.batch, plan->config.preprocess.input_size);
+
+  std::cerr << "bench " << options.plan.string() << ": " << engine.backend() << ", batch " << compile.batch
+            << ", warm-up " << options.settings.warmup_seconds << " s, duration " << options.settings.duration_seconds
+            << " s\n";
+  const LatencyStats stats = summarize(time_engine(engine, input, options.settings), compile.batch);
+  std::cout << std::fixed << std::setprecision(3) << "latency (ms): median " << stats.median_ms << "  p90 "
+            << stats.p90_ms << "  p99 " << stats.p99_ms << "  min " << stats.min_ms << "  max " << stats.max_ms
+            << "  mean " << stats.mean_ms << "  stddev " << stats.stddev_ms << "  (" << stats.iterations
+            << " runs)\n"
+            << std::setprecision(1) << "throughput: " << stats.images_per_second << " images/s\n";
+
+  nlohmann::json report = {{"plan", options.plan.string()}, {"backend", engine.backend()},
+                           {"batch", compile.batch},        {"precision", precision_name(plan->info.precision)},
+                           {"warmup_seconds", options.settings.warmup_seconds},
+                           {"duration_seconds", options.settings.duration_seconds},
+                           {"latency", stats_json(stats)}};
+  if (options.profile) {
+    CompileOptions profiled = compile;
+    profiled.profile = true;
+    Engine profiling(plan, engine.backend(), profiled);
+    const LayerProfile profile = profile_engine(profiling, input, options.profile_iterations);
+    std::cout << "kernel time per group (mean of " << options.profile_iterations << " profiled runs):\n";
+    for (const auto& [group, ms] : profile.group_ms) {
+      std::cout << "  " << std::left << std::setw(22) << group << std::right << std::setw(9) << std::setprecision(3)
+                << ms << " ms " << std::setw(6) << std::setprecision(1) << 100.0 * ms / profile.total_ms << "%\n";
+    }
+    std::cout << "  " << std::left << std::setw(22) << "total" << std::right << std::setw(9) << std::setprecision(3)
+              << profile.total_ms << " ms\n";
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& layer : profile.layers) {
+      layers.push_back({{"name", layer.name}, {"op", op_kind_name(layer.op)}, {"group", layer_group(layer.op)},
+                        {"ms", layer.milliseconds}});
+    }
+    report["profile"] = {{"groups_ms", profile.group_ms}, {"total_ms", profile.total_ms}, {"layers", layers}};
+  }
+  if (options.json) {
+    write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand("bench", "Measure a plan's latency and throughput (median of timed runs)");
+  cmd->add_option("plan", options->plan, "A plan file made by kiln build")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--backend", options->backend, "Backend to run on (default: the fastest CPU backend built in)");
+  cmd->add_option("--batch", options->batch, "Batch size (default: the plan's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", options->settings.warmup_seconds, "Seconds of untimed runs first")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--duration", options->settings.duration_seconds, "Seconds of timed runs")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--min-iterations", options->settings.min_iterations, "Timed runs at least")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", options->threads, "CPU threads (0: one per core)")->capture_default_str();
+  cmd->add_flag("--profile", options->profile, "Also print kernel time per layer group (separate profiled runs)");
+  cmd->add_option("--profile-iterations", options->profile_iterations, "Profiled runs to average")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--json", options->json, "Write every statistic (and the per-layer profile) as JSON");
+  cmd->callback([options] { bench(*options); });
+}
+
+}  // namespace kiln::cli

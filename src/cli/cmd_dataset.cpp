@@ -1,0 +1,142 @@
+// kiln dataset: describe a dataset (its kind, images, labels, the sample and split a study would
+// take) and, with --check, decode every image it would read.
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/progress.h"
+#include "data/image_loop.h"
+#include "data/open_dataset.h"
+#include "data/sampling.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct DatasetOptions {
+  std::string data;
+  std::optional<std::size_t> sample;
+  std::optional<std::size_t> split_every;
+  std::optional<std::int64_t> num_classes;
+  bool check = false;
+  bool strict = false;
+  bool json = false;
+};
+
+struct LabelRange {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+};
+
+std::optional<LabelRange> label_range(const Dataset& dataset) {
+  if (!dataset.labelled()) return std::nullopt;
+  const auto [low, high] =
+      std::minmax_element(dataset.samples().begin(), dataset.samples().end(),
+                          [](const Sample& a, const Sample& b) { return a.label < b.label; });
+  return LabelRange{low->label, high->label};
+}
+
+void describe(const DatasetOptions& options) {
+  const Dataset dataset = open_dataset(options.data);
+  if (options.num_classes) dataset.check_labels(*options.num_classes);
+
+  std::vector<std::size_t> indices;
+  if (options.sample) {
+    indices = stride_sample(dataset.size(), *options.sample);
+  } else {
+    indices.resize(dataset.size());
+    std::iota(indices.begin(), indices.end(), std::size_t{0});
+  }
+  std::optional<CalibrationSplit> split;
+  if (options.split_every) split = split_every(indices, *options.split_every);
+
+  std::vector<SkippedImage> bad;
+  if (options.check) {
+    Progress progress("check", indices.size());
+    for_each_decoded_image(
+        dataset, indices, [](std::size_t, const Image&) {}, options.strict, &progress, std::cerr, &bad);
+  }
+
+  const auto range = label_range(dataset);
+  if (options.json) {
+    nlohmann::json report = {{"source", dataset.source()},
+                             {"kind", dataset_kind_name(dataset.kind())},
+                             {"images", dataset.size()},
+                             {"labelled", dataset.labelled()},
+                             {"classes_seen", dataset.classes_seen()}};
+    if (dataset.kind() == DatasetKind::kWebDataset) report["shards"] = dataset.shards().size();
+    if (range) report["label_range"] = {range->low, range->high};
+    if (options.sample) report["sample"] = {{"count", indices.size()}, {"of", dataset.size()}};
+    if (split) {
+      report["split"] = {{"every", *options.split_every},
+                         {"calibration", split->calibration.size()},
+                         {"held_out", split->held_out.size()}};
+    }
+    if (options.check) {
+      nlohmann::json entries = nlohmann::json::array();
+      for (const auto& skipped : bad) {
+        entries.push_back({{"name", dataset.sample(skipped.index).name}, {"error", skipped.reason}});
+      }
+      report["check"] = {{"checked", indices.size()}, {"bad", entries}};
+    }
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << "dataset  " << dataset.source() << "\n";
+    std::cout << "kind     " << dataset_kind_name(dataset.kind());
+    if (dataset.kind() == DatasetKind::kWebDataset) {
+      std::cout << ", " << dataset.shards().size() << " shard(s)";
+    }
+    std::cout << "\nimages   " << dataset.size() << "\n";
+    if (range) {
+      std::cout << "labels   " << dataset.classes_seen() << " classes seen, labels " << range->low << " to "
+                << range->high << "\n";
+    } else {
+      std::cout << "labels   none\n";
+    }
+    if (options.sample) {
+      std::cout << "sample   " << indices.size() << " of " << dataset.size() << ", indices floor(i * "
+                << dataset.size() << " / " << indices.size() << ")\n";
+    }
+    if (split) {
+      std::cout << "split    1 in " << *options.split_every << ": " << split->calibration.size()
+                << " calibration, " << split->held_out.size() << " held out\n";
+    }
+    if (options.check) {
+      std::cout << "check    " << indices.size() - bad.size() << " decoded, " << bad.size() << " bad\n";
+    }
+  }
+  // Each bad image is already listed; exit 1 without a further message.
+  if (!bad.empty()) throw CLI::RuntimeError(1);
+}
+
+}  // namespace
+
+void add_dataset_command(CLI::App& app) {
+  auto options = std::make_shared<DatasetOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("dataset", "Describe a dataset and the sample and split a study would take");
+  cmd->add_option(
+         "data", options->data,
+         "A folder of images (flat, or one sub-folder per class), a .tar shard, a folder of .tar shards, "
+         "or a shard pattern such as 'shard-{000000..000009}.tar'")
+      ->required();
+  cmd->add_option("--sample", options->sample,
+                  "Take N images at a fixed stride: indices floor(i * images / N)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--split-every", options->split_every,
+                  "Split the (sampled) images: every K-th calibrates, the others are held out")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--num-classes", options->num_classes, "Check every label lies in [0, C)")
+      ->check(CLI::PositiveNumber);
+  auto* check = cmd->add_flag("--check", options->check,
+                              "Decode every (sampled) image; bad ones are listed and make the exit status 1");
+  cmd->add_flag("--strict", options->strict, "With --check, stop at the first bad image")->needs(check);
+  cmd->add_flag("--json", options->json, "Print one JSON report");
+  cmd->callback([options] { describe(*options); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,43 @@
+// A plan: an optimized graph plus everything the runtime needs to serve it on its own (the model's
+// config, where its weights came from and how it was built). plan_writer.h saves one, plan_reader.h
+// loads one; plan_format.h defines the file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "io/timm_config.h"
+#include "plan/plan_format.h"
+
+namespace kiln {
+
+struct PlanInfo {
+  // Set by the reader from the file; the writer always writes kPlanFormatVersion.
+  std::uint32_t format_version = kPlanFormatVersion;
+  std::string kiln_version = KILN_VERSION;  // the kiln that built the plan
+  std::string family;                       // model family, e.g. "resnest"
+  std::string backend;                      // backend the plan was built for
+  Precision precision = Precision::kF32;    // the build's requested precision; nodes carry their own
+  std::int64_t opt_level = 0;
+  std::int64_t batch = 1;           // batch size the plan was built for
+  std::string checkpoint_name;      // e.g. "model.safetensors"
+  std::string checkpoint_sha256;    // 64 lower-case hex digits, or empty
+  std::vector<std::string> passes;  // graph passes applied, in order
+  // Backend data per layer (chosen layout, tactic, ...), keyed by node name. Only live nodes may
+  // have an entry.
+  std::map<std::string, nlohmann::json> layer_data;
+  // Quantization settings (FP8 scales and the like); always a JSON object.
+  nlohmann::json quantization = nlohmann::json::object();
+};
+
+struct Plan {
+  PlanInfo info;
+  ModelConfig config;
+  Graph graph;
+};
+
+}  // namespace kiln

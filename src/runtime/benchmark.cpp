@@ -1,0 +1,110 @@
+#include "runtime/benchmark.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.h"
+
+namespace kiln {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsed_ms(Clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+}
+
+// Nearest-rank percentile of sorted samples.
+double percentile(const std::vector<double>& sorted, double fraction) {
+  const auto rank = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+}  // namespace
+
+std::vector<double> time_engine(Engine& engine, const Tensor& input, const BenchSettings& settings) {
+  require(settings.warmup_seconds >= 0 && settings.duration_seconds > 0, "warm-up must be >= 0 s and duration > 0 s");
+  const auto warmup_start = Clock::now();
+  do {
+    engine.run(input);
+  } while (elapsed_ms(warmup_start) < settings.warmup_seconds * 1000.0);
+
+  std::vector<double> samples;
+  const auto start = Clock::now();
+  while (elapsed_ms(start) < settings.duration_seconds * 1000.0 ||
+         static_cast<int>(samples.size()) < settings.min_iterations) {
+    const auto begin = Clock::now();
+    engine.run(input);
+    samples.push_back(elapsed_ms(begin));
+  }
+  return samples;
+}
+
+LatencyStats summarize(const std::vector<double>& milliseconds, std::int64_t batch) {
+  require(!milliseconds.empty(), "no timed iterations");
+  std::vector<double> sorted = milliseconds;
+  std::sort(sorted.begin(), sorted.end());
+  LatencyStats stats;
+  stats.iterations = static_cast<int>(sorted.size());
+  const std::size_t n = sorted.size();
+  stats.median_ms = n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  stats.mean_ms = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
+  stats.min_ms = sorted.front();
+  stats.max_ms = sorted.back();
+  stats.p90_ms = percentile(sorted, 0.90);
+  stats.p99_ms = percentile(sorted, 0.99);
+  double squares = 0;
+  for (const double value : sorted) squares += (value - stats.mean_ms) * (value - stats.mean_ms);
+  stats.stddev_ms = std::sqrt(squares / static_cast<double>(n));
+  stats.images_per_second = static_cast<double>(batch) * 1000.0 / stats.median_ms;
+  return stats;
+}
+
+std::string layer_group(OpKind op) {
+  switch (op) {
+    case OpKind::kConv2d:
+      return "convolution";
+    case OpKind::kRadixSum:
+    case OpKind::kRadixSoftmax:
+    case OpKind::kRadixWeightedSum:
+      return "split-attention tail";
+    case OpKind::kMaxPool2d:
+    case OpKind::kAvgPool2d:
+    case OpKind::kGlobalAvgPool:
+      return "pooling";
+    case OpKind::kBatchNorm:
+    case OpKind::kActivation:
+    case OpKind::kAdd:
+    case OpKind::kFlatten:
+    case OpKind::kLinear:
+      return "other";
+  }
+  return "other";
+}
+
+LayerProfile profile_engine(Engine& engine, const Tensor& input, int iterations) {
+  require(iterations >= 1, "profile iterations must be >= 1");
+  LayerProfile profile;
+  for (int i = 0; i < iterations; ++i) {
+    engine.run(input);
+    const auto layers = engine.last_profile();
+    require(!layers.empty(), "the engine was not compiled for profiling");
+    if (profile.layers.empty()) {
+      profile.layers = layers;
+      for (auto& layer : profile.layers) layer.milliseconds = 0;
+    }
+    for (std::size_t k = 0; k < layers.size() && k < profile.layers.size(); ++k) {
+      profile.layers[k].milliseconds += layers[k].milliseconds / iterations;
+    }
+  }
+  for (const auto& layer : profile.layers) {
+    profile.group_ms[layer_group(layer.op)] += layer.milliseconds;
+    profile.total_ms += layer.milliseconds;
+  }
+  return profile;
+}
+
+}  // namespace kiln

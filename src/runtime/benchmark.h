@@ -1,0 +1,42 @@
+// Timing an engine the way trtexec does: warm up for a time, then run for a time, keep every latency,
+// and report order statistics; optionally a per-layer profile grouped as kernel-time studies group it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/engine.h"
+
+namespace kiln {
+
+struct BenchSettings {
+  double warmup_seconds = 1.0;
+  double duration_seconds = 5.0;
+  int min_iterations = 10;
+};
+
+struct LatencyStats {
+  int iterations = 0;
+  double median_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0, p90_ms = 0, p99_ms = 0, stddev_ms = 0;
+  double images_per_second = 0;  // batch / median
+};
+
+// Timed region: Engine::run on a prepared input, host wall clock around each call (CPU backends run
+// synchronously, so the clock covers the whole computation).
+std::vector<double> time_engine(Engine& engine, const Tensor& input, const BenchSettings& settings);
+LatencyStats summarize(const std::vector<double>& milliseconds, std::int64_t batch);
+
+// The kernel-time groups: convolutions, the split-attention tail (radix ops), pooling, the rest.
+std::string layer_group(OpKind op);
+
+struct LayerProfile {
+  std::vector<LayerTime> layers;              // mean time per layer over the profiled runs
+  std::map<std::string, double> group_ms;     // per group
+  double total_ms = 0;
+};
+
+// Runs `iterations` profiled runs (the engine must be compiled with profile = true).
+LayerProfile profile_engine(Engine& engine, const Tensor& input, int iterations);
+
+}  // namespace kiln
