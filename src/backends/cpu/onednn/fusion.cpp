@@ -46,6 +46,8 @@ FusionPlan plan_fusions(const Graph& graph, const std::vector<NodeId>& order) {
 
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
+    // Fused nodes skip the rounding between them, so narrower precisions keep them apart.
+    if (node.precision != Precision::kF32) continue;
     if (node.op == OpKind::kAdd && node.inputs.size() == 2 && node.inputs[0] != node.inputs[1]) {
       // Of two candidate convolutions take the later one, so the other operand is ready before it.
       NodeId chosen = kNoNode;

@@ -111,7 +111,18 @@ dnnl::memory PlanBuilder::input(ValueId value) {
   const Slot& s = slot(value);
   require(s.buffer >= 0, "onednn backend: value '", graph_.value(value).name, "' is read before it is computed");
   program_.workspace->use(s.buffer, step_index());
-  return s.memory;
+  if (!stores_rounded(reading_precision_)) return s.memory;
+  // A node storing below fp32 reads activations rounded; those an equally narrow node wrote already are.
+  const Value& v = graph_.value(value);
+  if (v.is_constant() || (v.producer != kNoNode && graph_.node(v.producer).precision == reading_precision_)) {
+    return s.memory;
+  }
+  const dnnl::memory rounded = temporary(s.desc);
+  call([source = s.memory, rounded, precision = reading_precision_](const dnnl::stream&) {
+    round_to_storage(static_cast<const float*>(source.get_data_handle()), static_cast<float*>(rounded.get_data_handle()),
+                     source.get_desc().get_size() / sizeof(float), precision);
+  });
+  return rounded;
 }
 
 dnnl::memory PlanBuilder::input_as(ValueId value, const Desc& desc) {
@@ -256,23 +267,27 @@ bool PlanBuilder::try_step(NodeId reported, const Node& result, const std::funct
   current_.threads = threads_for(graph_.node(reported));
   // Primitives fix their work split when created: create them with the count they will run with.
   const ThreadScope scope(current_.threads > 0 ? current_.threads : options_.threads);
+  reading_precision_ = result.precision;
   try {
     build();
   } catch (const dnnl::error&) {
     // oneDNN has no implementation for this case: the caller takes another route. Buffers the attempt
     // reserved stay unused.
     current_ = Step{};
+    reading_precision_ = Precision::kF32;
     return false;
   } catch (const NotNative&) {
     current_ = Step{};
+    reading_precision_ = Precision::kF32;
     return false;
   }
-  if (rounds_output(result.precision)) {
+  reading_precision_ = Precision::kF32;
+  if (stores_rounded(result.precision)) {
     const dnnl::memory out = input(result.output);
     const Precision precision = result.precision;
     call([out, precision](const dnnl::stream&) {
-      round_output(static_cast<float*>(out.get_data_handle()), out.get_desc().get_size() / sizeof(float),
-                   precision);
+      float* data = static_cast<float*>(out.get_data_handle());
+      round_to_storage(data, data, out.get_desc().get_size() / sizeof(float), precision);
     });
   }
   end_step();

@@ -70,7 +70,8 @@ class PlanBuilder {
   // The layout a radix kernel reading `x` writes its [N, C, H, W] result `y` in.
   ChannelLayout radix_output_layout(const ChannelLayout& x, const Shape& y) const;
   const Slot& slot(ValueId value) const { return slots_[static_cast<std::size_t>(value)]; }
-  // The value as its producer laid it out, used by the current step.
+  // The value as its producer laid it out, used by the current step (rounded first when the step's node
+  // stores below fp32, see precision.h).
   dnnl::memory input(ValueId value);
   // The value in layout `desc`: itself when it already has it, else a reorder into a temporary.
   dnnl::memory input_as(ValueId value, const Desc& desc);
@@ -135,6 +136,7 @@ class PlanBuilder {
   std::vector<int> last_reader_;  // per value: position in order_ of its last reader (outputs: past the end)
   std::vector<int> position_;     // per node: position in order_
   Step current_;
+  Precision reading_precision_ = Precision::kF32;  // of the node whose step is being built
   ChannelLayout::Kind preferred_kind_ = ChannelLayout::Kind::kBlocked;
   std::int64_t preferred_block_ = 1;
 };

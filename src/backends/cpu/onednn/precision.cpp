@@ -1,5 +1,7 @@
 #include "backends/cpu/onednn/precision.h"
 
+#include <algorithm>
+
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -18,18 +20,22 @@ bool precision_supported(Precision precision) {
 
 Tensor prepare_constant(const Tensor& constant, Precision precision) {
   Tensor values = constant.dtype() == DType::kF32 ? constant.clone() : constant.to(DType::kF32);
-  if (rounds_output(precision)) round_output(values.mutable_f32().data(), values.f32().size(), precision);
+  if (stores_rounded(precision)) {
+    float* data = values.mutable_f32().data();
+    round_to_storage(data, data, values.f32().size(), precision);
+  }
   return values;
 }
 
-bool rounds_output(Precision precision) { return precision == Precision::kF16; }
+bool stores_rounded(Precision precision) { return precision == Precision::kF16; }
 
-void round_output(float* data, std::size_t count, Precision precision) {
+void round_to_storage(const float* in, float* out, std::size_t count, Precision precision) {
   switch (precision) {
     case Precision::kF32:
+      if (in != out) std::copy(in, in + count, out);
       return;
     case Precision::kF16:
-      for (std::size_t i = 0; i < count; ++i) data[i] = round_to_f16(data[i]);
+      for (std::size_t i = 0; i < count; ++i) out[i] = round_to_f16(in[i]);
       return;
     case Precision::kF8:
       fail("onednn backend: fp8 precision is not supported yet");
