@@ -89,9 +89,10 @@ double median(std::vector<double> values) {
 // A coarse bucket for the profile summary: which part of a ResNeSt block a layer is.
 std::string bucket(const LayerTime& layer) {
   const std::string& name = layer.name;
-  for (const char* part : {"conv2.conv", "conv2.fc1", "conv2.fc2", "conv2.radix_sum", "conv2.pool", "conv2.rsoftmax",
-                           "conv2.weighted_sum", "avd_last", "downsample.0", "downsample.1", "conv1", "conv3",
-                           "maxpool", "global_pool", "fc", "add"}) {
+  // Split-attention pooling is "conv2.gap" in timm_resnest graphs and "conv2.pool" in the synthetic one.
+  for (const char* part : {"conv2.conv", "conv2.fc1", "conv2.fc2", "conv2.radix_sum", "conv2.gap", "conv2.pool",
+                           "conv2.rsoftmax", "conv2.weighted_sum", "avd_last", "downsample.0", "downsample.1", "conv1",
+                           "conv3", "maxpool", "global_pool", "fc", "add"}) {
     if (name.find(part) != std::string::npos) return name.rfind("layer", 0) == 0 ? part : "stem/head " + std::string(part);
   }
   return "other " + name;
@@ -117,7 +118,7 @@ void print_profile(const std::vector<std::vector<LayerTime>>& runs) {
     const double ms = median(times), min = *std::min_element(times.begin(), times.end());
     buckets[bucket(layer)] += ms;
     bucket_mins[bucket(layer)] += min;
-    layers.emplace_back(std::getenv("KILN_BENCH_MIN") != nullptr ? min : ms, layer.name);
+    layers.emplace_back(min, layer.name);
     total += ms;
     total_min += min;
   }
@@ -130,8 +131,8 @@ void print_profile(const std::vector<std::vector<LayerTime>>& runs) {
     std::printf("  %-28s %8.2f ms %5.1f%%   min %8.2f ms\n", name.c_str(), ms, 100 * ms / total, bucket_mins[name]);
   }
   std::sort(layers.rbegin(), layers.rend());
-  std::printf("slowest layers:\n");
-  for (std::size_t i = 0; i < layers.size() && i < 60; ++i) {
+  std::printf("slowest layers (minimum over runs):\n");
+  for (std::size_t i = 0; i < layers.size() && i < 25; ++i) {
     std::printf("  %-36s %8.3f ms\n", layers[i].second.c_str(), layers[i].first);
   }
 }
@@ -194,9 +195,12 @@ int bench(const Options& o) {
     if (o.profile) profiles.push_back(model->last_profile());
   }
   // CPU time (all threads) is a steadier measure than wall time when other work shares the cores.
-  std::printf("kiln %s %s fp32 b%lld %d threads: median %.1f ms (min %.1f, max %.1f, %d runs, "
-              "compile %.0f ms; cpu time median %.1f ms)\n",
+  // OpenMP's wait policy decides how the threads behave on a busy machine (docs/PERFORMANCE.md).
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  std::printf("kiln %s %s fp32 b%lld %d threads, OMP_WAIT_POLICY=%s: median %.1f ms (min %.1f, max %.1f, "
+              "%d runs, compile %.0f ms; cpu time median %.1f ms)\n",
               o.backend.c_str(), what.c_str(), static_cast<long long>(o.batch), o.threads,
+              wait_policy != nullptr ? wait_policy : "(unset)",
               median(times), *std::min_element(times.begin(), times.end()),
               *std::max_element(times.begin(), times.end()), o.runs, compile_ms, median(cpu_times));
   if (o.profile) print_profile(profiles);

@@ -38,12 +38,7 @@ std::vector<Tensor> CompiledProgram::run(const std::vector<Tensor>& inputs) {
   std::vector<int> entry(node_names_.size(), -1);  // node -> index in profile_
   for (const Step& step : program_.steps) {
     const auto start = std::chrono::steady_clock::now();
-    if (step.threads > 0) {
-      const ThreadScope step_threads(step.threads);
-      for (const Call& c : step.calls) c(stream_);
-    } else {
-      for (const Call& c : step.calls) c(stream_);
-    }
+    for (const Call& c : step.calls) c(stream_);
     if (!options_.profile || step.node == kNoNode) continue;
     stream_.wait();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

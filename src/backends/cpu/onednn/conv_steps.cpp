@@ -2,7 +2,6 @@
 // residual add was folded in (fusion.h), the add and its activation as post-ops.
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <string>
 
 #include "backends/cpu/onednn/activation.h"
@@ -33,7 +32,6 @@ Tensor rows(const Tensor& t, std::int64_t first, std::int64_t count) {
 bool winograd_candidate(const ConvAttrs& a, const Shape& x, const Shape& y) {
   constexpr std::int64_t kBlock = 16;
   constexpr std::int64_t kMinPixels = 14 * 14;
-  if (std::getenv("KILN_NOWINO")) return false;  // EXPERIMENT
   return a.groups > 1 && a.kernel == std::array<std::int64_t, 2>{3, 3} && a.stride == std::array<std::int64_t, 2>{1, 1} &&
          a.dilation == std::array<std::int64_t, 2>{1, 1} && x[0] == 1 && x[1] / a.groups % kBlock == 0 &&
          y[1] / a.groups % kBlock == 0 && y[2] * y[3] >= kMinPixels;

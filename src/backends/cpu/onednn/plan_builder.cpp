@@ -7,18 +7,10 @@
 
 #include "backends/cpu/onednn/precision.h"
 #include "backends/cpu/onednn/radix_kernels.h"
-#include "backends/cpu/onednn/thread_scope.h"
 #include "core/error.h"
 #include "graph/shape_inference.h"
 
 namespace kiln::onednn {
-
-namespace {
-
-// Below this much work (multiply-adds, or elements read) a step runs on one thread.
-bool serial_work(std::int64_t work) { return work < (std::int64_t{1} << 19); }
-
-}  // namespace
 
 PlanBuilder::PlanBuilder(const Graph& graph, const CompileOptions& options)
     : graph_(graph), options_(options), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
@@ -225,8 +217,6 @@ void PlanBuilder::add_outputs() {
     require(!v.is_constant(), "onednn backend: graph output '", v.name, "' is a constant");
     begin_step(v.producer);
     note(cat("output reorder ", layout_name(slot(value).desc)));
-    current_.threads = serial_work(shape_numel(shape(value))) ? 1 : 0;
-    const ThreadScope scope(current_.threads > 0 ? current_.threads : options_.threads);
     const Shape& s = shape(value);
     dnnl::memory user(plain_desc(s), engine_, DNNL_MEMORY_NONE);
     reorder(input(value), user);
@@ -236,37 +226,8 @@ void PlanBuilder::add_outputs() {
   }
 }
 
-int PlanBuilder::threads_for(const Node& node) const {
-  // Multiply-adds for convolutions and linear layers, elements read for the rest.
-  const Shape& out = shape(node.output);
-  std::int64_t work = 0;
-  switch (node.op) {
-    case OpKind::kConv2d:
-    case OpKind::kLinear:
-      work = shape_numel(out) * shape_numel(graph_.value(node.inputs[1]).shape) / graph_.value(node.inputs[1]).shape[0];
-      break;
-    case OpKind::kBatchNorm:
-    case OpKind::kActivation:
-    case OpKind::kAdd:
-    case OpKind::kMaxPool2d:
-    case OpKind::kAvgPool2d:
-    case OpKind::kGlobalAvgPool:
-    case OpKind::kFlatten:
-    case OpKind::kRadixSum:
-    case OpKind::kRadixSoftmax:
-    case OpKind::kRadixWeightedSum:
-      for (const ValueId input : node.inputs) work = std::max(work, shape_numel(shape(input)));
-      break;
-  }
-  if (std::getenv("KILN_NOSERIAL")) return 0;  // EXPERIMENT
-  return serial_work(work) ? 1 : 0;
-}
-
 bool PlanBuilder::try_step(NodeId reported, const Node& result, const std::function<void()>& build) {
   begin_step(reported);
-  current_.threads = threads_for(graph_.node(reported));
-  // Primitives fix their work split when created: create them with the count they will run with.
-  const ThreadScope scope(current_.threads > 0 ? current_.threads : options_.threads);
   reading_precision_ = result.precision;
   try {
     build();

@@ -97,9 +97,6 @@ class PlanBuilder {
   // Builds one step reported under `reported` whose result is `result`'s output (rounded to the node's
   // precision); false when oneDNN refused a primitive on the way.
   bool try_step(NodeId reported, const Node& result, const std::function<void()>& build);
-  // 1 when `node` has too little work to split across threads (each split costs a wake-up and a
-  // barrier, and a wait for a descheduled thread on a busy machine), else 0 (all of the model's).
-  int threads_for(const Node& node) const;
   // One node in a step of its own: natively when possible, else on the reference kernel.
   void emit(NodeId id);
   // A node with whatever the fusion plan absorbed into it.

@@ -19,7 +19,6 @@ struct Step {
   NodeId node = kNoNode;  // the layer the step's time is reported under
   std::vector<Call> calls;
   std::string label;      // what runs, for plan dumps: "conv nChw16c + sum in place"
-  int threads = 0;        // 0: the model's thread count; 1: too little work to be worth splitting
 };
 
 inline Call primitive_call(dnnl::primitive primitive, Args args) {
