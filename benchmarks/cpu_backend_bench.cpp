@@ -57,18 +57,30 @@ Options parse(int argc, char** argv) {
       require(i + 1 < argc, "missing value after ", arg);
       return argv[++i];
     };
-    if (arg == "--checkpoint") o.checkpoint = value();
-    else if (arg == "--family") o.family = value();
-    else if (arg == "--no-passes") o.passes = false;
-    else if (arg == "--backend") o.backend = value();
-    else if (arg == "--batch") o.batch = std::stoll(value());
-    else if (arg == "--threads") o.threads = std::stoi(value());
-    else if (arg == "--runs") o.runs = std::stoi(value());
-    else if (arg == "--warmup") o.warmup = std::stoi(value());
-    else if (arg == "--unfused") o.fused = false;
-    else if (arg == "--profile") o.profile = true;
-    else if (arg == "--plan") o.plan = true;
-    else fail("unknown argument '", arg, "'");
+    if (arg == "--checkpoint")
+      o.checkpoint = value();
+    else if (arg == "--family")
+      o.family = value();
+    else if (arg == "--no-passes")
+      o.passes = false;
+    else if (arg == "--backend")
+      o.backend = value();
+    else if (arg == "--batch")
+      o.batch = std::stoll(value());
+    else if (arg == "--threads")
+      o.threads = std::stoi(value());
+    else if (arg == "--runs")
+      o.runs = std::stoi(value());
+    else if (arg == "--warmup")
+      o.warmup = std::stoi(value());
+    else if (arg == "--unfused")
+      o.fused = false;
+    else if (arg == "--profile")
+      o.profile = true;
+    else if (arg == "--plan")
+      o.plan = true;
+    else
+      fail("unknown argument '", arg, "'");
   }
   require(o.runs >= 1, "--runs must be at least 1");
   return o;
@@ -90,10 +102,11 @@ double median(std::vector<double> values) {
 std::string bucket(const LayerTime& layer) {
   const std::string& name = layer.name;
   // Split-attention pooling is "conv2.gap" in timm_resnest graphs and "conv2.pool" in the synthetic one.
-  for (const char* part : {"conv2.conv", "conv2.fc1", "conv2.fc2", "conv2.radix_sum", "conv2.gap", "conv2.pool",
-                           "conv2.rsoftmax", "conv2.weighted_sum", "avd_last", "downsample.0", "downsample.1", "conv1",
-                           "conv3", "maxpool", "global_pool", "fc", "add"}) {
-    if (name.find(part) != std::string::npos) return name.rfind("layer", 0) == 0 ? part : "stem/head " + std::string(part);
+  for (const char* part : {"conv2.conv", "conv2.fc1", "conv2.fc2", "conv2.radix_sum", "conv2.gap",
+                           "conv2.pool", "conv2.rsoftmax", "conv2.weighted_sum", "avd_last", "downsample.0",
+                           "downsample.1", "conv1", "conv3", "maxpool", "global_pool", "fc", "add"}) {
+    if (name.find(part) != std::string::npos)
+      return name.rfind("layer", 0) == 0 ? part : "stem/head " + std::string(part);
   }
   return "other " + name;
 }
@@ -128,7 +141,8 @@ void print_profile(const std::vector<std::vector<LayerTime>>& runs) {
   for (const auto& [name, ms] : buckets) sorted_buckets.emplace_back(ms, name);
   std::sort(sorted_buckets.rbegin(), sorted_buckets.rend());
   for (const auto& [ms, name] : sorted_buckets) {
-    std::printf("  %-28s %8.2f ms %5.1f%%   min %8.2f ms\n", name.c_str(), ms, 100 * ms / total, bucket_mins[name]);
+    std::printf("  %-28s %8.2f ms %5.1f%%   min %8.2f ms\n", name.c_str(), ms, 100 * ms / total,
+                bucket_mins[name]);
   }
   std::sort(layers.rbegin(), layers.rend());
   std::printf("slowest layers (minimum over runs):\n");
@@ -154,7 +168,8 @@ Graph load_graph(const Options& o, std::string& what) {
   std::map<std::string, Tensor> weights;
   for (const auto& name : checkpoint->names()) weights.emplace(name, checkpoint->tensor(name));
   Graph graph = family.build(weights, config, -1);
-  what = cat(config.architecture.empty() ? o.family : config.architecture, " (", path.filename().string(), ")");
+  what =
+      cat(config.architecture.empty() ? o.family : config.architecture, " (", path.filename().string(), ")");
   if (o.passes) {
     const PassReport report = run_passes(graph);
     what += cat(", ", report.change_count(), " pass changes");
@@ -190,19 +205,21 @@ int bench(const Options& o) {
     const double cpu_start = process_cpu_ms();
     const auto start = std::chrono::steady_clock::now();
     model->run({x});
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     cpu_times.push_back(process_cpu_ms() - cpu_start);
     if (o.profile) profiles.push_back(model->last_profile());
   }
   // CPU time (all threads) is a steadier measure than wall time when other work shares the cores.
   // OpenMP's wait policy decides how the threads behave on a busy machine (docs/PERFORMANCE.md).
   const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
-  std::printf("kiln %s %s fp32 b%lld %d threads, OMP_WAIT_POLICY=%s: median %.1f ms (min %.1f, max %.1f, "
-              "%d runs, compile %.0f ms; cpu time median %.1f ms)\n",
-              o.backend.c_str(), what.c_str(), static_cast<long long>(o.batch), o.threads,
-              wait_policy != nullptr ? wait_policy : "(unset)",
-              median(times), *std::min_element(times.begin(), times.end()),
-              *std::max_element(times.begin(), times.end()), o.runs, compile_ms, median(cpu_times));
+  std::printf(
+      "kiln %s %s fp32 b%lld %d threads, OMP_WAIT_POLICY=%s: median %.1f ms (min %.1f, max %.1f, "
+      "%d runs, compile %.0f ms; cpu time median %.1f ms)\n",
+      o.backend.c_str(), what.c_str(), static_cast<long long>(o.batch), o.threads,
+      wait_policy != nullptr ? wait_policy : "(unset)", median(times),
+      *std::min_element(times.begin(), times.end()), *std::max_element(times.begin(), times.end()), o.runs,
+      compile_ms, median(cpu_times));
   if (o.profile) print_profile(profiles);
   return 0;
 }

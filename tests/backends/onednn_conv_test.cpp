@@ -35,15 +35,15 @@ TEST_P(ConvTest, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvTest,
-    ::testing::Values(ConvCase{3, 32, 3, 2, 1, 1, 1, Activation::kRelu, true, 1, 33},     // stem, odd size
-                      ConvCase{16, 32, 1, 1, 0, 1, 1, Activation::kNone, false, 1, 14},   // 1x1, no bias
-                      ConvCase{24, 40, 3, 1, 1, 1, 1, Activation::kSilu, true, 1, 13},    // not multiples of 16
-                      ConvCase{7, 5, 3, 2, 1, 1, 1, Activation::kSigmoid, true, 4, 9},    // odd, batch 4
-                      ConvCase{32, 64, 3, 1, 1, 2, 1, Activation::kRelu, true, 1, 16},    // Winograd per group
-                      ConvCase{64, 128, 3, 1, 1, 2, 1, Activation::kRelu, true, 1, 28},   // Winograd per group
-                      ConvCase{32, 64, 3, 1, 1, 2, 1, Activation::kRelu, true, 4, 16},    // grouped, batch 4
-                      ConvCase{24, 48, 3, 1, 1, 4, 1, Activation::kNone, true, 1, 10},    // 4 groups of 6
-                      ConvCase{16, 16, 3, 1, 2, 1, 2, Activation::kRelu, true, 1, 12},    // dilation 2
+    ::testing::Values(ConvCase{3, 32, 3, 2, 1, 1, 1, Activation::kRelu, true, 1, 33},    // stem, odd size
+                      ConvCase{16, 32, 1, 1, 0, 1, 1, Activation::kNone, false, 1, 14},  // 1x1, no bias
+                      ConvCase{24, 40, 3, 1, 1, 1, 1, Activation::kSilu, true, 1, 13},  // not multiples of 16
+                      ConvCase{7, 5, 3, 2, 1, 1, 1, Activation::kSigmoid, true, 4, 9},  // odd, batch 4
+                      ConvCase{32, 64, 3, 1, 1, 2, 1, Activation::kRelu, true, 1, 16},  // Winograd per group
+                      ConvCase{64, 128, 3, 1, 1, 2, 1, Activation::kRelu, true, 1, 28},  // Winograd per group
+                      ConvCase{32, 64, 3, 1, 1, 2, 1, Activation::kRelu, true, 4, 16},   // grouped, batch 4
+                      ConvCase{24, 48, 3, 1, 1, 4, 1, Activation::kNone, true, 1, 10},   // 4 groups of 6
+                      ConvCase{16, 16, 3, 1, 2, 1, 2, Activation::kRelu, true, 1, 12},   // dilation 2
                       ConvCase{64, 32, 3, 2, 1, 2, 1, Activation::kRelu, true, 2, 15}));  // grouped, stride 2
 
 TEST(ConvTest, AsymmetricPadding) {
@@ -65,8 +65,9 @@ TEST(ConvAddFusionTest, AccumulatesIntoTheOtherOperand) {
       SCOPED_TRACE(::testing::Message() << channels << " channels, other from a conv: " << other_from_conv);
       SmallGraph g;
       const ValueId x = g.input("x", {16, 9, 9});
-      const ValueId other = other_from_conv ? g.conv(g.input("skip", {8, 9, 9}), channels, conv_attrs(1, 1, 0))
-                                            : g.input("skip", {channels, 9, 9});
+      const ValueId other = other_from_conv
+                                ? g.conv(g.input("skip", {8, 9, 9}), channels, conv_attrs(1, 1, 0))
+                                : g.input("skip", {channels, 9, 9});
       const ValueId y = g.conv(x, channels, conv_attrs(3, 1, 1));
       g.output(g.node(OpKind::kAdd, {y, other}, AddAttrs{Activation::kRelu}));
       const std::int64_t skip_channels = other_from_conv ? 8 : channels;
@@ -106,7 +107,8 @@ TEST(ConvAddFusionTest, BothOperandsFromConvolutions) {
   KILN_SKIP_WITHOUT_ONEDNN();
   SmallGraph g;
   const ValueId x = g.input("x", {16, 12, 12});
-  const ValueId main = g.conv(g.conv(x, 8, conv_attrs(1, 1, 0, 1, Activation::kRelu)), 64, conv_attrs(1, 1, 0));
+  const ValueId main =
+      g.conv(g.conv(x, 8, conv_attrs(1, 1, 0, 1, Activation::kRelu)), 64, conv_attrs(1, 1, 0));
   const ValueId shortcut = g.conv(x, 64, conv_attrs(1, 1, 0));
   g.output(g.node(OpKind::kAdd, {main, shortcut}, AddAttrs{Activation::kRelu}));
   expect_matches_reference(g.graph, {random_tensor({1, 16, 12, 12}, 7)});

@@ -54,7 +54,8 @@ TEST(OnednnGoldenTest, MatchesTimmAndTheReference) {
     const Tensor input = read_npy(golden.dir / "input.npy");
     const Tensor timm = read_npy(golden.dir / "logits.npy").to(DType::kF32);
     for (const bool optimize : {true, false}) {
-      SCOPED_TRACE(::testing::Message() << golden.dir.filename().string() << (optimize ? " optimized" : " as built"));
+      SCOPED_TRACE(::testing::Message()
+                   << golden.dir.filename().string() << (optimize ? " optimized" : " as built"));
       const Graph graph = build(golden, optimize);
       const Tensor ours = testing::run_on("cpu", graph, {input}).at(0);
       EXPECT_LE(testing::relative_difference(ours, timm), 1e-4);

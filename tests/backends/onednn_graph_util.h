@@ -24,7 +24,8 @@ class SmallGraph {
     const std::int64_t in = graph.value(x).shape[1];
     const float scale = 1.0f / std::sqrt(static_cast<float>(in / a.groups * a.kernel[0] * a.kernel[1]));
     const std::string name = "conv" + std::to_string(count_++);
-    const ValueId w = constant(name + ".weight", {out, in / a.groups, a.kernel[0], a.kernel[1]}, -scale, scale);
+    const ValueId w =
+        constant(name + ".weight", {out, in / a.groups, a.kernel[0], a.kernel[1]}, -scale, scale);
     if (!bias) return graph.add_node(OpKind::kConv2d, name, {x, w}, a);
     const ValueId b = constant(name + ".bias", {out}, -0.5f, 0.5f);
     return graph.add_node(OpKind::kConv2d, name, {x, w, b}, a);

@@ -19,8 +19,8 @@ bool overlap(std::size_t a, std::size_t a_size, std::size_t b, std::size_t b_siz
 
 TEST(MemoryPlanTest, LiveBuffersNeverOverlapAndDeadOnesAreReused) {
   // A chain where each value is read by the next step only, plus a long-lived one.
-  const std::vector<BufferLifetime> buffers = {
-      {1000, 0, 1}, {2000, 1, 2}, {1000, 2, 3}, {2000, 3, 4}, {500, 0, 4}, {64, 2, 2}};
+  const std::vector<BufferLifetime> buffers = {{1000, 0, 1}, {2000, 1, 2}, {1000, 2, 3},
+                                               {2000, 3, 4}, {500, 0, 4},  {64, 2, 2}};
   const auto plan = plan_memory(buffers, 64);
   ASSERT_EQ(plan.offsets.size(), buffers.size());
   for (std::size_t i = 0; i < buffers.size(); ++i) {
@@ -29,7 +29,8 @@ TEST(MemoryPlanTest, LiveBuffersNeverOverlapAndDeadOnesAreReused) {
     for (std::size_t j = i + 1; j < buffers.size(); ++j) {
       const bool live_together = buffers[i].first <= buffers[j].last && buffers[j].first <= buffers[i].last;
       if (live_together) {
-        EXPECT_FALSE(overlap(plan.offsets[i], buffers[i].bytes, plan.offsets[j], buffers[j].bytes)) << i << ", " << j;
+        EXPECT_FALSE(overlap(plan.offsets[i], buffers[i].bytes, plan.offsets[j], buffers[j].bytes))
+            << i << ", " << j;
       }
     }
   }

@@ -11,8 +11,8 @@ namespace {
 using testing::expect_matches_reference;
 using testing::random_tensor;
 using testing::relative_difference;
-using testing::ResnestLikeOptions;
 using testing::resnest_like_graph;
+using testing::ResnestLikeOptions;
 using testing::run_on;
 
 ResnestLikeOptions small(std::int64_t width, bool fused) {
@@ -59,8 +59,10 @@ TEST(NetworkReuseTest, RepeatedRunsSeeOnlyTheirOwnInput) {
   const Tensor second = model->run({b}).at(0);
   const Tensor third = model->run({a}).at(0);
   EXPECT_EQ(testing::values(first), testing::values(third));  // nothing left over from the run on b
-  EXPECT_LE(relative_difference(first, run_on("cpu-reference", graph, {a}).at(0)), testing::kBackendTolerance);
-  EXPECT_LE(relative_difference(second, run_on("cpu-reference", graph, {b}).at(0)), testing::kBackendTolerance);
+  EXPECT_LE(relative_difference(first, run_on("cpu-reference", graph, {a}).at(0)),
+            testing::kBackendTolerance);
+  EXPECT_LE(relative_difference(second, run_on("cpu-reference", graph, {b}).at(0)),
+            testing::kBackendTolerance);
 }
 
 TEST(NetworkProfileTest, ReportsLayersByName) {

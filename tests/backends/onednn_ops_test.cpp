@@ -71,19 +71,19 @@ struct PoolCase {
 TEST_P(OpsTest, Pooling) {
   KILN_SKIP_WITHOUT_ONEDNN();
   const PoolCase cases[] = {
-      {OpKind::kMaxPool2d, pool_attrs(3, 2, 1), 112},               // the stem's
-      {OpKind::kMaxPool2d, pool_attrs(3, 2, 0, true), 8},           // ceil mode
-      {OpKind::kAvgPool2d, pool_attrs(3, 2, 1), 56},                // ResNeSt's avd, padding counted
-      {OpKind::kAvgPool2d, pool_attrs(3, 1, 1), 9},                 // stride 1
-      {OpKind::kAvgPool2d, pool_attrs(2, 2, 0, true, false), 7},    // ResNet-D shortcut, ceil, odd size
+      {OpKind::kMaxPool2d, pool_attrs(3, 2, 1), 112},             // the stem's
+      {OpKind::kMaxPool2d, pool_attrs(3, 2, 0, true), 8},         // ceil mode
+      {OpKind::kAvgPool2d, pool_attrs(3, 2, 1), 56},              // ResNeSt's avd, padding counted
+      {OpKind::kAvgPool2d, pool_attrs(3, 1, 1), 9},               // stride 1
+      {OpKind::kAvgPool2d, pool_attrs(2, 2, 0, true, false), 7},  // ResNet-D shortcut, ceil, odd size
       {OpKind::kAvgPool2d, pool_attrs(2, 2, 0, true, false), 14},
-      {OpKind::kAvgPool2d, pool_attrs(3, 2, 1, true, true), 8},     // ceil with padding counted: fallback
-      {OpKind::kAvgPool2d, pool_attrs(3, 2, 0, true, false), 10},   // ceil, padding not counted
+      {OpKind::kAvgPool2d, pool_attrs(3, 2, 1, true, true), 8},    // ceil with padding counted: fallback
+      {OpKind::kAvgPool2d, pool_attrs(3, 2, 0, true, false), 10},  // ceil, padding not counted
   };
   for (const PoolCase& c : cases) {
-    SCOPED_TRACE(::testing::Message() << op_kind_name(c.op) << " k" << c.attrs.kernel[0] << " s"
-                                      << c.attrs.stride[0] << " p" << c.attrs.padding[0] << " ceil "
-                                      << c.attrs.ceil_mode << " size " << c.size);
+    SCOPED_TRACE(::testing::Message()
+                 << op_kind_name(c.op) << " k" << c.attrs.kernel[0] << " s" << c.attrs.stride[0] << " p"
+                 << c.attrs.padding[0] << " ceil " << c.attrs.ceil_mode << " size " << c.size);
     SmallGraph g;
     const ValueId x = source(g, g.input("x", {24, c.size, c.size}), GetParam());
     g.output(g.node(c.op, {x}, c.attrs));
@@ -107,8 +107,9 @@ TEST_P(OpsTest, GlobalPoolFlattenLinear) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Inputs, OpsTest, ::testing::Values(false, true),
-                         [](const auto& param_info) { return param_info.param ? "BehindConv" : "GraphInput"; });
+INSTANTIATE_TEST_SUITE_P(Inputs, OpsTest, ::testing::Values(false, true), [](const auto& param_info) {
+  return param_info.param ? "BehindConv" : "GraphInput";
+});
 
 struct RadixCase {
   std::int64_t channels;  // per radix split
@@ -126,16 +127,18 @@ TEST_P(SplitAttentionTest, MatchesReference) {
   SmallGraph g;
   const std::int64_t total = c.channels * c.radix;
   const ValueId in = g.input("x", {c.grouped_conv ? c.channels : total, c.size, c.size});
-  const ValueId x = c.grouped_conv ? g.conv(in, total, conv_attrs(3, 1, 1, c.radix * c.cardinality, Activation::kRelu))
-                                   : in;
+  const ValueId x = c.grouped_conv
+                        ? g.conv(in, total, conv_attrs(3, 1, 1, c.radix * c.cardinality, Activation::kRelu))
+                        : in;
   const ValueId pooled = g.node(OpKind::kGlobalAvgPool, {g.node(OpKind::kRadixSum, {x}, ra)});
-  const ValueId attention = g.conv(g.conv(pooled, 32, conv_attrs(1, 1, 0, c.cardinality, Activation::kRelu)), total,
-                                   conv_attrs(1, 1, 0, c.cardinality));
+  const ValueId attention = g.conv(g.conv(pooled, 32, conv_attrs(1, 1, 0, c.cardinality, Activation::kRelu)),
+                                   total, conv_attrs(1, 1, 0, c.cardinality));
   const ValueId weights = g.node(OpKind::kRadixSoftmax, {attention}, ra);
   g.output(g.node(OpKind::kRadixWeightedSum, {x, weights}, ra));
   g.output(g.node(OpKind::kRadixSum, {x}, ra));
   g.output(weights);
-  expect_matches_reference(g.graph, {random_tensor({c.batch, c.grouped_conv ? c.channels : total, c.size, c.size}, 7)});
+  expect_matches_reference(
+      g.graph, {random_tensor({c.batch, c.grouped_conv ? c.channels : total, c.size, c.size}, 7)});
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -153,10 +156,12 @@ TEST(SplitAttentionTest, SoftmaxOfFarApartLogitsFlushesTinyWeights) {
   // Logits 90 apart give weights of e^-90 ~ 8e-40, a subnormal float: the backend flushes it to zero,
   // which moves the result by less than 1e-38.
   Tensor logits(DType::kF32, {1, 64, 1, 1});
-  for (std::int64_t i = 0; i < 64; ++i) logits.mutable_f32()[static_cast<std::size_t>(i)] = i < 32 ? 45.0f : -45.0f;
+  for (std::int64_t i = 0; i < 64; ++i)
+    logits.mutable_f32()[static_cast<std::size_t>(i)] = i < 32 ? 45.0f : -45.0f;
   SmallGraph g;
   const ValueId x = g.input("x", {64, 4, 4});
-  g.output(g.node(OpKind::kRadixWeightedSum, {x, g.node(OpKind::kRadixSoftmax, {g.input("l", {64, 1, 1})}, radix_attrs(2))},
+  g.output(g.node(OpKind::kRadixWeightedSum,
+                  {x, g.node(OpKind::kRadixSoftmax, {g.input("l", {64, 1, 1})}, radix_attrs(2))},
                   radix_attrs(2)));
   expect_matches_reference(g.graph, {random_tensor({1, 64, 4, 4}, 8), logits});
 }

@@ -98,8 +98,8 @@ TEST(PrecisionTest, Fp16GroupedConvolutionSplitAttentionAndLinear) {
   const ValueId y = g.conv(g.input("x", {32, 16, 16}), 64, conv_attrs(3, 1, 1, 2, Activation::kRelu));
   const ValueId sum = g.node(OpKind::kRadixSum, {y}, testing::radix_attrs(2));
   const ValueId pooled = g.node(OpKind::kGlobalAvgPool, {sum});  // not fused with an fp16 radix_sum
-  const ValueId logits =
-      g.node(OpKind::kLinear, {g.node(OpKind::kFlatten, {pooled}), g.constant("w", {10, 32}), g.constant("b", {10})});
+  const ValueId logits = g.node(OpKind::kLinear, {g.node(OpKind::kFlatten, {pooled}),
+                                                  g.constant("w", {10, 32}), g.constant("b", {10})});
   for (const ValueId v : {y, sum, logits}) g.producer(v).precision = Precision::kF16;
   g.output(y);
   g.output(sum);
@@ -115,16 +115,22 @@ TEST(PrecisionTest, Fp16NodesAreNotFused) {
     SmallGraph g;
     const ValueId x = g.input("x", {16, 8, 8});
     const ValueId y = g.conv(x, 16, conv_attrs(3, 1, 1));
-    const ValueId sum = g.node(OpKind::kAdd, {y, g.conv(x, 16, conv_attrs(1, 1, 0))}, AddAttrs{Activation::kRelu});
+    const ValueId sum =
+        g.node(OpKind::kAdd, {y, g.conv(x, 16, conv_attrs(1, 1, 0))}, AddAttrs{Activation::kRelu});
     g.producer(fp16_conv ? y : sum).precision = Precision::kF16;
     g.output(sum);
     expect_matches_fp16_reference(g.graph, random_tensor({1, 16, 8, 8}, 3), false);
-    const Tensor all_f32 = run_on("cpu-reference", [&] {
-      Graph copy = g.graph;
-      copy.node(copy.value(fp16_conv ? y : sum).producer).precision = Precision::kF32;
-      return copy;
-    }(), {random_tensor({1, 16, 8, 8}, 3)}).at(0);
-    EXPECT_GT(testing::relative_difference(run_on("cpu", g.graph, {random_tensor({1, 16, 8, 8}, 3)}).at(0), all_f32),
+    const Tensor all_f32 = run_on("cpu-reference",
+                                  [&] {
+                                    Graph copy = g.graph;
+                                    copy.node(copy.value(fp16_conv ? y : sum).producer).precision =
+                                        Precision::kF32;
+                                    return copy;
+                                  }(),
+                                  {random_tensor({1, 16, 8, 8}, 3)})
+                               .at(0);
+    EXPECT_GT(testing::relative_difference(run_on("cpu", g.graph, {random_tensor({1, 16, 8, 8}, 3)}).at(0),
+                                           all_f32),
               1e-6)
         << "the fp16 rounding was lost";
   }

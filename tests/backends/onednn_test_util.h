@@ -20,8 +20,9 @@ inline bool onednn_built() {
   return std::find(names.begin(), names.end(), "cpu") != names.end();
 }
 
-#define KILN_SKIP_WITHOUT_ONEDNN() \
-  if (!::kiln::testing::onednn_built()) GTEST_SKIP() << "the oneDNN backend is not built (KILN_ONEDNN is off)"
+#define KILN_SKIP_WITHOUT_ONEDNN()                                                                         \
+  if (!::kiln::testing::onednn_built()) GTEST_SKIP() << "the oneDNN backend is not built (KILN_ONEDNN is " \
+                                                        "off)"
 
 // oneDNN accumulates in fp32, in an order of its own (blocked over channels and taps), while the
 // reference accumulates in double and rounds once. A sum of K products then differs by about
@@ -29,8 +30,8 @@ inline bool onednn_built() {
 // compounding through a network's depth, while any indexing or layout mistake is O(1).
 inline constexpr double kBackendTolerance = 1e-5;
 
-inline std::vector<Tensor> run_on(std::string_view backend, const Graph& graph, const std::vector<Tensor>& inputs,
-                                  CompileOptions options = {}) {
+inline std::vector<Tensor> run_on(std::string_view backend, const Graph& graph,
+                                  const std::vector<Tensor>& inputs, CompileOptions options = {}) {
   options.batch = inputs.front().dim(0);
   return make_backend(backend)->compile(graph, options)->run(inputs);
 }

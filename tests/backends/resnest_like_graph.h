@@ -46,7 +46,8 @@ class ResnestLikeBuilder {
       const std::int64_t planes = o_.base_width << stage;
       for (int block = 0; block < o_.depths[stage]; ++block) {
         const std::int64_t stride = block == 0 && stage > 0 ? 2 : 1;
-        x = bottleneck(x, "layer" + std::to_string(stage + 1) + "." + std::to_string(block), in, planes, stride);
+        x = bottleneck(x, "layer" + std::to_string(stage + 1) + "." + std::to_string(block), in, planes,
+                       stride);
         in = planes * 4;
       }
     }
@@ -68,8 +69,8 @@ class ResnestLikeBuilder {
 
   // conv (no bias) + batch norm [+ relu]; fused: one conv with bias and activation.
   ValueId conv_bn(ValueId x, const std::string& conv_name, const std::string& bn_name, std::int64_t in,
-                  std::int64_t out, std::int64_t k, std::int64_t stride, std::int64_t pad, std::int64_t groups,
-                  bool relu) {
+                  std::int64_t out, std::int64_t k, std::int64_t stride, std::int64_t pad,
+                  std::int64_t groups, bool relu) {
     ConvAttrs a;
     a.kernel = {k, k};
     a.stride = {stride, stride};
@@ -101,8 +102,8 @@ class ResnestLikeBuilder {
     return g_.add_node(OpKind::kConv2d, name, {x, w, b}, a);
   }
 
-  ValueId pool(OpKind op, ValueId x, const std::string& name, std::int64_t k, std::int64_t stride, std::int64_t pad,
-               bool ceil, bool include_pad) {
+  ValueId pool(OpKind op, ValueId x, const std::string& name, std::int64_t k, std::int64_t stride,
+               std::int64_t pad, bool ceil, bool include_pad) {
     PoolAttrs p;
     p.kernel = {k, k};
     p.stride = {stride, stride};
@@ -124,7 +125,8 @@ class ResnestLikeBuilder {
     if (o_.fused) {
       ConvAttrs a;
       a.activation = Activation::kRelu;
-      const ValueId w = constant(name + ".fc1.weight", {mid, planes, 1, 1}, std::sqrt(6.0f / static_cast<float>(planes)));
+      const ValueId w =
+          constant(name + ".fc1.weight", {mid, planes, 1, 1}, std::sqrt(6.0f / static_cast<float>(planes)));
       const ValueId b = constant(name + ".fc1.bias", {mid}, 0.2f);
       attn = g_.add_node(OpKind::kConv2d, name + ".fc1", {gap, w, b}, a);
     } else {
@@ -141,15 +143,18 @@ class ResnestLikeBuilder {
     return g_.add_node(OpKind::kRadixWeightedSum, name + ".weighted_sum", {y, attn}, ra);
   }
 
-  ValueId bottleneck(ValueId x, const std::string& name, std::int64_t in, std::int64_t planes, std::int64_t stride) {
+  ValueId bottleneck(ValueId x, const std::string& name, std::int64_t in, std::int64_t planes,
+                     std::int64_t stride) {
     ValueId y = conv_bn(x, name + ".conv1", name + ".bn1", in, planes, 1, 1, 0, 1, true);
     y = split_attention(y, name + ".conv2", planes);
     if (stride > 1) y = pool(OpKind::kAvgPool2d, y, name + ".avd_last", 3, stride, 1, false, true);
     y = conv_bn(y, name + ".conv3", name + ".bn3", planes, planes * 4, 1, 1, 0, 1, false);
     ValueId shortcut = x;
     if (stride > 1 || in != planes * 4) {
-      if (stride > 1) shortcut = pool(OpKind::kAvgPool2d, x, name + ".downsample.0", 2, stride, 0, true, false);
-      shortcut = conv_bn(shortcut, name + ".downsample.1", name + ".downsample.2", in, planes * 4, 1, 1, 0, 1, false);
+      if (stride > 1)
+        shortcut = pool(OpKind::kAvgPool2d, x, name + ".downsample.0", 2, stride, 0, true, false);
+      shortcut = conv_bn(shortcut, name + ".downsample.1", name + ".downsample.2", in, planes * 4, 1, 1, 0, 1,
+                         false);
     }
     if (o_.fused) {
       return g_.add_node(OpKind::kAdd, name + ".add", {y, shortcut}, AddAttrs{Activation::kRelu});
@@ -163,6 +168,8 @@ class ResnestLikeBuilder {
   Graph g_;
 };
 
-inline Graph resnest_like_graph(const ResnestLikeOptions& options) { return ResnestLikeBuilder(options).build(); }
+inline Graph resnest_like_graph(const ResnestLikeOptions& options) {
+  return ResnestLikeBuilder(options).build();
+}
 
 }  // namespace kiln::testing

@@ -6,10 +6,14 @@ namespace kiln::onednn {
 
 Eltwise eltwise_for(Activation activation) {
   switch (activation) {
-    case Activation::kRelu: return {dnnl::algorithm::eltwise_relu, 0.0f};
-    case Activation::kSilu: return {dnnl::algorithm::eltwise_swish, 1.0f};  // x * sigmoid(1 * x)
-    case Activation::kSigmoid: return {dnnl::algorithm::eltwise_logistic, 0.0f};
-    case Activation::kNone: break;
+    case Activation::kRelu:
+      return {dnnl::algorithm::eltwise_relu, 0.0f};
+    case Activation::kSilu:
+      return {dnnl::algorithm::eltwise_swish, 1.0f};  // x * sigmoid(1 * x)
+    case Activation::kSigmoid:
+      return {dnnl::algorithm::eltwise_logistic, 0.0f};
+    case Activation::kNone:
+      break;
   }
   fail("onednn backend: activation ", activation_name(activation), " has no eltwise form");
 }

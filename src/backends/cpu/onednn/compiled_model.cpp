@@ -20,7 +20,8 @@ std::vector<Tensor> CompiledProgram::run(const std::vector<Tensor>& inputs) {
   require(inputs.size() == program_.input_shapes.size(), "expected ", program_.input_shapes.size(),
           " input tensors, got ", inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    require(inputs[i].dtype() == DType::kF32, "graph inputs must be f32, got ", dtype_name(inputs[i].dtype()));
+    require(inputs[i].dtype() == DType::kF32, "graph inputs must be f32, got ",
+            dtype_name(inputs[i].dtype()));
     require(inputs[i].shape() == program_.input_shapes[i], "this model was compiled for input shape ",
             shape_str(program_.input_shapes[i]), ", got ", shape_str(inputs[i].shape()));
   }
@@ -41,7 +42,8 @@ std::vector<Tensor> CompiledProgram::run(const std::vector<Tensor>& inputs) {
     for (const Call& c : step.calls) c(stream_);
     if (!options_.profile || step.node == kNoNode) continue;
     stream_.wait();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     int& index = entry[static_cast<std::size_t>(step.node)];
     if (index < 0) {
       index = static_cast<int>(profile_.size());

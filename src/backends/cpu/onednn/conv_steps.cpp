@@ -32,9 +32,10 @@ Tensor rows(const Tensor& t, std::int64_t first, std::int64_t count) {
 bool winograd_candidate(const ConvAttrs& a, const Shape& x, const Shape& y) {
   constexpr std::int64_t kBlock = 16;
   constexpr std::int64_t kMinPixels = 14 * 14;
-  return a.groups > 1 && a.kernel == std::array<std::int64_t, 2>{3, 3} && a.stride == std::array<std::int64_t, 2>{1, 1} &&
-         a.dilation == std::array<std::int64_t, 2>{1, 1} && x[0] == 1 && x[1] / a.groups % kBlock == 0 &&
-         y[1] / a.groups % kBlock == 0 && y[2] * y[3] >= kMinPixels;
+  return a.groups > 1 && a.kernel == std::array<std::int64_t, 2>{3, 3} &&
+         a.stride == std::array<std::int64_t, 2>{1, 1} && a.dilation == std::array<std::int64_t, 2>{1, 1} &&
+         x[0] == 1 && x[1] / a.groups % kBlock == 0 && y[1] / a.groups % kBlock == 0 &&
+         y[2] * y[3] >= kMinPixels;
 }
 
 }  // namespace
@@ -50,10 +51,10 @@ void PlanBuilder::add_grouped_winograd(const Node& conv, const Tensor& w, const 
   const Desc bias_desc = b != nullptr ? plain_desc({out}) : Desc();
   dnnl::post_ops ops;
   append_activation(ops, a.activation);
-  dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, src_group,
-      any_desc({out, in, 3, 3}), bias_desc, dst_group, {1, 1}, {0, 0}, {a.padding[0], a.padding[1]},
-      {a.padding[2], a.padding[3]});
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::convolution_winograd, src_group,
+                                       any_desc({out, in, 3, 3}), bias_desc, dst_group, {1, 1}, {0, 0},
+                                       {a.padding[0], a.padding[1]}, {a.padding[2], a.padding[3]});
   const dnnl::convolution_forward::primitive_desc pd(desc, attributes(ops), engine_);
   const dnnl::convolution_forward primitive(pd);
 
@@ -65,7 +66,8 @@ void PlanBuilder::add_grouped_winograd(const Node& conv, const Tensor& w, const 
   const dnnl::memory scratch = scratchpad(pd);
   for (std::int64_t g = 0; g < groups; ++g) {
     Args args{{DNNL_ARG_SCRATCHPAD, scratch}};
-    args[DNNL_ARG_WEIGHTS] = pack_constant(rows(w, g * out, out), plain_desc({out, in, 3, 3}), pd.weights_desc());
+    args[DNNL_ARG_WEIGHTS] =
+        pack_constant(rows(w, g * out, out), plain_desc({out, in, 3, 3}), pd.weights_desc());
     if (b != nullptr) args[DNNL_ARG_BIAS] = pack_constant(rows(*b, g * out, out), bias_desc, pd.bias_desc());
     const auto offset = [&](const Shape& s, std::int64_t channels) {
       return static_cast<std::size_t>(g * channels * s[2] * s[3]) * sizeof(float);

@@ -16,7 +16,8 @@ constexpr unsigned kFlushBits = 0x8040;  // MXCSR flush-to-zero (bit 15) and den
 
 }  // namespace
 
-FlushDenormals::FlushDenormals(int threads) : threads_(threads), saved_(static_cast<std::size_t>(threads), 0) {
+FlushDenormals::FlushDenormals(int threads)
+    : threads_(threads), saved_(static_cast<std::size_t>(threads), 0) {
 #if KILN_HAVE_MXCSR
 #pragma omp parallel num_threads(threads_)
   {

@@ -1,7 +1,7 @@
 // Linear layers through oneDNN's inner product (weights packed once, bias fused).
 #include "backends/cpu/onednn/plan_builder.h"
-#include "core/error.h"
 #include "backends/cpu/onednn/precision.h"
+#include "core/error.h"
 
 namespace kiln::onednn {
 

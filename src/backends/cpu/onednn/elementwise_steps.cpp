@@ -1,8 +1,8 @@
 // Batch norm, activations, adds and flatten: oneDNN primitives that keep their input's layout.
 #include "backends/cpu/onednn/activation.h"
 #include "backends/cpu/onednn/plan_builder.h"
-#include "core/error.h"
 #include "backends/cpu/onednn/precision.h"
+#include "core/error.h"
 
 namespace kiln::onednn {
 
@@ -20,8 +20,12 @@ void PlanBuilder::add_batch_norm(const Node& node) {
     const Desc d = plain_desc({values.numel()});
     return pack_constant(values, d, d);
   };
-  Args args{{DNNL_ARG_SRC, src},          {DNNL_ARG_SCALE, parameter(1)},    {DNNL_ARG_SHIFT, parameter(2)},
-            {DNNL_ARG_MEAN, parameter(3)}, {DNNL_ARG_VARIANCE, parameter(4)}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
+  Args args{{DNNL_ARG_SRC, src},
+            {DNNL_ARG_SCALE, parameter(1)},
+            {DNNL_ARG_SHIFT, parameter(2)},
+            {DNNL_ARG_MEAN, parameter(3)},
+            {DNNL_ARG_VARIANCE, parameter(4)},
+            {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
   args[DNNL_ARG_DST] = output(node.output, pd.dst_desc());
   call(primitive_call(dnnl::batch_normalization_forward(pd), std::move(args)));
 }
@@ -36,7 +40,8 @@ void PlanBuilder::add_activation(const Node& node) {
     return;
   }
   const Eltwise e = eltwise_for(activation);
-  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, e.algorithm, slot(x).desc, e.alpha, 0.0f);
+  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, e.algorithm, slot(x).desc, e.alpha,
+                                   0.0f);
   dnnl::eltwise_forward::primitive_desc pd(desc, attributes(), engine_);
   note(cat("eltwise ", pd.impl_info_str()));
   Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};

@@ -42,7 +42,8 @@ FusionPlan plan_fusions(const Graph& graph, const std::vector<NodeId>& order) {
                   std::vector<bool>(count, false)};
   const auto consumers = graph.consumers();
   std::vector<int> position(count, -1);
-  for (std::size_t i = 0; i < order.size(); ++i) position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
+  for (std::size_t i = 0; i < order.size(); ++i)
+    position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
 
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
@@ -56,8 +57,8 @@ FusionPlan plan_fusions(const Graph& graph, const std::vector<NodeId>& order) {
         if (producer == kNoNode || !conv_fusable(graph, graph.node(producer))) continue;
         const ValueId other = input == node.inputs[0] ? node.inputs[1] : node.inputs[0];
         if (graph.value(other).is_constant()) continue;
-        if (chosen == kNoNode || position[static_cast<std::size_t>(producer)] >
-                                     position[static_cast<std::size_t>(chosen)]) {
+        if (chosen == kNoNode ||
+            position[static_cast<std::size_t>(producer)] > position[static_cast<std::size_t>(chosen)]) {
           chosen = producer;
         }
       }

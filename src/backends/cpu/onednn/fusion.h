@@ -11,7 +11,7 @@
 namespace kiln::onednn {
 
 struct FusionPlan {
-  std::vector<NodeId> conv_into_add;       // per node: for an add, the convolution fused into it
+  std::vector<NodeId> conv_into_add;        // per node: for an add, the convolution fused into it
   std::vector<NodeId> radix_sum_into_pool;  // per node: for a global pool, the radix_sum fused into it
   std::vector<bool> absorbed;               // per node: computed in another node's step
 

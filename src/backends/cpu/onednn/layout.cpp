@@ -10,21 +10,31 @@ using DataType = dnnl::memory::data_type;
 
 Tag plain_tag(std::size_t rank) {
   switch (rank) {
-    case 1: return Tag::a;
-    case 2: return Tag::ab;
-    case 3: return Tag::abc;
-    case 4: return Tag::abcd;
-    case 5: return Tag::abcde;
-    default: fail("onednn backend: tensors of rank ", rank, " are not supported");
+    case 1:
+      return Tag::a;
+    case 2:
+      return Tag::ab;
+    case 3:
+      return Tag::abc;
+    case 4:
+      return Tag::abcd;
+    case 5:
+      return Tag::abcde;
+    default:
+      fail("onednn backend: tensors of rank ", rank, " are not supported");
   }
 }
 
 Tag blocked_tag(std::int64_t block) {
   switch (block) {
-    case 1: return Tag::nchw;
-    case 8: return Tag::nChw8c;
-    case 16: return Tag::nChw16c;
-    default: fail("onednn backend: no layout with channel blocks of ", block);
+    case 1:
+      return Tag::nchw;
+    case 8:
+      return Tag::nChw8c;
+    case 16:
+      return Tag::nChw16c;
+    default:
+      fail("onednn backend: no layout with channel blocks of ", block);
   }
 }
 
@@ -38,8 +48,11 @@ Desc any_desc(const Shape& shape) { return Desc(to_dims(shape), DataType::f32, T
 
 std::string layout_name(const Desc& desc) {
   const dnnl::memory::dims dims = desc.dims();
-  const std::pair<Tag, const char*> known[] = {
-      {Tag::nchw, "nchw"}, {Tag::nhwc, "nhwc"}, {Tag::nChw8c, "nChw8c"}, {Tag::nChw16c, "nChw16c"}, {Tag::nc, "nc"}};
+  const std::pair<Tag, const char*> known[] = {{Tag::nchw, "nchw"},
+                                               {Tag::nhwc, "nhwc"},
+                                               {Tag::nChw8c, "nChw8c"},
+                                               {Tag::nChw16c, "nChw16c"},
+                                               {Tag::nc, "nc"}};
   for (const auto& [tag, name] : known) {
     if (dims.size() == (tag == Tag::nc ? 2u : 4u) && desc == Desc(dims, DataType::f32, tag)) return name;
   }
@@ -48,9 +61,12 @@ std::string layout_name(const Desc& desc) {
 
 Desc channel_layout_desc(const Shape& shape, ChannelLayout::Kind kind, std::int64_t block) {
   switch (kind) {
-    case ChannelLayout::Kind::kBlocked: return Desc(to_dims(shape), DataType::f32, blocked_tag(block));
-    case ChannelLayout::Kind::kChannelsLast: return Desc(to_dims(shape), DataType::f32, Tag::nhwc);
-    case ChannelLayout::Kind::kNone: break;
+    case ChannelLayout::Kind::kBlocked:
+      return Desc(to_dims(shape), DataType::f32, blocked_tag(block));
+    case ChannelLayout::Kind::kChannelsLast:
+      return Desc(to_dims(shape), DataType::f32, Tag::nhwc);
+    case ChannelLayout::Kind::kNone:
+      break;
   }
   fail("onednn backend: no channel layout of kind none");
 }

@@ -37,9 +37,11 @@ MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, std::size_t a
     for (const std::size_t other : placed) {
       if (!lifetimes_overlap(buffer, buffers[other])) continue;
       const std::size_t begin = plan.offsets[other];
-      conflicts.push_back({begin, begin + round_up(std::max<std::size_t>(buffers[other].bytes, 1), alignment)});
+      conflicts.push_back(
+          {begin, begin + round_up(std::max<std::size_t>(buffers[other].bytes, 1), alignment)});
     }
-    std::sort(conflicts.begin(), conflicts.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+    std::sort(conflicts.begin(), conflicts.end(),
+              [](const Range& a, const Range& b) { return a.begin < b.begin; });
     std::size_t offset = 0;
     for (const Range& range : conflicts) {
       if (offset + size <= range.begin) break;  // fits in the gap before this range

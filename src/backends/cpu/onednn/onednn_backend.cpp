@@ -10,7 +10,8 @@ bool OnednnBackend::supports(const Graph& graph, const Node& node) const {
   return onednn::native_support(graph, node);
 }
 
-std::unique_ptr<CompiledModel> OnednnBackend::compile(const Graph& graph, const CompileOptions& options) const {
+std::unique_ptr<CompiledModel> OnednnBackend::compile(const Graph& graph,
+                                                      const CompileOptions& options) const {
   // Primitives size their work split by the thread count at creation: create them with the run's count.
   const onednn::ThreadScope threads(options.threads);
   onednn::PlanBuilder builder(graph, options);

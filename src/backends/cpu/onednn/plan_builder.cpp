@@ -24,7 +24,8 @@ Program PlanBuilder::build() {
   std::vector<Shape> input_shapes;
   for (const ValueId input : graph_.inputs()) {
     Shape s = graph_.value(input).shape;
-    require(!s.empty(), "onednn backend: graph input '", graph_.value(input).name, "' has no batch dimension");
+    require(!s.empty(), "onednn backend: graph input '", graph_.value(input).name,
+            "' has no batch dimension");
     s[0] = options_.batch;
     input_shapes.push_back(s);
   }
@@ -40,7 +41,8 @@ Program PlanBuilder::build() {
   }
   fusion_ = plan_fusions(graph_, order_);
   position_.assign(graph_.nodes().size(), -1);
-  for (std::size_t i = 0; i < order_.size(); ++i) position_[static_cast<std::size_t>(order_[i])] = static_cast<int>(i);
+  for (std::size_t i = 0; i < order_.size(); ++i)
+    position_[static_cast<std::size_t>(order_[i])] = static_cast<int>(i);
   // An absorbed node runs (and reads its inputs) at its absorber's place.
   for (const NodeId id : order_) {
     const auto index = static_cast<std::size_t>(id);
@@ -69,9 +71,9 @@ Program PlanBuilder::build() {
 
 void PlanBuilder::probe_preferred_layout() {
   const Shape x{1, 64, 56, 56};
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                       any_desc(x), any_desc({64, 64, 1, 1}), any_desc(x), {1, 1}, {0, 0}, {0, 0},
-                                       {0, 0});
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::convolution_direct, any_desc(x),
+                                       any_desc({64, 64, 1, 1}), any_desc(x), {1, 1}, {0, 0}, {0, 0}, {0, 0});
   const dnnl::convolution_forward::primitive_desc pd(desc, engine_);
   const ChannelLayout layout = channel_layout(pd.src_desc(), x);
   if (layout.kind != ChannelLayout::Kind::kNone) {
@@ -101,7 +103,8 @@ void PlanBuilder::end_step() { program_.steps.push_back(std::move(current_)); }
 
 dnnl::memory PlanBuilder::input(ValueId value) {
   const Slot& s = slot(value);
-  require(s.buffer >= 0, "onednn backend: value '", graph_.value(value).name, "' is read before it is computed");
+  require(s.buffer >= 0, "onednn backend: value '", graph_.value(value).name,
+          "' is read before it is computed");
   program_.workspace->use(s.buffer, step_index());
   if (!stores_rounded(reading_precision_)) return s.memory;
   // A node storing below fp32 reads activations rounded; those an equally narrow node wrote already are.
@@ -111,7 +114,8 @@ dnnl::memory PlanBuilder::input(ValueId value) {
   }
   const dnnl::memory rounded = temporary(s.desc);
   call([source = s.memory, rounded, precision = reading_precision_](const dnnl::stream&) {
-    round_to_storage(static_cast<const float*>(source.get_data_handle()), static_cast<float*>(rounded.get_data_handle()),
+    round_to_storage(static_cast<const float*>(source.get_data_handle()),
+                     static_cast<float*>(rounded.get_data_handle()),
                      source.get_desc().get_size() / sizeof(float), precision);
   });
   return rounded;
@@ -156,8 +160,8 @@ dnnl::memory PlanBuilder::view(ValueId value, const Desc& desc) {
 
 void PlanBuilder::reorder(const dnnl::memory& src, const dnnl::memory& dst) {
   dnnl::reorder::primitive_desc pd(engine_, src.get_desc(), engine_, dst.get_desc(), attributes());
-  call(primitive_call(dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst},
-                                          {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}}));
+  call(primitive_call(dnnl::reorder(pd),
+                      {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}}));
 }
 
 dnnl::primitive_attr PlanBuilder::attributes(const dnnl::post_ops& post_ops) const {
@@ -278,18 +282,29 @@ void PlanBuilder::add_node(NodeId id) {
 
 void PlanBuilder::add_native(const Node& node) {
   switch (node.op) {
-    case OpKind::kConv2d: return add_conv(node, nullptr);
-    case OpKind::kBatchNorm: return add_batch_norm(node);
-    case OpKind::kActivation: return add_activation(node);
-    case OpKind::kAdd: return add_add(node);
+    case OpKind::kConv2d:
+      return add_conv(node, nullptr);
+    case OpKind::kBatchNorm:
+      return add_batch_norm(node);
+    case OpKind::kActivation:
+      return add_activation(node);
+    case OpKind::kAdd:
+      return add_add(node);
     case OpKind::kMaxPool2d:
-    case OpKind::kAvgPool2d: return add_pool(node);
-    case OpKind::kGlobalAvgPool: return add_global_pool(node, nullptr);
-    case OpKind::kFlatten: return add_flatten(node);
-    case OpKind::kLinear: return add_linear(node);
-    case OpKind::kRadixSum: return add_radix_sum(node);
-    case OpKind::kRadixSoftmax: return add_radix_softmax(node);
-    case OpKind::kRadixWeightedSum: return add_radix_weighted_sum(node);
+    case OpKind::kAvgPool2d:
+      return add_pool(node);
+    case OpKind::kGlobalAvgPool:
+      return add_global_pool(node, nullptr);
+    case OpKind::kFlatten:
+      return add_flatten(node);
+    case OpKind::kLinear:
+      return add_linear(node);
+    case OpKind::kRadixSum:
+      return add_radix_sum(node);
+    case OpKind::kRadixSoftmax:
+      return add_radix_softmax(node);
+    case OpKind::kRadixWeightedSum:
+      return add_radix_weighted_sum(node);
   }
   fail("layer '", node.name, "': unknown operator");
 }

@@ -36,7 +36,7 @@ struct Program {
   std::vector<Shape> input_shapes;
   std::vector<Shape> output_shapes;
   std::vector<dnnl::memory> output_memories;  // plain views of the output tensors, rebound per run
-  std::vector<dnnl::memory> constants;          // packed weights, kept alive here
+  std::vector<dnnl::memory> constants;        // packed weights, kept alive here
 };
 
 class PlanBuilder {
@@ -105,21 +105,21 @@ class PlanBuilder {
 
   void add_conv(const Node& conv, const Node* fused_add);  // conv_steps.cpp
   void add_grouped_winograd(const Node& conv, const Tensor& weights, const Tensor* bias);
-  void add_batch_norm(const Node& node);                    // elementwise_steps.cpp
+  void add_batch_norm(const Node& node);  // elementwise_steps.cpp
   void add_activation(const Node& node);
   void add_add(const Node& node);
   void add_flatten(const Node& node);
-  void add_pool(const Node& node);                          // pooling_steps.cpp
+  void add_pool(const Node& node);  // pooling_steps.cpp
   void add_global_pool(const Node& node, const Node* fused_radix_sum);
-  void add_linear(const Node& node);                        // dense_steps.cpp
+  void add_linear(const Node& node);  // dense_steps.cpp
   // A radix tensor in a layout the radix kernels read (its own, else NCHW); sets `layout`.
   dnnl::memory radix_input(ValueId value, std::int64_t radix, ChannelLayout& layout);
   // A per-image channel vector and the floats between its images.
   dnnl::memory channel_vector(ValueId value, std::int64_t& stride);
-  void add_radix_sum(const Node& node);                     // radix_steps.cpp
+  void add_radix_sum(const Node& node);  // radix_steps.cpp
   void add_radix_softmax(const Node& node);
   void add_radix_weighted_sum(const Node& node);
-  void add_fallback(const Node& node);                      // fallback_step.cpp
+  void add_fallback(const Node& node);  // fallback_step.cpp
 
   const Graph& graph_;
   CompileOptions options_;

@@ -1,9 +1,9 @@
 // Max and average pooling through oneDNN; global average pooling (optionally with the radix_sum before
 // it) on the backend's own kernel, which reads any channel-blocked layout in one pass.
 #include "backends/cpu/onednn/plan_builder.h"
-#include "core/error.h"
 #include "backends/cpu/onednn/radix_kernels.h"
 #include "backends/cpu/onednn/support.h"
+#include "core/error.h"
 
 namespace kiln::onednn {
 
@@ -13,8 +13,10 @@ void PlanBuilder::add_pool(const Node& node) {
   const Shape& xs = shape(x);
   const Shape& ys = shape(node.output);
   // ceil_mode becomes extra end padding: oneDNN sizes its output with floor division.
-  const std::int64_t pad_bottom = pooling_end_padding(xs[2], p.kernel[0], p.stride[0], p.padding[0], p.padding[2], ys[2]);
-  const std::int64_t pad_right = pooling_end_padding(xs[3], p.kernel[1], p.stride[1], p.padding[1], p.padding[3], ys[3]);
+  const std::int64_t pad_bottom =
+      pooling_end_padding(xs[2], p.kernel[0], p.stride[0], p.padding[0], p.padding[2], ys[2]);
+  const std::int64_t pad_right =
+      pooling_end_padding(xs[3], p.kernel[1], p.stride[1], p.padding[1], p.padding[3], ys[3]);
   dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
   if (node.op == OpKind::kAvgPool2d) {
     algorithm = p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding

@@ -56,10 +56,12 @@ void radix_combine(const float* x, const ChannelLayout& xl, std::int64_t radix, 
     for (std::int64_t t = 0; t < tasks; ++t) {
       const std::int64_t n = t / xl.height, row = t % xl.height;
       const float* weights[kMaxRadix];
-      for (std::int64_t r = 0; r < radix; ++r) weights[r] = weighted ? w + n * w_stride + r * channels : nullptr;
+      for (std::int64_t r = 0; r < radix; ++r)
+        weights[r] = weighted ? w + n * w_stride + r * channels : nullptr;
       for (std::int64_t p = row * xl.width; p < (row + 1) * xl.width; ++p) {
         const float* in[kMaxRadix];
-        for (std::int64_t r = 0; r < radix; ++r) in[r] = x + n * xl.image_stride + p * xl.pixel_stride + r * channels;
+        for (std::int64_t r = 0; r < radix; ++r)
+          in[r] = x + n * xl.image_stride + p * xl.pixel_stride + r * channels;
         combine(in, weighted ? weights : nullptr, radix, channels, channels,
                 y + n * yl.image_stride + p * yl.pixel_stride);
       }
@@ -96,23 +98,30 @@ void radix_combine(const float* x, const ChannelLayout& xl, std::int64_t radix, 
 bool radix_layout_supported(const ChannelLayout& x, std::int64_t radix) {
   if (radix < 1 || radix > kMaxRadix || x.channels % radix != 0) return false;
   switch (x.kind) {
-    case Kind::kBlocked: return (x.channels / radix) % x.block == 0;
-    case Kind::kChannelsLast: return true;
-    case Kind::kNone: return false;
+    case Kind::kBlocked:
+      return (x.channels / radix) % x.block == 0;
+    case Kind::kChannelsLast:
+      return true;
+    case Kind::kNone:
+      return false;
   }
   return false;
 }
 
 bool radix_output_supported(const ChannelLayout& x, const ChannelLayout& y) {
   switch (y.kind) {
-    case Kind::kBlocked: return x.kind == Kind::kBlocked && y.block == x.block;
-    case Kind::kChannelsLast: return x.kind != Kind::kNone;
-    case Kind::kNone: return false;
+    case Kind::kBlocked:
+      return x.kind == Kind::kBlocked && y.block == x.block;
+    case Kind::kChannelsLast:
+      return x.kind != Kind::kNone;
+    case Kind::kNone:
+      return false;
   }
   return false;
 }
 
-void radix_sum(const float* x, const ChannelLayout& xl, std::int64_t radix, float* y, const ChannelLayout& yl) {
+void radix_sum(const float* x, const ChannelLayout& xl, std::int64_t radix, float* y,
+               const ChannelLayout& yl) {
   radix_combine(x, xl, radix, nullptr, 0, y, yl);
 }
 
@@ -137,14 +146,16 @@ void radix_sum_mean(const float* x, const ChannelLayout& xl, std::int64_t radix,
     const std::int64_t count = std::min(width, channels - first);
     float acc[kMeanChunk > 16 ? kMeanChunk : 16] = {};
     for (std::int64_t r = 0; r < radix; ++r) {
-      const float* in = x + n * xl.image_stride + (last ? r * channels + first : (r * channels + first) / xl.block * xl.block_stride);
+      const float* in = x + n * xl.image_stride +
+                        (last ? r * channels + first : (r * channels + first) / xl.block * xl.block_stride);
       for (std::int64_t p = 0; p < pixels; ++p) {
         for (std::int64_t j = 0; j < count; ++j) acc[j] += in[p * xl.pixel_stride + j];
       }
     }
     for (std::int64_t j = 0; j < count; ++j) y[n * y_stride + first + j] = acc[j] * scale;
   }
-  for (std::int64_t n = 0; n < xl.batch; ++n) std::fill(y + n * y_stride + channels, y + (n + 1) * y_stride, 0.0f);
+  for (std::int64_t n = 0; n < xl.batch; ++n)
+    std::fill(y + n * y_stride + channels, y + (n + 1) * y_stride, 0.0f);
 }
 
 void radix_softmax(const float* logits, std::int64_t in_stride, std::int64_t batch, std::int64_t total,

@@ -1,8 +1,8 @@
 // Split attention steps on the backend's own kernels (radix_kernels.h), in the layout the producer chose
 // when the radix splits are whole channel blocks, else in NCHW.
 #include "backends/cpu/onednn/plan_builder.h"
-#include "core/error.h"
 #include "backends/cpu/onednn/radix_kernels.h"
+#include "core/error.h"
 
 namespace kiln::onednn {
 namespace {

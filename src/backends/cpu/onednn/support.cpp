@@ -31,8 +31,8 @@ bool pool_supported(const Graph& graph, const Node& node) {
 
 }  // namespace
 
-std::int64_t pooling_end_padding(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t begin,
-                                 std::int64_t end, std::int64_t out) {
+std::int64_t pooling_end_padding(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                                 std::int64_t begin, std::int64_t end, std::int64_t out) {
   if ((in + begin + end - kernel) / stride + 1 == out) return end;
   return (out - 1) * stride + kernel - in - begin;
 }
