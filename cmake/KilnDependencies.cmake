@@ -30,3 +30,15 @@ if(WebP_FOUND)
   target_link_libraries(kiln_deps INTERFACE PkgConfig::WebP)
   target_compile_definitions(kiln_deps INTERFACE KILN_HAVE_WEBP=1)
 endif()
+
+# The oneDNN CPU backend is built when Debian's libdnnl-dev is there (its CMake config also needs the
+# OpenCL headers); without it kiln still builds and the backend is absent from the registry.
+find_package(dnnl CONFIG QUIET)
+option(KILN_ONEDNN "Build the oneDNN CPU backend (needs libdnnl-dev)" ${dnnl_FOUND})
+if(KILN_ONEDNN)
+  if(NOT dnnl_FOUND)
+    message(FATAL_ERROR "KILN_ONEDNN is ON but oneDNN was not found (apt-get install libdnnl-dev)")
+  endif()
+  # Debian's oneDNN threads through OpenMP; the backend sets the thread count through it.
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+endif()

@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   nlohmann-json3-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libtomlplusplus-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev
 )
 
 missing=()

@@ -1,0 +1,76 @@
+// Batch norm, activations, adds and flatten: oneDNN primitives that keep their input's layout.
+#include "backends/cpu/onednn/activation.h"
+#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/precision.h"
+#include "core/error.h"
+
+namespace kiln::onednn {
+
+void PlanBuilder::add_batch_norm(const Node& node) {
+  const ValueId x = node.inputs[0];
+  const dnnl::memory src = input(x);
+  const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                     dnnl::normalization_flags::use_shift;
+  dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, slot(x).desc,
+                                               node.attr<BatchNormAttrs>().epsilon, flags);
+  dnnl::batch_normalization_forward::primitive_desc pd(desc, attributes(), engine_);
+  note(cat("batch_norm ", pd.impl_info_str()));
+  const auto parameter = [&](std::size_t index) {
+    const Tensor values = prepare_constant(graph_.value(node.inputs[index]).constant, node.precision);
+    const Desc d = plain_desc({values.numel()});
+    return pack_constant(values, d, d);
+  };
+  Args args{{DNNL_ARG_SRC, src},
+            {DNNL_ARG_SCALE, parameter(1)},
+            {DNNL_ARG_SHIFT, parameter(2)},
+            {DNNL_ARG_MEAN, parameter(3)},
+            {DNNL_ARG_VARIANCE, parameter(4)},
+            {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
+  args[DNNL_ARG_DST] = output(node.output, pd.dst_desc());
+  call(primitive_call(dnnl::batch_normalization_forward(pd), std::move(args)));
+}
+
+void PlanBuilder::add_activation(const Node& node) {
+  const ValueId x = node.inputs[0];
+  const dnnl::memory src = input(x);
+  const Activation activation = node.attr<ActivationAttrs>().activation;
+  if (activation == Activation::kNone) {
+    note("copy");
+    reorder(src, output(node.output, slot(x).desc));
+    return;
+  }
+  const Eltwise e = eltwise_for(activation);
+  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, e.algorithm, slot(x).desc, e.alpha,
+                                   0.0f);
+  dnnl::eltwise_forward::primitive_desc pd(desc, attributes(), engine_);
+  note(cat("eltwise ", pd.impl_info_str()));
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
+  args[DNNL_ARG_DST] = output(node.output, pd.dst_desc());
+  call(primitive_call(dnnl::eltwise_forward(pd), std::move(args)));
+}
+
+void PlanBuilder::add_add(const Node& node) {
+  const ValueId a = node.inputs[0], b = node.inputs[1];
+  const dnnl::memory src0 = input(a);
+  const Desc layout = slot(a).desc;
+  const dnnl::memory src1 = input_as(b, layout);
+  dnnl::post_ops ops;
+  append_activation(ops, node.attr<AddAttrs>().activation);
+  dnnl::binary::desc desc(dnnl::algorithm::binary_add, layout, layout, layout);
+  dnnl::binary::primitive_desc pd(desc, attributes(ops), engine_);
+  note(cat("binary ", pd.impl_info_str()));
+  Args args{{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
+  args[DNNL_ARG_DST] = output(node.output, pd.dst_desc());
+  call(primitive_call(dnnl::binary(pd), std::move(args)));
+}
+
+void PlanBuilder::add_flatten(const Node& node) {
+  const ValueId x = node.inputs[0];
+  const dnnl::memory src = input(x);
+  note("flatten");
+  output(node.output, plain_desc(shape(node.output)));
+  // Row-major [N, C, H, W] and row-major [N, C * H * W] are the same bytes.
+  reorder(src, view(node.output, plain_desc(shape(x))));
+}
+
+}  // namespace kiln::onednn

@@ -1,0 +1,18 @@
+// The fast CPU backend ("cpu"): convolutions, pooling, batch norm, element-wise ops and linear layers on
+// oneDNN primitives in the blocked layouts oneDNN prefers, split attention on the backend's own kernels,
+// activation memory planned once at compile time. Nodes it has no kernel for run on the reference
+// kernels.
+#pragma once
+
+#include "runtime/backend.h"
+
+namespace kiln {
+
+class OnednnBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+  bool supports(const Graph& graph, const Node& node) const override;
+  std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
+};
+
+}  // namespace kiln

@@ -1,0 +1,151 @@
+// Per-node precision on the oneDNN backend. An fp16 node ("fp16 storage, fp32 accumulation") reads its
+// activations rounded to fp16, uses its constants rounded to fp16 and writes its output rounded to fp16,
+// as the reference executor does (which leaves the constants to the plan builder, so the graphs given to
+// it here have them rounded already). fp8 is not supported yet and must be refused at compile time.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "onednn_graph_util.h"
+#include "onednn_test_util.h"
+
+namespace kiln {
+namespace {
+
+using testing::conv_attrs;
+using testing::random_tensor;
+using testing::run_on;
+using testing::SmallGraph;
+
+// The graph with the constants of its fp16 nodes rounded to fp16, as the plan builder stores them.
+Graph with_rounded_constants(const Graph& graph) {
+  Graph copy = graph;
+  for (std::size_t id = 0; id < copy.nodes().size(); ++id) {
+    const Node& node = copy.node(static_cast<NodeId>(id));
+    if (node.precision != Precision::kF16) continue;
+    for (const ValueId input : node.inputs) {
+      Value& v = copy.value(input);
+      if (v.is_constant()) v.constant = v.constant.to(DType::kF16).to(DType::kF32);
+    }
+  }
+  return copy;
+}
+
+bool written_in_fp16(const Graph& graph, ValueId value) {
+  const NodeId producer = graph.value(value).producer;
+  return producer != kNoNode && graph.node(producer).precision == Precision::kF16;
+}
+
+// Every output against the reference. An fp16 node's output must hold fp16 values. When its inputs are
+// the same on both sides (graph inputs, constants), they must equal the reference's, except where the
+// fp32 results straddle a rounding boundary, which fp32's different summation order can decide either
+// way (then one fp16 step apart, in few elements). Downstream of such a flip, values that read it may
+// move by a few fp16 steps: there, and for fp32 outputs, the bound is on the norm, 1e-3 (two fp16 steps
+// are 2^-10 relative).
+void expect_matches_fp16_reference(const Graph& graph, const Tensor& x, bool inputs_exact) {
+  const auto ours = run_on("cpu", graph, {x});
+  const auto ref = run_on("cpu-reference", with_rounded_constants(graph), {x});
+  ASSERT_EQ(ours.size(), ref.size());
+  for (std::size_t o = 0; o < ours.size(); ++o) {
+    SCOPED_TRACE(::testing::Message() << "output " << o);
+    const auto a = ours[o].f32();
+    const auto b = ref[o].f32();
+    ASSERT_EQ(a.size(), b.size());
+    const bool fp16 = written_in_fp16(graph, graph.outputs()[o]);
+    if (!fp16 || !inputs_exact || o > 0) {
+      EXPECT_LE(testing::relative_difference(ours[o], ref[o]), 1e-3);
+      if (fp16) {
+        for (const float v : a) ASSERT_EQ(round_to_f16(v), v) << v << " is not an fp16 value";
+      }
+      continue;
+    }
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(round_to_f16(a[i]), a[i]) << "element " << i << " is not an fp16 value";
+      if (a[i] == b[i]) continue;
+      ++differing;
+      EXPECT_LE(std::fabs(a[i] - b[i]), std::ldexp(std::fabs(b[i]), -10) + 1e-7f) << "element " << i;
+    }
+    EXPECT_LE(differing, a.size() / 50 + 1) << differing << " of " << a.size() << " elements differ";
+  }
+}
+
+TEST(PrecisionTest, Fp16ConvolutionOnAGraphInput) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  SmallGraph g;
+  const ValueId y = g.conv(g.input("x", {16, 10, 10}), 32, conv_attrs(3, 1, 1, 1, Activation::kRelu));
+  g.producer(y).precision = Precision::kF16;
+  g.output(y);
+  expect_matches_fp16_reference(g.graph, random_tensor({2, 16, 10, 10}, 4), true);
+}
+
+TEST(PrecisionTest, Fp16ConvolutionBetweenFp32Layers) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  SmallGraph g;
+  const ValueId x = g.conv(g.input("x", {16, 10, 10}), 16, conv_attrs(1, 1, 0));  // fp32 values in
+  const ValueId y = g.conv(x, 32, conv_attrs(3, 1, 1, 1, Activation::kRelu));
+  g.producer(y).precision = Precision::kF16;
+  g.output(y);
+  g.output(g.conv(y, 8, conv_attrs(1, 1, 0)));  // an fp32 layer reads the rounded values
+  expect_matches_fp16_reference(g.graph, random_tensor({2, 16, 10, 10}, 1), false);
+}
+
+TEST(PrecisionTest, Fp16GroupedConvolutionSplitAttentionAndLinear) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  SmallGraph g;
+  const ValueId y = g.conv(g.input("x", {32, 16, 16}), 64, conv_attrs(3, 1, 1, 2, Activation::kRelu));
+  const ValueId sum = g.node(OpKind::kRadixSum, {y}, testing::radix_attrs(2));
+  const ValueId pooled = g.node(OpKind::kGlobalAvgPool, {sum});  // not fused with an fp16 radix_sum
+  const ValueId logits = g.node(OpKind::kLinear, {g.node(OpKind::kFlatten, {pooled}),
+                                                  g.constant("w", {10, 32}), g.constant("b", {10})});
+  for (const ValueId v : {y, sum, logits}) g.producer(v).precision = Precision::kF16;
+  g.output(y);
+  g.output(sum);
+  g.output(logits);
+  expect_matches_fp16_reference(g.graph, random_tensor({1, 32, 16, 16}, 2), true);
+}
+
+TEST(PrecisionTest, Fp16NodesAreNotFused) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  // An fp16 convolution rounds its output before the add reads it; an fp16 add rounds what it reads.
+  for (const bool fp16_conv : {true, false}) {
+    SCOPED_TRACE(fp16_conv ? "fp16 convolution" : "fp16 add");
+    SmallGraph g;
+    const ValueId x = g.input("x", {16, 8, 8});
+    const ValueId y = g.conv(x, 16, conv_attrs(3, 1, 1));
+    const ValueId sum =
+        g.node(OpKind::kAdd, {y, g.conv(x, 16, conv_attrs(1, 1, 0))}, AddAttrs{Activation::kRelu});
+    g.producer(fp16_conv ? y : sum).precision = Precision::kF16;
+    g.output(sum);
+    expect_matches_fp16_reference(g.graph, random_tensor({1, 16, 8, 8}, 3), false);
+    const Tensor all_f32 = run_on("cpu-reference",
+                                  [&] {
+                                    Graph copy = g.graph;
+                                    copy.node(copy.value(fp16_conv ? y : sum).producer).precision =
+                                        Precision::kF32;
+                                    return copy;
+                                  }(),
+                                  {random_tensor({1, 16, 8, 8}, 3)})
+                               .at(0);
+    EXPECT_GT(testing::relative_difference(run_on("cpu", g.graph, {random_tensor({1, 16, 8, 8}, 3)}).at(0),
+                                           all_f32),
+              1e-6)
+        << "the fp16 rounding was lost";
+  }
+}
+
+TEST(PrecisionTest, Fp8IsRefusedAtCompileTime) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  SmallGraph g;
+  const ValueId y = g.conv(g.input("x", {4, 6, 6}), 4, conv_attrs(3, 1, 1));
+  g.producer(y).precision = Precision::kF8;
+  g.output(y);
+  const auto backend = make_backend("cpu");
+  EXPECT_FALSE(backend->supports(g.graph, g.producer(y)));
+  EXPECT_THROW(backend->compile(g.graph, {}), Error);
+}
+
+}  // namespace
+}  // namespace kiln
