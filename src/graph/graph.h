@@ -30,15 +30,6 @@ enum class Precision : std::uint8_t { kF32, kF16, kF8 };
 std::string_view precision_name(Precision precision);
 std::optional<Precision> precision_from_name(std::string_view name);
 
-// FP8 E4M3 quantization of one layer (a node with Precision::kF8): its activation input is quantized
-// with one scale per tensor, its weights with one scale per output channel; a value x is stored as
-// round_to_e4m3(x / scale) and read back as that times scale. Scales are amax / 448.
-struct QuantParams {
-  float input_scale = 0.0f;
-  std::vector<float> weight_scales;  // one per output channel of the node's weight
-  bool operator==(const QuantParams&) const = default;
-};
-
 struct Value {
   std::string name;
   Shape shape;
@@ -55,7 +46,6 @@ struct Node {
   ValueId output = -1;
   Attributes attrs;
   Precision precision = Precision::kF32;
-  std::optional<QuantParams> quant;  // set exactly when precision is kF8
   bool dead = false;
 
   template <typename A>
