@@ -53,7 +53,14 @@ struct RadixAttrs {
   bool operator==(const RadixAttrs&) const = default;
 };
 
-using Attributes =
-    std::variant<std::monostate, ConvAttrs, BatchNormAttrs, ActivationAttrs, PoolAttrs, AddAttrs, RadixAttrs>;
+// Per-tensor FP8 quantization: x is divided by `scale`, rounded to E4M3 (saturating at 448) and
+// multiplied back, so the value carries exactly what an FP8 tensor with that scale can hold.
+struct QuantizeAttrs {
+  float scale = 1.0f;
+  bool operator==(const QuantizeAttrs&) const = default;
+};
+
+using Attributes = std::variant<std::monostate, ConvAttrs, BatchNormAttrs, ActivationAttrs, PoolAttrs, AddAttrs,
+                                RadixAttrs, QuantizeAttrs>;
 
 }  // namespace kiln

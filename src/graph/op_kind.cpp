@@ -18,6 +18,8 @@ std::string_view op_kind_name(OpKind op) {
     case OpKind::kRadixSum: return "radix_sum";
     case OpKind::kRadixSoftmax: return "radix_softmax";
     case OpKind::kRadixWeightedSum: return "radix_weighted_sum";
+    case OpKind::kQuantize: return "quantize";
+    case OpKind::kDequantize: return "dequantize";
   }
   return "unknown";
 }

@@ -22,9 +22,13 @@ enum class OpKind : std::uint8_t {
   kRadixSum,          // x [N, R*C, H, W] -> [N, C, H, W], sum over the radix       (RadixAttrs)
   kRadixSoftmax,      // logits [N, R*C, 1, 1] -> weights [N, R*C, 1, 1]           (RadixAttrs)
   kRadixWeightedSum,  // x [N, R*C, H, W], weights [N, R*C, 1, 1] -> [N, C, H, W]  (RadixAttrs)
+  // FP8 quantization points (see src/quant/). An FP8 layer reads its activation through a kQuantize and
+  // its weight through a kDequantize; backends with FP8 kernels fuse the pair into the layer.
+  kQuantize,          // x -> x on the E4M3 grid scaled by a per-tensor scale        (QuantizeAttrs)
+  kDequantize,        // codes [O, ...] (E4M3 constant), scales [O] -> codes * scales per output channel
 };
 
-inline constexpr int kOpKindCount = 12;
+inline constexpr int kOpKindCount = 14;
 
 std::string_view op_kind_name(OpKind op);
 std::optional<OpKind> op_kind_from_name(std::string_view name);

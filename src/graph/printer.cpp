@@ -32,6 +32,7 @@ std::string describe_attrs(const Attributes& attrs) {
       return a.activation == Activation::kNone ? "" : cat("+", activation_name(a.activation));
     }
     std::string operator()(const RadixAttrs& a) const { return cat("radix=", a.radix, " card=", a.cardinality); }
+    std::string operator()(const QuantizeAttrs& a) const { return cat("scale=", a.scale); }
   };
   return std::visit(Describe{}, attrs);
 }

@@ -1,5 +1,7 @@
 #include "graph/shape_inference.h"
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace kiln {
@@ -159,6 +161,18 @@ Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
       check.shape(1, {in[0][0], in[0][1], 1, 1});
       return radix_split_shape(check, in[0], attrs);
     }
+    case OpKind::kQuantize: {
+      const float scale = check.attrs<QuantizeAttrs>().scale;
+      check.inputs(1, 1);
+      check.check(std::isfinite(scale) && scale > 0.0f, cat("expected a positive finite scale, got ", scale));
+      return in[0];
+    }
+    case OpKind::kDequantize:
+      check.attrs<std::monostate>();
+      check.inputs(2, 2);
+      check.check(!in[0].empty(), "expected codes of rank >= 1 with output channels on axis 0");
+      check.shape(1, {in[0][0]});
+      return in[0];
   }
   fail(check.where(), "unknown operator");
 }

@@ -15,6 +15,8 @@ bool input_must_be_constant(OpKind op, std::size_t index) {
       return index >= 1;
     case OpKind::kBatchNorm:
       return index >= 1;
+    case OpKind::kDequantize:  // weights only: activations are quantized per tensor by kQuantize
+      return true;
     case OpKind::kActivation:
     case OpKind::kAdd:
     case OpKind::kMaxPool2d:
@@ -24,9 +26,16 @@ bool input_must_be_constant(OpKind op, std::size_t index) {
     case OpKind::kRadixSum:
     case OpKind::kRadixSoftmax:
     case OpKind::kRadixWeightedSum:
+    case OpKind::kQuantize:
       return false;
   }
   return false;
+}
+
+// An FP8 weight: the output of a kDequantize, whose own inputs the verifier checks are constants.
+bool is_dequantized_weight(const Graph& graph, ValueId value) {
+  const NodeId producer = graph.value(value).producer;
+  return producer != kNoNode && graph.node(producer).op == OpKind::kDequantize;
 }
 
 }  // namespace
@@ -52,8 +61,8 @@ void verify(const Graph& graph) {
       const ValueId input = node.inputs[k];
       require(in_range(input), "layer '", node.name, "': input ", k, " does not exist");
       const Value& value = graph.value(input);
-      require(!input_must_be_constant(node.op, k) || value.is_constant(), "layer '", node.name, "': input ", k,
-              " ('", value.name, "') must be a constant weight");
+      require(!input_must_be_constant(node.op, k) || value.is_constant() || is_dequantized_weight(graph, input),
+              "layer '", node.name, "': input ", k, " ('", value.name, "') must be a constant weight");
       require(!value.is_constant() || value.constant.shape() == value.shape, "constant '", value.name,
               "': stored shape differs from its tensor");
       input_shapes.push_back(value.shape);

@@ -36,6 +36,8 @@ bool computes_identity(const Graph& graph, const Node& node) {
     case OpKind::kLinear:
     case OpKind::kRadixSoftmax:      // radix 1 is a sigmoid
     case OpKind::kRadixWeightedSum:  // radix 1 still multiplies by the weights
+    case OpKind::kQuantize:
+    case OpKind::kDequantize:
       return false;
   }
   return false;

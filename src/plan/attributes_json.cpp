@@ -88,6 +88,15 @@ struct Schema<RadixAttrs> {
   }
 };
 
+template <>
+struct Schema<QuantizeAttrs> {
+  static constexpr std::string_view kName = "quantize";
+  template <typename V>
+  static void fields(QuantizeAttrs& a, V& visit) {
+    visit("scale", a.scale);
+  }
+};
+
 class FieldWriter {
  public:
   explicit FieldWriter(nlohmann::json& out) : out_(out) {}

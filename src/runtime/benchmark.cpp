@@ -75,6 +75,9 @@ std::string layer_group(OpKind op) {
     case OpKind::kAvgPool2d:
     case OpKind::kGlobalAvgPool:
       return "pooling";
+    case OpKind::kQuantize:
+    case OpKind::kDequantize:
+      return "quantization";
     case OpKind::kBatchNorm:
     case OpKind::kActivation:
     case OpKind::kAdd:

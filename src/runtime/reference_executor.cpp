@@ -8,43 +8,15 @@ namespace kiln {
 
 namespace {
 
-Tensor run_node(const Node& node, const std::vector<const Tensor*>& in) {
-  const auto optional_input = [&](std::size_t index) { return in.size() > index ? in[index] : nullptr; };
-  switch (node.op) {
-    case OpKind::kConv2d:
-      return reference::conv2d(*in[0], *in[1], optional_input(2), node.attr<ConvAttrs>());
-    case OpKind::kBatchNorm:
-      return reference::batch_norm(*in[0], *in[1], *in[2], *in[3], *in[4], node.attr<BatchNormAttrs>().epsilon);
-    case OpKind::kActivation:
-      return reference::activation(*in[0], node.attr<ActivationAttrs>().activation);
-    case OpKind::kAdd:
-      return reference::add(*in[0], *in[1], node.attr<AddAttrs>().activation);
-    case OpKind::kMaxPool2d:
-      return reference::max_pool2d(*in[0], node.attr<PoolAttrs>());
-    case OpKind::kAvgPool2d:
-      return reference::avg_pool2d(*in[0], node.attr<PoolAttrs>());
-    case OpKind::kGlobalAvgPool:
-      return reference::global_avg_pool(*in[0]);
-    case OpKind::kFlatten:
-      return reference::flatten(*in[0]);
-    case OpKind::kLinear:
-      return reference::linear(*in[0], *in[1], optional_input(2));
-    case OpKind::kRadixSum:
-      return reference::radix_sum(*in[0], node.attr<RadixAttrs>());
-    case OpKind::kRadixSoftmax:
-      return reference::radix_softmax(*in[0], node.attr<RadixAttrs>());
-    case OpKind::kRadixWeightedSum:
-      return reference::radix_weighted_sum(*in[0], *in[1], node.attr<RadixAttrs>());
-  }
-  fail("layer '", node.name, "': unknown operator");
-}
-
 // fp16 storage: a tensor as an fp16 layer reads or writes it.
 Tensor rounded_to_f16(const Tensor& tensor) {
   Tensor rounded = tensor.clone();
   for (float& value : rounded.mutable_f32()) value = round_to_f16(value);
   return rounded;
 }
+
+// fp16 layers and fp8 layers (whose FP8 products accumulate in fp32) write fp16.
+bool writes_f16(Precision precision) { return precision != Precision::kF32; }
 
 }  // namespace
 
@@ -73,8 +45,9 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
 
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
+    // fp16 layers read their activations rounded to fp16; fp8 layers read theirs through kQuantize.
     const bool fp16 = node.precision == Precision::kF16;
-    std::vector<Tensor> rounded_inputs;  // fp16 layers read their activations rounded to fp16
+    std::vector<Tensor> rounded_inputs;
     rounded_inputs.reserve(node.inputs.size());
     std::vector<const Tensor*> node_inputs;
     for (const ValueId input : node.inputs) {
@@ -86,8 +59,8 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
         node_inputs.push_back(&tensor);
       }
     }
-    Tensor output = run_node(node, node_inputs);
-    if (fp16) output = rounded_to_f16(output);
+    Tensor output = reference::run_op(node, node_inputs);
+    if (writes_f16(node.precision)) output = rounded_to_f16(output);
     if (observer) observer(node, output);
     values[static_cast<std::size_t>(node.output)] = std::move(output);
     for (const ValueId input : node.inputs) {

@@ -1,7 +1,8 @@
 // Per-node precision on the oneDNN backend. An fp16 node ("fp16 storage, fp32 accumulation") reads its
 // activations rounded to fp16, uses its constants rounded to fp16 and writes its output rounded to fp16,
 // as the reference executor does (which leaves the constants to the plan builder, so the graphs given to
-// it here have them rounded already). fp8 is not supported yet and must be refused at compile time.
+// it here have them rounded already). An fp8 node reads a quantize point's output and dequantized E4M3
+// weights, computes in fp32 and writes fp16.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -35,7 +36,7 @@ Graph with_rounded_constants(const Graph& graph) {
 
 bool written_in_fp16(const Graph& graph, ValueId value) {
   const NodeId producer = graph.value(value).producer;
-  return producer != kNoNode && graph.node(producer).precision == Precision::kF16;
+  return producer != kNoNode && graph.node(producer).precision != Precision::kF32;
 }
 
 // Every output against the reference. An fp16 node's output must hold fp16 values. When its inputs are
@@ -136,15 +137,34 @@ TEST(PrecisionTest, Fp16NodesAreNotFused) {
   }
 }
 
-TEST(PrecisionTest, Fp8IsRefusedAtCompileTime) {
+TEST(PrecisionTest, Fp8ConvolutionMatchesTheReferenceSimulation) {
   KILN_SKIP_WITHOUT_ONEDNN();
+  constexpr float kScale = 1.0f / 64.0f;  // a power of two, so x / scale is exact in the check below
   SmallGraph g;
-  const ValueId y = g.conv(g.input("x", {4, 6, 6}), 4, conv_attrs(3, 1, 1));
+  const ValueId x = g.input("x", {16, 10, 10});
+  const ValueId q = g.node(OpKind::kQuantize, {x}, QuantizeAttrs{kScale});
+  const ValueId codes = g.graph.add_constant("w.fp8", random_tensor({32, 16, 3, 3}, 7, -448.0f, 448.0f)
+                                                           .to(DType::kF8E4M3));
+  const ValueId scales = g.constant("w.scale", {32}, 1e-4f, 1e-3f);
+  const ValueId w = g.node(OpKind::kDequantize, {codes, scales});
+  const ValueId b = g.constant("b", {32});
+  const ValueId y = g.graph.add_node(OpKind::kConv2d, "conv_fp8", {q, w, b}, conv_attrs(3, 1, 1, 1, Activation::kRelu));
   g.producer(y).precision = Precision::kF8;
   g.output(y);
-  const auto backend = make_backend("cpu");
-  EXPECT_FALSE(backend->supports(g.graph, g.producer(y)));
-  EXPECT_THROW(backend->compile(g.graph, {}), Error);
+  g.output(g.conv(y, 8, conv_attrs(1, 1, 0)));  // an fp32 layer reads the fp16 output
+  g.output(q);
+  const Tensor input = random_tensor({2, 16, 10, 10}, 5);
+  expect_matches_fp16_reference(g.graph, input, true);
+
+  // The quantize point is element-wise and exact: bit-identical on both backends, on the E4M3 grid.
+  const Tensor ours = run_on("cpu", g.graph, {input}).at(2);
+  const Tensor ref = run_on("cpu-reference", g.graph, {input}).at(2);
+  ASSERT_EQ(ours.numel(), ref.numel());
+  for (std::size_t i = 0; i < ours.f32().size(); ++i) {
+    ASSERT_EQ(ours.f32()[i], ref.f32()[i]) << "element " << i;
+    ASSERT_EQ(round_to_e4m3(ours.f32()[i] / kScale), ours.f32()[i] / kScale) << "element " << i;
+  }
+  EXPECT_GT(testing::relative_difference(ours, input), 1e-3) << "nothing was quantized";
 }
 
 }  // namespace

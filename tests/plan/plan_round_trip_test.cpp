@@ -114,13 +114,13 @@ TEST(PlanRoundTrip, ConstantsOutliveThePlan) {
   Tensor weight;
   {
     const Plan loaded = read_plan(dir / "model.kplan");
-    const Node& fc = loaded.graph.node(*loaded.graph.find_node("fc"));
-    weight = loaded.graph.value(fc.inputs[1]).constant;
+    const Node& conv = loaded.graph.node(*loaded.graph.find_node("conv1"));
+    weight = loaded.graph.value(conv.inputs[1]).constant;
   }
   std::filesystem::remove(dir / "model.kplan");
   const Plan original = plan_test::every_op_plan();
-  const Node& fc = original.graph.node(*original.graph.find_node("fc"));
-  const Tensor& expected = original.graph.value(fc.inputs[1]).constant;
+  const Node& conv = original.graph.node(*original.graph.find_node("conv1"));
+  const Tensor& expected = original.graph.value(conv.inputs[1]).constant;
   ASSERT_EQ(weight.nbytes(), expected.nbytes());
   EXPECT_EQ(std::memcmp(weight.bytes(), expected.bytes(), expected.nbytes()), 0);
 }
@@ -179,12 +179,13 @@ TEST(PlanRoundTrip, HeaderIsSortedCompactJsonWithNamedFields) {
 TEST(PlanRoundTrip, WritesWhatCompactKeeps) {
   Plan plan = plan_test::every_op_plan();
   Graph& graph = plan.graph;
+  const NodeId conv = *graph.find_node("conv1");
   const NodeId fc = *graph.find_node("fc");
-  const Tensor& old_weight = graph.value(graph.node(fc).inputs[1]).constant;
+  const Tensor& old_weight = graph.value(graph.node(conv).inputs[1]).constant;
   Tensor scaled = old_weight.clone();
   for (float& element : scaled.mutable_f32()) element *= 0.5f;
-  const ValueId folded = graph.add_constant("fc.weight.scaled", scaled);
-  graph.node(fc).inputs[1] = folded;
+  const ValueId folded = graph.add_constant("conv1.weight.scaled", scaled);
+  graph.node(conv).inputs[1] = folded;
   const ValueId extra = graph.add_node(OpKind::kActivation, "unused", {graph.node(fc).output},
                                        ActivationAttrs{Activation::kSilu});
   graph.node(graph.value(extra).producer).dead = true;

@@ -164,9 +164,13 @@ Plan every_op_plan() {
   const ValueId ap = g.add_node(OpKind::kAvgPool2d, "avgpool", {mp}, avg_pool);  // [N, 4, 4, 3]
   const ValueId gap2 = g.add_node(OpKind::kGlobalAvgPool, "head.gap", {ap});
   const ValueId flat = g.add_node(OpKind::kFlatten, "head.flatten", {gap2});
-  const ValueId fc_w = g.add_constant("fc.weight", pseudo_random({5, 4}, 7));
+  // An FP8 classifier: its activation through a quantize point, its weight as E4M3 codes and scales.
+  const ValueId fc_in = g.add_node(OpKind::kQuantize, "fc.input_quant", {flat}, QuantizeAttrs{0.0123f});
+  const ValueId fc_codes = g.add_constant("fc.weight_fp8", pseudo_random({5, 4}, 7).to(DType::kF8E4M3));
+  const ValueId fc_scales = g.add_constant("fc.weight_scale", pseudo_random({5}, 9, 1.5f));
+  const ValueId fc_w = g.add_node(OpKind::kDequantize, "fc.weight_dequant", {fc_codes, fc_scales});
   const ValueId fc_b = g.add_constant("fc.bias", pseudo_random({5}, 8));
-  const ValueId fc = g.add_node(OpKind::kLinear, "fc", {flat, fc_w, fc_b});
+  const ValueId fc = g.add_node(OpKind::kLinear, "fc", {fc_in, fc_w, fc_b});
   g.node(g.value(fc).producer).precision = Precision::kF8;
   g.mark_output(fc);
   g.mark_output(mp);

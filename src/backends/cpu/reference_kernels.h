@@ -3,8 +3,11 @@
 // fallback for any operator a backend does not support. Clarity beats speed here.
 #pragma once
 
+#include <vector>
+
 #include "core/tensor.h"
 #include "graph/attributes.h"
+#include "graph/graph.h"
 
 namespace kiln::reference {
 
@@ -21,6 +24,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias);
 Tensor radix_sum(const Tensor& x, const RadixAttrs& attrs);
 Tensor radix_softmax(const Tensor& logits, const RadixAttrs& attrs);
 Tensor radix_weighted_sum(const Tensor& x, const Tensor& weights, const RadixAttrs& attrs);
+// x fake-quantized to E4M3 with one scale (core/dtype.h's fake_quantize_e4m3).
+Tensor quantize(const Tensor& x, float scale);
+// E4M3 codes (or their f32 values) times one scale per output channel (axis 0).
+Tensor dequantize(const Tensor& codes, const Tensor& scales);
+
+// Runs `node` on its reference kernel; `inputs` are the node's inputs in order.
+Tensor run_op(const Node& node, const std::vector<const Tensor*>& inputs);
 
 // Pooled output extent along one axis, PyTorch's rule (ceil_mode drops a window that would start
 // entirely in the bottom/right padding).

@@ -1,4 +1,4 @@
-// Batch norm, activations, adds and flatten: oneDNN primitives that keep their input's layout.
+// Batch norm, activations, adds, flatten and FP8 quantization: steps that keep their input's layout.
 #include "backends/cpu/onednn/activation.h"
 #include "backends/cpu/onednn/plan_builder.h"
 #include "backends/cpu/onednn/precision.h"
@@ -71,6 +71,22 @@ void PlanBuilder::add_flatten(const Node& node) {
   output(node.output, plain_desc(shape(node.output)));
   // Row-major [N, C, H, W] and row-major [N, C * H * W] are the same bytes.
   reorder(src, view(node.output, plain_desc(shape(x))));
+}
+
+void PlanBuilder::add_quantize(const Node& node) {
+  const ValueId x = node.inputs[0];
+  const dnnl::memory src = input(x);
+  const float scale = node.attr<QuantizeAttrs>().scale;
+  note("fp8 fake quantization");
+  // Element-wise, so any layout will do; the zero padding of blocked layouts stays zero.
+  const dnnl::memory dst = output(node.output, slot(x).desc);
+  call([src, dst, scale](const dnnl::stream&) {
+    const auto* in = static_cast<const float*>(src.get_data_handle());
+    auto* out = static_cast<float*>(dst.get_data_handle());
+    const auto count = static_cast<std::int64_t>(src.get_desc().get_size() / sizeof(float));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) out[i] = fake_quantize_e4m3(in[i], scale);
+  });
 }
 
 }  // namespace kiln::onednn

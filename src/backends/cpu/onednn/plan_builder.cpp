@@ -106,10 +106,10 @@ dnnl::memory PlanBuilder::input(ValueId value) {
   require(s.buffer >= 0, "onednn backend: value '", graph_.value(value).name,
           "' is read before it is computed");
   program_.workspace->use(s.buffer, step_index());
-  if (!stores_rounded(reading_precision_)) return s.memory;
-  // A node storing below fp32 reads activations rounded; those an equally narrow node wrote already are.
+  if (!reads_rounded(reading_precision_)) return s.memory;
+  // An fp16 node reads activations rounded; those an fp16 or fp8 node wrote already are.
   const Value& v = graph_.value(value);
-  if (v.is_constant() || (v.producer != kNoNode && graph_.node(v.producer).precision == reading_precision_)) {
+  if (v.is_constant() || (v.producer != kNoNode && writes_rounded(graph_.node(v.producer).precision))) {
     return s.memory;
   }
   const dnnl::memory rounded = temporary(s.desc);
@@ -247,7 +247,7 @@ bool PlanBuilder::try_step(NodeId reported, const Node& result, const std::funct
     return false;
   }
   reading_precision_ = Precision::kF32;
-  if (stores_rounded(result.precision)) {
+  if (writes_rounded(result.precision)) {
     const dnnl::memory out = input(result.output);
     const Precision precision = result.precision;
     call([out, precision](const dnnl::stream&) {
@@ -305,6 +305,10 @@ void PlanBuilder::add_native(const Node& node) {
       return add_radix_softmax(node);
     case OpKind::kRadixWeightedSum:
       return add_radix_weighted_sum(node);
+    case OpKind::kQuantize:
+      return add_quantize(node);
+    case OpKind::kDequantize:
+      break;  // folded into constants before planning (onednn_backend.cpp)
   }
   fail("layer '", node.name, "': unknown operator");
 }

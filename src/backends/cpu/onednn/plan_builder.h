@@ -109,6 +109,7 @@ class PlanBuilder {
   void add_activation(const Node& node);
   void add_add(const Node& node);
   void add_flatten(const Node& node);
+  void add_quantize(const Node& node);
   void add_pool(const Node& node);  // pooling_steps.cpp
   void add_global_pool(const Node& node, const Node* fused_radix_sum);
   void add_linear(const Node& node);  // dense_steps.cpp

@@ -11,23 +11,24 @@ bool precision_supported(Precision precision) {
   switch (precision) {
     case Precision::kF32:
     case Precision::kF16:
-      return true;
     case Precision::kF8:
-      return false;
+      return true;
   }
   return false;
 }
 
 Tensor prepare_constant(const Tensor& constant, Precision precision) {
   Tensor values = constant.dtype() == DType::kF32 ? constant.clone() : constant.to(DType::kF32);
-  if (stores_rounded(precision)) {
+  if (precision == Precision::kF16) {
     float* data = values.mutable_f32().data();
     round_to_storage(data, data, values.f32().size(), precision);
   }
   return values;
 }
 
-bool stores_rounded(Precision precision) { return precision == Precision::kF16; }
+bool reads_rounded(Precision precision) { return precision == Precision::kF16; }
+
+bool writes_rounded(Precision precision) { return precision != Precision::kF32; }
 
 void round_to_storage(const float* in, float* out, std::size_t count, Precision precision) {
   switch (precision) {
@@ -35,10 +36,9 @@ void round_to_storage(const float* in, float* out, std::size_t count, Precision 
       if (in != out) std::copy(in, in + count, out);
       return;
     case Precision::kF16:
+    case Precision::kF8:
       for (std::size_t i = 0; i < count; ++i) out[i] = round_to_f16(in[i]);
       return;
-    case Precision::kF8:
-      fail("onednn backend: fp8 precision is not supported yet");
   }
 }
 

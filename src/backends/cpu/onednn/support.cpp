@@ -58,6 +58,10 @@ bool native_support(const Graph& graph, const Node& node) {
     case OpKind::kRadixSoftmax:
     case OpKind::kRadixWeightedSum:
       return node.attr<RadixAttrs>().radix <= kMaxRadix;
+    case OpKind::kQuantize:
+      return true;
+    case OpKind::kDequantize:  // of constant weights only, which compile() folds away beforehand
+      return false;
   }
   return false;
 }
