@@ -20,7 +20,14 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   pass_options.level = pass_level_for(options.opt_level);
   pass_options.disabled = options.disabled_passes;
   result.passes = run_passes(input.graph, pass_options);
-  assign_precision(input.graph, options.precision);
+  nlohmann::json quantization = nlohmann::json::object();
+  if (options.precision == Precision::kF8) {
+    require(static_cast<bool>(options.quantizer), "fp8 builds need a quantization recipe and calibration data");
+    quantization = options.quantizer(input.graph);
+    assign_precision(input.graph, options.fp8_fallback);
+  } else {
+    assign_precision(input.graph, options.precision);
+  }
   input.graph.compact();
   verify(input.graph);
 
@@ -33,6 +40,7 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   info.checkpoint_name = input.checkpoint_name;
   info.checkpoint_sha256 = input.checkpoint_sha256;
   for (const auto& run : result.passes.runs) info.passes.push_back(run.name);
+  info.quantization = std::move(quantization);
   result.plan.config = std::move(input.config);
   result.plan.graph = std::move(input.graph);
   return result;

@@ -2,6 +2,7 @@
 // flows through kiln: graph passes, precision assignment, then the plan with its bundle.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 
@@ -10,8 +11,14 @@
 
 namespace kiln {
 
+// Rewrites chosen layers of the fp32 graph (after passes) to FP8 and returns the report the plan keeps
+// (quant/fp8_build.h makes one from a recipe and calibration data).
+using Quantizer = std::function<nlohmann::json(Graph&)>;
+
 struct BuildOptions {
-  Precision precision = Precision::kF32;
+  Precision precision = Precision::kF32;  // kF8: the quantizer picks FP8 layers, the rest get fp8_fallback
+  Precision fp8_fallback = Precision::kF16;
+  Quantizer quantizer;                    // required for kF8
   std::int64_t opt_level = 2;  // 0: no passes; 1: exact clean-ups; 2 and above: fusions too
   std::int64_t batch = 1;
   std::string backend = "cpu";

@@ -8,7 +8,9 @@ void assign_precision(Graph& graph, Precision precision) {
   require(precision != Precision::kF8, "fp8 is assigned per layer by a quantization recipe");
   for (std::size_t id = 0; id < graph.nodes().size(); ++id) {
     Node& node = graph.node(static_cast<NodeId>(id));
-    if (!node.dead) node.precision = precision;
+    // FP8 layers keep theirs; quantize points are exact in any precision and stay fp32.
+    const bool quantization = node.op == OpKind::kQuantize || node.op == OpKind::kDequantize;
+    if (!node.dead && !quantization && node.precision != Precision::kF8) node.precision = precision;
   }
   const auto consumers = graph.consumers();
   if (precision != Precision::kF16) return;

@@ -9,8 +9,10 @@
 
 namespace kiln {
 
-// Sets every live node to `precision` and stores the weights of fp16 nodes as F16 constants.
-// fp8 is assigned per layer by quantization recipes, not here.
+// Sets every live node to `precision` and stores the weights of fp16 nodes as F16 constants. FP8 layers
+// and their quantize points (made by quant/fp8_rewrite.h) are left as they are: fp8 is assigned per
+// layer by quantization recipes, not here. An FP8 layer reads E4M3 values, accumulates in fp32 and
+// writes fp16.
 void assign_precision(Graph& graph, Precision precision);
 
 // Converts every constant to F32 (exact: F16 and BF16 widen losslessly) so kernels that compute in fp32

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "builder/build_plan.h"
+#include "cli/calibration_data.h"
 #include "cli/commands.h"
 #include "cli/model_loading.h"
 #include "core/error.h"
@@ -14,6 +15,8 @@
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
 #include "plan/plan_writer.h"
+#include "quant/layer_selection.h"
+#include "runtime/engine.h"
 
 namespace kiln::cli {
 
@@ -30,10 +33,59 @@ struct BuildCommandOptions {
   std::optional<std::string> backend;
   std::vector<std::string> disabled_passes;
   std::filesystem::path families_dir{kDefaultFamiliesDir};
+  // FP8
+  std::optional<std::string> recipe;
+  std::optional<std::string> calib_data;
+  std::optional<std::size_t> calib_images;
+  std::size_t calib_every = 4;
+  std::optional<std::string> calib_method;
+  double percentile = 99.99;
+  std::string fp8_fallback = "fp16";
+  std::string auto_target = "logit-error=0.05";
+  std::size_t sensitivity_images = 16;
+  bool strict = false;
   bool list_passes = false;
   bool verbose = false;
   std::optional<std::filesystem::path> json;
 };
+
+// The FP8 settings: command-line flags first, then the manifest's [quantization] section.
+Quantizer fp8_quantizer(const BuildCommandOptions& options, const Manifest& manifest,
+                        const PreprocessConfig& preprocess, BuildOptions& build_options) {
+  require(options.calib_data.has_value(), "fp8 builds calibrate on images: give --calib DATA");
+  const QuantizationSettings defaults = manifest.quantization.value_or(QuantizationSettings{});
+  require(defaults.activations == QuantGranularity::kPerTensor, manifest.path.string(),
+          ": quantization.activations: only per-tensor activation scales are supported");
+  Fp8Settings settings;
+  settings.recipe = options.recipe.value_or(defaults.recipe.empty() ? "all" : defaults.recipe);
+  settings.method = defaults.calibration;
+  if (options.calib_method) {
+    const auto method = calibration_method_from_name(*options.calib_method);
+    require(method.has_value(), "--calib-method: expected max, percentile, entropy or mse, got '",
+            *options.calib_method, "'");
+    settings.method = *method;
+  }
+  settings.calibration.percentile = options.percentile;
+  settings.per_channel_weights = defaults.weights == QuantGranularity::kPerChannel;
+  const auto fallback = precision_from_name(options.fp8_fallback);
+  require(fallback.has_value() && *fallback != Precision::kF8, "--fp8-fallback: expected fp16 or fp32, got '",
+          options.fp8_fallback, "'");
+  settings.fallback = *fallback;
+  build_options.fp8_fallback = *fallback;
+  settings.auto_target = parse_auto_target(options.auto_target);
+  settings.sensitivity_images = options.sensitivity_images;
+  settings.backend = default_backend();
+  if (settings.recipe != "auto") parse_recipe(settings.recipe);  // a bad recipe fails before loading images
+
+  CalibrationDataOptions data;
+  data.data = *options.calib_data;
+  data.images = options.calib_images.value_or(
+      defaults.calibration_images > 0 ? static_cast<std::size_t>(defaults.calibration_images) : 500);
+  data.every = options.calib_every;
+  data.strict = options.strict;
+  auto images = std::make_shared<CalibrationImages>(load_calibration_images(data, preprocess));
+  return [settings, images](Graph& graph) { return quantize_fp8(graph, settings, *images); };
+}
 
 void build(const BuildCommandOptions& options) {
   if (options.list_passes) {
@@ -61,12 +113,12 @@ void build(const BuildCommandOptions& options) {
   build_options.precision = manifest.precision;
   if (options.precision) {
     const auto precision = precision_from_name(*options.precision);
-    require(precision.has_value() && *precision != Precision::kF8, "--precision: expected fp32 or fp16, got '",
-            *options.precision, "' (fp8 builds come with a quantization recipe)");
+    require(precision.has_value(), "--precision: expected fp32, fp16 or fp8, got '", *options.precision, "'");
     build_options.precision = *precision;
   }
-  require(build_options.precision != Precision::kF8, manifest.path.string(),
-          ": fp8 builds need a calibration step this build command does not run; use --precision fp16 or fp32");
+  if (build_options.precision == Precision::kF8) {
+    build_options.quantizer = fp8_quantizer(options, manifest, model.config.preprocess, build_options);
+  }
   build_options.opt_level = options.opt_level.value_or(manifest.opt_level);
   build_options.batch = options.batch.value_or(manifest.batch_sizes.front());
   build_options.backend = options.backend.value_or(manifest.backends.front());
@@ -82,6 +134,10 @@ void build(const BuildCommandOptions& options) {
   if (options.verbose) std::cout << result.passes.str();
   std::cout << "built " << options.output.string() << ": " << model.family->name << ", "
             << result.plan.graph.live_node_count() << " layers, " << precision_name(build_options.precision)
+            << (build_options.precision == Precision::kF8
+                    ? cat(" (", result.plan.info.quantization.value("fp8_layers", 0), " FP8 convolutions, the rest ",
+                          precision_name(build_options.fp8_fallback), ")")
+                    : std::string())
             << ", opt level " << build_options.opt_level << ", batch " << build_options.batch << ", backend "
             << build_options.backend << ", " << std::fixed << std::setprecision(1)
             << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB, " << result.passes.change_count()
@@ -94,6 +150,7 @@ void build(const BuildCommandOptions& options) {
                              {"backend", build_options.backend},     {"bytes", bytes},
                              {"checkpoint_sha256", digest},          {"seconds", seconds}};
     for (const auto& run : result.passes.runs) report["passes"][run.name] = run.changes;
+    if (build_options.precision == Precision::kF8) report["quantization"] = result.plan.info.quantization;
     write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
   }
 }
@@ -110,7 +167,41 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", options->output, "The plan file to write (written to a temp file, then renamed)");
-  cmd->add_option("--precision", options->precision, "fp32 or fp16 (default: the manifest's)");
+  cmd->add_option("--precision", options->precision,
+                  "fp32, fp16 or fp8 (FP8 E4M3 convolutions chosen by --recipe, calibrated on --calib; "
+                  "default: the manifest's)");
+  cmd->add_option("--recipe", options->recipe,
+                  "fp8: which convolutions run in FP8: all (all but the stem), nose (all but stem and attention "
+                  "gates), nose-L1 (nose, and layer1 kept fp16), auto (searched for --auto-target), or "
+                  "include=PATTERN,...;exclude=PATTERN,... over layer names (* and ? globs); default: the "
+                  "manifest's");
+  cmd->add_option("--calib", options->calib_data,
+                  "fp8: calibration images: a folder (flat or class sub-folders) or webdataset tar shards");
+  cmd->add_option("--calib-images", options->calib_images,
+                  "fp8: calibration images to use (default: the manifest's calibration_images, else 500)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--calib-every", options->calib_every,
+                  "fp8: sample calib-images x K images at a fixed stride and calibrate on every K-th, leaving "
+                  "the rest held out for kiln eval (1: calibrate on the whole sample)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--calib-method", options->calib_method,
+                  "fp8: activation scale calibrator: max, percentile, entropy (KL on the E4M3 grid) or mse "
+                  "(default: the manifest's)");
+  cmd->add_option("--percentile", options->percentile, "fp8: the percentile calibrator's percentile of |x|")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-9, 100.0));
+  cmd->add_option("--fp8-fallback", options->fp8_fallback, "fp8: precision of the layers not in FP8: fp16 or fp32")
+      ->capture_default_str();
+  cmd->add_option("--auto-target", options->auto_target,
+                  "fp8 --recipe auto: agreement=FRACTION (top-1 agreement with fp32 at least) or "
+                  "logit-error=VALUE (||y - fp32|| / ||fp32|| at most), on the calibration images")
+      ->capture_default_str();
+  cmd->add_option("--sensitivity-images", options->sensitivity_images,
+                  "fp8 --recipe auto: calibration images the per-layer sensitivity and the search run on")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--strict", options->strict, "fp8: stop at the first unreadable calibration image instead of skipping it");
   cmd->add_option("--opt-level", options->opt_level,
                   "0: no graph passes, 1: exact clean-ups, 2+: fusions too (default: the manifest's)")
       ->check(CLI::Range(0, 5));

@@ -37,12 +37,13 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "quant/calibrator.h"
 
 namespace kiln {
 
 enum class Task : std::uint8_t { kClassification, kDetection };
 enum class QuantGranularity : std::uint8_t { kPerChannel, kPerTensor };
-enum class Calibration : std::uint8_t { kMax, kPercentile, kEntropy, kMse };
+using Calibration = CalibrationMethod;  // quant/calibrator.h
 
 std::string_view task_name(Task task);
 std::string_view granularity_name(QuantGranularity granularity);

@@ -66,7 +66,7 @@ float per_tensor_weight_scale(const Tensor& weight) {
   return scale_for_amax(finite_amax(as_f32(weight, kWhat).f32(), kWhat));
 }
 
-float fake_quantize(float value, float scale) { return round_to_e4m3(value / scale) * scale; }
+float fake_quantize(float value, float scale) { return fake_quantize_e4m3(value, scale); }
 
 void fake_quantize_inplace(std::span<float> values, float scale) {
   check_scale(scale);

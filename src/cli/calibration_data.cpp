@@ -1,0 +1,41 @@
+#include "cli/calibration_data.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "data/image_loop.h"
+#include "data/open_dataset.h"
+#include "data/sampling.h"
+
+namespace kiln::cli {
+
+CalibrationImages load_calibration_images(const CalibrationDataOptions& options, const PreprocessConfig& preprocess) {
+  require(options.images >= 1, "--calib-images must be at least 1");
+  require(options.every >= 1, "--calib-every must be at least 1");
+  const Dataset dataset = open_dataset(options.data);
+  const std::size_t sample_size = std::min(dataset.size(), options.images * options.every);
+  const std::vector<std::size_t> sample = stride_sample(dataset.size(), sample_size);
+  std::vector<std::size_t> chosen = split_every(sample, options.every).calibration;
+  if (chosen.size() > options.images) chosen.resize(options.images);
+
+  CalibrationImages result;
+  Progress progress("load calibration images", chosen.size());
+  const std::size_t skipped = for_each_image(
+      dataset, chosen, preprocess,
+      [&](std::size_t, const Tensor& input) {
+        result.images.push_back(input.clone().reshaped({1, input.dim(0), input.dim(1), input.dim(2)}));
+      },
+      options.strict, &progress);
+  require(!result.images.empty(), options.data, ": none of the ", chosen.size(), " calibration images could be read");
+  result.source = {{"data", options.data},
+                   {"kind", dataset_kind_name(dataset.kind())},
+                   {"dataset_images", dataset.size()},
+                   {"sample", sample_size},
+                   {"every", options.every},
+                   {"calibration_images", result.images.size()},
+                   {"skipped", skipped}};
+  return result;
+}
+
+}  // namespace kiln::cli

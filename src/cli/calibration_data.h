@@ -1,0 +1,23 @@
+// Loading calibration images for an FP8 build: a fixed-stride sample of a dataset, split so that every
+// k-th sampled image calibrates and the others stay held out for evaluation (the seed study: 2000
+// sampled, every 4th = 500 calibrate, 1500 held out).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "io/timm_config.h"
+#include "quant/fp8_build.h"
+
+namespace kiln::cli {
+
+struct CalibrationDataOptions {
+  std::string data;          // anything open_dataset() takes
+  std::size_t images = 500;  // calibration images wanted (fewer when the dataset is smaller)
+  std::size_t every = 4;     // 1: calibrate on the whole sample
+  bool strict = false;       // a bad image is fatal instead of skipped
+};
+
+CalibrationImages load_calibration_images(const CalibrationDataOptions& options, const PreprocessConfig& preprocess);
+
+}  // namespace kiln::cli

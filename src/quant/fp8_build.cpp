@@ -1,0 +1,79 @@
+#include "quant/fp8_build.h"
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "quant/activation_calibration.h"
+#include "quant/fp8_rewrite.h"
+#include "quant/layer_selection.h"
+
+namespace kiln {
+
+nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data) {
+  require(!data.images.empty(), "fp8: calibration needs at least one image");
+  require(settings.fallback != Precision::kF8, "fp8: the fallback precision must be fp32 or fp16");
+  const bool automatic = settings.recipe == "auto";
+  const std::vector<std::string> candidates =
+      automatic ? quantizable_layers(graph) : select_layers(graph, parse_recipe(settings.recipe));
+  require(!candidates.empty(), "fp8: recipe '", settings.recipe, "' selects no convolution");
+
+  ActivationCalibration calibration(graph, fp8_activation_inputs(graph, candidates), settings.backend,
+                                    settings.threads);
+  {
+    Progress progress("calibrate", data.images.size());
+    for (const Tensor& image : data.images) {
+      calibration.observe(image);
+      progress.advance();
+    }
+    progress.finish();
+  }
+  std::map<std::string, float> scales;
+  nlohmann::json tensors = nlohmann::json::object();
+  for (const auto& [name, result] : calibration.choose(settings.method, settings.calibration)) {
+    scales[name] = result.scale;
+    const AbsHistogram& histogram = calibration.histogram(name);
+    tensors[name] = {{"amax", result.amax},
+                     {"observed_amax", histogram.amax()},
+                     {"scale", result.scale},
+                     {"all_zero", result.all_zero},
+                     {"nan", histogram.nan_count()},
+                     {"inf", histogram.inf_count()}};
+  }
+
+  nlohmann::json report = {
+      {"format", "fp8-e4m3"},
+      {"recipe", settings.recipe},
+      {"weights", settings.per_channel_weights ? "per-channel" : "per-tensor"},
+      {"activations", "per-tensor"},
+      {"calibration", calibration_method_name(settings.method)},
+      {"calibration_images", data.images.size()},
+      {"data", data.source},
+      {"fallback", precision_name(settings.fallback)},
+  };
+  if (settings.method == CalibrationMethod::kPercentile) report["percentile"] = settings.calibration.percentile;
+
+  std::vector<std::string> layers = candidates;
+  if (automatic) {
+    const std::size_t count = std::min(settings.sensitivity_images, data.images.size());
+    GraphComparer comparer(graph, {data.images.begin(), data.images.begin() + static_cast<std::ptrdiff_t>(count)},
+                           settings.backend, settings.threads);
+    AutoSearchInput input{&graph, candidates, &scales, settings.per_channel_weights, settings.fallback,
+                          settings.auto_target};
+    const AutoSearchResult search = search_auto_recipe(input, comparer);
+    layers = search.fp8_layers;
+    report["auto"] = search.to_json(settings.auto_target);
+    report["auto"]["images"] = count;
+  }
+  const std::vector<Fp8Layer> rewritten = rewrite_to_fp8(graph, layers, scales, settings.per_channel_weights);
+  for (const Fp8Layer& layer : rewritten) {
+    report["layers"].push_back({{"layer", layer.layer},
+                                {"input", layer.activation},
+                                {"input_scale", layer.activation_scale},
+                                {"weight_scale_min", layer.weight_scale_min},
+                                {"weight_scale_max", layer.weight_scale_max}});
+  }
+  report["fp8_layers"] = rewritten.size();
+  report["tensors"] = tensors;
+  return report;
+}
+
+}  // namespace kiln

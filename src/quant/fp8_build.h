@@ -1,0 +1,37 @@
+// FP8 post-training quantization of a graph, end to end: choose the layers (a recipe, or the auto
+// search), calibrate the tensors they read, rewrite them with quantize points. The builder calls this
+// between its graph passes and precision assignment (builder/build_plan.h); the report it returns is
+// stored in the plan (PlanInfo::quantization).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "quant/auto_recipe.h"
+#include "quant/calibrator.h"
+
+namespace kiln {
+
+struct Fp8Settings {
+  std::string recipe = "all";  // all | nose | nose-L1 | auto | include=...;exclude=...
+  CalibrationMethod method = CalibrationMethod::kMax;
+  CalibrationOptions calibration;
+  bool per_channel_weights = true;
+  Precision fallback = Precision::kF16;  // layers outside FP8
+  AutoTarget auto_target;
+  std::size_t sensitivity_images = 16;  // auto: calibration images the search compares on
+  std::string backend = "cpu";          // runs calibration and the auto search
+  int threads = 0;
+};
+
+struct CalibrationImages {
+  std::vector<Tensor> images;  // preprocessed, [1, 3, H, W] each
+  nlohmann::json source;       // where they came from (dataset, sample, split), for the report
+};
+
+// Rewrites `graph` (fp32, after passes) and returns the quantization report.
+nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data);
+
+}  // namespace kiln

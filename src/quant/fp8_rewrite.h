@@ -1,0 +1,39 @@
+// Rewriting chosen convolutions of an fp32 graph into FP8 layers, where a real FP8 engine has its
+// quantization points:
+//
+//   x --kQuantize(scale_x)--> conv (Precision::kF8) <--kDequantize-- E4M3 codes [O, I, kh, kw], scales [O]
+//
+// The weight codes and per-channel scales (amax / 448 of the batch-norm-folded kernel) are computed
+// here, once; the activation scale per tensor comes from calibration. Convolutions reading the same
+// tensor share one quantize point, as they share its scale. The bias stays f32 and the layer writes
+// fp16 (see builder/precision.h).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace kiln {
+
+// The tensors the FP8 layers read (one per distinct input), in execution order: what calibration
+// must observe.
+std::vector<ValueId> fp8_activation_inputs(const Graph& graph, const std::vector<std::string>& layers);
+
+struct Fp8Layer {
+  std::string layer;
+  std::string activation;  // the tensor its quantize point reads
+  float activation_scale = 0.0f;
+  float weight_scale_min = 0.0f;
+  float weight_scale_max = 0.0f;
+};
+
+// Rewrites `layers` (names of quantizable convolutions, see quant/layer_selection.h). Each one's input
+// tensor needs a scale in `activation_scales` (keyed by value name). Weights get one scale per output
+// channel, or one for the whole tensor when `per_channel_weights` is false.
+std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string>& layers,
+                                     const std::map<std::string, float>& activation_scales,
+                                     bool per_channel_weights = true);
+
+}  // namespace kiln
