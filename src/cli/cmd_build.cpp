@@ -39,6 +39,7 @@ struct BuildCommandOptions {
   std::optional<std::size_t> calib_images;
   std::size_t calib_every = 4;
   std::optional<std::string> calib_method;
+  std::optional<std::filesystem::path> calib_cache;
   double percentile = 99.99;
   std::string fp8_fallback = "fp16";
   std::string auto_target = "logit-error=0.05";
@@ -52,7 +53,9 @@ struct BuildCommandOptions {
 // The FP8 settings: command-line flags first, then the manifest's [quantization] section.
 Quantizer fp8_quantizer(const BuildCommandOptions& options, const Manifest& manifest,
                         const PreprocessConfig& preprocess, BuildOptions& build_options) {
-  require(options.calib_data.has_value(), "fp8 builds calibrate on images: give --calib DATA");
+  const bool cached = options.calib_cache && std::filesystem::exists(*options.calib_cache);
+  require(options.calib_data.has_value() || cached,
+          "fp8 builds calibrate on images: give --calib DATA (or an existing --calib-cache)");
   const QuantizationSettings defaults = manifest.quantization.value_or(QuantizationSettings{});
   require(defaults.activations == QuantGranularity::kPerTensor, manifest.path.string(),
           ": quantization.activations: only per-tensor activation scales are supported");
@@ -76,14 +79,18 @@ Quantizer fp8_quantizer(const BuildCommandOptions& options, const Manifest& mani
   settings.sensitivity_images = options.sensitivity_images;
   settings.backend = default_backend();
   if (settings.recipe != "auto") parse_recipe(settings.recipe);  // a bad recipe fails before loading images
-
+  if (cached) settings.cached_scales = read_calibration_cache(*options.calib_cache);
+  auto images = std::make_shared<CalibrationImages>();
+  if (!options.calib_data || (cached && settings.recipe != "auto")) {
+    return [settings, images](Graph& graph) { return quantize_fp8(graph, settings, *images); };
+  }
   CalibrationDataOptions data;
   data.data = *options.calib_data;
   data.images = options.calib_images.value_or(
       defaults.calibration_images > 0 ? static_cast<std::size_t>(defaults.calibration_images) : 500);
   data.every = options.calib_every;
   data.strict = options.strict;
-  auto images = std::make_shared<CalibrationImages>(load_calibration_images(data, preprocess));
+  *images = load_calibration_images(data, preprocess);
   return [settings, images](Graph& graph) { return quantize_fp8(graph, settings, *images); };
 }
 
@@ -128,6 +135,11 @@ void build(const BuildCommandOptions& options) {
                    options.checkpoint.filename().string(), digest};
   const BuildResult result = build_plan(std::move(input), build_options);
   write_plan(options.output, result.plan);
+  if (options.calib_cache && !std::filesystem::exists(*options.calib_cache)) {
+    write_file_atomically(*options.calib_cache, [&](std::ostream& out) {
+      out << result.plan.info.quantization.at("calibration_cache").dump(2) << "\n";
+    });
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const auto bytes = std::filesystem::file_size(options.output);
@@ -188,6 +200,9 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--calib-method", options->calib_method,
                   "fp8: activation scale calibrator: max, percentile, entropy (KL on the E4M3 grid) or mse "
                   "(default: the manifest's)");
+  cmd->add_option("--calib-cache", options->calib_cache,
+                  "fp8: activation scales: read from this file when it exists (no calibration runs), else "
+                  "calibrate and write them to it");
   cmd->add_option("--percentile", options->percentile, "fp8: the percentile calibrator's percentile of |x|")
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 100.0));

@@ -1,5 +1,8 @@
 #include "quant/fp8_build.h"
 
+#include <cmath>
+#include <fstream>
+
 #include "core/error.h"
 #include "core/progress.h"
 #include "quant/activation_calibration.h"
@@ -8,35 +11,48 @@
 
 namespace kiln {
 
+namespace {
+constexpr const char* kCacheFormat = "kiln-fp8-calibration";
+}  // namespace
+
 nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data) {
-  require(!data.images.empty(), "fp8: calibration needs at least one image");
   require(settings.fallback != Precision::kF8, "fp8: the fallback precision must be fp32 or fp16");
   const bool automatic = settings.recipe == "auto";
+  require(!data.images.empty() || (settings.cached_scales && !automatic),
+          "fp8: calibration needs at least one image");
   const std::vector<std::string> candidates =
       automatic ? quantizable_layers(graph) : select_layers(graph, parse_recipe(settings.recipe));
   require(!candidates.empty(), "fp8: recipe '", settings.recipe, "' selects no convolution");
 
-  ActivationCalibration calibration(graph, fp8_activation_inputs(graph, candidates), settings.backend,
-                                    settings.threads);
-  {
+  std::map<std::string, float> scales;
+  nlohmann::json tensors = nlohmann::json::object();
+  if (settings.cached_scales) {
+    for (const ValueId value : fp8_activation_inputs(graph, candidates)) {
+      const std::string& name = graph.value(value).name;
+      const auto cached = settings.cached_scales->find(name);
+      require(cached != settings.cached_scales->end(), "fp8: the calibration cache has no scale for '", name, "'");
+      scales[name] = cached->second;
+      tensors[name] = {{"scale", cached->second}, {"from", "calibration cache"}};
+    }
+  } else {
+    ActivationCalibration calibration(graph, fp8_activation_inputs(graph, candidates), settings.backend,
+                                      settings.threads);
     Progress progress("calibrate", data.images.size());
     for (const Tensor& image : data.images) {
       calibration.observe(image);
       progress.advance();
     }
     progress.finish();
-  }
-  std::map<std::string, float> scales;
-  nlohmann::json tensors = nlohmann::json::object();
-  for (const auto& [name, result] : calibration.choose(settings.method, settings.calibration)) {
-    scales[name] = result.scale;
-    const AbsHistogram& histogram = calibration.histogram(name);
-    tensors[name] = {{"amax", result.amax},
-                     {"observed_amax", histogram.amax()},
-                     {"scale", result.scale},
-                     {"all_zero", result.all_zero},
-                     {"nan", histogram.nan_count()},
-                     {"inf", histogram.inf_count()}};
+    for (const auto& [name, result] : calibration.choose(settings.method, settings.calibration)) {
+      scales[name] = result.scale;
+      const AbsHistogram& histogram = calibration.histogram(name);
+      tensors[name] = {{"amax", result.amax},
+                       {"observed_amax", histogram.amax()},
+                       {"scale", result.scale},
+                       {"all_zero", result.all_zero},
+                       {"nan", histogram.nan_count()},
+                       {"inf", histogram.inf_count()}};
+    }
   }
 
   nlohmann::json report = {
@@ -44,8 +60,9 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
       {"recipe", settings.recipe},
       {"weights", settings.per_channel_weights ? "per-channel" : "per-tensor"},
       {"activations", "per-tensor"},
-      {"calibration", calibration_method_name(settings.method)},
-      {"calibration_images", data.images.size()},
+      {"calibration", settings.cached_scales ? std::string("calibration cache")
+                                             : std::string(calibration_method_name(settings.method))},
+      {"calibration_images", settings.cached_scales ? 0 : data.images.size()},
       {"data", data.source},
       {"fallback", precision_name(settings.fallback)},
   };
@@ -73,7 +90,33 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
   }
   report["fp8_layers"] = rewritten.size();
   report["tensors"] = tensors;
+  report["calibration_cache"] = {{"format", kCacheFormat},
+                                 {"calibration", calibration_method_name(settings.method)},
+                                 {"scales", scales}};
   return report;
+}
+
+std::map<std::string, float> read_calibration_cache(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  require(in.good(), path.string(), ": cannot read the calibration cache");
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& error) {
+    fail(path.string(), ": not valid JSON (", error.what(), ")");
+  }
+  require(json.is_object() && json.value("format", "") == kCacheFormat, path.string(),
+          ": expected a calibration cache with \"format\": \"", kCacheFormat, "\"");
+  require(json.contains("scales") && json["scales"].is_object(), path.string(), ": key 'scales' must be an object");
+  std::map<std::string, float> scales;
+  for (const auto& [name, value] : json["scales"].items()) {
+    require(value.is_number(), path.string(), ": scales.", name, " must be a number");
+    const auto scale = value.get<float>();
+    require(std::isfinite(scale) && scale > 0.0f, path.string(), ": scales.", name, " = ", scale,
+            "; expected a positive finite scale");
+    scales[name] = scale;
+  }
+  return scales;
 }
 
 }  // namespace kiln

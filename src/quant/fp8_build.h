@@ -4,7 +4,10 @@
 // stored in the plan (PlanInfo::quantization).
 #pragma once
 
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,9 @@ struct Fp8Settings {
   std::size_t sensitivity_images = 16;  // auto: calibration images the search compares on
   std::string backend = "cpu";          // runs calibration and the auto search
   int threads = 0;
+  // Activation scales from an earlier calibration (a calibration cache, see read_calibration_cache);
+  // when set, no calibration runs and the cache must cover every tensor the chosen layers read.
+  std::optional<std::map<std::string, float>> cached_scales;
 };
 
 struct CalibrationImages {
@@ -31,7 +37,13 @@ struct CalibrationImages {
   nlohmann::json source;       // where they came from (dataset, sample, split), for the report
 };
 
-// Rewrites `graph` (fp32, after passes) and returns the quantization report.
+// Rewrites `graph` (fp32, after passes) and returns the quantization report. `data` may be empty when
+// settings.cached_scales is set and the recipe is not auto.
 nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data);
+
+// A calibration cache: the activation scale of every observed tensor, as JSON
+// {"format": "kiln-fp8-calibration", "calibration": METHOD, "scales": {TENSOR: SCALE, ...}}.
+// quantize_fp8's report holds one under "calibration_cache".
+std::map<std::string, float> read_calibration_cache(const std::filesystem::path& path);
 
 }  // namespace kiln

@@ -15,12 +15,7 @@ full=0
 
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 
-nproc_all=$(nproc)
-cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF \
-  -DKILN_TOMLPP_INCLUDE_DIR="$PWD/.carry/include" >"$OUT/cmake.log" 2>&1 \
-  && cmake --build build/device -j "$nproc_all" --target kiln >>"$OUT/cmake.log" 2>&1 \
-  || { tail -50 "$OUT/cmake.log"; exit 1; }
-KILN=build/device/kiln
+KILN=$(tools/device/build.sh "$OUT/cmake.log") || exit 1
 
 args=(--photos tests/data/photos --out "$WORK/goldens" --device cuda)
 [[ $full == 1 ]] && args+=(--full)

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Apply kiln's FP8 quantization as fake quantization in PyTorch on the timm model, independently.
+
+kiln simulates an FP8 build on the CPU. This script re-implements the same recipe on timm's own
+module, from kiln's build report (`kiln build --precision fp8 --json REPORT`) alone: which
+convolutions are FP8 and each one's activation scale. Everything else is recomputed here:
+
+  * each FP8 convolution's batch norm (the next module timm runs after it) is folded into it;
+  * weight scales are amax / 448 per output channel of the folded kernel, the kernel becomes
+    clamp(w / s, +-448) cast to float8_e4m3fn and back, times s;
+  * the convolution's input goes through the same fake quantization with its per-tensor scale;
+  * its output is rounded to float16 (kiln's FP8 layers write fp16) and widened again.
+
+All other layers run in float32 with TF32 off, so the kiln plan to compare with is built with
+`--fp8-fallback fp32`. Writes OUT.npy (float64 copy of the float32 logits) and prints where
+the work ran.
+
+Usage: fp8_fake_quant.py --golden DIR --report REPORT.json --out OUT.npy [--device cuda]
+DIR holds model.safetensors, input.npy and meta.json (its timm_create_model entry) or
+config.json (its architecture) as make_timm_goldens.py writes them.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from golden_io import load_weights, log, versions  # noqa: E402
+from timm_access import import_timm  # noqa: E402
+
+E4M3_MAX = 448.0
+
+
+def fake_quantize(x: torch.Tensor, scale) -> torch.Tensor:
+    q = torch.clamp(x / scale, -E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn).to(torch.float32)
+    return q * scale
+
+
+def create_model(timm, golden: Path) -> nn.Module:
+    meta_path = golden / "meta.json"
+    if meta_path.exists():
+        spec = json.loads(meta_path.read_text())["timm_create_model"]
+        name, kwargs = spec["create_model_name"], spec["create_model_kwargs"]
+    else:
+        name, kwargs = json.loads((golden / "config.json").read_text())["architecture"], {}
+    model = timm.create_model(name, pretrained=False, **kwargs)
+    state = {k: v.float() if v.is_floating_point() else v for k, v in load_weights(golden / "model.safetensors").items()}
+    model.load_state_dict(state, strict=True)
+    return model.eval().float()
+
+
+def execution_order(model: nn.Module, x: torch.Tensor):
+    """Leaf modules in the order the forward pass calls them (module path names)."""
+    order, hooks = [], []
+    for name, module in model.named_modules():
+        if not list(module.children()):
+            hooks.append(module.register_forward_hook(lambda m, i, o, name=name: order.append(name)))
+    with torch.no_grad():
+        model(x)
+    for h in hooks:
+        h.remove()
+    return order
+
+
+class Fp8Conv(nn.Module):
+    """conv (+ its folded batch norm) with fake-quantized input and weights, output rounded to fp16."""
+
+    def __init__(self, conv: nn.Conv2d, bn, input_scale: float):
+        super().__init__()
+        w = conv.weight.detach().float()
+        b = conv.bias.detach().float() if conv.bias is not None else torch.zeros(w.shape[0], device=w.device)
+        if bn is not None:
+            factor = bn.weight.detach().float() / torch.sqrt(bn.running_var.detach().float() + bn.eps)
+            w = w * factor.view(-1, 1, 1, 1)
+            b = (b - bn.running_mean.detach().float()) * factor + bn.bias.detach().float()
+        amax = w.abs().amax(dim=(1, 2, 3))
+        self.weight_scale = torch.where(amax > 0, amax / E4M3_MAX, torch.full_like(amax, 1.0 / E4M3_MAX))
+        self.weight = fake_quantize(w, self.weight_scale.view(-1, 1, 1, 1))
+        self.bias = b
+        self.input_scale = torch.tensor(input_scale, dtype=torch.float32, device=w.device)
+        self.conv = conv
+
+    def forward(self, x):
+        c = self.conv
+        y = nn.functional.conv2d(fake_quantize(x, self.input_scale), self.weight, self.bias, c.stride, c.padding,
+                                 c.dilation, c.groups)
+        return y.half().float()
+
+
+def set_module(model: nn.Module, path: str, module: nn.Module) -> None:
+    parent, _, leaf = path.rpartition(".")
+    setattr(model.get_submodule(parent) if parent else model, leaf, module)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--golden", type=Path, required=True)
+    p.add_argument("--report", type=Path, required=True, help="kiln build --json report of an fp8 build")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--device", default="cpu")
+    args = p.parse_args(argv)
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    device = torch.device(args.device)
+    timm = import_timm()
+    report = json.loads(args.report.read_text())
+    quant = report.get("quantization", report)
+    assert quant.get("fallback") == "fp32", "build the kiln plan with --fp8-fallback fp32"
+    layers = {entry["layer"]: entry["input_scale"] for entry in quant["layers"]}
+
+    model = create_model(timm, args.golden).to(device)
+    x = torch.from_numpy(np.load(args.golden / "input.npy")).float().to(device)
+    order = execution_order(model, x[:1])
+    modules = dict(model.named_modules())
+    folded = 0
+    for layer, scale in layers.items():
+        conv = modules.get(layer)
+        assert isinstance(conv, nn.Conv2d), f"{layer}: not a Conv2d in the timm model"
+        position = order.index(layer)
+        nxt = order[position + 1] if position + 1 < len(order) else None
+        bn = modules[nxt] if nxt and isinstance(modules[nxt], nn.BatchNorm2d) else None
+        if bn is not None and bn.num_features == conv.out_channels:
+            set_module(model, nxt, nn.Identity())
+            folded += 1
+        else:
+            bn = None
+        set_module(model, layer, Fp8Conv(conv, bn, scale))
+    with torch.no_grad():
+        logits = model(x).double().cpu().numpy()
+    np.save(args.out, logits)
+    log(f"{args.golden.name}: {len(layers)} FP8 convolutions ({folded} with a folded batch norm), "
+        f"logits {logits.shape} -> {args.out} [{device}, torch {versions().get('torch')}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
