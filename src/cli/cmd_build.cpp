@@ -51,7 +51,7 @@ struct BuildCommandOptions {
 };
 
 // The FP8 settings: command-line flags first, then the manifest's [quantization] section.
-Quantizer fp8_quantizer(const BuildCommandOptions& options, const Manifest& manifest,
+Quantizer fp8_quantizer(const BuildCommandOptions& options, const Manifest& manifest, const Graph& model_graph,
                         const PreprocessConfig& preprocess, BuildOptions& build_options) {
   const bool cached = options.calib_cache && std::filesystem::exists(*options.calib_cache);
   require(options.calib_data.has_value() || cached,
@@ -78,7 +78,8 @@ Quantizer fp8_quantizer(const BuildCommandOptions& options, const Manifest& mani
   settings.auto_target = parse_auto_target(options.auto_target);
   settings.sensitivity_images = options.sensitivity_images;
   settings.backend = default_backend();
-  if (settings.recipe != "auto") parse_recipe(settings.recipe);  // a bad recipe fails before loading images
+  // A bad recipe fails before any image is loaded (the convolutions keep their names through the passes).
+  if (settings.recipe != "auto") select_layers(model_graph, parse_recipe(settings.recipe));
   if (cached) settings.cached_scales = read_calibration_cache(*options.calib_cache);
   auto images = std::make_shared<CalibrationImages>();
   if (!options.calib_data || (cached && settings.recipe != "auto")) {
@@ -124,7 +125,7 @@ void build(const BuildCommandOptions& options) {
     build_options.precision = *precision;
   }
   if (build_options.precision == Precision::kF8) {
-    build_options.quantizer = fp8_quantizer(options, manifest, model.config.preprocess, build_options);
+    build_options.quantizer = fp8_quantizer(options, manifest, model.graph, model.config.preprocess, build_options);
   }
   build_options.opt_level = options.opt_level.value_or(manifest.opt_level);
   build_options.batch = options.batch.value_or(manifest.batch_sizes.front());

@@ -1,5 +1,7 @@
-// kiln inspect: list a checkpoint's tensors, or print the graph a family builds from it.
+// kiln inspect: list a checkpoint's tensors, print the graph a family builds from it, or describe a plan.
+#include <fstream>
 #include <iostream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -63,18 +65,74 @@ void print_model(const InspectOptions& options) {
             << model.graph.parameter_count() << " parameters\n";
 }
 
+bool is_plan_file(const std::filesystem::path& path) {
+  char magic[8] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(magic, sizeof magic);
+  return in.gcount() == 8 && std::string_view(magic, 8) == "KILNPLAN";
+}
+
+void print_plan(const InspectOptions& options) {
+  const auto plan = load_plan(options.file);
+  const Graph& graph = plan->graph;
+  std::map<std::string, std::size_t> by_precision;
+  std::size_t fp8_convolutions = 0;
+  for (const Node& node : graph.nodes()) {
+    if (node.dead) continue;
+    ++by_precision[std::string(precision_name(node.precision))];
+    fp8_convolutions += node.op == OpKind::kConv2d && node.precision == Precision::kF8 ? 1 : 0;
+  }
+  const PlanInfo& info = plan->info;
+  nlohmann::json report = {{"file", options.file.string()},
+                           {"family", info.family},
+                           {"backend", info.backend},
+                           {"precision", precision_name(info.precision)},
+                           {"opt_level", info.opt_level},
+                           {"batch", info.batch},
+                           {"kiln_version", info.kiln_version},
+                           {"checkpoint", info.checkpoint_name},
+                           {"checkpoint_sha256", info.checkpoint_sha256},
+                           {"passes", info.passes},
+                           {"layers", graph.live_node_count()},
+                           {"layers_by_precision", by_precision},
+                           {"fp8_convolutions", fp8_convolutions},
+                           {"parameters", graph.parameter_count()}};
+  if (!info.quantization.empty()) {
+    nlohmann::json summary = info.quantization;
+    summary.erase("layers");
+    summary.erase("tensors");
+    summary.erase("calibration_cache");
+    if (summary.contains("auto")) summary["auto"].erase("sensitivity");
+    report["quantization"] = summary;
+  }
+  if (options.json) {
+    std::cout << report.dump(2) << "\n";
+    return;
+  }
+  std::cout << print_graph(graph);
+  for (const char* key : {"family", "backend", "precision", "opt_level", "batch", "checkpoint", "layers",
+                          "layers_by_precision", "fp8_convolutions", "parameters", "quantization"}) {
+    if (report.contains(key)) std::cout << key << ": " << report[key].dump() << "\n";
+  }
+}
+
 }  // namespace
 
 void add_inspect_command(CLI::App& app) {
   auto options = std::make_shared<InspectOptions>();
-  CLI::App* cmd = app.add_subcommand("inspect", "List a checkpoint's tensors, or with --family print its graph");
-  cmd->add_option("file", options->file, "A .safetensors checkpoint")->required()->check(CLI::ExistingFile);
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "List a checkpoint's tensors, print its graph (--family), or describe a plan file and its graph");
+  cmd->add_option("file", options->file, "A .safetensors checkpoint or a plan file (kiln build)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--family", options->family, "Build this family's graph from the checkpoint and print it");
   cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--json", options->json, "Print JSON instead of text");
   cmd->callback([options] {
-    if (options->family.empty()) {
+    if (is_plan_file(options->file)) {
+      print_plan(*options);
+    } else if (options->family.empty()) {
       list_tensors(*options);
     } else {
       print_model(*options);

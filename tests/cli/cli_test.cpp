@@ -8,40 +8,18 @@
 #include <unistd.h>
 
 #include "cli_runner.h"
+#include "cli_test_util.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::run_kiln;
-
-const fs::path kData = fs::path(KILN_TEST_DATA_DIR);
-const fs::path kTiny = kData / "golden" / "resnest_tiny";
-
-class Scratch {
- public:
-  Scratch() : dir_(fs::temp_directory_path() / ("kiln_cli_" + std::to_string(::getpid()))) {
-    fs::create_directories(dir_);
-  }
-  ~Scratch() { fs::remove_all(dir_); }
-  fs::path file(const std::string& name, const std::string& contents) const {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << contents;
-    return path;
-  }
-  const fs::path& dir() const { return dir_; }
-
- private:
-  fs::path dir_;
-};
-
-// A single line on stderr, starting "kiln: error:", and a non-zero exit: what every bad input gets.
-void expect_one_line_error(const testing::CliResult& result, const std::string& mention) {
-  EXPECT_NE(result.exit_code, 0) << result.output;
-  EXPECT_EQ(result.output.rfind("kiln: error: ", 0), 0u) << result.output;
-  EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
-  EXPECT_NE(result.output.find(mention), std::string::npos) << "expected '" << mention << "' in: " << result.output;
-}
+using testing::Scratch;
+using testing::expect_one_line_error;
+using testing::kData;
+using testing::kTiny;
+using testing::kFamilies;
 
 TEST(Cli, HelpOnEverySubcommand) {
   for (const std::string command : {"", "run ", "inspect ", "preprocess ", "build ", "bench ", "validate "}) {
@@ -107,7 +85,6 @@ TEST(Cli, InspectListsTensorsAndGraph) {
   EXPECT_NE(graph.output.find("radix_softmax"), std::string::npos);
 }
 
-const fs::path kFamilies = kData.parent_path().parent_path() / "families";
 
 TEST(Cli, BuildThenBenchWritesStatistics) {
   const Scratch scratch;

@@ -96,25 +96,9 @@ def set_module(model: nn.Module, path: str, module: nn.Module) -> None:
     setattr(model.get_submodule(parent) if parent else model, leaf, module)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--golden", type=Path, required=True)
-    p.add_argument("--report", type=Path, required=True, help="kiln build --json report of an fp8 build")
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--device", default="cpu")
-    args = p.parse_args(argv)
-
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    device = torch.device(args.device)
-    timm = import_timm()
-    report = json.loads(args.report.read_text())
-    quant = report.get("quantization", report)
-    assert quant.get("fallback") == "fp32", "build the kiln plan with --fp8-fallback fp32"
-    layers = {entry["layer"]: entry["input_scale"] for entry in quant["layers"]}
-
-    model = create_model(timm, args.golden).to(device)
-    x = torch.from_numpy(np.load(args.golden / "input.npy")).float().to(device)
+def fake_quantized_logits(timm, golden: Path, layers, x: torch.Tensor, device):
+    """timm's model with `layers` (name -> input scale) fake-quantized; returns (logits, BNs folded)."""
+    model = create_model(timm, golden).to(device)
     order = execution_order(model, x[:1])
     modules = dict(model.named_modules())
     folded = 0
@@ -131,7 +115,36 @@ def main(argv=None) -> int:
             bn = None
         set_module(model, layer, Fp8Conv(conv, bn, scale))
     with torch.no_grad():
-        logits = model(x).double().cpu().numpy()
+        return model(x).double().cpu().numpy(), folded
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--golden", type=Path, required=True)
+    p.add_argument("--report", type=Path, required=True, help="kiln build --json report of an fp8 build")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--each-layer", action="store_true",
+                   help="instead: quantize one layer at a time; OUT gets logits [layers, N, classes] in the "
+                        "report's layer order (to find which layer two implementations disagree on)")
+    args = p.parse_args(argv)
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    device = torch.device(args.device)
+    timm = import_timm()
+    report = json.loads(args.report.read_text())
+    quant = report.get("quantization", report)
+    assert quant.get("fallback") == "fp32", "build the kiln plan with --fp8-fallback fp32"
+    layers = {entry["layer"]: entry["input_scale"] for entry in quant["layers"]}
+
+    x = torch.from_numpy(np.load(args.golden / "input.npy")).float().to(device)
+    if args.each_layer:
+        logits = np.stack([fake_quantized_logits(timm, args.golden, {layer: scale}, x, device)[0]
+                           for layer, scale in layers.items()])
+        folded = -1
+    else:
+        logits, folded = fake_quantized_logits(timm, args.golden, layers, x, device)
     np.save(args.out, logits)
     log(f"{args.golden.name}: {len(layers)} FP8 convolutions ({folded} with a folded batch norm), "
         f"logits {logits.shape} -> {args.out} [{device}, torch {versions().get('torch')}]")
