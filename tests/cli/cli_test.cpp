@@ -44,7 +44,8 @@ void expect_one_line_error(const testing::CliResult& result, const std::string& 
 }
 
 TEST(Cli, HelpOnEverySubcommand) {
-  for (const std::string command : {"", "run ", "inspect ", "preprocess ", "build ", "bench ", "validate "}) {
+  for (const std::string command :
+       {"", "run ", "inspect ", "preprocess ", "build ", "bench ", "validate ", "dataset ", "eval "}) {
     const auto result = run_kiln(command + "--help");
     EXPECT_EQ(result.exit_code, 0) << command << result.output;
     EXPECT_NE(result.output.find("Usage"), std::string::npos) << result.output;
