@@ -43,7 +43,10 @@ struct EvalCliOptions {
   std::optional<std::int64_t> batch;
 };
 
+// A plan file starts with "KILNPLAN" (and a .kplan file is read as a plan, so a damaged one says so);
+// anything else is read as a checkpoint.
 bool is_checkpoint(const std::filesystem::path& path) {
+  if (path.extension() == ".kplan") return false;
   std::ifstream in(path, std::ios::binary);
   std::string magic(8, '\0');
   in.read(magic.data(), 8);

@@ -196,6 +196,20 @@ TEST_F(EvalCli, EmptyFolderIsAOneLineError) {
   expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + data.string()), "no images");
 }
 
+TEST_F(EvalCli, BrokenShardIsAOneLineError) {
+  const fs::path shard = scratch_ / "broken.tar";
+  std::ofstream(shard) << std::string(700, 'x');
+  expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + shard.string()), "broken.tar");
+}
+
+TEST_F(EvalCli, DamagedReferencePlanIsAOneLineError) {
+  const fs::path damaged = scratch_ / "damaged.kplan";
+  std::ofstream(damaged) << "KILNPLAN and nothing else";
+  expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() + " --reference " +
+                                 damaged.string()),
+                        "damaged.kplan");
+}
+
 TEST_F(EvalCli, PerLayerNeedsAReference) {
   expect_one_line_error(run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() + " --per-layer"),
                         "--reference");

@@ -2,6 +2,7 @@
 // weights) and the reduced ResNeSt golden checkpoint built into a plan in memory.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "builder/build_plan.h"
+#include "core/dtype.h"
 #include "families/registry.h"
 #include "io/safetensors.h"
 #include "io/timm_config.h"
@@ -80,6 +82,41 @@ inline Plan perturbed(const Plan& plan, const std::string& constant, float ampli
     value.constant = changed;
   }
   return copy;
+}
+
+// small_plan() with block.conv as an FP8 layer, as the FP8 build makes one: its activation through a
+// quantize point ("block.conv.input_quant") and its weight as E4M3 codes times per-channel scales
+// ("block.conv.weight_dequant").
+inline Plan small_fp8_plan(std::int64_t size = 16, std::int64_t classes = 10, std::int64_t channels = 16) {
+  Plan plan = small_plan(size, classes, channels);
+  Graph& g = plan.graph;
+  const NodeId conv = *g.find_node("block.conv");
+  const ValueId activation = g.node(conv).inputs[0];
+  const Tensor weight = g.value(g.node(conv).inputs[1]).constant;
+  const auto out_channels = static_cast<std::size_t>(weight.dim(0));
+  const std::size_t per_channel = static_cast<std::size_t>(weight.numel()) / out_channels;
+  Tensor scales(DType::kF32, {weight.dim(0)});
+  Tensor scaled(DType::kF32, weight.shape());
+  for (std::size_t o = 0; o < out_channels; ++o) {
+    float amax = 0.0f;
+    for (std::size_t i = 0; i < per_channel; ++i) amax = std::max(amax, std::fabs(weight.f32()[o * per_channel + i]));
+    const float scale = amax / kE4M3Max;
+    scales.mutable_f32()[o] = scale;
+    for (std::size_t i = 0; i < per_channel; ++i) {
+      scaled.mutable_f32()[o * per_channel + i] = weight.f32()[o * per_channel + i] / scale;
+    }
+  }
+  const ValueId quantized = g.add_node(OpKind::kQuantize, "block.conv.input_quant", {activation}, QuantizeAttrs{0.01f});
+  const ValueId dequantized =
+      g.add_node(OpKind::kDequantize, "block.conv.weight_dequant",
+                 {g.add_constant("block.conv.weight_fp8", scaled.to(DType::kF8E4M3)),
+                  g.add_constant("block.conv.weight_scale", scales)});
+  Node& node = g.node(conv);
+  node.inputs[0] = quantized;
+  node.inputs[1] = dequantized;
+  node.precision = Precision::kF8;
+  plan.info.precision = Precision::kF8;
+  return plan;
 }
 
 inline const std::filesystem::path kGoldenTiny = std::filesystem::path(KILN_TEST_DATA_DIR) / "golden" / "resnest_tiny";

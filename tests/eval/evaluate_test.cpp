@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "data/open_dataset.h"
 #include "eval/evaluate.h"
+#include "runtime/backend.h"
 #include "eval_test_models.h"
 
 namespace kiln {
@@ -215,6 +216,28 @@ TEST_F(EvaluateTest, PerLayerFindsThePerturbedLayerAndNeedsAReference) {
   EXPECT_EQ(json["per_layer"]["layers"][0]["name"], "block.conv");
   EXPECT_EQ(json["stress"].size(), 13u);
   EXPECT_TRUE(json["stress"][0]["first_non_finite_layer"].is_null());
+}
+
+TEST_F(EvaluateTest, Fp8PlanAgainstItsFp32Original) {
+  const Dataset dataset = open_dataset(flat_folder(false).string());
+  for (const auto backend : backend_names()) {
+    SCOPED_TRACE(std::string(backend));
+    Engine engine(shared(testing::small_fp8_plan()), std::string(backend), batch_of(2));
+    Engine reference(shared(small_plan()), std::string(backend), batch_of(2));
+    std::ostringstream log;
+    EvalOptions options;
+    options.log = &log;
+    options.per_layer_images = 2;
+    const EvalResult result = evaluate(engine, &reference, dataset, all(dataset), options);
+    EXPECT_EQ(result.images_evaluated, 5u);
+    EXPECT_GT(result.reference->relative_error(), 0.0);
+    EXPECT_LT(result.reference->relative_error(), 0.2);
+    EXPECT_EQ(result.non_finite.total(), 0);
+    ASSERT_TRUE(result.per_layer);
+    EXPECT_EQ(result.per_layer->layers.size(), 8u);
+    EXPECT_EQ(result.per_layer->layers.front().name, "block.conv");
+    EXPECT_EQ(result.stress.size(), 13u);
+  }
 }
 
 TEST_F(EvaluateTest, StressFindsWhereNonFiniteValuesStart) {

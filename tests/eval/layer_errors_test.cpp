@@ -106,6 +106,37 @@ TEST(LayerErrors, LayersMissingFromTheReferenceOrOfAnotherShapeAreNotCompared) {
   EXPECT_EQ(mismatched.layers.front().name, "fc");
 }
 
+// An FP8 plan against its fp32 original: the quantize / dequantize points are not exposed, every layer
+// is matched by name, and the FP8 layer is where the error starts.
+TEST(LayerErrors, Fp8QuantizePointsAreNotComparedAndTheFp8LayerLeads) {
+  const Plan plan = small_plan();
+  const Plan fp8 = testing::small_fp8_plan();
+  for (const auto backend : backend_names()) {
+    SCOPED_TRACE(std::string(backend));
+    LayerTap tap(fp8, std::string(backend), 1);
+    LayerTap reference(plan, std::string(backend), 1);
+    EXPECT_EQ(tap.layers().size(), 8u);
+    for (const auto& layer : tap.layers()) {
+      EXPECT_NE(layer.op, OpKind::kQuantize);
+      EXPECT_NE(layer.op, OpKind::kDequantize);
+    }
+    LayerErrorAccumulator accumulator(tap, reference);
+    const Tensor input = seeded_tensor({1, 3, 16, 16}, 21, 2.0f);
+    accumulator.add(tap.run(input), reference.run(input));
+    const LayerErrorReport report = accumulator.report();
+    EXPECT_TRUE(report.unmatched.empty());
+    ASSERT_EQ(report.layers.size(), 8u);
+    EXPECT_EQ(report.layers.front().name, "block.conv");
+    EXPECT_GT(report.layers.front().relative_error, 1e-3);  // E4M3 keeps 3 mantissa bits
+    EXPECT_LT(report.layers.front().relative_error, 0.2);
+    for (const auto& layer : report.layers) {
+      if (layer.name == "stem" || layer.name == "stem.act") {
+        EXPECT_EQ(layer.relative_error, 0.0) << layer.name;
+      }
+    }
+  }
+}
+
 TEST(LayerErrors, NonFiniteLayersAreFoundInOrder) {
   const Plan plan = small_plan();
   LayerTap tap(plan, "cpu-reference", 1);
