@@ -20,8 +20,8 @@ std::int64_t class_count(const Engine& engine) {
   const Graph& graph = engine.plan().graph;
   require(!graph.outputs().empty(), "the plan has no outputs");
   const Shape& logits = graph.value(graph.outputs().front()).shape;
-  require(logits.size() == 2 && logits[1] > 0, "expected the plan's first output to be logits [N, classes], got ",
-          shape_str(logits));
+  require(logits.size() == 2 && logits[1] > 0,
+          "expected the plan's first output to be logits [N, classes], got ", shape_str(logits));
   return logits[1];
 }
 
@@ -43,8 +43,9 @@ Tensor run_rows(Engine& engine, const std::vector<Tensor>& inputs, std::int64_t 
                   inputs[static_cast<std::size_t>(start + r)].bytes(), image_bytes);
     }
     const Tensor output = engine.run(input).at(0);
-    require(output.rank() == 2 && output.dim(0) == batch && output.dim(1) == classes, "the engine gave logits of ",
-            shape_str(output.shape()), ", expected [", batch, ", ", classes, "]");
+    require(output.rank() == 2 && output.dim(0) == batch && output.dim(1) == classes,
+            "the engine gave logits of ", shape_str(output.shape()), ", expected [", batch, ", ", classes,
+            "]");
     std::memcpy(logits.mutable_bytes() + static_cast<std::size_t>(start) * row_bytes, output.bytes(),
                 static_cast<std::size_t>(rows) * row_bytes);
   }
@@ -56,7 +57,9 @@ std::span<const float> row(const Tensor& logits, std::size_t r) {
   return logits.f32().subspan(r * classes, classes);
 }
 
-Tensor as_batch_of_one(const Tensor& image) { return image.reshaped({1, image.dim(0), image.dim(1), image.dim(2)}); }
+Tensor as_batch_of_one(const Tensor& image) {
+  return image.reshaped({1, image.dim(0), image.dim(1), image.dim(2)});
+}
 
 std::vector<StressResult> run_stress(Engine& engine, Engine* reference, std::int64_t classes, LayerTap* tap) {
   const auto inputs = make_stress_inputs(engine.plan().config.preprocess);
@@ -80,7 +83,8 @@ std::vector<StressResult> run_stress(Engine& engine, Engine* reference, std::int
       result.relative_error = relative_l2_error(y, ref);
       result.top1_agrees = top1_class(y) == top1_class(ref);
     }
-    if (tap != nullptr) result.layers = find_non_finite_layers(*tap, tap->run(as_batch_of_one(inputs[i].input)));
+    if (tap != nullptr)
+      result.layers = find_non_finite_layers(*tap, tap->run(as_batch_of_one(inputs[i].input)));
     results.push_back(std::move(result));
   }
   return results;
@@ -88,8 +92,8 @@ std::vector<StressResult> run_stress(Engine& engine, Engine* reference, std::int
 
 }  // namespace
 
-EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset, std::span<const std::size_t> indices,
-                    const EvalOptions& options) {
+EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
+                    std::span<const std::size_t> indices, const EvalOptions& options) {
   std::ostream& log = options.log != nullptr ? *options.log : std::cerr;
   EvalResult result;
   result.images_requested = indices.size();
@@ -97,10 +101,10 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset, s
   const std::int64_t classes = result.num_classes;
   const PreprocessConfig& preprocess = engine.plan().config.preprocess;
   if (reference != nullptr) {
-    require(reference->plan().config.preprocess.input_size == preprocess.input_size,
-            "the reference takes ", reference->plan().config.preprocess.input_size, " x ",
-            reference->plan().config.preprocess.input_size, " inputs but the plan ", preprocess.input_size, " x ",
-            preprocess.input_size);
+    require(reference->plan().config.preprocess.input_size == preprocess.input_size, "the reference takes ",
+            reference->plan().config.preprocess.input_size, " x ",
+            reference->plan().config.preprocess.input_size, " inputs but the plan ", preprocess.input_size,
+            " x ", preprocess.input_size);
     require(class_count(*reference) == classes, "the reference gives ", class_count(*reference),
             " classes but the plan ", classes);
     require(reference->batch() == engine.batch(), "the reference runs batches of ", reference->batch(),
@@ -130,7 +134,8 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset, s
       result.non_finite += non_finite;
       if (non_finite.total() > 0) {
         ++result.images_with_non_finite;
-        if (result.non_finite_images.size() < kNonFiniteImagesListed) result.non_finite_images.push_back(sample.name);
+        if (result.non_finite_images.size() < kNonFiniteImagesListed)
+          result.non_finite_images.push_back(sample.name);
       }
       if (result.labels) result.labels->add(y, sample.label);
       if (reference != nullptr) {
@@ -160,7 +165,8 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset, s
   flush();
   for (const auto& bad : skipped) result.skipped.push_back({dataset.sample(bad.index).name, bad.reason});
   require(result.images_evaluated > 0, dataset.source(), ": none of the ", indices.size(),
-          " images could be read (the first: ", result.skipped.empty() ? "" : result.skipped.front().reason, ")");
+          " images could be read (the first: ", result.skipped.empty() ? "" : result.skipped.front().reason,
+          ")");
 
   std::unique_ptr<LayerTap> plan_tap;
   if (options.per_layer_images > 0) {
@@ -183,7 +189,9 @@ nlohmann::json number(double value) {
   return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
 }
 
-nlohmann::json non_finite_json(const NonFiniteCount& count) { return {{"nan", count.nan}, {"inf", count.inf}}; }
+nlohmann::json non_finite_json(const NonFiniteCount& count) {
+  return {{"nan", count.nan}, {"inf", count.inf}};
+}
 
 nlohmann::json labels_json(const LabelMetrics& metrics) {
   return {{"images", metrics.images()},
@@ -199,15 +207,17 @@ nlohmann::json to_json(const EvalResult& result) {
   nlohmann::json skipped = nlohmann::json::array();
   for (const auto& bad : result.skipped) skipped.push_back({{"name", bad.name}, {"error", bad.reason}});
   nlohmann::json json = {
-      {"images", {{"requested", result.images_requested},
-                  {"evaluated", result.images_evaluated},
-                  {"skipped", result.skipped.size()}}},
+      {"images",
+       {{"requested", result.images_requested},
+        {"evaluated", result.images_evaluated},
+        {"skipped", result.skipped.size()}}},
       {"skipped", skipped},
       {"num_classes", result.num_classes},
-      {"non_finite", {{"nan", result.non_finite.nan},
-                      {"inf", result.non_finite.inf},
-                      {"images", result.images_with_non_finite},
-                      {"first_images", result.non_finite_images}}},
+      {"non_finite",
+       {{"nan", result.non_finite.nan},
+        {"inf", result.non_finite.inf},
+        {"images", result.images_with_non_finite},
+        {"first_images", result.non_finite_images}}},
   };
   json["labels"] = result.labels ? labels_json(*result.labels) : nlohmann::json(nullptr);
   if (result.reference) {
@@ -236,7 +246,8 @@ nlohmann::json to_json(const EvalResult& result) {
     if (s.top1_agrees) entry["top1_agrees"] = *s.top1_agrees;
     if (s.layers) {
       entry["non_finite_layers"] = s.layers->count;
-      entry["first_non_finite_layer"] = s.layers->first.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.layers->first);
+      entry["first_non_finite_layer"] =
+          s.layers->first.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.layers->first);
     }
     stress.push_back(std::move(entry));
   }

@@ -5,13 +5,12 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "data/dataset.h"
 #include "eval/layer_errors.h"
@@ -38,12 +37,12 @@ struct SkippedSample {
 struct StressResult {
   std::string name;
   std::string description;
-  NonFiniteCount non_finite;                          // in the engine's logits
-  std::int64_t top1 = -1;                             // -1 when every logit is NaN
-  std::optional<NonFiniteCount> reference_non_finite; // with a reference
-  std::optional<double> relative_error;               // ||y - ref|| / ||ref|| with a reference
-  std::optional<bool> top1_agrees;                    // with a reference
-  std::optional<NonFiniteLayers> layers;              // with per-layer: where non-finite values start
+  NonFiniteCount non_finite;                           // in the engine's logits
+  std::int64_t top1 = -1;                              // -1 when every logit is NaN
+  std::optional<NonFiniteCount> reference_non_finite;  // with a reference
+  std::optional<double> relative_error;                // ||y - ref|| / ||ref|| with a reference
+  std::optional<bool> top1_agrees;                     // with a reference
+  std::optional<NonFiniteLayers> layers;               // with per-layer: where non-finite values start
 };
 
 struct EvalResult {
@@ -67,8 +66,8 @@ struct EvalResult {
 // same input size and give as many classes, and runs at the same batch size. Images are loaded with
 // the engine's plan's preprocessing; bad ones are skipped and listed unless options.strict. Labels are
 // checked against the model's number of classes first. Fails when no image could be evaluated.
-EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset, std::span<const std::size_t> indices,
-                    const EvalOptions& options);
+EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
+                    std::span<const std::size_t> indices, const EvalOptions& options);
 
 // Everything in `result`, for reports and scripts. Non-finite numbers are written as null.
 nlohmann::json to_json(const EvalResult& result);

@@ -30,8 +30,8 @@ LayerTap::LayerTap(const Plan& plan, const std::string& backend, std::int64_t ba
 }
 
 std::vector<Tensor> LayerTap::run(const Tensor& input) {
-  require(input.rank() == 4 && input.dim(0) == batch_, "per-layer outputs are compiled for batches of ", batch_,
-          " images, got an input of shape ", shape_str(input.shape()));
+  require(input.rank() == 4 && input.dim(0) == batch_, "per-layer outputs are compiled for batches of ",
+          batch_, " images, got an input of shape ", shape_str(input.shape()));
   return compiled_->run({input});
 }
 
@@ -64,8 +64,8 @@ void LayerErrorAccumulator::add(const std::vector<Tensor>& plan_outputs,
     const Tensor& y = plan_outputs.at(plan_.layers()[match.plan_layer].output);
     const Tensor& ref = reference_outputs.at(reference_.layers()[match.reference_layer].output);
     require(y.numel() == ref.numel() && y.numel() == shape_numel(layer.shape), "layer '", layer.name,
-            "': outputs of ", shape_str(y.shape()), " and ", shape_str(ref.shape()), " do not match its shape ",
-            shape_str(layer.shape));
+            "': outputs of ", shape_str(y.shape()), " and ", shape_str(ref.shape()),
+            " do not match its shape ", shape_str(layer.shape));
     const auto a = y.f32();
     const auto b = ref.f32();
     for (std::size_t i = 0; i < a.size(); ++i) {

@@ -25,8 +25,8 @@ class LayerTap {
   struct Layer {
     std::string name;
     OpKind op;
-    Shape shape;           // with the compiled batch
-    std::size_t output;    // index into run()'s result
+    Shape shape;         // with the compiled batch
+    std::size_t output;  // index into run()'s result
   };
 
   LayerTap(const Plan& plan, const std::string& backend, std::int64_t batch = 1);
@@ -57,8 +57,8 @@ struct LayerError {
 struct LayerErrorReport {
   std::vector<LayerError> layers;  // sorted by relative error, largest (or NaN) first
   std::size_t images = 0;
-  std::size_t plan_layers = 0;       // layers the plan exposes
-  std::size_t reference_layers = 0;  // layers the reference exposes
+  std::size_t plan_layers = 0;              // layers the plan exposes
+  std::size_t reference_layers = 0;         // layers the reference exposes
   std::vector<std::string> unmatched;       // plan layers with no reference layer of that name
   std::vector<std::string> shape_mismatch;  // matched by name, different shapes
 };

@@ -72,12 +72,17 @@ void LabelMetrics::add(std::span<const float> logits, std::int64_t label) {
   if (rank < 5) ++top5_;
 }
 
-double LabelMetrics::top1() const { return images_ == 0 ? 0.0 : static_cast<double>(top1_) / static_cast<double>(images_); }
-double LabelMetrics::top5() const { return images_ == 0 ? 0.0 : static_cast<double>(top5_) / static_cast<double>(images_); }
+double LabelMetrics::top1() const {
+  return images_ == 0 ? 0.0 : static_cast<double>(top1_) / static_cast<double>(images_);
+}
+double LabelMetrics::top5() const {
+  return images_ == 0 ? 0.0 : static_cast<double>(top5_) / static_cast<double>(images_);
+}
 
-void ReferenceMetrics::add(std::span<const float> logits, std::span<const float> reference, const std::string& image) {
-  require(logits.size() == reference.size(), "the engine gives ", logits.size(), " logits per image but the reference ",
-          reference.size());
+void ReferenceMetrics::add(std::span<const float> logits, std::span<const float> reference,
+                           const std::string& image) {
+  require(logits.size() == reference.size(), "the engine gives ", logits.size(),
+          " logits per image but the reference ", reference.size());
   double diff = 0.0;
   double ref = 0.0;
   for (std::size_t i = 0; i < logits.size(); ++i) {
@@ -102,7 +107,9 @@ double ReferenceMetrics::agreement() const {
   return images_ == 0 ? 0.0 : static_cast<double>(agreements_) / static_cast<double>(images_);
 }
 
-double ReferenceMetrics::relative_error() const { return relative_error_from_sums(sum_sq_diff_, sum_sq_ref_); }
+double ReferenceMetrics::relative_error() const {
+  return relative_error_from_sums(sum_sq_diff_, sum_sq_ref_);
+}
 
 double relative_l2_error(std::span<const float> y, std::span<const float> reference) {
   require(y.size() == reference.size(), "relative error of tensors of ", y.size(), " and ", reference.size(),

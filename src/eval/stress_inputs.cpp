@@ -73,8 +73,10 @@ std::vector<StressInput> make_stress_inputs(const PreprocessConfig& preprocess) 
   std::vector<StressInput> inputs;
   inputs.push_back(maker.make("zeros", "every value 0 (the mean colour)",
                               [](std::size_t, std::int64_t, std::int64_t) { return 0.0f; }));
-  inputs.push_back(maker.colour("black", "pixels (0, 0, 0): the low extreme of the preprocessing range", {0, 0, 0}));
-  inputs.push_back(maker.colour("white", "pixels (1, 1, 1): the high extreme of the preprocessing range", {1, 1, 1}));
+  inputs.push_back(
+      maker.colour("black", "pixels (0, 0, 0): the low extreme of the preprocessing range", {0, 0, 0}));
+  inputs.push_back(
+      maker.colour("white", "pixels (1, 1, 1): the high extreme of the preprocessing range", {1, 1, 1}));
   inputs.push_back(maker.colour("grey", "pixels (0.5, 0.5, 0.5)", {0.5f, 0.5f, 0.5f}));
   inputs.push_back(maker.colour("red", "pure red (1, 0, 0)", {1, 0, 0}));
   inputs.push_back(maker.colour("green", "pure green (0, 1, 0)", {0, 1, 0}));
@@ -84,14 +86,12 @@ std::vector<StressInput> make_stress_inputs(const PreprocessConfig& preprocess) 
                                   return maker.normalize((generator() >> 31) != 0 ? 1.0f : 0.0f, c);
                                 }));
   for (const std::int64_t period : {1, 4, 16}) inputs.push_back(maker.checkerboard(period));
-  inputs.push_back(maker.random("noise_10", "uniform noise in [-10, 10] normalized units", 2,
-                                [](std::mt19937& generator, std::size_t) {
-                                  return 20.0f * unit_uniform(generator) - 10.0f;
-                                }));
-  inputs.push_back(maker.random("noise_1000", "uniform noise in [-1000, 1000] normalized units", 3,
-                                [](std::mt19937& generator, std::size_t) {
-                                  return 2000.0f * unit_uniform(generator) - 1000.0f;
-                                }));
+  inputs.push_back(maker.random(
+      "noise_10", "uniform noise in [-10, 10] normalized units", 2,
+      [](std::mt19937& generator, std::size_t) { return 20.0f * unit_uniform(generator) - 10.0f; }));
+  inputs.push_back(maker.random(
+      "noise_1000", "uniform noise in [-1000, 1000] normalized units", 3,
+      [](std::mt19937& generator, std::size_t) { return 2000.0f * unit_uniform(generator) - 1000.0f; }));
   return inputs;
 }
 

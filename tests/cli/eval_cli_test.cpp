@@ -1,14 +1,13 @@
 // kiln eval as a user meets it: an fp16 plan against its fp32 checkpoint, labelled folders, bad images,
 // bad labels, empty folders and the sample / split options.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -40,9 +39,9 @@ class EvalCli : public ::testing::Test {
     scratch_ = fs::temp_directory_path() / ("kiln_eval_cli_" + std::to_string(::getpid()));
     fs::create_directories(scratch_);
     for (const char* precision : {"fp32", "fp16"}) {
-      const auto built = run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
-                                  kCheckpoint.string() + " --precision " + precision + " -o " +
-                                  plan(precision).string());
+      const auto built =
+          run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+                   kCheckpoint.string() + " --precision " + precision + " -o " + plan(precision).string());
       ASSERT_EQ(built.exit_code, 0) << built.output;
     }
   }
@@ -51,7 +50,8 @@ class EvalCli : public ::testing::Test {
   static fs::path plan(const std::string& precision) { return scratch_ / ("tiny." + precision + ".kplan"); }
 
   // A folder holding `photos` copied from the shipped photos, under `sub` for each (class folders).
-  static fs::path folder(const std::string& name, const std::vector<std::pair<std::string, std::string>>& photos) {
+  static fs::path folder(const std::string& name,
+                         const std::vector<std::pair<std::string, std::string>>& photos) {
     const fs::path root = scratch_ / name;
     for (const auto& [sub, photo] : photos) {
       fs::create_directories(root / sub);
@@ -67,17 +67,18 @@ class EvalCli : public ::testing::Test {
 TEST_F(EvalCli, HelpExplainsEveryOption) {
   const auto result = run_kiln("eval --help");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  for (const char* option : {"--data", "--reference", "--family", "--config", "--backend", "--batch", "--images",
-                             "--every", "--split", "--per-layer", "--per-layer-images", "--no-stress", "--strict",
-                             "--json"}) {
+  for (const char* option :
+       {"--data", "--reference", "--family", "--config", "--backend", "--batch", "--images", "--every",
+        "--split", "--per-layer", "--per-layer-images", "--no-stress", "--strict", "--json"}) {
     EXPECT_TRUE(mentions(result, option)) << option;
   }
 }
 
 TEST_F(EvalCli, Fp16PlanAgreesWithTheFp32Checkpoint) {
   const fs::path json = scratch_ / "fp16.json";
-  const auto result = run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() + " --reference " +
-                               kCheckpoint.string() + " --per-layer --per-layer-images 4 --json " + json.string());
+  const auto result =
+      run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() + " --reference " +
+               kCheckpoint.string() + " --per-layer --per-layer-images 4 --json " + json.string());
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(mentions(result, "16 evaluated, 0 skipped")) << result.output;
   EXPECT_TRUE(mentions(result, "top-1 agreement 100.00%")) << result.output;
@@ -94,7 +95,8 @@ TEST_F(EvalCli, Fp16PlanAgreesWithTheFp32Checkpoint) {
   EXPECT_EQ(report["non_finite"]["inf"], 0);
   EXPECT_TRUE(report["labels"].is_null());
   EXPECT_EQ(report["stress"].size(), 13u);
-  for (const auto& stress : report["stress"]) EXPECT_TRUE(stress.contains("first_non_finite_layer")) << stress;
+  for (const auto& stress : report["stress"])
+    EXPECT_TRUE(stress.contains("first_non_finite_layer")) << stress;
   const auto& per_layer = report["per_layer"];
   EXPECT_EQ(per_layer["images"], 4);
   EXPECT_GT(per_layer["compared"].get<int>(), 30);
@@ -109,14 +111,15 @@ TEST_F(EvalCli, Fp16PlanAgreesWithTheFp32Checkpoint) {
   }
   std::cout << "fp16 plan against the fp32 checkpoint on the photos: agreement "
             << report["reference"]["top1_agreement"] << ", ||y - ref|| / ||ref|| = " << error
-            << ", worst layer " << per_layer["layers"][0]["name"] << " " << per_layer["layers"][0]["relative_error"]
-            << "\n";
+            << ", worst layer " << per_layer["layers"][0]["name"] << " "
+            << per_layer["layers"][0]["relative_error"] << "\n";
 }
 
 TEST_F(EvalCli, Fp32PlanAgainstItsOwnPlanIsExact) {
   const fs::path json = scratch_ / "fp32.json";
-  const auto result = run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() + " --reference " +
-                               plan("fp32").string() + " --no-stress --batch 3 --images 8 --json " + json.string());
+  const auto result =
+      run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() + " --reference " +
+               plan("fp32").string() + " --no-stress --batch 3 --images 8 --json " + json.string());
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const nlohmann::json report = read_json(json);
   EXPECT_EQ(report["images"]["evaluated"], 8);
@@ -142,15 +145,19 @@ TEST_F(EvalCli, SampleAndSplit) {
   EXPECT_NE(run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() + " --split calibration")
                 .exit_code,
             0);
-  EXPECT_NE(run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() + " --images 17").exit_code, 0);
+  EXPECT_NE(
+      run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() + " --images 17").exit_code,
+      0);
 }
 
 TEST_F(EvalCli, LabelledFolderGivesTopOne) {
-  const fs::path data = folder("labelled", {{"a_class", "dog.jpg"}, {"a_class", "eagle.jpg"},
-                                            {"b_class", "kite.jpg"}, {"c_class", "apple.jpg"}});
+  const fs::path data = folder(
+      "labelled",
+      {{"a_class", "dog.jpg"}, {"a_class", "eagle.jpg"}, {"b_class", "kite.jpg"}, {"c_class", "apple.jpg"}});
   const fs::path json = scratch_ / "labelled.json";
-  const auto result = run_kiln("eval " + plan("fp16").string() + " --data " + data.string() + " --reference " +
-                               kCheckpoint.string() + " --no-stress --json " + json.string());
+  const auto result =
+      run_kiln("eval " + plan("fp16").string() + " --data " + data.string() + " --reference " +
+               kCheckpoint.string() + " --no-stress --json " + json.string());
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(mentions(result, "accuracy   top-1 ")) << result.output;
   const nlohmann::json report = read_json(json);
@@ -163,13 +170,15 @@ TEST_F(EvalCli, LabelledFolderGivesTopOne) {
 TEST_F(EvalCli, ABadImageIsSkippedUnlessStrict) {
   const fs::path data = folder("with_bad", {{"", "dog.jpg"}, {"", "kite.jpg"}, {"", "apple.jpg"}});
   std::ofstream(data / "broken.jpg") << "this is not a JPEG";
-  const auto skipped = run_kiln("eval " + plan("fp32").string() + " --data " + data.string() + " --no-stress");
+  const auto skipped =
+      run_kiln("eval " + plan("fp32").string() + " --data " + data.string() + " --no-stress");
   ASSERT_EQ(skipped.exit_code, 0) << skipped.output;
   EXPECT_TRUE(mentions(skipped, "skipped")) << skipped.output;
   EXPECT_TRUE(mentions(skipped, "broken.jpg")) << skipped.output;
   EXPECT_TRUE(mentions(skipped, "3 evaluated, 1 skipped")) << skipped.output;
 
-  const auto strict = run_kiln("eval " + plan("fp32").string() + " --data " + data.string() + " --no-stress --strict");
+  const auto strict =
+      run_kiln("eval " + plan("fp32").string() + " --data " + data.string() + " --no-stress --strict");
   EXPECT_NE(strict.exit_code, 0) << strict.output;
   EXPECT_TRUE(mentions(strict, "kiln: error: ")) << strict.output;
   EXPECT_TRUE(mentions(strict, "broken.jpg")) << strict.output;
@@ -187,7 +196,8 @@ void expect_one_line_error(const testing::CliResult& result, const std::string& 
 TEST_F(EvalCli, LabelsOutOfRangeAreAOneLineError) {
   const fs::path data = folder("out_of_range", {{"", "dog.jpg"}, {"", "kite.jpg"}});
   std::ofstream(data / "labels.txt") << "dog.jpg 3\nkite.jpg 10\n";
-  expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + data.string()), "out of range");
+  expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + data.string()),
+                        "out of range");
 }
 
 TEST_F(EvalCli, EmptyFolderIsAOneLineError) {
@@ -199,25 +209,27 @@ TEST_F(EvalCli, EmptyFolderIsAOneLineError) {
 TEST_F(EvalCli, BrokenShardIsAOneLineError) {
   const fs::path shard = scratch_ / "broken.tar";
   std::ofstream(shard) << std::string(700, 'x');
-  expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + shard.string()), "broken.tar");
+  expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + shard.string()),
+                        "broken.tar");
 }
 
 TEST_F(EvalCli, DamagedReferencePlanIsAOneLineError) {
   const fs::path damaged = scratch_ / "damaged.kplan";
   std::ofstream(damaged) << "KILNPLAN and nothing else";
-  expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() + " --reference " +
-                                 damaged.string()),
+  expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() +
+                                 " --reference " + damaged.string()),
                         "damaged.kplan");
 }
 
 TEST_F(EvalCli, PerLayerNeedsAReference) {
-  expect_one_line_error(run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() + " --per-layer"),
-                        "--reference");
+  expect_one_line_error(
+      run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() + " --per-layer"),
+      "--reference");
 }
 
 TEST_F(EvalCli, ACheckpointOfAnotherFamilyIsAOneLineError) {
-  expect_one_line_error(run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() + " --reference " +
-                                 kCheckpoint.string() + " --family timm_resnet"),
+  expect_one_line_error(run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() +
+                                 " --reference " + kCheckpoint.string() + " --family timm_resnet"),
                         "key");
 }
 

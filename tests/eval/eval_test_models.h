@@ -42,24 +42,26 @@ inline Plan small_plan(std::int64_t size = 16, std::int64_t classes = 10, std::i
   const ValueId x = g.add_input("input", {-1, 3, size, size});
   const float stem_scale = 1.0f / std::sqrt(27.0f);
   const float block_scale = 1.0f / std::sqrt(static_cast<float>(9 * channels));
-  const ValueId stem = g.add_node(OpKind::kConv2d, "stem",
-                                  {x, g.add_constant("stem.weight", seeded_tensor({channels, 3, 3, 3}, 1, stem_scale)),
-                                   g.add_constant("stem.bias", seeded_tensor({channels}, 2, 0.1f))},
-                                  conv3x3());
+  const ValueId stem =
+      g.add_node(OpKind::kConv2d, "stem",
+                 {x, g.add_constant("stem.weight", seeded_tensor({channels, 3, 3, 3}, 1, stem_scale)),
+                  g.add_constant("stem.bias", seeded_tensor({channels}, 2, 0.1f))},
+                 conv3x3());
   const ValueId stem_act = g.add_node(OpKind::kActivation, "stem.act", {stem}, ActivationAttrs{});
   const ValueId conv = g.add_node(
       OpKind::kConv2d, "block.conv",
-      {stem_act, g.add_constant("block.conv.weight", seeded_tensor({channels, channels, 3, 3}, 3, block_scale)),
+      {stem_act,
+       g.add_constant("block.conv.weight", seeded_tensor({channels, channels, 3, 3}, 3, block_scale)),
        g.add_constant("block.conv.bias", seeded_tensor({channels}, 4, 0.1f))},
       conv3x3());
   const ValueId add = g.add_node(OpKind::kAdd, "block.add", {conv, stem_act}, AddAttrs{});
   const ValueId act = g.add_node(OpKind::kActivation, "block.act", {add}, ActivationAttrs{});
   const ValueId pool = g.add_node(OpKind::kGlobalAvgPool, "pool", {act});
   const ValueId flat = g.add_node(OpKind::kFlatten, "flatten", {pool});
-  const ValueId fc = g.add_node(
-      OpKind::kLinear, "fc",
-      {flat, g.add_constant("fc.weight", seeded_tensor({classes, channels}, 5, 1.0f)),
-       g.add_constant("fc.bias", seeded_tensor({classes}, 6, 0.1f))});
+  const ValueId fc =
+      g.add_node(OpKind::kLinear, "fc",
+                 {flat, g.add_constant("fc.weight", seeded_tensor({classes, channels}, 5, 1.0f)),
+                  g.add_constant("fc.bias", seeded_tensor({classes}, 6, 0.1f))});
   g.mark_output(fc);
   Plan plan;
   plan.info.family = "test_small";
@@ -70,7 +72,8 @@ inline Plan small_plan(std::int64_t size = 16, std::int64_t classes = 10, std::i
 }
 
 // `plan` with the named constant multiplied element-wise by (1 + noise in [-amplitude, amplitude]).
-inline Plan perturbed(const Plan& plan, const std::string& constant, float amplitude, std::uint32_t seed = 99) {
+inline Plan perturbed(const Plan& plan, const std::string& constant, float amplitude,
+                      std::uint32_t seed = 99) {
   Plan copy = plan;
   for (ValueId id = 0; id < static_cast<ValueId>(copy.graph.values().size()); ++id) {
     Value& value = copy.graph.value(id);
@@ -99,18 +102,19 @@ inline Plan small_fp8_plan(std::int64_t size = 16, std::int64_t classes = 10, st
   Tensor scaled(DType::kF32, weight.shape());
   for (std::size_t o = 0; o < out_channels; ++o) {
     float amax = 0.0f;
-    for (std::size_t i = 0; i < per_channel; ++i) amax = std::max(amax, std::fabs(weight.f32()[o * per_channel + i]));
+    for (std::size_t i = 0; i < per_channel; ++i)
+      amax = std::max(amax, std::fabs(weight.f32()[o * per_channel + i]));
     const float scale = amax / kE4M3Max;
     scales.mutable_f32()[o] = scale;
     for (std::size_t i = 0; i < per_channel; ++i) {
       scaled.mutable_f32()[o * per_channel + i] = weight.f32()[o * per_channel + i] / scale;
     }
   }
-  const ValueId quantized = g.add_node(OpKind::kQuantize, "block.conv.input_quant", {activation}, QuantizeAttrs{0.01f});
-  const ValueId dequantized =
-      g.add_node(OpKind::kDequantize, "block.conv.weight_dequant",
-                 {g.add_constant("block.conv.weight_fp8", scaled.to(DType::kF8E4M3)),
-                  g.add_constant("block.conv.weight_scale", scales)});
+  const ValueId quantized =
+      g.add_node(OpKind::kQuantize, "block.conv.input_quant", {activation}, QuantizeAttrs{0.01f});
+  const ValueId dequantized = g.add_node(OpKind::kDequantize, "block.conv.weight_dequant",
+                                         {g.add_constant("block.conv.weight_fp8", scaled.to(DType::kF8E4M3)),
+                                          g.add_constant("block.conv.weight_scale", scales)});
   Node& node = g.node(conv);
   node.inputs[0] = quantized;
   node.inputs[1] = dequantized;
@@ -119,7 +123,8 @@ inline Plan small_fp8_plan(std::int64_t size = 16, std::int64_t classes = 10, st
   return plan;
 }
 
-inline const std::filesystem::path kGoldenTiny = std::filesystem::path(KILN_TEST_DATA_DIR) / "golden" / "resnest_tiny";
+inline const std::filesystem::path kGoldenTiny =
+    std::filesystem::path(KILN_TEST_DATA_DIR) / "golden" / "resnest_tiny";
 
 // The reduced ResNeSt checkpoint as `kiln build` makes it, at `precision`.
 inline Plan tiny_resnest_plan(Precision precision) {
@@ -130,7 +135,8 @@ inline Plan tiny_resnest_plan(Precision precision) {
   const ModelConfig config = read_timm_config(kGoldenTiny / "config.json", family.default_config);
   BuildOptions options;
   options.precision = precision;
-  BuildInput input{family.build(weights, config, -1), config, std::string(family.name), "model.safetensors", ""};
+  BuildInput input{family.build(weights, config, -1), config, std::string(family.name), "model.safetensors",
+                   ""};
   return build_plan(std::move(input), options).plan;
 }
 

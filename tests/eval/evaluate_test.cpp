@@ -1,19 +1,20 @@
 // evaluate(): batching, labels, the reference, bad images, stress inputs and per-layer errors on a
 // small hand-built model and folders of the shipped photos.
+#include "eval/evaluate.h"
+
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <memory>
 #include <numeric>
 #include <sstream>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "data/open_dataset.h"
-#include "eval/evaluate.h"
-#include "runtime/backend.h"
 #include "eval_test_models.h"
+#include "runtime/backend.h"
 
 namespace kiln {
 namespace {
@@ -57,7 +58,9 @@ class EvaluateTest : public ::testing::Test {
     return indices;
   }
 
-  static std::shared_ptr<const Plan> shared(Plan plan) { return std::make_shared<const Plan>(std::move(plan)); }
+  static std::shared_ptr<const Plan> shared(Plan plan) {
+    return std::make_shared<const Plan>(std::move(plan));
+  }
 
   fs::path dir_;
 };

@@ -1,10 +1,11 @@
 // Per-layer errors: every layer exposed, matched by name, and the layer that was changed comes first.
+#include "eval/layer_errors.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "eval/layer_errors.h"
 #include "eval_test_models.h"
 #include "io/npy.h"
 #include "runtime/backend.h"
@@ -21,12 +22,13 @@ TEST(LayerTap, ExposesEveryLayerInTopologicalOrder) {
   LayerTap tap(plan, "cpu-reference", 2);
   std::vector<std::string> names;
   for (const auto& layer : tap.layers()) names.push_back(layer.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"stem", "stem.act", "block.conv", "block.add", "block.act", "pool",
-                                             "flatten", "fc"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"stem", "stem.act", "block.conv", "block.add", "block.act",
+                                             "pool", "flatten", "fc"}));
   EXPECT_EQ(tap.layers().back().output, 0u);  // the plan's own output is not exposed twice
   const auto outputs = tap.run(seeded_tensor({2, 3, 16, 16}, 7, 2.0f));
   EXPECT_EQ(outputs.size(), 8u);
-  for (const auto& layer : tap.layers()) EXPECT_EQ(outputs.at(layer.output).shape(), layer.shape) << layer.name;
+  for (const auto& layer : tap.layers())
+    EXPECT_EQ(outputs.at(layer.output).shape(), layer.shape) << layer.name;
   EXPECT_EQ(tap.layers()[2].shape, (Shape{2, 16, 16, 16}));
 }
 
@@ -35,7 +37,8 @@ TEST(LayerTap, ExposesEveryLayerInTopologicalOrder) {
 TEST(LayerTap, EveryBackendReturnsPlainLayoutsForEveryLayer) {
   const Plan plan = testing::tiny_resnest_plan(Precision::kF32);
   const Tensor input = read_npy(testing::kGoldenTiny / "input.npy");
-  const Tensor one = input.dim(0) == 1 ? input : Tensor::from_f32({1, 3, 224, 224}, input.f32().subspan(0, 3 * 224 * 224));
+  const Tensor one =
+      input.dim(0) == 1 ? input : Tensor::from_f32({1, 3, 224, 224}, input.f32().subspan(0, 3 * 224 * 224));
   LayerTap reference(plan, "cpu-reference", 1);
   const auto expected = reference.run(one);
   for (const auto name : backend_names()) {

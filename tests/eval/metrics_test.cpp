@@ -1,4 +1,6 @@
 // The evaluation metrics on hand-made logits, where every answer is known.
+#include "eval/metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "eval/metrics.h"
 
 namespace kiln {
 namespace {
@@ -36,10 +37,10 @@ TEST(EvalMetrics, RankCountsTheClassesAbove) {
 TEST(EvalMetrics, TopOneAndTopFiveAgainstLabels) {
   LabelMetrics metrics;
   const std::vector<float> logits{0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f};  // order 7, 6, 5, ...
-  metrics.add(logits, 7);  // top-1
-  metrics.add(logits, 3);  // rank 4: top-5
-  metrics.add(logits, 2);  // rank 5: neither
-  metrics.add(logits, 6);  // rank 1: top-5
+  metrics.add(logits, 7);                                                           // top-1
+  metrics.add(logits, 3);                                                           // rank 4: top-5
+  metrics.add(logits, 2);                                                           // rank 5: neither
+  metrics.add(logits, 6);                                                           // rank 1: top-5
   EXPECT_EQ(metrics.images(), 4);
   EXPECT_EQ(metrics.top1_correct(), 1);
   EXPECT_EQ(metrics.top5_correct(), 3);

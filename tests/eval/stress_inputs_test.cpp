@@ -1,12 +1,12 @@
 // The stress set is what stress_inputs.h says it is.
+#include "eval/stress_inputs.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include "eval/stress_inputs.h"
 
 namespace kiln {
 namespace {
@@ -36,9 +36,9 @@ TEST(StressInputs, NamesShapesAndDescriptions) {
     EXPECT_FALSE(input.description.empty()) << input.name;
     for (const float v : input.input.f32()) ASSERT_TRUE(std::isfinite(v)) << input.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"zeros", "black", "white", "grey", "red", "green", "blue", "saturated",
-                                             "checkerboard_1", "checkerboard_4", "checkerboard_16", "noise_10",
-                                             "noise_1000"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"zeros", "black", "white", "grey", "red", "green", "blue",
+                                             "saturated", "checkerboard_1", "checkerboard_4",
+                                             "checkerboard_16", "noise_10", "noise_1000"}));
 }
 
 TEST(StressInputs, ConstantColoursAreNormalizedWithThePlansMeanAndStd) {
