@@ -180,6 +180,9 @@ void eval(const EvalCliOptions& options) {
           std::make_shared<const Plan>(build_in_memory(family, *options.reference, options.config));
       reference_kind = cat("checkpoint, ", family, ", built in memory at fp32");
     } else {
+      require(options.family.empty() && !options.config,
+              "--family and --config describe a checkpoint --reference, but ", options.reference->string(),
+              " is a plan");
       reference_plan = load_plan(*options.reference);
       reference_kind = cat("plan, ", precision_name(reference_plan->info.precision));
     }
@@ -197,6 +200,14 @@ void eval(const EvalCliOptions& options) {
             << "\n"
             << "data       " << dataset.source() << " (" << dataset_kind_name(dataset.kind()) << ", "
             << dataset.size() << " images)\n";
+  if (options.images || options.every) {
+    std::cout << "sample     " << indices.size() << " images:";
+    if (options.images) std::cout << " " << *options.images << " at a fixed stride";
+    if (options.every)
+      std::cout << (options.images ? "," : "") << " the " << options.split << " part of 1 in "
+                << *options.every;
+    std::cout << "\n";
+  }
   if (options.reference)
     std::cout << "reference  " << options.reference->string() << " (" << reference_kind << ")\n";
   std::cout << std::flush;
@@ -218,6 +229,10 @@ void eval(const EvalCliOptions& options) {
         {"backend", backend},
         {"batch", compile.batch},
         {"data", dataset.source()},
+        {"sample",
+         {{"images", options.images ? nlohmann::json(*options.images) : nlohmann::json(nullptr)},
+          {"every", options.every ? nlohmann::json(*options.every) : nlohmann::json(nullptr)},
+          {"split", options.every ? nlohmann::json(options.split) : nlohmann::json(nullptr)}}},
         {"reference_model",
          options.reference ? nlohmann::json(options.reference->string()) : nlohmann::json(nullptr)}};
     report.update(to_json(result));
@@ -265,7 +280,7 @@ void add_eval_command(CLI::App& app) {
   auto* every =
       cmd->add_option("--every", options->every,
                       "Split the (sampled) images as a study does: every K-th calibrates, the others are "
-                      "held out; evaluate the part --split names (default: the whole sample)")
+                      "held out; evaluate the part --split names (without --every: the whole sample)")
           ->check(CLI::PositiveNumber);
   cmd->add_option("--split", options->split,
                   "With --every: which part to evaluate, held-out (default) or calibration")

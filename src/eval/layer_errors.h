@@ -2,8 +2,10 @@
 // live layer's output exposed as an extra graph output; their outputs are matched by layer name (the
 // checkpoint's module path) and compared.
 //
-// Layers present in only one plan (FP8 quantize / dequantize points, nodes a pass removed or fused) and
-// layers whose output shapes differ are not compared; the report says how many were.
+// Exposing a layer's output keeps a backend from fusing that layer into its reader, so a tap can round
+// slightly differently from an engine of the same plan (fp32 fusions only; narrower layers are never
+// fused). Layers present in only one plan (FP8 quantize / dequantize points, nodes a pass removed or fused)
+// and layers whose output shapes differ are not compared; the report says how many were.
 #pragma once
 
 #include <cstdint>

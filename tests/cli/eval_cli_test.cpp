@@ -145,6 +145,15 @@ TEST_F(EvalCli, SampleAndSplit) {
   EXPECT_NE(run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() + " --split calibration")
                 .exit_code,
             0);
+  const fs::path json = scratch_ / "split.json";
+  ASSERT_EQ(run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() +
+                     " --no-stress --images 8 --every 4 --split calibration --json " + json.string())
+                .exit_code,
+            0);
+  const nlohmann::json sample = read_json(json)["sample"];
+  EXPECT_EQ(sample["images"], 8);
+  EXPECT_EQ(sample["every"], 4);
+  EXPECT_EQ(sample["split"], "calibration");
   EXPECT_NE(
       run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() + " --images 17").exit_code,
       0);
@@ -219,6 +228,12 @@ TEST_F(EvalCli, DamagedReferencePlanIsAOneLineError) {
   expect_one_line_error(run_kiln("eval " + plan("fp32").string() + " --data " + kPhotos.string() +
                                  " --reference " + damaged.string()),
                         "damaged.kplan");
+}
+
+TEST_F(EvalCli, FamilyAppliesToACheckpointReferenceOnly) {
+  expect_one_line_error(run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() +
+                                 " --reference " + plan("fp32").string() + " --family timm_resnest"),
+                        "is a plan");
 }
 
 TEST_F(EvalCli, PerLayerNeedsAReference) {
