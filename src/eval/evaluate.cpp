@@ -122,11 +122,41 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
   std::vector<Tensor> pending;
   std::vector<std::size_t> pending_indices;
   std::vector<Tensor> per_layer_inputs;
+  // The reference's logits for the pending images: from the cache where it has them, else computed
+  // (and cached).
+  ReferenceLogitsCache* cache = options.reference_cache;
+  const auto reference_rows = [&] {
+    std::vector<std::vector<float>> rows(reference != nullptr ? pending.size() : 0);
+    if (reference == nullptr) return rows;
+    std::vector<Tensor> missing;
+    std::vector<std::size_t> missing_rows;
+    for (std::size_t r = 0; r < pending.size(); ++r) {
+      const std::vector<float>* cached = nullptr;
+      if (cache != nullptr) {
+        const auto found = cache->logits.find(pending_indices[r]);
+        if (found != cache->logits.end()) cached = &found->second;
+      }
+      if (cached != nullptr) {
+        require(cached->size() == static_cast<std::size_t>(classes), "the reference logits cache holds ",
+                cached->size(), " logits for image ", pending_indices[r], ", expected ", classes);
+        rows[r] = *cached;
+      } else {
+        missing.push_back(pending[r]);
+        missing_rows.push_back(r);
+      }
+    }
+    const Tensor computed = run_rows(*reference, missing, classes);
+    for (std::size_t k = 0; k < missing.size(); ++k) {
+      const auto values = row(computed, k);
+      rows[missing_rows[k]].assign(values.begin(), values.end());
+      if (cache != nullptr) cache->logits[pending_indices[missing_rows[k]]] = rows[missing_rows[k]];
+    }
+    return rows;
+  };
   const auto flush = [&] {
     if (pending.empty()) return;
     const Tensor logits = run_rows(engine, pending, classes);
-    Tensor reference_logits;
-    if (reference != nullptr) reference_logits = run_rows(*reference, pending, classes);
+    const std::vector<std::vector<float>> reference_logits = reference_rows();
     for (std::size_t r = 0; r < pending.size(); ++r) {
       const Sample& sample = dataset.sample(pending_indices[r]);
       const auto y = row(logits, r);
@@ -139,7 +169,7 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
       }
       if (result.labels) result.labels->add(y, sample.label);
       if (reference != nullptr) {
-        const auto ref = row(reference_logits, r);
+        const std::span<const float> ref = reference_logits[r];
         result.reference_non_finite += count_non_finite(ref);
         result.reference->add(y, ref, sample.name);
         if (result.reference_labels) result.reference_labels->add(ref, sample.label);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -19,6 +20,13 @@
 
 namespace kiln {
 
+// Reference logits by dataset index. A study comparing many plans with one reference over one dataset
+// passes the same cache to every evaluate() call: the first fills it, later calls run the reference only
+// on images not in it. A cache belongs to one reference engine and one dataset.
+struct ReferenceLogitsCache {
+  std::map<std::size_t, std::vector<float>> logits;
+};
+
 struct EvalOptions {
   bool strict = false;          // a bad image is fatal instead of skipped
   bool progress = false;        // draw a progress line on stderr
@@ -27,6 +35,8 @@ struct EvalOptions {
   // Per-layer errors against the reference over the first N evaluated images (0: none). Needs a
   // reference; layers are compared at batch 1 on each engine's backend.
   std::size_t per_layer_images = 0;
+  // Used with a reference: cached logits stand in for running the reference (see above).
+  ReferenceLogitsCache* reference_cache = nullptr;
 };
 
 struct SkippedSample {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <numeric>
@@ -126,6 +127,36 @@ TEST_F(EvaluateTest, BatchingDoesNotChangeTheResult) {
   }
   EXPECT_GT(results.front().reference->relative_error(), 1e-3);
   EXPECT_TRUE(results.front().stress.empty());
+}
+
+TEST_F(EvaluateTest, ACacheStandsInForTheReference) {
+  const Dataset dataset = open_dataset(flat_folder(false).string());
+  const auto plan = shared(small_plan());
+  const auto changed = shared(perturbed(small_plan(), "fc.weight", 0.3f));
+  Engine engine(changed, "cpu-reference", batch_of(2));
+  Engine reference(plan, "cpu-reference", batch_of(2));
+  Engine other(changed, "cpu-reference", batch_of(2));  // a different "reference": agrees exactly
+  std::ostringstream log;
+  EvalOptions options;
+  options.log = &log;
+  options.stress = false;
+  ReferenceLogitsCache cache;
+  options.reference_cache = &cache;
+  // The first call fills the cache from images 0, 2, 4; the second takes those from it and runs
+  // `other` for 1 and 3 only.
+  const std::vector<std::size_t> some = {0, 2, 4};
+  const EvalResult first = evaluate(engine, &reference, dataset, some, options);
+  EXPECT_EQ(cache.logits.size(), 3u);
+  EXPECT_GT(first.reference->relative_error(), 1e-3);
+  const EvalResult second = evaluate(engine, &other, dataset, all(dataset), options);
+  EXPECT_EQ(cache.logits.size(), 5u);
+  EXPECT_DOUBLE_EQ(second.reference->sum_squared_difference(), first.reference->sum_squared_difference());
+  const double expected = std::sqrt(first.reference->sum_squared_difference()) /
+                          std::sqrt(second.reference->sum_squared_reference());
+  EXPECT_DOUBLE_EQ(second.reference->relative_error(), expected);
+  // Without the cache the same call compares with `other` alone: no difference at all.
+  options.reference_cache = nullptr;
+  EXPECT_EQ(evaluate(engine, &other, dataset, all(dataset), options).reference->relative_error(), 0.0);
 }
 
 TEST_F(EvaluateTest, LabelsGiveTopOneAndTopFive) {
