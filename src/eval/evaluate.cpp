@@ -1,5 +1,6 @@
 #include "eval/evaluate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -107,8 +108,6 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
             " x ", preprocess.input_size);
     require(class_count(*reference) == classes, "the reference gives ", class_count(*reference),
             " classes but the plan ", classes);
-    require(reference->batch() == engine.batch(), "the reference runs batches of ", reference->batch(),
-            " but the engine ", engine.batch());
   }
   require(options.per_layer_images == 0 || reference != nullptr, "per-layer errors need a reference");
   require(!indices.empty(), dataset.source(), ": no images to evaluate");

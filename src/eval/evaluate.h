@@ -73,7 +73,7 @@ struct EvalResult {
 
 // Evaluates `engine` on dataset images `indices` (in that order), batching at the engine's batch size
 // (a last partial batch is padded and the padding dropped). `reference`, when given, must take the
-// same input size and give as many classes, and runs at the same batch size. Images are loaded with
+// same input size and give as many classes; it runs at its own batch size. Images are loaded with
 // the engine's plan's preprocessing; bad ones are skipped and listed unless options.strict. Labels are
 // checked against the model's number of classes first. Fails when no image could be evaluated.
 EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
