@@ -12,5 +12,6 @@ void add_inspect_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_dataset_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
 
 }  // namespace kiln::cli

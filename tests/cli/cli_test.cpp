@@ -22,7 +22,8 @@ using testing::kTiny;
 using testing::kFamilies;
 
 TEST(Cli, HelpOnEverySubcommand) {
-  for (const std::string command : {"", "run ", "inspect ", "preprocess ", "build ", "bench ", "validate "}) {
+  for (const std::string command :
+       {"", "run ", "inspect ", "preprocess ", "build ", "bench ", "validate ", "dataset ", "eval "}) {
     const auto result = run_kiln(command + "--help");
     EXPECT_EQ(result.exit_code, 0) << command << result.output;
     EXPECT_NE(result.output.find("Usage"), std::string::npos) << result.output;

@@ -1,0 +1,313 @@
+// kiln eval: accuracy of a plan on a dataset, its agreement with an fp32 reference, a NaN/Inf scan over
+// the images and the stress inputs, and per-layer errors. The work is done by src/eval/; this file
+// parses options, prints a summary and writes the JSON report.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+
+#include "cli/commands.h"
+#include "cli/model_loading.h"
+#include "core/error.h"
+#include "data/open_dataset.h"
+#include "data/sampling.h"
+#include "eval/evaluate.h"
+#include "io/atomic_file.h"
+
+namespace kiln::cli {
+
+namespace {
+
+constexpr std::size_t kLayersPrinted = 15;
+
+struct EvalCliOptions {
+  std::filesystem::path plan;
+  std::string data;
+  std::optional<std::filesystem::path> reference;
+  std::string family;
+  std::optional<std::filesystem::path> config;
+  std::string backend;
+  std::optional<std::size_t> images;
+  std::optional<std::size_t> every;
+  std::string split;
+  bool per_layer = false;
+  std::size_t per_layer_images = 8;
+  bool no_stress = false;
+  bool strict = false;
+  std::optional<std::filesystem::path> json;
+  std::optional<std::int64_t> batch;
+};
+
+// A plan file starts with "KILNPLAN" (and a .kplan file is read as a plan, so a damaged one says so);
+// anything else is read as a checkpoint.
+bool is_checkpoint(const std::filesystem::path& path) {
+  if (path.extension() == ".kplan") return false;
+  std::ifstream in(path, std::ios::binary);
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  return !(in && magic == "KILNPLAN");
+}
+
+std::string percent(double fraction) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(2) << fraction * 100.0 << "%";
+  return out.str();
+}
+
+std::string scientific(double value) {
+  std::ostringstream out;
+  out << std::scientific << std::setprecision(3) << value;
+  return out.str();
+}
+
+std::string non_finite_str(const NonFiniteCount& count) {
+  return cat(count.nan, " NaN, ", count.inf, " Inf");
+}
+
+void print_summary(const EvalResult& result, std::ostream& out) {
+  out << "images     " << result.images_evaluated << " evaluated, " << result.skipped.size()
+      << " skipped (of " << result.images_requested << ")\n";
+  if (result.labels) {
+    const LabelMetrics& labels = *result.labels;
+    out << "accuracy   top-1 " << percent(labels.top1()) << " (" << labels.top1_correct() << "/"
+        << labels.images() << "), top-5 " << percent(labels.top5()) << " (" << labels.top5_correct() << "/"
+        << labels.images() << ")";
+    if (result.reference_labels) {
+      out << "; reference top-1 " << percent(result.reference_labels->top1()) << ", top-5 "
+          << percent(result.reference_labels->top5());
+    }
+    out << "\n";
+  } else {
+    out << "accuracy   no labels in the dataset\n";
+  }
+  if (result.reference) {
+    const ReferenceMetrics& ref = *result.reference;
+    out << "reference  top-1 agreement " << percent(ref.agreement()) << " (" << ref.top1_agreements() << "/"
+        << ref.images() << "), ||y - ref|| / ||ref|| = " << scientific(ref.relative_error())
+        << ", worst image " << scientific(ref.max_image_relative_error()) << " (" << ref.worst_image()
+        << ")\n";
+  } else {
+    out << "reference  none (give --reference for agreement and relative error)\n";
+  }
+  if (result.images_with_non_finite == 0) {
+    out << "NaN/Inf    none in " << result.images_evaluated << " images\n";
+  } else {
+    out << "NaN/Inf    " << non_finite_str(result.non_finite) << " in " << result.images_with_non_finite
+        << " image(s), first " << result.non_finite_images.front() << "\n";
+  }
+  if (!result.stress.empty()) {
+    std::size_t bad = 0;
+    for (const auto& s : result.stress) bad += s.non_finite.total() > 0 ? 1 : 0;
+    out << "stress     " << result.stress.size() - bad << " of " << result.stress.size()
+        << " stress inputs give finite outputs\n";
+    for (const auto& s : result.stress) {
+      out << "  " << std::left << std::setw(16) << s.name << std::right;
+      out << (s.non_finite.total() == 0 ? "finite" : non_finite_str(s.non_finite));
+      if (s.non_finite.total() > 0 && s.reference_non_finite) {
+        out << (s.reference_non_finite->total() == 0
+                    ? " (reference finite)"
+                    : " (reference " + non_finite_str(*s.reference_non_finite) + ")");
+      }
+      if (s.relative_error) {
+        out << ", rel error " << scientific(*s.relative_error)
+            << (*s.top1_agrees ? ", top-1 agrees" : ", top-1 differs");
+      }
+      if (s.layers && s.layers->count > 0) {
+        out << ", non-finite from layer " << s.layers->first << " (" << s.layers->count << " layers)";
+      }
+      out << "\n";
+    }
+  }
+  if (result.per_layer) {
+    const LayerErrorReport& report = *result.per_layer;
+    out << "per-layer  " << report.layers.size() << " layers compared over " << report.images << " image(s) ("
+        << report.plan_layers << " in the plan, " << report.reference_layers << " in the reference, "
+        << report.unmatched.size() << " without a namesake, " << report.shape_mismatch.size()
+        << " of another shape); the " << std::min(kLayersPrinted, report.layers.size()) << " worst:\n";
+    out << "  " << std::setw(10) << "rel error"
+        << "  " << std::setw(10) << "max abs"
+        << "  " << std::left << std::setw(20) << "op"
+        << "layer" << std::right << "\n";
+    for (std::size_t i = 0; i < std::min(kLayersPrinted, report.layers.size()); ++i) {
+      const LayerError& layer = report.layers[i];
+      out << "  " << std::setw(10) << scientific(layer.relative_error) << "  " << std::setw(10)
+          << scientific(layer.max_abs_error) << "  " << std::left << std::setw(20) << op_kind_name(layer.op)
+          << layer.name << std::right;
+      if (layer.non_finite.total() > 0) out << "  (" << non_finite_str(layer.non_finite) << ")";
+      out << "\n";
+    }
+  }
+}
+
+std::vector<std::size_t> choose_indices(const EvalCliOptions& options, const Dataset& dataset) {
+  std::vector<std::size_t> indices;
+  if (options.images) {
+    require(*options.images <= dataset.size(), dataset.source(), ": --images ", *options.images,
+            " but the dataset has ", dataset.size(), " images");
+    indices = stride_sample(dataset.size(), *options.images);
+  } else {
+    indices.resize(dataset.size());
+    std::iota(indices.begin(), indices.end(), std::size_t{0});
+  }
+  if (options.every) {
+    const CalibrationSplit split = split_every(indices, *options.every);
+    indices = options.split == "calibration" ? split.calibration : split.held_out;
+    require(!indices.empty(), dataset.source(), ": the ", options.split, " part of the split (1 in ",
+            *options.every, ") holds no image");
+  }
+  return indices;
+}
+
+void eval(const EvalCliOptions& options) {
+  const std::shared_ptr<const Plan> plan = load_plan(options.plan);
+  require(!options.per_layer || options.reference,
+          "--per-layer compares layers with a reference: give --reference");
+  const Dataset dataset = open_dataset(options.data);
+  const std::int64_t classes = plan->graph.value(plan->graph.outputs().at(0)).shape.back();
+  if (dataset.labelled()) dataset.check_labels(classes);
+  const std::vector<std::size_t> indices = choose_indices(options, dataset);
+
+  std::shared_ptr<const Plan> reference_plan;
+  std::string reference_kind;
+  if (options.reference) {
+    if (is_checkpoint(*options.reference)) {
+      const std::string family = options.family.empty() ? plan->info.family : options.family;
+      reference_plan =
+          std::make_shared<const Plan>(build_in_memory(family, *options.reference, options.config));
+      reference_kind = cat("checkpoint, ", family, ", built in memory at fp32");
+    } else {
+      require(options.family.empty() && !options.config,
+              "--family and --config describe a checkpoint --reference, but ", options.reference->string(),
+              " is a plan");
+      reference_plan = load_plan(*options.reference);
+      reference_kind = cat("plan, ", precision_name(reference_plan->info.precision));
+    }
+  }
+
+  CompileOptions compile;
+  compile.batch = options.batch.value_or(plan->info.batch);
+  const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  Engine engine(plan, backend, compile);
+  std::optional<Engine> reference;
+  if (reference_plan) reference.emplace(reference_plan, backend, compile);
+
+  std::cout << "eval       " << options.plan.string() << " (" << plan->info.family << ", "
+            << precision_name(plan->info.precision) << ") on " << backend << ", batch " << compile.batch
+            << "\n"
+            << "data       " << dataset.source() << " (" << dataset_kind_name(dataset.kind()) << ", "
+            << dataset.size() << " images)\n";
+  if (options.images || options.every) {
+    std::cout << "sample     " << indices.size() << " images:";
+    if (options.images) std::cout << " " << *options.images << " at a fixed stride";
+    if (options.every)
+      std::cout << (options.images ? "," : "") << " the " << options.split << " part of 1 in "
+                << *options.every;
+    std::cout << "\n";
+  }
+  if (options.reference)
+    std::cout << "reference  " << options.reference->string() << " (" << reference_kind << ")\n";
+  std::cout << std::flush;
+
+  EvalOptions eval_options;
+  eval_options.strict = options.strict;
+  eval_options.progress = true;
+  eval_options.stress = !options.no_stress;
+  eval_options.per_layer_images = options.per_layer ? options.per_layer_images : 0;
+  const EvalResult result =
+      evaluate(engine, reference ? &*reference : nullptr, dataset, indices, eval_options);
+  print_summary(result, std::cout);
+
+  if (options.json) {
+    nlohmann::json report = {
+        {"plan", options.plan.string()},
+        {"family", plan->info.family},
+        {"precision", precision_name(plan->info.precision)},
+        {"backend", backend},
+        {"batch", compile.batch},
+        {"data", dataset.source()},
+        {"sample",
+         {{"images", options.images ? nlohmann::json(*options.images) : nlohmann::json(nullptr)},
+          {"every", options.every ? nlohmann::json(*options.every) : nlohmann::json(nullptr)},
+          {"split", options.every ? nlohmann::json(options.split) : nlohmann::json(nullptr)}}},
+        {"reference_model",
+         options.reference ? nlohmann::json(options.reference->string()) : nlohmann::json(nullptr)}};
+    report.update(to_json(result));
+    write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  }
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto options = std::make_shared<EvalCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "eval",
+      "Evaluate a plan on a dataset: top-1/top-5 against labels, agreement and relative error against an "
+      "fp32 reference, a NaN/Inf scan over the images and stress inputs, per-layer errors");
+  cmd->add_option("plan", options->plan, "The plan file to evaluate (kiln build)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option(
+         "--data", options->data,
+         "Images to evaluate on: a folder (flat, or one sub-folder per class, optionally with labels.txt or "
+         "labels.csv), a .tar shard, a folder of shards or a pattern such as 'val-{000000..000009}.tar'. "
+         "Labels, when present, give top-1/top-5 and must lie in [0, the model's classes)")
+      ->required();
+  cmd->add_option(
+         "--reference", options->reference,
+         "What to compare against: a plan file, or a checkpoint (model.safetensors) built in memory at "
+         "fp32. Gives top-1 agreement and ||y - ref|| / ||ref||")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--family", options->family,
+                  "Model family of a checkpoint --reference (default: the plan's family)");
+  cmd->add_option(
+         "--config", options->config,
+         "timm config.json of a checkpoint --reference (default: config.json beside it, else the family's "
+         "defaults)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--backend", options->backend,
+                  "Backend to run the plan and the reference on (default: the fastest CPU backend built in)");
+  cmd->add_option("--batch", options->batch,
+                  "Images per engine run (default: the plan's batch); a last partial batch is padded")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--images", options->images,
+                  "Evaluate N images taken at a fixed stride, indices floor(i * images / N) (default: all)")
+      ->check(CLI::PositiveNumber);
+  auto* every =
+      cmd->add_option("--every", options->every,
+                      "Split the (sampled) images as a study does: every K-th calibrates, the others are "
+                      "held out; evaluate the part --split names (without --every: the whole sample)")
+          ->check(CLI::PositiveNumber);
+  cmd->add_option("--split", options->split,
+                  "With --every: which part to evaluate, held-out (default) or calibration")
+      ->check(CLI::IsMember({"held-out", "calibration"}))
+      ->default_str("held-out")
+      ->needs(every);
+  auto* per_layer = cmd->add_flag(
+      "--per-layer", options->per_layer,
+      "Also compare every layer's output with the reference's layer of the same name, and list the layers "
+      "sorted by relative error (needs --reference)");
+  cmd->add_option("--per-layer-images", options->per_layer_images,
+                  "With --per-layer: compare layers over the first M evaluated images")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->needs(per_layer);
+  cmd->add_flag(
+      "--no-stress", options->no_stress,
+      "Skip the stress inputs (zeros, constant colours, saturated colours, checkerboards, large noise, "
+      "the extremes of the preprocessing range) scanned for NaN/Inf outputs");
+  cmd->add_flag("--strict", options->strict,
+                "Stop at the first unreadable image (by default it is reported and skipped)");
+  cmd->add_option("--json", options->json,
+                  "Write the full report (every metric, stress input and layer) as JSON");
+  cmd->callback([options] {
+    if (options->split.empty()) options->split = "held-out";
+    eval(*options);
+  });
+}
+
+}  // namespace kiln::cli
