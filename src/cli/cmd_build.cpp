@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "builder/build_plan.h"
-#include "cli/calibration_data.h"
 #include "cli/commands.h"
 #include "cli/model_loading.h"
 #include "core/error.h"
@@ -15,6 +14,7 @@
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
 #include "plan/plan_writer.h"
+#include "quant/calibration_images.h"
 #include "quant/layer_selection.h"
 #include "runtime/engine.h"
 
@@ -85,7 +85,7 @@ Quantizer fp8_quantizer(const BuildCommandOptions& options, const Manifest& mani
   if (!options.calib_data || (cached && settings.recipe != "auto")) {
     return [settings, images](Graph& graph) { return quantize_fp8(graph, settings, *images); };
   }
-  CalibrationDataOptions data;
+  CalibrationImageOptions data;
   data.data = *options.calib_data;
   data.images = options.calib_images.value_or(
       defaults.calibration_images > 0 ? static_cast<std::size_t>(defaults.calibration_images) : 500);

@@ -13,5 +13,6 @@ void add_preprocess_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_dataset_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
+void add_study_command(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_validate_command(app);
   kiln::cli::add_dataset_command(app);
   kiln::cli::add_eval_command(app);
+  kiln::cli::add_study_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

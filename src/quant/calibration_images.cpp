@@ -1,4 +1,4 @@
-#include "cli/calibration_data.h"
+#include "quant/calibration_images.h"
 
 #include <algorithm>
 
@@ -8,9 +8,9 @@
 #include "data/open_dataset.h"
 #include "data/sampling.h"
 
-namespace kiln::cli {
+namespace kiln {
 
-CalibrationImages load_calibration_images(const CalibrationDataOptions& options, const PreprocessConfig& preprocess) {
+CalibrationImages load_calibration_images(const CalibrationImageOptions& options, const PreprocessConfig& preprocess) {
   require(options.images >= 1, "--calib-images must be at least 1");
   require(options.every >= 1, "--calib-every must be at least 1");
   const Dataset dataset = open_dataset(options.data);
@@ -19,15 +19,9 @@ CalibrationImages load_calibration_images(const CalibrationDataOptions& options,
   std::vector<std::size_t> chosen = split_every(sample, options.every).calibration;
   if (chosen.size() > options.images) chosen.resize(options.images);
 
-  CalibrationImages result;
-  Progress progress("load calibration images", chosen.size());
-  const std::size_t skipped = for_each_image(
-      dataset, chosen, preprocess,
-      [&](std::size_t, const Tensor& input) {
-        result.images.push_back(input.clone().reshaped({1, input.dim(0), input.dim(1), input.dim(2)}));
-      },
-      options.strict, &progress);
+  CalibrationImages result = load_calibration_images(dataset, chosen, preprocess, options.strict);
   require(!result.images.empty(), options.data, ": none of the ", chosen.size(), " calibration images could be read");
+  const std::size_t skipped = chosen.size() - result.images.size();
   result.source = {{"data", options.data},
                    {"kind", dataset_kind_name(dataset.kind())},
                    {"dataset_images", dataset.size()},
@@ -38,4 +32,17 @@ CalibrationImages load_calibration_images(const CalibrationDataOptions& options,
   return result;
 }
 
-}  // namespace kiln::cli
+CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,
+                                          const PreprocessConfig& preprocess, bool strict) {
+  CalibrationImages result;
+  Progress progress("load calibration images", indices.size());
+  for_each_image(
+      dataset, indices, preprocess,
+      [&](std::size_t, const Tensor& input) {
+        result.images.push_back(input.clone().reshaped({1, input.dim(0), input.dim(1), input.dim(2)}));
+      },
+      strict, &progress);
+  return result;
+}
+
+}  // namespace kiln

@@ -4,20 +4,25 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 
+#include "data/dataset.h"
 #include "io/timm_config.h"
 #include "quant/fp8_build.h"
 
-namespace kiln::cli {
+namespace kiln {
 
-struct CalibrationDataOptions {
+struct CalibrationImageOptions {
   std::string data;          // anything open_dataset() takes
   std::size_t images = 500;  // calibration images wanted (fewer when the dataset is smaller)
   std::size_t every = 4;     // 1: calibrate on the whole sample
   bool strict = false;       // a bad image is fatal instead of skipped
 };
 
-CalibrationImages load_calibration_images(const CalibrationDataOptions& options, const PreprocessConfig& preprocess);
+CalibrationImages load_calibration_images(const CalibrationImageOptions& options, const PreprocessConfig& preprocess);
+// The same from an open dataset and chosen indices (a study's calibration split).
+CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,
+                                          const PreprocessConfig& preprocess, bool strict);
 
-}  // namespace kiln::cli
+}  // namespace kiln

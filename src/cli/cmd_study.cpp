@@ -1,0 +1,121 @@
+// kiln study: a family's FP8 study (its manifest's [study] variant matrix) run end to end and written up.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/model_loading.h"
+#include "core/error.h"
+#include "core/sha256.h"
+#include "manifest/manifest.h"
+#include "manifest/manifest_location.h"
+#include "runtime/engine.h"
+#include "study/study_report.h"
+#include "study/study_runner.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct StudyCommandOptions {
+  std::string manifest;
+  std::optional<std::filesystem::path> checkpoint;
+  std::optional<std::filesystem::path> config;
+  std::optional<std::string> data;
+  std::string backend;
+  std::optional<std::filesystem::path> output;
+  std::optional<std::int64_t> batch;
+  std::optional<int> rounds;
+  std::optional<double> seconds;
+  std::filesystem::path families_dir{kDefaultFamiliesDir};
+  std::string command_line;
+};
+
+std::string shell_quoted(const std::string& text) {
+  if (text.find_first_of(" '\"{}*?$") == std::string::npos) return text;
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+void study(const StudyCommandOptions& options) {
+  require(!options.manifest.empty(), "kiln study needs a family (families/NAME, a manifest.toml or a family name)");
+  const Manifest manifest = load_manifest(resolve_manifest_path(options.manifest, options.families_dir));
+  std::vector<std::string> known;
+  for (const auto& family : families()) known.emplace_back(family.name);
+  validate_manifest(manifest, known);
+  StudySpec spec = study_spec_from_manifest(manifest);
+  if (options.batch) spec.batch = *options.batch;
+  if (options.rounds) spec.rounds = *options.rounds;
+  if (options.seconds) spec.seconds_per_round = *options.seconds;
+
+  // No checkpoint: the demo the manifest names (a reduced model and photos shipped in the repository).
+  const bool demo = !options.checkpoint;
+  require(!demo || (spec.demo_checkpoint && spec.demo_data), manifest.path.string(),
+          ": give --checkpoint and --data (this manifest names no study.demo_checkpoint / study.demo_data)");
+  const std::filesystem::path checkpoint = demo ? *spec.demo_checkpoint : *options.checkpoint;
+  const std::string data = options.data ? *options.data : (demo ? spec.demo_data->string() : "");
+  require(!data.empty(), "kiln study needs --data with a --checkpoint (a folder of images or webdataset shards)");
+  const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  const std::filesystem::path out = options.output.value_or(std::filesystem::path("study-" + manifest.family));
+  if (demo) {
+    std::cerr << "kiln study: no --checkpoint, so this is the demo: " << checkpoint.string()
+              << " is a reduced model with random weights and " << data
+              << " holds a few photos. Give --checkpoint (a Hub model.safetensors) and --data (ImageNet validation "
+                 "shards) for a real study, and --backend cuda on a GPU.\n";
+  }
+
+  const std::string digest = sha256_file_hex(checkpoint);
+  LoadedModel model = load_model(manifest.family, checkpoint, options.config);
+  StudyInputs inputs{BuildInput{std::move(model.graph), model.config, std::string(model.family->name),
+                                checkpoint.filename().string(), digest},
+                     spec,
+                     data,
+                     backend,
+                     out,
+                     demo,
+                     options.command_line,
+                     manifest.path};
+  const StudyResult result = run_study(inputs);
+  write_study(out, result);
+  std::cout << study_markdown(result).substr(0, study_markdown(result).find("## Recipe")) << "Full report: "
+            << (out / "STUDY.md").string() << " (numbers in " << (out / "study.json").string() << ")\n";
+}
+
+}  // namespace
+
+void add_study_command(CLI::App& app) {
+  auto options = std::make_shared<StudyCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "study",
+      "Run a family's FP8 study: every variant of its manifest's [study] matrix built, evaluated against fp32 on "
+      "held-out images, timed in interleaved rounds and profiled; writes STUDY.md, study.json and charts");
+  cmd->add_option("manifest", options->manifest,
+                  "families/NAME, a manifest.toml, or a family name (looked up under --families-dir)");
+  cmd->add_option("--checkpoint", options->checkpoint,
+                  "model.safetensors with timm's key names (default: the manifest's demo checkpoint, a reduced "
+                  "random-weight model shipped for trying kiln out)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--data", options->data,
+                  "Images to calibrate and evaluate on: a folder (class sub-folders or flat) or webdataset tar "
+                  "shards (default with the demo: the repository's photos)");
+  cmd->add_option("--backend", options->backend, "Backend every variant runs on (default: the fastest CPU backend)");
+  cmd->add_option("-o,--output", options->output, "Report folder (default: study-FAMILY)");
+  cmd->add_option("--batch", options->batch, "Batch size to time (default: the manifest's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--seconds-per-round", options->seconds, "Timed seconds per variant per round")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")->capture_default_str();
+  cmd->callback([options, cmd] {
+    std::string line = "kiln study";
+    line += " " + shell_quoted(options->manifest);
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->get_name() == "--help" || option->get_name() == "manifest" || option->count() == 0) continue;
+      for (const std::string& value : option->results()) line += " " + option->get_name() + " " + shell_quoted(value);
+    }
+    options->command_line = line;
+    study(*options);
+  });
+}
+
+}  // namespace kiln::cli

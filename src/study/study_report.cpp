@@ -1,0 +1,335 @@
+#include "study/study_report.h"
+
+#include <cmath>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "study/markdown_table.h"
+#include "study/svg_chart.h"
+
+namespace kiln {
+namespace {
+
+using Align = MarkdownTable::Align;
+
+std::string fixed(double value, int digits) {
+  if (!std::isfinite(value)) return "n/a";
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << value;
+  return text.str();
+}
+
+std::string scientific(double value) {
+  if (!std::isfinite(value)) return "n/a";
+  std::ostringstream text;
+  text << std::scientific << std::setprecision(2) << value;
+  return text.str();
+}
+
+std::string percent(double fraction) { return fixed(100.0 * fraction, 2) + "%"; }
+
+const VariantResult* find_variant(const StudyResult& result, const std::string& name) {
+  for (const VariantResult& r : result.variants) {
+    if (r.variant.name == name) return &r;
+  }
+  return nullptr;
+}
+
+std::int64_t stress_non_finite(const EvalResult& eval) {
+  std::int64_t total = 0;
+  for (const StressResult& s : eval.stress) total += s.non_finite.total();
+  return total;
+}
+
+std::string summary_section(const StudyResult& result) {
+  const StudySpec& spec = result.inputs.spec;
+  std::ostringstream md;
+  md << "## Summary and decision\n\n";
+  if (result.decision.ship_fp8) {
+    md << "**Ship FP8: " << result.decision.variant << ".** It meets every threshold below.\n\n";
+  } else {
+    md << "**Do not ship FP8.** No FP8 variant meets every threshold (at least " << fixed(spec.min_speedup, 2)
+       << "x the speed of " << spec.baseline << ", at most " << percent(spec.max_agreement_drop)
+       << " less top-1 agreement with fp32, at most " << percent(spec.max_top1_drop)
+       << " less top-1 accuracy when labelled, no NaN/Inf).\n\n";
+  }
+  for (const std::string& reason : result.decision.reasons) md << "- " << reason << "\n";
+  const VariantResult* baseline = find_variant(result, spec.baseline);
+  if (baseline != nullptr) {
+    md << "\n" << spec.baseline << " runs in " << fixed(baseline->latency_ms.median, 3) << " ms per batch of "
+       << spec.batch << " on the `" << result.inputs.backend << "` backend.";
+  }
+  if (result.inputs.backend.rfind("cpu", 0) == 0) {
+    md << " The CPU backends simulate FP8 exactly but have no FP8 arithmetic, so FP8 cannot be faster here: "
+          "this study's speed figures only say what the simulation costs; its accuracy figures are the ones "
+          "an FP8 engine with these scales gives.";
+  }
+  md << "\n\n";
+  return md.str();
+}
+
+std::string recipe_section(const StudyResult& result) {
+  std::ostringstream md;
+  md << "## Recipe\n\n"
+     << "FP8 E4M3 weights with one scale per output channel (amax / 448 of the batch-norm-folded kernel, "
+        "computed at build time); activations with one static scale per tensor from calibration on "
+     << result.data.value("calibration_images", 0) << " images; layers outside FP8 in fp16; FP8 layers read "
+        "E4M3 values, accumulate in fp32 and write fp16. Recipes: `all` (every convolution but the stem), "
+        "`nose` (also attention gates in fp16), `nose-L1` (also the first stage in fp16), `auto` (the most "
+        "sensitive convolutions kept in fp16 until `" << auto_target_str(result.inputs.spec.auto_target)
+     << "` is met on the calibration images). See docs/QUANTIZATION.md.\n\n";
+  MarkdownTable table({{"variant"}, {"precision"}, {"recipe"}, {"calibrator"}, {"FP8 convolutions", Align::kRight}});
+  for (const VariantResult& r : result.variants) {
+    const bool fp8 = r.variant.precision == Precision::kF8;
+    table.add_row({r.variant.name, std::string(precision_name(r.variant.precision)), fp8 ? r.variant.recipe : "-",
+                   fp8 ? std::string(calibration_method_name(r.variant.method)) : "-",
+                   cat(r.fp8_layers, " of ", r.convolutions)});
+  }
+  md << table.str() << "\n";
+  return md.str();
+}
+
+std::string method_section(const StudyResult& result) {
+  const StudySpec& spec = result.inputs.spec;
+  const nlohmann::json& data = result.data;
+  std::ostringstream md;
+  md << "## Method\n\n"
+     << "- Data: `" << data.value("source", "") << "` (" << data.value("kind", "") << ", "
+     << data.value("dataset_images", 0) << " images): a fixed-stride sample of " << data.value("sample", 0)
+     << "; every " << spec.every << "th sampled image calibrates (" << data.value("calibration_images", 0)
+     << "), the other " << data.value("held_out_images", 0) << " are held out and every accuracy figure is "
+     << "measured on them.\n"
+     << "- Reference: the fp32 build of the same checkpoint on the same backend; agreement is top-1 agreement "
+        "with it, logit error is ||y - ref|| / ||ref|| over all held-out logits.\n"
+     << "- NaN/Inf: every held-out image and " << (result.variants.empty() ? 0 : result.variants[0].eval.stress.size())
+     << " stress inputs (zeros, constant colours, saturated values, checkerboards, large noise, the ends of the "
+        "preprocessing range).\n"
+     << "- Timed region: one `Engine::run` of a batch of " << spec.batch
+     << " (a held-out image repeated), host wall clock around the call"
+     << (result.inputs.backend == "cuda" ? " (the CUDA backend's run synchronizes before it returns)" : "")
+     << ". Each variant gets " << spec.warmup_seconds << " s of warm-up then " << spec.seconds_per_round
+     << " s of timed runs per round; " << spec.rounds << " rounds, the variants interleaved with the first one "
+        "rotating, so drift and order hit them alike. Latency is the median of the round medians; the spread is "
+        "their min..max; a speed-up is the median of per-round ratios against " << spec.baseline << ".\n"
+     << "- Kernel time per group: " << spec.profile_iterations
+     << " profiled runs per variant (each layer timed on its own), mean per run.\n\n";
+  return md.str();
+}
+
+std::string environment_section(const StudyResult& result) {
+  const Environment& env = result.environment;
+  MarkdownTable table({{"item"}, {"value"}});
+  table.add_row({"date (UTC)", env.date_utc});
+  table.add_row({"CPU", cat(env.host_cpu, ", ", env.cpu_threads, " threads")});
+  table.add_row({"load average at start", env.load_average});
+  table.add_row({"OS", env.os});
+  table.add_row({"backend", result.inputs.backend});
+  table.add_row({"kiln", cat(env.kiln_version, " (commit ", env.kiln_commit, ")")});
+  table.add_row({"compiler", env.compiler});
+  table.add_row({"family", result.family});
+  table.add_row({"checkpoint", cat(result.inputs.model.checkpoint_name, ", sha256 ", result.checkpoint_sha256)});
+  table.add_row({"study time", fixed(result.seconds, 1) + " s"});
+  return "## Environment\n\n" + table.str() + "\n";
+}
+
+std::string results_section(const StudyResult& result) {
+  const VariantResult* baseline = find_variant(result, result.inputs.spec.baseline);
+  std::ostringstream md;
+  md << "## Results\n\n### Speed and size\n\n";
+  MarkdownTable speed({{"variant"},
+                       {"latency ms (median)", Align::kRight},
+                       {"spread ms", Align::kRight},
+                       {"images/s", Align::kRight},
+                       {"vs " + result.inputs.spec.baseline, Align::kRight},
+                       {"plan MiB", Align::kRight},
+                       {"size vs " + result.inputs.spec.baseline, Align::kRight}});
+  for (const VariantResult& r : result.variants) {
+    const double size_ratio =
+        baseline != nullptr ? static_cast<double>(r.plan_bytes) / static_cast<double>(baseline->plan_bytes) : NAN;
+    speed.add_row({r.variant.name, fixed(r.latency_ms.median, 3),
+                   fixed(r.latency_ms.low, 3) + " .. " + fixed(r.latency_ms.high, 3),
+                   fixed(static_cast<double>(result.inputs.spec.batch) * 1000.0 / r.latency_ms.median, 1),
+                   fixed(r.speedup.median, 3) + "x (" + fixed(r.speedup.low, 2) + " .. " + fixed(r.speedup.high, 2) + ")",
+                   fixed(static_cast<double>(r.plan_bytes) / (1024.0 * 1024.0), 2), fixed(size_ratio, 2) + "x"});
+  }
+  md << speed.str() << "\n![latency per variant](latency.svg)\n\n### Quality\n\n";
+  const bool labelled = !result.variants.empty() && result.variants[0].eval.labels.has_value();
+  std::vector<MarkdownTable::Column> columns = {{"variant"},
+                                                {"agreement with fp32", Align::kRight},
+                                                {"logit error", Align::kRight},
+                                                {"worst image error", Align::kRight}};
+  if (labelled) {
+    columns.push_back({"top-1", Align::kRight});
+    columns.push_back({"top-5", Align::kRight});
+  }
+  columns.push_back({"NaN/Inf images", Align::kRight});
+  columns.push_back({"NaN/Inf in stress inputs", Align::kRight});
+  MarkdownTable quality(columns);
+  for (const VariantResult& r : result.variants) {
+    std::vector<std::string> row = {r.variant.name};
+    if (r.eval.reference) {
+      row.push_back(percent(r.eval.reference->agreement()));
+      row.push_back(scientific(r.eval.reference->relative_error()));
+      row.push_back(scientific(r.eval.reference->max_image_relative_error()));
+    } else {
+      row.insert(row.end(), {"n/a", "n/a", "n/a"});
+    }
+    if (labelled) {
+      row.push_back(r.eval.labels ? percent(r.eval.labels->top1()) : "n/a");
+      row.push_back(r.eval.labels ? percent(r.eval.labels->top5()) : "n/a");
+    }
+    row.push_back(cat(r.eval.images_with_non_finite, " of ", r.eval.images_evaluated));
+    row.push_back(cat(stress_non_finite(r.eval)));
+    quality.add_row(row);
+  }
+  md << quality.str() << "\n![accuracy against speed](accuracy_vs_speed.svg)\n\n### Kernel time per group\n\n";
+  std::set<std::string> groups;
+  for (const VariantResult& r : result.variants) {
+    for (const auto& [group, ms] : r.profile.group_ms) groups.insert(group);
+  }
+  std::vector<MarkdownTable::Column> group_columns = {{"variant"}};
+  for (const std::string& group : groups) group_columns.push_back({group + " ms", Align::kRight});
+  group_columns.push_back({"total ms", Align::kRight});
+  MarkdownTable kernels(group_columns);
+  for (const VariantResult& r : result.variants) {
+    std::vector<std::string> row = {r.variant.name};
+    for (const std::string& group : groups) {
+      const auto it = r.profile.group_ms.find(group);
+      const double ms = it == r.profile.group_ms.end() ? 0.0 : it->second;
+      row.push_back(fixed(ms, 3) + " (" + fixed(r.profile.total_ms > 0 ? 100.0 * ms / r.profile.total_ms : 0.0, 0) +
+                    "%)");
+    }
+    row.push_back(fixed(r.profile.total_ms, 3));
+    kernels.add_row(row);
+  }
+  md << kernels.str() << "\n";
+  for (const VariantResult& r : result.variants) {
+    if (!r.quantization.contains("auto")) continue;
+    const nlohmann::json& search = r.quantization["auto"];
+    md << "### auto recipe: " << r.variant.name << "\n\nTarget `" << search.value("target", "")
+       << "` on " << search.value("images", 0) << " calibration images; " << search.value("kept_out_of_fp8", 0)
+       << " convolutions kept in fp16. Each row keeps the k most sensitive out of FP8:\n\n";
+    MarkdownTable curve({{"kept in fp16", Align::kRight},
+                         {"logit error", Align::kRight},
+                         {"agreement", Align::kRight},
+                         {"meets target"}});
+    for (const auto& point : search.value("curve", nlohmann::json::array())) {
+      curve.add_row({cat(point.value("kept", 0)), scientific(point.value("logit_error", 0.0)),
+                     percent(point.value("agreement", 0.0)), point.value("meets_target", false) ? "yes" : "no"});
+    }
+    md << curve.str() << "\nMost sensitive convolutions (output error when quantized alone): ";
+    const auto& sensitivity = search.value("sensitivity", nlohmann::json::array());
+    for (std::size_t i = 0; i < std::min<std::size_t>(5, sensitivity.size()); ++i) {
+      md << (i ? ", " : "") << "`" << sensitivity[i].value("layer", "") << "` "
+         << scientific(sensitivity[i].value("logit_error", 0.0));
+    }
+    md << ".\n\n";
+  }
+  return md.str();
+}
+
+std::string revisit_section(const StudyResult& result) {
+  std::ostringstream md;
+  md << "## When to revisit\n\n";
+  if (result.inputs.backend.rfind("cpu", 0) == 0) {
+    md << "- Run this study with `--backend cuda` on a GPU with FP8 tensor cores: only there can FP8 be faster.\n";
+  }
+  md << "- When FP8 convolution kernels fuse their input quantization into the producer's epilogue (separate "
+        "quantize kernels add a launch per FP8 layer input).\n"
+     << "- When the non-convolution share of the kernel time (split-attention tail, pooling) shrinks: FP8 only "
+        "speeds up convolutions.\n"
+     << "- At larger batch sizes, where convolutions are compute-bound rather than latency-bound.\n"
+     << "- With a real checkpoint and ImageNet validation data, if this study ran on the demo model.\n\n";
+  return md.str();
+}
+
+std::string charts_latency(const StudyResult& result) {
+  std::vector<BarDatum> bars;
+  for (const VariantResult& r : result.variants) {
+    bars.push_back({r.variant.name, r.latency_ms.median, r.latency_ms.low, r.latency_ms.high});
+  }
+  return svg_bar_chart(cat(result.family, ": latency per batch of ", result.inputs.spec.batch, " (",
+                           result.inputs.backend, ")"),
+                       "ms", bars);
+}
+
+std::string charts_accuracy(const StudyResult& result) {
+  std::vector<ScatterPoint> points;
+  for (const VariantResult& r : result.variants) {
+    if (!r.eval.reference) continue;
+    points.push_back({r.variant.name, r.speedup.median, 100.0 * r.eval.reference->agreement()});
+  }
+  if (points.empty()) points.push_back({"no reference", 0.0, 0.0});
+  return svg_scatter(cat(result.family, ": accuracy against speed"),
+                     cat("speed-up against ", result.inputs.spec.baseline), "top-1 agreement with fp32 (%)", points);
+}
+
+}  // namespace
+
+std::string study_markdown(const StudyResult& result) {
+  std::ostringstream md;
+  md << "# " << result.family << " FP8 study\n\n";
+  if (result.inputs.demo) {
+    md << "> **Demo run.** The checkpoint is a reduced model with random weights (`" << result.inputs.model.checkpoint_name
+       << "` from the repository's test data) and the data are the repository's photos: the numbers show "
+          "the study working, not how FP8 does on the real model. For that, run it on a Hub checkpoint and "
+          "ImageNet validation shards, on a GPU:\n>\n"
+          "> `kiln study families/"
+       << result.family
+       << " --checkpoint resnest50d.in1k/model.safetensors --data 'wds_imagenet1k/validation-{000000..000063}.tar' "
+          "--backend cuda -o study`\n\n";
+  }
+  md << summary_section(result) << recipe_section(result) << method_section(result) << environment_section(result)
+     << results_section(result) << revisit_section(result) << "## Re-run\n\n```sh\n" << result.inputs.command
+     << "\n```\n\nEvery number above is in `study.json`; the plans are in `plans/`.\n";
+  return md.str();
+}
+
+nlohmann::json StudyResult::to_json() const {
+  nlohmann::json variants_json = nlohmann::json::array();
+  for (const VariantResult& r : variants) {
+    nlohmann::json profile = {{"groups_ms", r.profile.group_ms}, {"total_ms", r.profile.total_ms}};
+    variants_json.push_back({{"name", r.variant.name},
+                             {"precision", precision_name(r.variant.precision)},
+                             {"recipe", r.variant.recipe},
+                             {"plan", r.plan_file.filename().string()},
+                             {"plan_bytes", r.plan_bytes},
+                             {"convolutions", r.convolutions},
+                             {"fp8_convolutions", r.fp8_layers},
+                             {"build_seconds", r.build_seconds},
+                             {"latency_ms", {{"median", r.latency_ms.median}, {"low", r.latency_ms.low},
+                                             {"high", r.latency_ms.high}, {"rounds", r.round_medians_ms}}},
+                             {"speedup", {{"median", r.speedup.median}, {"low", r.speedup.low}, {"high", r.speedup.high}}},
+                             {"eval", kiln::to_json(r.eval)},
+                             {"kernel_time", profile},
+                             {"quantization", r.quantization}});
+  }
+  return {{"family", family},
+          {"demo", inputs.demo},
+          {"backend", inputs.backend},
+          {"command", inputs.command},
+          {"checkpoint", inputs.model.checkpoint_name},
+          {"checkpoint_sha256", checkpoint_sha256},
+          {"spec", inputs.spec.to_json()},
+          {"data", data},
+          {"environment", environment.to_json()},
+          {"variants", variants_json},
+          {"decision", {{"ship_fp8", decision.ship_fp8}, {"variant", decision.variant}, {"reasons", decision.reasons}}},
+          {"seconds", seconds}};
+}
+
+void write_study(const std::filesystem::path& dir, const StudyResult& result) {
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const char* name, const std::string& text) {
+    write_file_atomically(dir / name, [&](std::ostream& out) { out << text; });
+  };
+  write("latency.svg", charts_latency(result));
+  write("accuracy_vs_speed.svg", charts_accuracy(result));
+  write("study.json", result.to_json().dump(2) + "\n");
+  write("STUDY.md", study_markdown(result));
+}
+
+}  // namespace kiln

@@ -1,0 +1,69 @@
+// Running a study: every variant built from one checkpoint, evaluated on the held-out images against the
+// fp32 build, timed in interleaved rounds on one backend, and profiled per layer group.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "builder/build_plan.h"
+#include "eval/evaluate.h"
+#include "runtime/benchmark.h"
+#include "study/environment.h"
+#include "study/study_spec.h"
+
+namespace kiln {
+
+struct StudyInputs {
+  BuildInput model;  // the family's graph of the checkpoint, its config and where it came from
+  StudySpec spec;
+  std::string data;                   // anything open_dataset() takes
+  std::string backend;                // runs every variant
+  std::filesystem::path out_dir;      // plans are written to out_dir/plans/
+  bool demo = false;                  // the shipped reduced model and photos
+  std::string command;                // the command line that re-makes the study
+  std::filesystem::path manifest_path;
+};
+
+struct Spread {
+  double median = 0.0, low = 0.0, high = 0.0;  // median of the round medians, and their min and max
+};
+
+struct VariantResult {
+  StudyVariant variant;
+  std::filesystem::path plan_file;
+  std::uintmax_t plan_bytes = 0;
+  std::size_t fp8_layers = 0;
+  std::size_t convolutions = 0;
+  double build_seconds = 0.0;
+  nlohmann::json quantization;            // the plan's quantization report (fp8)
+  EvalResult eval;
+  std::vector<double> round_medians_ms;   // one per timing round
+  Spread latency_ms;
+  Spread speedup;                         // baseline latency / this latency, per round
+  LayerProfile profile;
+};
+
+struct StudyDecision {
+  bool ship_fp8 = false;
+  std::string variant;  // the FP8 variant to ship, when one passes
+  std::vector<std::string> reasons;  // per FP8 variant: why it passes or fails
+};
+
+struct StudyResult {
+  Environment environment;
+  StudyInputs inputs;
+  std::string family;
+  std::string checkpoint_sha256;
+  nlohmann::json data;  // dataset, sample and split
+  std::vector<VariantResult> variants;
+  StudyDecision decision;
+  double seconds = 0.0;
+  nlohmann::json to_json() const;
+};
+
+StudyResult run_study(const StudyInputs& inputs);
+
+}  // namespace kiln

@@ -1,0 +1,170 @@
+#include "study/study_spec.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/error.h"
+#include "quant/layer_selection.h"
+
+namespace kiln {
+namespace {
+
+const std::vector<std::string> kDefaultVariants = {"fp32",           "fp16",           "fp8 all max",
+                                                   "fp8 nose max",   "fp8 nose-L1 max", "fp8 all entropy",
+                                                   "fp8 auto max"};
+
+// Typed reads of optional [study] keys, failing with the manifest's path and the key.
+class StudyReader {
+ public:
+  StudyReader(const nlohmann::json& study, const std::filesystem::path& path) : study_(study), path_(path) {}
+
+  template <typename T>
+  void read(const char* key, T& value) const {
+    if (!study_.contains(key)) return;
+    const nlohmann::json& v = study_.at(key);
+    bool ok = false;
+    if constexpr (std::is_same_v<T, std::string>) {
+      ok = v.is_string();
+    } else if constexpr (std::is_floating_point_v<T>) {
+      ok = v.is_number();
+    } else {
+      ok = v.is_number_integer() && v.get<std::int64_t>() >= 0;
+    }
+    require(ok, where(key), "expected ", expected<T>());
+    value = v.get<T>();
+  }
+  std::string where(const char* key) const { return cat(path_.string(), ": study.", key, ": "); }
+
+ private:
+  template <typename T>
+  static const char* expected() {
+    if constexpr (std::is_same_v<T, std::string>) return "a string";
+    if constexpr (std::is_floating_point_v<T>) return "a number";
+    return "a non-negative integer";
+  }
+  const nlohmann::json& study_;
+  const std::filesystem::path& path_;
+};
+
+}  // namespace
+
+StudyVariant parse_study_variant(std::string_view text) {
+  std::istringstream words{std::string(text)};
+  std::vector<std::string> parts;
+  for (std::string word; words >> word;) parts.push_back(word);
+  StudyVariant variant;
+  variant.name = std::string(text);
+  const std::string usage = "expected fp32, fp16 or 'fp8 RECIPE CALIBRATOR' (e.g. 'fp8 nose max')";
+  require(!parts.empty(), "study variant '", text, "': ", usage);
+  const auto precision = precision_from_name(parts[0]);
+  require(precision.has_value(), "study variant '", text, "': ", usage);
+  variant.precision = *precision;
+  if (*precision != Precision::kF8) {
+    require(parts.size() == 1, "study variant '", text, "': ", usage);
+    return variant;
+  }
+  require(parts.size() == 3, "study variant '", text, "': ", usage);
+  variant.recipe = parts[1];
+  if (variant.recipe != "auto") parse_recipe(variant.recipe);
+  const auto method = calibration_method_from_name(parts[2]);
+  require(method.has_value(), "study variant '", text, "': calibrator '", parts[2],
+          "' is not max, percentile, entropy or mse");
+  variant.method = *method;
+  return variant;
+}
+
+StudySpec study_spec_from_manifest(const Manifest& manifest) {
+  StudySpec spec;
+  spec.batch = manifest.batch_sizes.front();
+  spec.opt_level = manifest.opt_level;
+  if (manifest.quantization && manifest.quantization->calibration_images > 0) {
+    spec.calibration_images = static_cast<std::size_t>(manifest.quantization->calibration_images);
+  }
+  const nlohmann::json study = manifest.study.is_object() ? manifest.study : nlohmann::json::object();
+  const StudyReader reader(study, manifest.path);
+  std::vector<std::string> variants = kDefaultVariants;
+  if (study.contains("variants")) {
+    const auto& list = study.at("variants");
+    require(list.is_array() && !list.empty() && std::all_of(list.begin(), list.end(), [](const auto& v) {
+              return v.is_string();
+            }),
+            reader.where("variants"), "expected a non-empty array of strings");
+    variants = list.get<std::vector<std::string>>();
+  }
+  for (const std::string& text : variants) {
+    try {
+      spec.variants.push_back(parse_study_variant(text));
+    } catch (const Error& error) {
+      fail(reader.where("variants"), error.what());
+    }
+  }
+  reader.read("baseline", spec.baseline);
+  require(std::any_of(spec.variants.begin(), spec.variants.end(),
+                      [&](const StudyVariant& v) { return v.name == spec.baseline; }),
+          reader.where("baseline"), "'", spec.baseline, "' is not one of the variants");
+  reader.read("batch", spec.batch);
+  reader.read("images", spec.images);
+  reader.read("every", spec.every);
+  reader.read("calibration_images", spec.calibration_images);
+  reader.read("min_speedup", spec.min_speedup);
+  reader.read("max_agreement_drop", spec.max_agreement_drop);
+  reader.read("max_top1_drop", spec.max_top1_drop);
+  std::string target = auto_target_str(spec.auto_target);
+  if (study.contains("auto_target")) {
+    reader.read("auto_target", target);
+    try {
+      spec.auto_target = parse_auto_target(target);
+    } catch (const Error& error) {
+      fail(reader.where("auto_target"), error.what());
+    }
+  }
+  reader.read("sensitivity_images", spec.sensitivity_images);
+  reader.read("rounds", spec.rounds);
+  reader.read("seconds_per_round", spec.seconds_per_round);
+  reader.read("warmup_seconds", spec.warmup_seconds);
+  reader.read("profile_iterations", spec.profile_iterations);
+  require(spec.batch >= 1 && spec.images >= 2 && spec.every >= 2 && spec.rounds >= 1 && spec.seconds_per_round > 0,
+          manifest.path.string(), ": study: batch >= 1, images >= 2, every >= 2, rounds >= 1 and seconds_per_round > 0");
+  const std::filesystem::path folder = manifest.path.parent_path();
+  std::string path;
+  if (study.contains("demo_checkpoint")) {
+    reader.read("demo_checkpoint", path);
+    spec.demo_checkpoint = (folder / path).lexically_normal();
+  }
+  if (study.contains("demo_data")) {
+    reader.read("demo_data", path);
+    spec.demo_data = (folder / path).lexically_normal();
+  }
+  for (const auto& [key, value] : study.items()) {
+    static const std::vector<std::string> kKnown = {
+        "variants", "baseline", "batch", "images", "every", "calibration_images", "min_speedup",
+        "max_agreement_drop", "max_top1_drop", "auto_target", "sensitivity_images", "rounds",
+        "seconds_per_round", "warmup_seconds", "profile_iterations", "demo_checkpoint", "demo_data"};
+    require(std::find(kKnown.begin(), kKnown.end(), key) != kKnown.end(), manifest.path.string(), ": study.", key,
+            ": unknown key");
+  }
+  return spec;
+}
+
+nlohmann::json StudySpec::to_json() const {
+  nlohmann::json names = nlohmann::json::array();
+  for (const StudyVariant& v : variants) names.push_back(v.name);
+  return {{"variants", names},
+          {"baseline", baseline},
+          {"batch", batch},
+          {"opt_level", opt_level},
+          {"images", images},
+          {"every", every},
+          {"calibration_images", calibration_images},
+          {"min_speedup", min_speedup},
+          {"max_agreement_drop", max_agreement_drop},
+          {"max_top1_drop", max_top1_drop},
+          {"auto_target", auto_target_str(auto_target)},
+          {"sensitivity_images", sensitivity_images},
+          {"rounds", rounds},
+          {"seconds_per_round", seconds_per_round},
+          {"warmup_seconds", warmup_seconds},
+          {"profile_iterations", profile_iterations}};
+}
+
+}  // namespace kiln

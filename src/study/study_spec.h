@@ -1,0 +1,69 @@
+// What a study runs, read from the family manifest's [study] section (every key optional):
+//
+//   [study]
+//   variants = ["fp32", "fp16", "fp8 all max", "fp8 nose max", "fp8 nose-L1 max", "fp8 all entropy", "fp8 auto max"]
+//   baseline = "fp16"            # speed-ups are against this variant
+//   batch = 1                    # default: the manifest's first batch size
+//   images = 2000                # fixed-stride sample of the data
+//   every = 4                    # every 4th sampled image calibrates, the rest are held out for accuracy
+//   min_speedup = 1.05           # an FP8 variant ships only this much faster than the baseline ...
+//   max_agreement_drop = 0.01    # ... losing at most this top-1 agreement with fp32 (fraction) ...
+//   max_top1_drop = 0.01         # ... and at most this top-1 accuracy against labels (when labelled)
+//   auto_target = "logit-error=0.05"
+//   rounds = 5                   # timing: rounds over all variants, interleaved
+//   seconds_per_round = 1.0      # timed seconds per variant per round (after warmup_seconds)
+//   warmup_seconds = 0.3
+//   profile_iterations = 10
+//   demo_checkpoint = "../../tests/data/golden/resnest_tiny/model.safetensors"   # relative to the manifest
+//   demo_data = "../../tests/data/photos"
+//
+// A variant is "fp32", "fp16" or "fp8 RECIPE CALIBRATOR" (RECIPE as `kiln build --recipe`, CALIBRATOR
+// max | percentile | entropy | mse).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/manifest.h"
+#include "quant/auto_recipe.h"
+
+namespace kiln {
+
+struct StudyVariant {
+  std::string name;
+  Precision precision = Precision::kF16;
+  std::string recipe;  // fp8 only
+  CalibrationMethod method = CalibrationMethod::kMax;
+};
+
+StudyVariant parse_study_variant(std::string_view text);
+
+struct StudySpec {
+  std::vector<StudyVariant> variants;
+  std::string baseline = "fp16";
+  std::int64_t batch = 1;
+  std::int64_t opt_level = 3;
+  std::size_t images = 2000;
+  std::size_t every = 4;
+  std::size_t calibration_images = 500;
+  double min_speedup = 1.05;
+  double max_agreement_drop = 0.01;
+  double max_top1_drop = 0.01;
+  AutoTarget auto_target;
+  std::size_t sensitivity_images = 16;
+  int rounds = 5;
+  double seconds_per_round = 1.0;
+  double warmup_seconds = 0.3;
+  int profile_iterations = 10;
+  std::optional<std::filesystem::path> demo_checkpoint;  // resolved against the manifest's folder
+  std::optional<std::filesystem::path> demo_data;
+  nlohmann::json to_json() const;
+};
+
+// Fails naming the manifest and the [study] key on a bad value.
+StudySpec study_spec_from_manifest(const Manifest& manifest);
+
+}  // namespace kiln
