@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what kiln needs, builds it, and runs its main job on the embedded default (the CPU):
-# classify the shipped photos with the shipped reduced-size ResNeSt checkpoint.
+# Installs what kiln needs, builds it, and runs its main job on the embedded default (the CPU): the FP8
+# study of timm_resnest on the shipped reduced-size checkpoint and photos. The report is written to
+# study-timm_resnest/ (STUDY.md, study.json, charts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,9 +9,4 @@ tools/install-deps.sh
 cmake --preset release
 cmake --build --preset release -j "$(nproc)" --target kiln
 
-golden=tests/data/golden/resnest_tiny
-echo
-echo "kiln run: a reduced-size ResNeSt with random weights (batch-norm statistics estimated on these photos),"
-echo "so the classes are not meaningful; pass a real Hub checkpoint (timm/resnest50d.in1k) for real answers."
-build/release/kiln run --family timm_resnest --checkpoint "$golden/model.safetensors" \
-  --input tests/data/photos/dog.jpg tests/data/photos/kite.jpg tests/data/photos/giraffe.jpg --topk 3
+build/release/kiln study timm_resnest -o study-timm_resnest

@@ -1,4 +1,5 @@
 // kiln study: a family's FP8 study (its manifest's [study] variant matrix) run end to end and written up.
+#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -25,6 +26,7 @@ struct StudyCommandOptions {
   std::optional<std::int64_t> batch;
   std::optional<int> rounds;
   std::optional<double> seconds;
+  std::vector<std::string> variants;
   std::filesystem::path families_dir{kDefaultFamiliesDir};
   std::string command_line;
 };
@@ -46,6 +48,13 @@ void study(const StudyCommandOptions& options) {
   if (options.batch) spec.batch = *options.batch;
   if (options.rounds) spec.rounds = *options.rounds;
   if (options.seconds) spec.seconds_per_round = *options.seconds;
+  if (!options.variants.empty()) {
+    spec.variants.clear();
+    for (const std::string& text : options.variants) spec.variants.push_back(parse_study_variant(text));
+    require(std::any_of(spec.variants.begin(), spec.variants.end(),
+                        [&](const StudyVariant& v) { return v.name == spec.baseline; }),
+            "--variants must include the baseline '", spec.baseline, "'");
+  }
 
   // No checkpoint: the demo the manifest names (a reduced model and photos shipped in the repository).
   const bool demo = !options.checkpoint;
@@ -105,6 +114,10 @@ void add_study_command(CLI::App& app) {
   cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")->check(CLI::PositiveNumber);
   cmd->add_option("--seconds-per-round", options->seconds, "Timed seconds per variant per round")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--variants", options->variants,
+                  "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
+                  "or repeated; must include the baseline)")
+      ->delimiter(',');
   cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")->capture_default_str();
   cmd->callback([options, cmd] {
     std::string line = "kiln study";

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "families/registry.h"
 #include "manifest/manifest.h"
+#include "study/study_spec.h"
 #include "manifest/manifest_location.h"
 
 namespace kiln::cli {
@@ -32,6 +33,13 @@ Outcome check(const std::string& argument, const ValidateOptions& options,
     outcome.path = resolve_manifest_path(argument, options.families_dir);
     Manifest manifest = load_manifest(outcome.path);
     validate_manifest(manifest, known_families);
+    if (!manifest.study.is_null()) {
+      const StudySpec spec = study_spec_from_manifest(manifest);  // the [study] section, key by key
+      for (const auto& path : {spec.demo_checkpoint, spec.demo_data}) {
+        require(!path || std::filesystem::exists(*path), manifest.path.string(), ": study demo file ",
+                path->string(), " does not exist");
+      }
+    }
     outcome.manifest = std::move(manifest);
   } catch (const Error& error) {
     outcome.error = error.what();

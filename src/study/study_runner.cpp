@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -27,6 +29,12 @@ Spread spread_of(std::vector<double> values) {
   const std::size_t n = values.size();
   const double median = n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
   return {median, values.front(), values.back()};
+}
+
+std::string two_digits(double value) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(2) << value;
+  return text.str();
 }
 
 std::string slug(const std::string& name) {
@@ -64,17 +72,20 @@ StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& re
     if (r.variant.precision != Precision::kF8) continue;
     std::vector<std::string> failures;
     if (r.speedup.median < spec.min_speedup) {
-      failures.push_back(cat("speed-up ", r.speedup.median, "x < ", spec.min_speedup, "x"));
+      failures.push_back(cat("speed-up ", two_digits(r.speedup.median), "x < ", two_digits(spec.min_speedup), "x"));
     }
     if (r.eval.reference && baseline != results.end() && baseline->eval.reference) {
       const double drop = baseline->eval.reference->agreement() - r.eval.reference->agreement();
       if (drop > spec.max_agreement_drop) {
-        failures.push_back(cat("agreement with fp32 drops by ", drop, " > ", spec.max_agreement_drop));
+        failures.push_back(cat("top-1 agreement with fp32 drops by ", two_digits(100 * drop), " points > ",
+                               two_digits(100 * spec.max_agreement_drop)));
       }
     }
     if (r.eval.labels && baseline != results.end() && baseline->eval.labels) {
       const double drop = baseline->eval.labels->top1() - r.eval.labels->top1();
-      if (drop > spec.max_top1_drop) failures.push_back(cat("top-1 drops by ", drop, " > ", spec.max_top1_drop));
+      if (drop > spec.max_top1_drop) {
+        failures.push_back(cat("top-1 drops by ", two_digits(100 * drop), " points > ", two_digits(100 * spec.max_top1_drop)));
+      }
     }
     std::int64_t stress_non_finite = 0;
     for (const StressResult& s : r.eval.stress) stress_non_finite += s.non_finite.total();
@@ -168,8 +179,9 @@ StudyResult run_study(const StudyInputs& inputs) {
 
   // Timing: rounds over every variant, the starting variant rotating, so drift and order hit all alike.
   Tensor input;
+  std::ostringstream quiet;  // the image was read fine during evaluation; no summary line needed
   for_each_image(dataset, std::span<const std::size_t>(split.held_out).first(1), preprocess,
-                 [&](std::size_t, const Tensor& image) { input = image; }, true, nullptr);
+                 [&](std::size_t, const Tensor& image) { input = image; }, true, nullptr, quiet);
   Tensor batch(DType::kF32, {spec.batch, input.dim(0), input.dim(1), input.dim(2)});
   for (std::int64_t b = 0; b < spec.batch; ++b) {
     std::copy(input.f32().begin(), input.f32().end(), batch.mutable_f32().begin() + b * input.numel());
