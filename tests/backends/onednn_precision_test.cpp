@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
+#ifdef KILN_HAVE_ONEDNN
+#include "backends/cpu/onednn/precision.h"
+#endif
 
 namespace kiln {
 namespace {
@@ -135,6 +139,32 @@ TEST(PrecisionTest, Fp16NodesAreNotFused) {
               1e-6)
         << "the fp16 rounding was lost";
   }
+}
+
+TEST(PrecisionTest, VectorFp16RoundingEqualsTheScalarDefinition) {
+#ifndef KILN_HAVE_ONEDNN
+  GTEST_SKIP() << "the oneDNN backend is not built";
+#else
+  // A spread of bit patterns over every exponent (normals, subnormals, infinities, NaN), odd-sized so the
+  // vector loop's tail runs too.
+  std::vector<float> values;
+  for (std::uint64_t bits = 0; bits <= 0xFFFFFFFFull; bits += 4099) {
+    float value;
+    const auto pattern = static_cast<std::uint32_t>(bits);
+    std::memcpy(&value, &pattern, sizeof value);
+    values.push_back(value);
+  }
+  std::vector<float> rounded(values.size());
+  onednn::round_to_storage(values.data(), rounded.data(), values.size(), Precision::kF16);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float expected = round_to_f16(values[i]);
+    if (std::isnan(expected)) {
+      ASSERT_TRUE(std::isnan(rounded[i])) << values[i];
+    } else {
+      ASSERT_EQ(std::memcmp(&rounded[i], &expected, sizeof expected), 0) << values[i] << " -> " << rounded[i];
+    }
+  }
+#endif
 }
 
 TEST(PrecisionTest, Fp8ConvolutionMatchesTheReferenceSimulation) {
