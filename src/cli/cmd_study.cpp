@@ -27,6 +27,8 @@ struct StudyCommandOptions {
   std::optional<int> rounds;
   std::optional<double> seconds;
   std::vector<std::string> variants;
+  std::optional<std::size_t> images;
+  std::optional<std::size_t> every;
   std::filesystem::path families_dir{kDefaultFamiliesDir};
   std::string command_line;
 };
@@ -48,6 +50,8 @@ void study(const StudyCommandOptions& options) {
   if (options.batch) spec.batch = *options.batch;
   if (options.rounds) spec.rounds = *options.rounds;
   if (options.seconds) spec.seconds_per_round = *options.seconds;
+  if (options.images) spec.images = *options.images;
+  if (options.every) spec.every = *options.every;
   if (!options.variants.empty()) {
     spec.variants.clear();
     for (const std::string& text : options.variants) spec.variants.push_back(parse_study_variant(text));
@@ -114,6 +118,11 @@ void add_study_command(CLI::App& app) {
   cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")->check(CLI::PositiveNumber);
   cmd->add_option("--seconds-per-round", options->seconds, "Timed seconds per variant per round")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--images", options->images, "Fixed-stride sample of the data (default: the manifest's)")
+      ->check(CLI::Range(2, 1 << 30));
+  cmd->add_option("--every", options->every,
+                  "Every K-th sampled image calibrates, the others are held out (default: the manifest's)")
+      ->check(CLI::Range(2, 1 << 30));
   cmd->add_option("--variants", options->variants,
                   "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
                   "or repeated; must include the baseline)")

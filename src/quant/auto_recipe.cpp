@@ -5,18 +5,11 @@
 
 #include "builder/precision.h"
 #include "core/error.h"
+#include "eval/metrics.h"
 #include "quant/fp8_rewrite.h"
 #include "runtime/backend.h"
 
 namespace kiln {
-namespace {
-
-std::size_t argmax(std::span<const float> values) {
-  return static_cast<std::size_t>(std::max_element(values.begin(), values.end()) - values.begin());
-}
-
-}  // namespace
-
 bool AutoTarget::met_by(double agreement, double logit_error) const {
   return metric == Metric::kAgreement ? agreement >= value : logit_error <= value;
 }
@@ -66,20 +59,9 @@ std::vector<Tensor> GraphComparer::run(const Graph& graph) const {
 
 OutputError GraphComparer::compare(const Graph& candidate) const {
   const std::vector<Tensor> logits = run(candidate);
-  double diff = 0.0, norm = 0.0;
-  std::size_t agree = 0;
-  for (std::size_t i = 0; i < logits.size(); ++i) {
-    const auto y = logits[i].f32();
-    const auto r = reference_[i].f32();
-    for (std::size_t k = 0; k < r.size(); ++k) {
-      const double d = static_cast<double>(y[k]) - r[k];
-      diff += d * d;
-      norm += static_cast<double>(r[k]) * r[k];
-    }
-    if (argmax(y) == argmax(r)) ++agree;
-  }
-  return {norm > 0.0 ? std::sqrt(diff / norm) : std::sqrt(diff),
-          static_cast<double>(agree) / static_cast<double>(logits.size())};
+  ReferenceMetrics metrics;
+  for (std::size_t i = 0; i < logits.size(); ++i) metrics.add(logits[i].f32(), reference_[i].f32());
+  return {metrics.relative_error(), metrics.agreement()};
 }
 
 Graph fp8_graph(const Graph& fp32_graph, const std::vector<std::string>& layers,
