@@ -89,6 +89,13 @@ check_model() {
 
 log "== accuracy (kiln cuda backend)"
 for dir in tests/data/golden/*/; do check_model "$dir" "$(basename "$dir")"; done
+# The CUDA backend's unit tests, when a binary built on the CI machine was carried (gtest is absent here).
+if [[ -x .carry/gputest/cuda_backend_test ]]; then
+  LD_LIBRARY_PATH="$PWD/.carry/gputest:$LD_LIBRARY_PATH" timeout 300 .carry/gputest/cuda_backend_test \
+    >"$OUT/gtest.log" 2>&1
+  log "== unit tests (carried cuda_backend_test, rc $?): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')"
+  grep -E '^\[  FAILED  \]|Failure|error' "$OUT/gtest.log" | head -20 | tee -a "$OUT/summary.txt"
+fi
 [[ $quick == 1 ]] && { echo; echo "===== summary ====="; cat "$OUT/summary.txt"; exit 0; }
 
 start=$(date +%s)
