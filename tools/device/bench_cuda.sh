@@ -72,16 +72,19 @@ check_model() {
       "$KILN" run "$plan" --backend cuda --input "$dir/input.npy" --save-output "$WORK/y.cuda.npy" \
         --tactic-cache "$WORK/tactics.txt" >>"$OUT/checks.log" 2>&1 || { log "  $tag: cuda run failed: $(tail -1 "$OUT/checks.log")"; continue; }
       # fp32 (TF32 off) must meet the project's fp32 bar. fp16 stores every activation with a unit
-      # roundoff of 2^-11 (4.9e-4) and rounds again after each of the ~50-160 layers, so a few 1e-3
-      # against float64 is the expected size; 1e-2 leaves room and top-1 must still agree.
-      local tol=1e-4; [[ $precision == fp16 ]] && tol=1e-2
+      # roundoff of 2^-11 (4.9e-4) and rounds again after each of the ~50-160 layers; against float64
+      # that gives a few 1e-3 on the small models and about 1.3e-2 on full-size ResNet-50 (random
+      # weights, large logits), which the CPU reference's own fp16 simulation reaches too (printed
+      # below for the full-size models): 2e-2 is the bar, and top-1 must agree.
+      local tol=1e-4; [[ $precision == fp16 ]] && tol=2e-2
       compare "$tag cuda vs timm float64" "$WORK/y.cuda.npy" "$dir/logits.npy" $tol
-      if [[ "$name" == *tiny* ]]; then
+      if [[ "$name" == *tiny* || ( $precision == fp16 && $opt == 3 ) ]]; then
         "$KILN" run "$plan" --backend cpu-reference --input "$dir/input.npy" --save-output "$WORK/y.ref.npy" \
           >>"$OUT/checks.log" 2>&1 || { log "  $tag: reference run failed"; continue; }
         # The reference simulates the same fp16 storage, so the two differ by accumulation order only.
         local rtol=1e-4; [[ $precision == fp16 ]] && rtol=5e-3
         compare "$tag cuda vs cpu-reference" "$WORK/y.cuda.npy" "$WORK/y.ref.npy" $rtol
+        [[ "$name" != *tiny* ]] && compare "$tag cpu-reference vs timm float64" "$WORK/y.ref.npy" "$dir/logits.npy" $tol
       fi
     done
   done
@@ -124,6 +127,9 @@ PYTHONUNBUFFERED=1 python3 tools/device/torch_peers.py "${peer_args[@]}" >"$OUT/
   || tail -5 "$OUT/peers.log"
 python3 tools/device/cuda_report.py --out "$OUT" | tee -a "$OUT/summary.txt" >/dev/null
 cp "$WORK/tactics.txt" "$OUT/tactics.txt" 2>/dev/null
+# At most 8 files come back from the machine: everything but the summary goes into one archive.
+(cd "$OUT" && tar czf results.tgz --exclude=results.tgz --exclude=summary.txt --exclude=all.log ./* \
+  && find . -maxdepth 1 -type f ! -name results.tgz ! -name summary.txt ! -name all.log -delete)
 echo
 echo "===== summary ====="
 cat "$OUT/summary.txt"

@@ -4,13 +4,12 @@
 #include <vector>
 
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/timing.h"
 
 namespace kiln::cuda {
 namespace {
 
 cudnnDataType_t data_type(Elem e) { return e == Elem::kF32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF; }
-
-constexpr int kTimedRuns = 5;
 
 }  // namespace
 
@@ -100,30 +99,25 @@ ConvTactic CudnnConv::choose(bool search, const ConvBuffers& buffers, void* work
   }
   require(!candidates.empty(), "cuda backend: cuDNN offers no algorithm for convolution ", key_);
 
-  EventPair events;
   std::vector<ConvTactic> timed;
   for (ConvTactic candidate : candidates) {
     // A launch cuDNN refuses (no fused kernel for this algorithm and shape) is not a candidate.
-    if (launch(candidate.fused, candidate.algorithm, buffers, workspace, candidate.workspace, stream) !=
-        CUDNN_STATUS_SUCCESS) {
-      cudaGetLastError();
-      continue;
-    }
+    const auto launch_candidate = [&](cudaStream_t s) {
+      return launch(candidate.fused, candidate.algorithm, buffers, workspace, candidate.workspace, s) ==
+             CUDNN_STATUS_SUCCESS;
+    };
     if (!search) {
+      if (!launch_candidate(stream)) {
+        cudaGetLastError();
+        continue;
+      }
       check(cudaStreamSynchronize(stream), "running a convolution");
       tactic_ = candidate;
       return tactic_;
     }
-    std::vector<double> runs;
-    for (int run = 0; run < kTimedRuns; ++run) {
-      events.start(stream);
-      check(launch(candidate.fused, candidate.algorithm, buffers, workspace, candidate.workspace, stream),
-            "timing a convolution");
-      events.stop(stream);
-      runs.push_back(events.milliseconds());
-    }
-    std::sort(runs.begin(), runs.end());
-    candidate.milliseconds = runs[runs.size() / 2];
+    const auto ms = time_launch(stream, launch_candidate);
+    if (!ms) continue;
+    candidate.milliseconds = *ms;
     timed.push_back(candidate);
   }
   require(!timed.empty(), "cuda backend: no cuDNN algorithm ran convolution ", key_);

@@ -321,24 +321,56 @@ void CudaModel::build(const Graph& graph) {
     if (conv.inputs.size() <= 2) check(cudaMemset(const_cast<void*>(b.bias), 0, static_cast<std::size_t>(g.k) * elem_size), "zeroing a bias");
     b.residual = residual;
     b.y = y;
-    auto layer = std::make_unique<CudnnConv>(cudnn_, elem_, g, act_of(activation), residual != nullptr);
-    if (const auto cached = cache.find(layer->key())) {
-      layer->set_tactic(*cached);
-      ++tactic_cache_hits_;
-    } else {
-      const ConvTactic tactic = layer->choose(search, b, search_workspace.data(), kSearchWorkspace, stream_);
-      if (search) cache.put(layer->key(), tactic);
-      ++tactic_searches_;
+    const Act act = act_of(activation);
+    // fp16: cuDNN's graph API (Hopper's kernels) against its legacy API; the faster when timing, else
+    // the graph API's. f32 stays on the legacy API, whose FMA math type keeps TF32 out.
+    std::optional<ConvTactic> graph_tactic;
+    std::unique_ptr<CudnnGraphConv> graph_layer;
+    if (elem_ == Elem::kF16) {
+      graph_layer = std::make_unique<CudnnGraphConv>(cudnn_, elem_, g, act, residual != nullptr);
+      if (const auto cached = cache.find(graph_layer->key()); cached && graph_layer->set_tactic(*cached)) {
+        graph_tactic = cached;
+        ++tactic_cache_hits_;
+      } else {
+        graph_tactic = graph_layer->choose(search, b, search_workspace.data(), kSearchWorkspace, stream_);
+        if (graph_tactic && search) cache.put(graph_layer->key(), *graph_tactic);
+        ++tactic_searches_;
+      }
     }
-    const ConvTactic& t = layer->tactic();
+    std::unique_ptr<CudnnConv> legacy;
+    if (!graph_tactic || search) {
+      legacy = std::make_unique<CudnnConv>(cudnn_, elem_, g, act, residual != nullptr);
+      if (const auto cached = cache.find(legacy->key())) {
+        legacy->set_tactic(*cached);
+        ++tactic_cache_hits_;
+      } else {
+        const ConvTactic tactic = legacy->choose(search, b, search_workspace.data(), kSearchWorkspace, stream_);
+        if (search) cache.put(legacy->key(), tactic);
+        ++tactic_searches_;
+      }
+    }
+    const char* kind = linear ? "linear" : "conv";
+    std::string label;
+    std::function<void(cudaStream_t)> launch;
+    ConvTactic t;
+    if (graph_tactic && (!legacy || graph_tactic->milliseconds <= legacy->tactic().milliseconds)) {
+      t = *graph_tactic;
+      CudnnGraphConv* raw = graph_layer.get();
+      graph_convs_.push_back(std::move(graph_layer));
+      label = cat(kind, " cudnn-graph", t.fused ? " fused" : " + epilogue kernel", " engine #", t.algorithm);
+      launch = [this, raw, b](cudaStream_t s) { raw->enqueue(b, workspace_.data(), s); };
+    } else {
+      t = legacy->tactic();
+      CudnnConv* raw = legacy.get();
+      convs_.push_back(std::move(legacy));
+      label = cat(kind, " cudnn-legacy", t.fused ? " fused" : " + epilogue kernel", " algo ", t.algorithm);
+      launch = [this, raw, b](cudaStream_t s) { raw->enqueue(b, workspace_.data(), s); };
+    }
     workspace_bytes = std::max(workspace_bytes, t.workspace);
-    CudnnConv* raw = layer.get();
-    convs_.push_back(std::move(layer));
     steps_.push_back({reported,
-                      cat(linear ? "linear" : "conv", t.fused ? " fused" : " + epilogue kernel", " act ",
-                          activation_name(activation), residual ? " +residual" : "", " algo ", t.algorithm,
+                      cat(label, " act ", activation_name(activation), residual ? " +residual" : "",
                           t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
-                      [this, raw, b](cudaStream_t s) { raw->enqueue(b, workspace_.data(), s); }});
+                      std::move(launch)});
   };
 
   for (const NodeId id : executed) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/cuda/conv.h"
+#include "backends/cuda/conv_graph.h"
 #include "backends/cuda/cuda_util.h"
 #include "runtime/backend.h"
 
@@ -52,6 +53,7 @@ class CudaModel final : public CompiledModel {
 
   std::vector<DeviceBuffer> constants_;  // weights, biases, scales; scratch of the global pools
   std::vector<std::unique_ptr<CudnnConv>> convs_;
+  std::vector<std::unique_ptr<CudnnGraphConv>> graph_convs_;
   DeviceBuffer arena_;
   DeviceBuffer workspace_;
   DeviceBuffer input_device_;   // f32 NCHW, as run() receives it
