@@ -51,7 +51,7 @@ def main():
             total = prof["total_ms"]
             parts = ", ".join(f"{g} {ms:.3f} ({100 * ms / total:.0f}%)" for g, ms in sorted(prof["groups_ms"].items()))
             groups_lines.append(f"  {name} b{batch}: total {total:.3f} ms: {parts}")
-    print("== kiln kernel time per group (eager profiled runs, events around each step)")
+    print("== kiln kernel time per group (each step timed alone as CUDA graph replays; sums exceed the whole replay by the per-graph launch cost)")
     for line in groups_lines:
         print(line)
 

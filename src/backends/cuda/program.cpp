@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "backends/cuda/timing.h"
 #include "graph/shape_inference.h"
 
 namespace kiln::cuda {
@@ -562,25 +563,25 @@ std::vector<Tensor> CudaModel::run(const std::vector<Tensor>& inputs) {
   check(cudaMemcpyAsync(input_device_.data(), input_host_.data(), input.nbytes(), cudaMemcpyHostToDevice, stream_),
         "copying the input");
   if (options_.profile) {
+    // Kernel time per layer: each step captured alone in a CUDA graph and its replays timed with
+    // events (timing.h), on this run's data, so launch gaps and host overhead are not counted.
+    enqueue_all();
+    check(cudaStreamSynchronize(stream_), "running the network");
     profile_.clear();
     std::vector<int> entry(node_names_.size(), -1);
-    std::vector<std::unique_ptr<EventPair>> events;
     for (const Step& step : steps_) {
-      events.push_back(std::make_unique<EventPair>());
-      events.back()->start(stream_);
-      step.launch(stream_);
-      events.back()->stop(stream_);
-    }
-    for (std::size_t i = 0; i < steps_.size(); ++i) {
-      const double ms = events[i]->milliseconds();
-      const NodeId node = steps_[i].node;
-      if (node == kNoNode) continue;
-      int& index = entry[static_cast<std::size_t>(node)];
+      if (step.node == kNoNode) continue;
+      const auto ms = time_launch(stream_, [&](cudaStream_t s) {
+        step.launch(s);
+        return true;
+      });
+      require(ms.has_value(), "cuda backend: could not time step '", step.label, "'");
+      int& index = entry[static_cast<std::size_t>(step.node)];
       if (index < 0) {
         index = static_cast<int>(profile_.size());
-        profile_.push_back({node_names_[static_cast<std::size_t>(node)], node_ops_[static_cast<std::size_t>(node)], 0.0});
+        profile_.push_back({node_names_[static_cast<std::size_t>(step.node)], node_ops_[static_cast<std::size_t>(step.node)], 0.0});
       }
-      profile_[static_cast<std::size_t>(index)].milliseconds += ms;
+      profile_[static_cast<std::size_t>(index)].milliseconds += *ms;
     }
   } else {
     check(cudaGraphLaunch(exec_, stream_), "launching the CUDA graph");

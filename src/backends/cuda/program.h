@@ -1,8 +1,9 @@
 // A graph compiled for one GPU: every activation at a fixed offset of one device arena (planned once),
 // cuDNN convolutions with their tactics chosen at compile time, kiln's kernels for the rest, and the
 // whole network captured as one CUDA graph that each run replays. Inputs and outputs pass through
-// pinned host buffers. With CompileOptions::profile the steps run one by one between CUDA events
-// instead, to report kernel time per layer.
+// pinned host buffers. With CompileOptions::profile the steps run one by one instead (no CUDA graph),
+// and after each run every step is timed alone (captured into a CUDA graph of its own, timing.h) to
+// report kernel time per layer.
 #pragma once
 
 #include <cuda_runtime_api.h>
