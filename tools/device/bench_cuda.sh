@@ -81,8 +81,12 @@ check_model() {
       if [[ "$name" == *tiny* || ( $precision == fp16 && $opt == 3 ) ]]; then
         "$KILN" run "$plan" --backend cpu-reference --input "$dir/input.npy" --save-output "$WORK/y.ref.npy" \
           >>"$OUT/checks.log" 2>&1 || { log "  $tag: reference run failed"; continue; }
-        # The reference simulates the same fp16 storage, so the two differ by accumulation order only.
+        # The reference simulates the same fp16 storage; the two differ by accumulation order, which
+        # moves values across fp16 rounding boundaries independently on each side: a few 1e-3 on the
+        # small models, and on the full-size ones about half of each side's own 1.1-1.2e-2 distance to
+        # float64 (5.9e-3 measured on ResNet-50), hence 1e-2 there.
         local rtol=1e-4; [[ $precision == fp16 ]] && rtol=5e-3
+        [[ $precision == fp16 && "$name" != *tiny* ]] && rtol=1e-2
         compare "$tag cuda vs cpu-reference" "$WORK/y.cuda.npy" "$WORK/y.ref.npy" $rtol
         [[ "$name" != *tiny* ]] && compare "$tag cpu-reference vs timm float64" "$WORK/y.ref.npy" "$dir/logits.npy" $tol
       fi

@@ -205,17 +205,22 @@ __global__ void pool_kernel(const T* x, T* y, PoolShape s) {
 
 constexpr int kPoolRows = 8;  // threads along the pixels of one block of the global pool
 
-// Partial sums of the radix sum over a slice of pixels, added into partial[n, c] (f32, atomics).
+// Partial sums of the radix sum over a slice of pixels (blockIdx.z), added into partial[n, c] (f32,
+// atomics). The last block to finish a (channel block, image) pair, told by a counter, writes the mean
+// and leaves the partial sums and the counter at zero for the next run: one launch in all.
 template <typename T, int V>
-__global__ void radix_pool_partial_kernel(const T* x, float* partial, int hw, int radix, int c, int rows_per_split) {
+__global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix, int c,
+                                  int rows_per_split, float inverse_hw) {
   __shared__ float sums[kPoolRows][32][V];
+  __shared__ bool last;
   const int cp = blockIdx.x * 32 + threadIdx.x;
   const int image = blockIdx.y;
+  const bool active = cp * V < c;
   const int begin = blockIdx.z * rows_per_split, end = min(begin + rows_per_split, hw);
   float acc[V];
 #pragma unroll
   for (int k = 0; k < V; ++k) acc[k] = 0.0f;
-  if (cp * V < c) {
+  if (active) {
     for (int p = begin + threadIdx.y; p < end; p += kPoolRows) {
       const T* row = x + (static_cast<std::int64_t>(image) * hw + p) * radix * c + cp * V;
       for (int r = 0; r < radix; ++r) {
@@ -229,21 +234,31 @@ __global__ void radix_pool_partial_kernel(const T* x, float* partial, int hw, in
 #pragma unroll
   for (int k = 0; k < V; ++k) sums[threadIdx.y][threadIdx.x][k] = acc[k];
   __syncthreads();
-  if (threadIdx.y != 0 || cp * V >= c) return;
-  for (int row = 1; row < kPoolRows; ++row) {
+  float* mine = partial + static_cast<std::int64_t>(image) * c + cp * V;
+  if (threadIdx.y == 0 && active) {
+    for (int row = 1; row < kPoolRows; ++row) {
 #pragma unroll
-    for (int k = 0; k < V; ++k) acc[k] += sums[row][threadIdx.x][k];
+      for (int k = 0; k < V; ++k) acc[k] += sums[row][threadIdx.x][k];
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) atomicAdd(mine + k, acc[k]);
+    __threadfence();
   }
+  __syncthreads();
+  unsigned* counter = counters + image * gridDim.x + blockIdx.x;
+  if (threadIdx.x == 0 && threadIdx.y == 0) last = atomicAdd(counter, 1u) == gridDim.z - 1;
+  __syncthreads();
+  if (!last) return;
+  if (threadIdx.y == 0 && active) {
+    float mean[V];
 #pragma unroll
-  for (int k = 0; k < V; ++k) atomicAdd(partial + static_cast<std::int64_t>(image) * c + cp * V + k, acc[k]);
-}
-
-template <typename T>
-__global__ void radix_pool_finish_kernel(float* partial, T* y, int count, float inverse_hw) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  y[i] = from_float<T>(partial[i] * inverse_hw);
-  partial[i] = 0.0f;  // ready for the next run
+    for (int k = 0; k < V; ++k) {
+      mean[k] = __ldcg(mine + k) * inverse_hw;
+      mine[k] = 0.0f;
+    }
+    store<T, V>(y + static_cast<std::int64_t>(image) * c + cp * V, mean);
+  }
+  if (threadIdx.x == 0 && threadIdx.y == 0) *counter = 0;
 }
 
 template <typename T, int V>
@@ -288,16 +303,24 @@ __global__ void radix_softmax_kernel(const T* logits, T* weights, int n, int rad
                                           cardinality, c));
 }
 
-template <typename T, int V, bool kFromLogits>
-__global__ void radix_weighted_sum_kernel(const T* x, const T* w, T* y, int n, int hw, int radix, int cardinality,
-                                          int c) {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  const int packs = c / V;
-  if (i >= static_cast<std::int64_t>(n) * hw * packs) return;
-  const int ch = static_cast<int>(i % packs) * V;
-  const std::int64_t row = i / packs;  // image * hw + pixel
-  const int image = static_cast<int>(row / hw);
+// One block works inside one image (blockIdx.y): it first puts that image's attention weights, [radix][c]
+// in f32, into shared memory (the softmax of fc2's logits computed once per block, not per element),
+// then each thread folds the radix splits of one 16-byte pack of channels of one pixel.
+template <typename T, int V>
+__global__ void radix_weighted_sum_kernel(const T* x, const T* w, T* y, int hw, int radix, int cardinality, int c,
+                                          bool from_logits) {
+  extern __shared__ float table[];  // [radix][c]
+  const int image = blockIdx.y;
   const T* weights = w + static_cast<std::int64_t>(image) * radix * c;
+  for (int i = threadIdx.x; i < radix * c; i += blockDim.x) {
+    table[i] = from_logits ? radix_weight(weights, i / c, i % c, radix, cardinality, c) : to_float(weights[i]);
+  }
+  __syncthreads();
+  const int packs = c / V;
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<std::int64_t>(hw) * packs) return;
+  const int ch = static_cast<int>(i % packs) * V;
+  const std::int64_t row = static_cast<std::int64_t>(image) * hw + i / packs;
   float acc[V];
 #pragma unroll
   for (int k = 0; k < V; ++k) acc[k] = 0.0f;
@@ -305,11 +328,7 @@ __global__ void radix_weighted_sum_kernel(const T* x, const T* w, T* y, int n, i
     float v[V];
     load<T, V>(x + row * radix * c + r * c + ch, v);
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const float weight = kFromLogits ? radix_weight(weights, r, ch + k, radix, cardinality, c)
-                                       : to_float(weights[r * c + ch + k]);
-      acc[k] += v[k] * weight;
-    }
+    for (int k = 0; k < V; ++k) acc[k] += v[k] * table[r * c + ch + k];
   }
   store<T, V>(y + row * c + ch, acc);
 }
@@ -402,10 +421,10 @@ cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, in
     const int wanted = 264 / (channel_blocks * n);
     const int splits = max(1, min(wanted, (hw + kPoolRows - 1) / kPoolRows));
     const int rows_per_split = (hw + splits - 1) / splits;
-    radix_pool_partial_kernel<T, V><<<dim3(channel_blocks, n, splits), dim3(32, kPoolRows), 0, stream>>>(
-        static_cast<const T*>(x), partial, hw, radix, c, rows_per_split);
-    radix_pool_finish_kernel<T><<<blocks_for(n * c), kBlock, 0, stream>>>(partial, static_cast<T*>(y), n * c,
-                                                                          1.0f / static_cast<float>(hw));
+    auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(n) * c);
+    radix_pool_kernel<T, V><<<dim3(channel_blocks, n, splits), dim3(32, kPoolRows), 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), partial, counters, hw, radix, c, rows_per_split,
+        1.0f / static_cast<float>(hw));
     return cudaGetLastError();
   });
 }
@@ -441,17 +460,11 @@ cudaError_t radix_weighted_sum(const void* x, const void* w, void* y, Elem e, in
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
-    const std::int64_t total = static_cast<std::int64_t>(n) * hw * (c / V);
-    const auto* xs = static_cast<const T*>(x);
-    const auto* ws = static_cast<const T*>(w);
-    auto* ys = static_cast<T*>(y);
-    if (from_logits) {
-      radix_weighted_sum_kernel<T, V, true><<<blocks_for(total), kBlock, 0, stream>>>(xs, ws, ys, n, hw, radix,
-                                                                                     cardinality, c);
-    } else {
-      radix_weighted_sum_kernel<T, V, false><<<blocks_for(total), kBlock, 0, stream>>>(xs, ws, ys, n, hw, radix,
-                                                                                      cardinality, c);
-    }
+    const std::int64_t per_image = static_cast<std::int64_t>(hw) * (c / V);
+    const dim3 grid(blocks_for(per_image), static_cast<unsigned>(n));
+    const std::size_t shared = static_cast<std::size_t>(radix) * c * sizeof(float);
+    radix_weighted_sum_kernel<T, V><<<grid, kBlock, shared, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y), hw, radix, cardinality, c, from_logits);
     return cudaGetLastError();
   });
 }

@@ -40,7 +40,8 @@ cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& shape, cud
 cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& shape, cudaStream_t stream);
 
 // Global average pool of the radix sum: x [n, hw, radix * c] -> y [n, c] (radix 1: a plain global pool).
-// `partial` is an f32 [n, c] scratch that must hold zeros; the kernels leave it zeroed again.
+// `partial` is an f32 scratch of 2 * n * c values that must hold zeros (sums, then block counters);
+// the kernel leaves it zeroed again.
 cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
                               cudaStream_t stream);
 

@@ -367,6 +367,47 @@ void CudaModel::build(const Graph& graph) {
       label = cat(kind, " cudnn-legacy", t.fused ? " fused" : " + epilogue kernel", " algo ", t.algorithm);
       launch = [this, raw, b](cudaStream_t s) { raw->enqueue(b, workspace_.data(), s); };
     }
+    // A grouped convolution with few groups may run faster as one dense convolution over
+    // block-diagonal weights (zeros between the groups: more arithmetic, better kernels). A tactic
+    // like any other: timed, and kept only when faster.
+    if (elem_ == Elem::kF16 && search && !linear && g.groups > 1 && g.groups <= 4) {
+      ConvGeometry dense = g;
+      dense.groups = 1;
+      const std::int64_t per_group_in = g.c / g.groups, per_group_out = g.k / g.groups, taps = g.r * g.s;
+      Tensor wide(DType::kF32, {g.k, g.r, g.s, g.c});
+      const auto src = w.f32();
+      const auto dst = wide.mutable_f32();
+      std::fill(dst.begin(), dst.end(), 0.0f);
+      for (std::int64_t o = 0; o < g.k; ++o) {
+        const std::int64_t first = o / per_group_out * per_group_in;
+        for (std::int64_t tap = 0; tap < taps; ++tap) {
+          for (std::int64_t i = 0; i < per_group_in; ++i) {
+            dst[static_cast<std::size_t>((o * taps + tap) * g.c + first + i)] =
+                src[static_cast<std::size_t>((o * taps + tap) * per_group_in + i)];
+          }
+        }
+      }
+      ConvBuffers bd = b;
+      bd.weight = keep(upload(wide, elem_));
+      auto dense_layer = std::make_unique<CudnnGraphConv>(cudnn_, elem_, dense, act, residual != nullptr);
+      std::optional<ConvTactic> dense_tactic;
+      if (const auto cached = cache.find(dense_layer->key()); cached && dense_layer->set_tactic(*cached)) {
+        dense_tactic = cached;
+        ++tactic_cache_hits_;
+      } else {
+        dense_tactic = dense_layer->choose(true, bd, search_workspace.data(), kSearchWorkspace, stream_);
+        if (dense_tactic) cache.put(dense_layer->key(), *dense_tactic);
+        ++tactic_searches_;
+      }
+      if (dense_tactic && dense_tactic->milliseconds < t.milliseconds) {
+        t = *dense_tactic;
+        CudnnGraphConv* raw = dense_layer.get();
+        graph_convs_.push_back(std::move(dense_layer));
+        label = cat(kind, " as dense block-diagonal, cudnn-graph", t.fused ? " fused" : " + epilogue kernel",
+                    " engine #", t.algorithm);
+        launch = [this, raw, bd](cudaStream_t s) { raw->enqueue(bd, workspace_.data(), s); };
+      }
+    }
     workspace_bytes = std::max(workspace_bytes, t.workspace);
     steps_.push_back({reported,
                       cat(label, " act ", activation_name(activation), residual ? " +residual" : "",
@@ -460,7 +501,7 @@ void CudaModel::build(const Graph& graph) {
         const int radix = sum != kNoNode ? to_int(graph.node(sum).attr<RadixAttrs>().radix) : 1;
         const Shape& xs = shape(source);
         const int n = to_int(xs[0]), hw = to_int(xs[2] * xs[3]), c = to_int(xs[1]) / radix;
-        DeviceBuffer partial(static_cast<std::size_t>(n) * static_cast<std::size_t>(c) * 4);
+        DeviceBuffer partial(2 * static_cast<std::size_t>(n) * static_cast<std::size_t>(c) * 4);
         check(cudaMemset(partial.data(), 0, partial.bytes()), "zeroing pool scratch");
         auto* scratch = static_cast<float*>(keep(std::move(partial)));
         const void* x = ptr(source);
