@@ -2,6 +2,10 @@
 # it. Kernels are compiled for Hopper (sm_90) only. cuDNN may live outside the toolkit (the GPU machine
 # has it in a Python package): KILN_CUDNN_ROOT names its folder (include/ and lib/ below it).
 include(CheckLanguage)
+# The toolkit's usual place, for machines whose PATH lacks it.
+if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
+  set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc CACHE FILEPATH "CUDA compiler")
+endif()
 check_language(CUDA)
 find_package(CUDAToolkit QUIET)
 set(KILN_CUDNN_ROOT "" CACHE PATH "Folder holding cuDNN's include/ and lib/ (default: search the toolkit)")
