@@ -7,6 +7,10 @@
 #   --compile  also time torch.compile max-autotune (4 to 6 minutes per model)
 #   --quick    tiny goldens only: no full-size models, no benchmarks
 # Needs `carry: [".carry"]` (toml++ headers: mkdir -p .carry/include && cp -r /usr/include/toml++ .carry/include/).
+# gtest is absent there: to run the CUDA backend's unit tests too, build them on the CI machine and carry
+# the binary with the one library it needs that the GPU machine lacks:
+#   mkdir -p .carry/gputest && cp -L build/release/tests/backends/cuda_backend_test \
+#     /lib/x86_64-linux-gnu/libdnnl.so.2 /lib/x86_64-linux-gnu/libOpenCL.so.1 .carry/gputest/
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kiln-out}
