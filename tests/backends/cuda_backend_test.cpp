@@ -158,6 +158,12 @@ struct NetworkCase {
   std::int64_t opt_level;
 };
 
+// Printed by name, not as raw bytes (which would include the struct's padding).
+void PrintTo(const NetworkCase& c, std::ostream* out) {
+  *out << (c.fused ? "fused" : "unfused") << (c.fp16 ? " fp16" : " fp32") << " batch " << c.batch << " opt "
+       << c.opt_level;
+}
+
 class CudaNetworkTest : public ::testing::TestWithParam<NetworkCase> {};
 
 TEST_P(CudaNetworkTest, MatchesReference) {
@@ -177,7 +183,12 @@ TEST_P(CudaNetworkTest, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, CudaNetworkTest,
                          ::testing::Values(NetworkCase{true, false, 1, 1}, NetworkCase{false, false, 2, 0},
-                                           NetworkCase{true, true, 1, 1}, NetworkCase{true, true, 4, 0}));
+                                           NetworkCase{true, true, 1, 1}, NetworkCase{true, true, 4, 0}),
+                         [](const ::testing::TestParamInfo<NetworkCase>& param_info) {
+                           const NetworkCase& c = param_info.param;
+                           return std::string(c.fused ? "fused" : "unfused") + (c.fp16 ? "_fp16" : "_fp32") + "_b" +
+                                  std::to_string(c.batch) + "_O" + std::to_string(c.opt_level);
+                         });
 
 TEST(CudaBackendTest, ReplaysSeeEachRunsOwnInput) {
   KILN_SKIP_WITHOUT_GPU();
