@@ -2,6 +2,7 @@
 #include <iomanip>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -69,6 +70,13 @@ void bench(const BenchOptions& options) {
                            {"duration_seconds", options.settings.duration_seconds},
                            {"timed_region", timed_region(engine)},
                            {"latency", stats_json(stats)}};
+  // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).
+  if (const std::string steps = engine.describe(); !steps.empty()) {
+    nlohmann::json lines = nlohmann::json::array();
+    std::istringstream in(steps);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    report["compiled"] = lines;
+  }
   if (options.profile) {
     CompileOptions profiled = compile;
     profiled.profile = true;

@@ -1,7 +1,6 @@
 #include "backends/cuda/program.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -76,7 +75,7 @@ std::vector<std::size_t> place_buffers(const std::vector<Lifetime>& buffers, std
   return offsets;
 }
 
-// Uploads a host tensor (f32) as `elem`, or as f32 when `keep_f32`.
+// Uploads a host tensor as `elem` (f32 or fp16).
 DeviceBuffer upload(const Tensor& t, Elem elem) {
   const Tensor converted = elem == Elem::kF32 ? t.to(DType::kF32) : t.to(DType::kF16);
   DeviceBuffer buffer(converted.nbytes());
