@@ -2,6 +2,7 @@
 #include <iomanip>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,8 @@ struct BenchOptions {
   bool profile = false;
   int profile_iterations = 20;
   int threads = 0;
+  std::string tactic_cache;
+  bool verbose = false;
   std::optional<std::filesystem::path> json;
 };
 
@@ -46,12 +49,14 @@ void bench(const BenchOptions& options) {
   CompileOptions compile;
   compile.batch = options.batch.value_or(plan->info.batch);
   compile.threads = options.threads;
+  compile.tactic_cache = options.tactic_cache;
   Engine engine(plan, options.backend.empty() ? default_backend() : options.backend, compile);
   const Tensor input = random_input(compile.batch, plan->config.preprocess.input_size);
 
   std::cerr << "bench " << options.plan.string() << ": " << engine.backend() << ", batch " << compile.batch
             << ", warm-up " << options.settings.warmup_seconds << " s, duration " << options.settings.duration_seconds
-            << " s\n";
+            << " s, timed region: " << timed_region(engine) << "\n";
+  if (options.verbose) std::cerr << engine.describe();
   const LatencyStats stats = summarize(time_engine(engine, input, options.settings), compile.batch);
   std::cout << std::fixed << std::setprecision(3) << "latency (ms): median " << stats.median_ms << "  p90 "
             << stats.p90_ms << "  p99 " << stats.p99_ms << "  min " << stats.min_ms << "  max " << stats.max_ms
@@ -63,7 +68,15 @@ void bench(const BenchOptions& options) {
                            {"batch", compile.batch},        {"precision", precision_name(plan->info.precision)},
                            {"warmup_seconds", options.settings.warmup_seconds},
                            {"duration_seconds", options.settings.duration_seconds},
+                           {"timed_region", timed_region(engine)},
                            {"latency", stats_json(stats)}};
+  // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).
+  if (const std::string steps = engine.describe(); !steps.empty()) {
+    nlohmann::json lines = nlohmann::json::array();
+    std::istringstream in(steps);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    report["compiled"] = lines;
+  }
   if (options.profile) {
     CompileOptions profiled = compile;
     profiled.profile = true;
@@ -110,6 +123,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--profile-iterations", options->profile_iterations, "Profiled runs to average")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--tactic-cache", options->tactic_cache,
+                  "File of timed GPU tactics to reuse and extend (cuda backend; the plan's --opt-level 0 times none)");
+  cmd->add_flag("--verbose", options->verbose, "Print what the backend compiled, step by step");
   cmd->add_option("--json", options->json, "Write every statistic (and the per-layer profile) as JSON");
   cmd->callback([options] { bench(*options); });
 }

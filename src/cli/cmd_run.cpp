@@ -29,6 +29,7 @@ struct RunOptions {
   int topk = 5;
   std::optional<std::filesystem::path> save_output;
   std::optional<std::filesystem::path> json;
+  std::string tactic_cache;
 };
 
 struct Ranked {
@@ -68,6 +69,7 @@ void run(const RunOptions& options) {
   const InputBatch batch = load_inputs(options.inputs, plan->config.preprocess);
   CompileOptions compile;
   compile.batch = batch.tensor.dim(0);
+  compile.tactic_cache = options.tactic_cache;
   Engine engine(plan, options.backend.empty() ? default_backend() : options.backend, compile);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Tensor> outputs = engine.run(batch.tensor);
@@ -127,6 +129,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--topk", options->topk, "Classes to print per input")->check(CLI::Range(1, 1000));
   cmd->add_option("--save-output", options->save_output, "Write the logits [N, classes] as float32 .npy");
   cmd->add_option("--json", options->json, "Write the top-k results as JSON");
+  cmd->add_option("--tactic-cache", options->tactic_cache, "File of timed GPU tactics to reuse and extend (cuda)");
   cmd->callback([options] { run(*options); });
 }
 

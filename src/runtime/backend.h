@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,10 @@ struct CompileOptions {
   std::int64_t batch = 1;   // compiled models run this batch size only
   int threads = 0;          // 0: one per core
   bool profile = false;     // record per-layer times on every run
+  // Tactic search effort of backends that time kernels at compile time (cuda): 0 takes the library's
+  // heuristic choice, anything else times the candidates. -1: the plan's optimization level (Engine).
+  std::int64_t opt_level = -1;
+  std::string tactic_cache;  // file of timed tactics reused across compiles; empty: none
 };
 
 class CompiledModel {
@@ -32,6 +37,12 @@ class CompiledModel {
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
   // Per-layer times of the last run (empty unless compiled with profile = true).
   virtual std::vector<LayerTime> last_profile() const = 0;
+  // Backends that run asynchronously on a device time themselves: `iterations` back-to-back replays of
+  // the whole network on the device, bracketed by device events; returns milliseconds per replay.
+  // Empty for host backends, whose run() the host clock times.
+  virtual std::optional<double> time_device_replays(int /*iterations*/) { return std::nullopt; }
+  // What was compiled, one line per step (empty if the backend does not say).
+  virtual std::string describe() const { return {}; }
 };
 
 class Backend {

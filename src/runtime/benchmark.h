@@ -22,9 +22,15 @@ struct LatencyStats {
   double images_per_second = 0;  // batch / median
 };
 
-// Timed region: Engine::run on a prepared input, host wall clock around each call (CPU backends run
-// synchronously, so the clock covers the whole computation).
+// Host backends: the timed region is Engine::run on a prepared input, host wall clock around each call
+// (CPU backends run synchronously, so the clock covers the whole computation).
+// Device backends (cuda): after one run on `input`, the timed region is the device's work alone:
+// device events around kReplaysPerSample back-to-back replays of the network's CUDA graph, input
+// already on the device (the peers are timed the same way); one sample is their mean.
 std::vector<double> time_engine(Engine& engine, const Tensor& input, const BenchSettings& settings);
+inline constexpr int kReplaysPerSample = 20;
+// "host clock around run()" or "device events around graph replays", as time_engine times `engine`.
+std::string timed_region(Engine& engine);
 LatencyStats summarize(const std::vector<double>& milliseconds, std::int64_t batch);
 
 // The kernel-time groups: convolutions, the split-attention tail (radix ops), pooling, the rest.

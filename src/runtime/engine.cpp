@@ -11,6 +11,7 @@ Engine::Engine(std::shared_ptr<const Plan> plan, const std::string& backend, con
     : plan_(std::move(plan)), backend_(backend), options_(options) {
   Graph graph = plan_->graph;
   widen_constants_to_f32(graph);
+  if (options_.opt_level < 0) options_.opt_level = plan_->info.opt_level;
   compiled_ = make_backend(backend_)->compile(graph, options_);
 }
 

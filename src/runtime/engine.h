@@ -23,6 +23,9 @@ class Engine {
   // One [batch, 3, H, W] f32 tensor in; the graph's outputs back.
   std::vector<Tensor> run(const Tensor& input);
   std::vector<LayerTime> last_profile() const { return compiled_->last_profile(); }
+  // Device-timed replays of the whole network (see CompiledModel); empty on host backends.
+  std::optional<double> time_device_replays(int iterations) { return compiled_->time_device_replays(iterations); }
+  std::string describe() const { return compiled_->describe(); }
 
  private:
   std::shared_ptr<const Plan> plan_;

@@ -1,0 +1,69 @@
+// One convolution (or linear layer, as a 1x1 convolution) on cuDNN, NHWC, with its epilogue:
+// y = act(conv(x) + bias (+ residual)). The fused path is cudnnConvolutionBiasActivationForward;
+// where cuDNN cannot fuse (an activation other than ReLU, or no fused algorithm for the shape) the
+// convolution runs alone and kiln's add_bias_act kernel applies the epilogue.
+#pragma once
+
+#include <cudnn.h>
+
+#include <string>
+
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/tactic_cache.h"
+
+namespace kiln::cuda {
+
+struct ConvGeometry {
+  int n = 1, c = 1, h = 1, w = 1;      // input
+  int k = 1, r = 1, s = 1;             // output channels, kernel extents
+  int out_h = 1, out_w = 1;
+  int pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
+};
+
+// The buffers one convolution reads and writes (residual may be null).
+struct ConvBuffers {
+  const void* x = nullptr;
+  const void* weight = nullptr;  // [k, r, s, c / groups]
+  const void* bias = nullptr;    // [k]
+  const void* residual = nullptr;
+  void* y = nullptr;
+};
+
+class CudnnConv {
+ public:
+  CudnnConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& geometry, Act act, bool residual);
+  ~CudnnConv();
+  CudnnConv(const CudnnConv&) = delete;
+  CudnnConv& operator=(const CudnnConv&) = delete;
+
+  // Identifies the convolution for the tactic cache.
+  const std::string& key() const { return key_; }
+  // Picks the algorithm: cuDNN's first heuristic choice (search false), or the fastest of its
+  // candidates timed with CUDA events on `buffers` (search true). `workspace` holds `workspace_limit`
+  // bytes; candidates that need more are skipped.
+  ConvTactic choose(bool search, const ConvBuffers& buffers, void* workspace, std::size_t workspace_limit,
+                    cudaStream_t stream);
+  void set_tactic(const ConvTactic& tactic) { tactic_ = tactic; }
+  const ConvTactic& tactic() const { return tactic_; }
+  // Enqueues the convolution with the chosen tactic on the handle's stream.
+  void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) const;
+
+ private:
+  cudnnStatus_t launch(bool fused, int algorithm, const ConvBuffers& buffers, void* workspace,
+                       std::size_t workspace_bytes, cudaStream_t stream) const;
+
+  cudnnHandle_t handle_;
+  Elem elem_;
+  ConvGeometry g_;
+  Act act_;
+  bool residual_;
+  bool can_fuse_;
+  std::string key_;
+  ConvTactic tactic_;
+  cudnnTensorDescriptor_t x_desc_ = nullptr, y_desc_ = nullptr, bias_desc_ = nullptr;
+  cudnnFilterDescriptor_t w_desc_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_desc_ = nullptr;
+  cudnnActivationDescriptor_t act_desc_ = nullptr;
+};
+
+}  // namespace kiln::cuda

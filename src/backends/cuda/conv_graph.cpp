@@ -1,0 +1,289 @@
+#include "backends/cuda/conv_graph.h"
+
+#include <algorithm>
+
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/timing.h"
+
+namespace kiln::cuda {
+namespace {
+
+// Tensor ids of the variant pack.
+constexpr std::int64_t kX = 1, kW = 2, kBias = 3, kResidual = 4, kY = 5;
+// Candidates timed per graph (heuristics rank the best first).
+constexpr std::size_t kCandidates = 4;
+
+void set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+         std::int64_t count, const void* value) {
+  check(cudnnBackendSetAttribute(d, name, type, count, value), "setting a cuDNN graph attribute");
+}
+
+// NHWC strides of logical [n, c, h, w] dims.
+std::vector<std::int64_t> nhwc_strides(const std::vector<std::int64_t>& d) {
+  return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+}
+
+}  // namespace
+
+CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual)
+    : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual) {
+  can_fuse_ = act == Act::kNone || act == Act::kRelu;
+  key_ = cat("graph", cudnnGetVersion(), ":", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n, "c", g.c, "h", g.h, "w",
+             g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x", g.stride_w, "d",
+             g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act", static_cast<int>(act), ":res", residual ? 1 : 0);
+}
+
+CudnnGraphConv::~CudnnGraphConv() {
+  for (auto it = owned_.rbegin(); it != owned_.rend(); ++it) cudnnBackendDestroyDescriptor(*it);
+}
+
+CudnnGraphConv::Desc CudnnGraphConv::make(cudnnBackendDescriptorType_t type) {
+  Desc d = nullptr;
+  check(cudnnBackendCreateDescriptor(type, &d), "creating a cuDNN graph descriptor");
+  owned_.push_back(d);
+  return d;
+}
+
+CudnnGraphConv::Desc CudnnGraphConv::tensor(std::int64_t uid, const std::vector<std::int64_t>& dims,
+                                            cudnnDataType_t type, bool is_virtual) {
+  Desc t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const std::vector<std::int64_t> strides = nhwc_strides(dims);
+  const std::int64_t alignment = 16;
+  set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+  set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data());
+  set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data());
+  set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+  set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
+  set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
+  check(cudnnBackendFinalize(t), "finalizing a cuDNN tensor");
+  return t;
+}
+
+CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
+  const cudnnDataType_t io = elem_ == Elem::kF32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
+  const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+  const std::vector<std::int64_t> x_dims{g_.n, g_.c, g_.h, g_.w}, w_dims{g_.k, g_.c / g_.groups, g_.r, g_.s},
+      y_dims{g_.n, g_.k, g_.out_h, g_.out_w}, b_dims{1, g_.k, 1, 1};
+  Desc x = tensor(kX, x_dims, io, false);
+  Desc w = tensor(kW, w_dims, io, false);
+  Desc y = tensor(kY, y_dims, io, false);
+
+  Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const std::int64_t spatial = 2;
+  const std::int64_t pads[2] = {g_.pad_h, g_.pad_w}, strides[2] = {g_.stride_h, g_.stride_w},
+                     dilations[2] = {g_.dilation_h, g_.dilation_w};
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+  set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+  set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
+  set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pads);
+  set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pads);
+  set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, strides);
+  set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dilations);
+  check(cudnnBackendFinalize(conv), "finalizing a cuDNN convolution");
+
+  std::vector<Desc> ops;
+  // Without fusion the convolution writes y; with it, an f32 virtual tensor the epilogue reads.
+  const bool has_epilogue = fused;
+  Desc conv_out = has_epilogue ? tensor(101, y_dims, f32, true) : y;
+  Desc op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  const float one = 1.0f, zero = 0.0f;
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &one);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &zero);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv_out);
+  check(cudnnBackendFinalize(op), "finalizing a cuDNN convolution operation");
+  ops.push_back(op);
+
+  if (has_epilogue) {
+    // Pointwise stages: + bias, [+ residual], [ReLU]; the last one writes y.
+    struct Stage {
+      cudnnPointwiseMode_t mode;
+      Desc operand;  // null for unary stages
+    };
+    std::vector<Stage> stages{{CUDNN_POINTWISE_ADD, tensor(kBias, b_dims, io, false)}};
+    if (residual_) stages.push_back({CUDNN_POINTWISE_ADD, tensor(kResidual, y_dims, io, false)});
+    if (act_ == Act::kRelu) stages.push_back({CUDNN_POINTWISE_RELU_FWD, nullptr});
+    Desc in = conv_out;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const bool last = i + 1 == stages.size();
+      Desc out = last ? y : tensor(102 + static_cast<std::int64_t>(i), y_dims, f32, true);
+      Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+      set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &stages[i].mode);
+      set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+      check(cudnnBackendFinalize(pw), "finalizing a cuDNN pointwise descriptor");
+      Desc pw_op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
+      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in);
+      if (stages[i].operand != nullptr) {
+        set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &stages[i].operand);
+      }
+      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out);
+      check(cudnnBackendFinalize(pw_op), "finalizing a cuDNN pointwise operation");
+      ops.push_back(pw_op);
+      in = out;
+    }
+  }
+
+  Desc graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_);
+  set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(ops.size()),
+      ops.data());
+  check(cudnnBackendFinalize(graph), "finalizing a cuDNN operation graph");
+  return graph;
+}
+
+std::vector<CudnnGraphConv::Desc> CudnnGraphConv::configs(Desc graph) {
+  Desc heuristics = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  set(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
+  set(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  if (cudnnBackendFinalize(heuristics) != CUDNN_STATUS_SUCCESS) return {};
+  std::int64_t count = 0;
+  if (cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                               nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0) {
+    return {};
+  }
+  std::vector<Desc> all;
+  for (std::int64_t i = 0; i < count; ++i) all.push_back(make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+  std::int64_t returned = 0;
+  if (cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                               &returned, all.data()) != CUDNN_STATUS_SUCCESS) {
+    return {};
+  }
+  all.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
+  std::vector<Desc> kept;
+  for (Desc config : all) {
+    Desc engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    std::int64_t n = 0;
+    if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &engine) !=
+        CUDNN_STATUS_SUCCESS) {
+      continue;
+    }
+    cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+    std::int64_t note_count = 0;
+    bool runtime_compiled = false;
+    if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                                 CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &note_count, notes) == CUDNN_STATUS_SUCCESS) {
+      for (std::int64_t i = 0; i < note_count; ++i) runtime_compiled |= notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+    }
+    if (!runtime_compiled) kept.push_back(config);
+  }
+  return kept;
+}
+
+std::optional<CudnnGraphConv::Desc> CudnnGraphConv::plan(Desc config) {
+  Desc p = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  set(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_);
+  set(p, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config);
+  if (cudnnBackendFinalize(p) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  return p;
+}
+
+bool CudnnGraphConv::launch(bool fused, Desc p, const ConvBuffers& b, void* workspace, cudaStream_t stream) {
+  std::vector<std::int64_t> uids{kX, kW, kY};
+  std::vector<void*> pointers{const_cast<void*>(b.x), const_cast<void*>(b.weight), b.y};
+  if (fused) {
+    uids.push_back(kBias);
+    pointers.push_back(const_cast<void*>(b.bias));
+    if (residual_) {
+      uids.push_back(kResidual);
+      pointers.push_back(const_cast<void*>(b.residual));
+    }
+  }
+  Desc pack = nullptr;
+  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack) != CUDNN_STATUS_SUCCESS) return false;
+  bool ok = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                                     static_cast<std::int64_t>(uids.size()), uids.data()) == CUDNN_STATUS_SUCCESS &&
+            cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                                     static_cast<std::int64_t>(pointers.size()), pointers.data()) == CUDNN_STATUS_SUCCESS &&
+            cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace) ==
+                CUDNN_STATUS_SUCCESS &&
+            cudnnBackendFinalize(pack) == CUDNN_STATUS_SUCCESS &&
+            cudnnBackendExecute(handle_, p, pack) == CUDNN_STATUS_SUCCESS;
+  cudnnBackendDestroyDescriptor(pack);
+  if (ok && !fused) {
+    ok = add_bias_act(b.y, b.residual, b.bias, b.y, elem_, static_cast<std::int64_t>(g_.n) * g_.out_h * g_.out_w,
+                      g_.k, act_, stream) == cudaSuccess;
+  }
+  return ok;
+}
+
+std::optional<ConvTactic> CudnnGraphConv::choose(bool search, const ConvBuffers& buffers, void* workspace,
+                                                 std::size_t workspace_limit, cudaStream_t stream) {
+  std::optional<ConvTactic> best;
+  Desc best_plan = nullptr;
+  // The fused graph first: with heuristics only, its first working engine is taken.
+  for (const bool fused : {true, false}) {
+    if (fused && !can_fuse_) continue;
+    Desc graph = nullptr;
+    try {
+      graph = operation_graph(fused);
+    } catch (const Error&) {
+      continue;  // cuDNN does not support this graph
+    }
+    const std::vector<Desc> candidates = configs(graph);
+    std::size_t tried = 0;
+    for (std::size_t index = 0; index < candidates.size() && tried < kCandidates; ++index) {
+      const auto p = plan(candidates[index]);
+      if (!p) continue;
+      std::int64_t bytes = 0, n = 0;
+      if (cudnnBackendGetAttribute(*p, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &bytes) !=
+              CUDNN_STATUS_SUCCESS ||
+          static_cast<std::size_t>(bytes) > workspace_limit) {
+        continue;
+      }
+      ++tried;
+      ConvTactic tactic{fused, static_cast<int>(index), static_cast<std::size_t>(bytes), 0};
+      const auto run = [&](cudaStream_t s) { return launch(fused, *p, buffers, workspace, s); };
+      if (!search) {
+        if (!run(stream) || cudaStreamSynchronize(stream) != cudaSuccess) {
+          cudaGetLastError();
+          continue;
+        }
+        tactic_ = tactic;
+        plan_ = *p;
+        return tactic_;
+      }
+      const auto ms = time_launch(stream, run);
+      if (!ms) continue;
+      tactic.milliseconds = *ms;
+      if (!best || tactic.milliseconds < best->milliseconds) {
+        best = tactic;
+        best_plan = *p;
+      }
+    }
+  }
+  if (best) {
+    tactic_ = *best;
+    plan_ = best_plan;
+  }
+  return best;
+}
+
+bool CudnnGraphConv::set_tactic(const ConvTactic& tactic) {
+  if (tactic.fused && !can_fuse_) return false;
+  Desc graph = nullptr;
+  try {
+    graph = operation_graph(tactic.fused);
+  } catch (const Error&) {
+    return false;
+  }
+  const std::vector<Desc> candidates = configs(graph);
+  if (tactic.algorithm < 0 || static_cast<std::size_t>(tactic.algorithm) >= candidates.size()) return false;
+  const auto p = plan(candidates[static_cast<std::size_t>(tactic.algorithm)]);
+  if (!p) return false;
+  tactic_ = tactic;
+  plan_ = *p;
+  return true;
+}
+
+void CudnnGraphConv::enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) {
+  require(launch(tactic_.fused, plan_, buffers, workspace, stream), "cuda backend: running convolution ", key_,
+          " on cuDNN's graph API failed");
+}
+
+}  // namespace kiln::cuda

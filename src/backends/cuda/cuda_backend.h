@@ -1,0 +1,17 @@
+// The CUDA backend ("cuda"): fp32 and fp16 plans on one NVIDIA GPU (built for sm_90). Convolutions and
+// linear layers run on cuDNN (NHWC), everything else on kiln's kernels (kernels.h); see program.h.
+// FP8 layers are not supported. Without a usable GPU, compile fails with "no CUDA device: ...".
+#pragma once
+
+#include "runtime/backend.h"
+
+namespace kiln {
+
+class CudaBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cuda"; }
+  bool supports(const Graph& graph, const Node& node) const override;
+  std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
+};
+
+}  // namespace kiln

@@ -1,0 +1,54 @@
+#include "backends/cuda/tactic_cache.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+
+namespace kiln::cuda {
+
+TacticCache::TacticCache(std::filesystem::path path) : path_(std::move(path)) {
+  if (path_.empty() || !std::filesystem::exists(path_)) return;
+  std::ifstream in(path_);
+  require(in.good(), "cannot read the tactic cache ", path_.string());
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string key;
+    int fused = 0;
+    ConvTactic tactic;
+    fields >> key >> fused >> tactic.algorithm >> tactic.workspace >> tactic.milliseconds;
+    require(!fields.fail() && (fused == 0 || fused == 1), "tactic cache ", path_.string(), " line ", number,
+            ": expected '<key> <fused 0|1> <algorithm> <workspace> <ms>'");
+    tactic.fused = fused == 1;
+    entries_[key] = tactic;
+  }
+}
+
+std::optional<ConvTactic> TacticCache::find(const std::string& key) const {
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second;
+}
+
+void TacticCache::put(const std::string& key, const ConvTactic& tactic) {
+  entries_[key] = tactic;
+  dirty_ = true;
+}
+
+void TacticCache::save() const {
+  if (path_.empty() || !dirty_) return;
+  write_file_atomically(path_, [&](std::ostream& out) {
+    out << "# kiln CUDA tactic cache: <key> <fused> <algorithm> <workspace bytes> <ms>\n";
+    for (const auto& [key, tactic] : entries_) {
+      out << key << ' ' << (tactic.fused ? 1 : 0) << ' ' << tactic.algorithm << ' ' << tactic.workspace << ' '
+          << tactic.milliseconds << '\n';
+    }
+  });
+}
+
+}  // namespace kiln::cuda

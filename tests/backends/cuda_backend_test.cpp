@@ -1,0 +1,216 @@
+// The CUDA backend against the reference backend: single operators (pooling rules, the split-attention
+// tail with cardinality, batch norm, activations), whole ResNeSt-like networks in fp32 and fp16, and
+// repeated runs of one captured CUDA graph. Tests that need a GPU skip (reported as skipped, not
+// passed) where none is present, as on CI; the no-device error is checked there instead.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "builder/precision.h"
+#include "core/error.h"
+#include "onednn_graph_util.h"
+#include "onednn_test_util.h"
+#include "resnest_like_graph.h"
+
+#if KILN_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace kiln {
+namespace {
+
+using testing::conv_attrs;
+using GraphMaker = testing::SmallGraph;
+using testing::pool_attrs;
+using testing::radix_attrs;
+using testing::random_tensor;
+using testing::relative_difference;
+using testing::run_on;
+
+bool cuda_built() {
+  const auto names = backend_names();
+  return std::find(names.begin(), names.end(), "cuda") != names.end();
+}
+
+bool gpu_present() {
+#if KILN_HAVE_CUDA
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+#else
+  return false;
+#endif
+}
+
+#define KILN_SKIP_WITHOUT_GPU()                                                              \
+  if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";     \
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device on this machine"
+
+// cuDNN in f32 with TF32 off (FMA math) accumulates in f32 in its own order: about sqrt(K) * 2^-24
+// relative per layer, compounding through depth; 1e-4 is the project's f32 bar and any indexing or
+// layout mistake is O(1).
+constexpr double kF32Tolerance = 1e-4;
+// fp16: both sides store every activation in fp16 (unit roundoff 2^-11 = 4.9e-4); they round values
+// that differ by accumulation order, so a value can land one fp16 step apart and the difference
+// compounds over a network's depth: a few 1e-3 at most on these small networks.
+constexpr double kF16Tolerance = 5e-3;
+
+void expect_cuda_matches_reference(const Graph& graph, const std::vector<Tensor>& inputs, double tolerance,
+                                   std::int64_t opt_level = 1) {
+  CompileOptions options;
+  options.opt_level = opt_level;
+  const auto ours = run_on("cuda", graph, inputs, options);
+  const auto ref = run_on("cpu-reference", graph, inputs);
+  ASSERT_EQ(ours.size(), ref.size());
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    EXPECT_LE(relative_difference(ours[i], ref[i]), tolerance) << "output " << i;
+  }
+}
+
+Graph as_fp16(Graph graph) {
+  assign_precision(graph, Precision::kF16);
+  widen_constants_to_f32(graph);  // as the Engine hands graphs to backends
+  return graph;
+}
+
+TEST(CudaBackendTest, WithoutADeviceCompileFailsWithOneLine) {
+  if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
+  if (gpu_present()) GTEST_SKIP() << "a CUDA device is present";
+  GraphMaker m;
+  const ValueId x = m.input("x", {4, 8, 8});
+  m.output(m.node(OpKind::kActivation, {x}, ActivationAttrs{Activation::kRelu}));
+  try {
+    make_backend("cuda")->compile(m.graph, {});
+    FAIL() << "compile succeeded without a device";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind("no CUDA device: ", 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(CudaBackendTest, Fp8LayersAreNotSupported) {
+  if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
+  GraphMaker m;
+  const ValueId x = m.input("x", {4, 8, 8});
+  const ValueId y = m.conv(x, 8, conv_attrs(3, 1, 1));
+  m.output(y);
+  const auto backend = make_backend("cuda");
+  Node& conv = m.producer(y);
+  EXPECT_TRUE(backend->supports(m.graph, conv));
+  conv.precision = Precision::kF8;
+  EXPECT_FALSE(backend->supports(m.graph, conv));
+}
+
+TEST(CudaBackendTest, PoolingFollowsTheReferenceWindowRules) {
+  KILN_SKIP_WITHOUT_GPU();
+  GraphMaker m;
+  const ValueId x = m.input("x", {16, 15, 15});
+  const ValueId a = m.node(OpKind::kMaxPool2d, {x}, pool_attrs(3, 2, 1, true));
+  const ValueId b = m.node(OpKind::kAvgPool2d, {x}, pool_attrs(2, 2, 0, true, false));  // ResNeSt's shortcut pool
+  const ValueId c = m.node(OpKind::kAvgPool2d, {x}, pool_attrs(3, 2, 1, false, true));  // avd pool
+  const ValueId d = m.node(OpKind::kAvgPool2d, {x}, pool_attrs(3, 2, 1, true, false));
+  for (const ValueId v : {a, b, c, d}) m.output(v);
+  expect_cuda_matches_reference(m.graph, {random_tensor({2, 16, 15, 15}, 3)}, 1e-6);
+  // 6 channels: no 16-byte packs, the scalar path.
+  GraphMaker s;
+  const ValueId xs = s.input("x", {6, 9, 9});
+  s.output(s.node(OpKind::kAvgPool2d, {xs}, pool_attrs(2, 2, 0, true, false)));
+  expect_cuda_matches_reference(s.graph, {random_tensor({1, 6, 9, 9}, 4)}, 1e-6);
+}
+
+TEST(CudaBackendTest, SplitAttentionTailWithCardinality) {
+  KILN_SKIP_WITHOUT_GPU();
+  for (const bool fp16 : {false, true}) {
+    GraphMaker m;
+    const std::int64_t radix = 4, cardinality = 2, channels = 16;
+    const ValueId x = m.input("x", {8, 12, 12});
+    const ValueId splits = m.conv(x, radix * channels, conv_attrs(3, 1, 1, 2, Activation::kRelu));
+    const ValueId sum = m.node(OpKind::kRadixSum, {splits}, radix_attrs(radix, cardinality));
+    const ValueId gap = m.node(OpKind::kGlobalAvgPool, {sum});
+    const ValueId fc1 = m.conv(gap, 32, conv_attrs(1, 1, 0, cardinality, Activation::kRelu));
+    const ValueId fc2 = m.conv(fc1, radix * channels, conv_attrs(1, 1, 0, cardinality));
+    const ValueId weights = m.node(OpKind::kRadixSoftmax, {fc2}, radix_attrs(radix, cardinality));
+    m.output(m.node(OpKind::kRadixWeightedSum, {splits, weights}, radix_attrs(radix, cardinality)));
+    const Graph graph = fp16 ? as_fp16(m.graph) : m.graph;
+    expect_cuda_matches_reference(graph, {random_tensor({3, 8, 12, 12}, 5)}, fp16 ? kF16Tolerance : kF32Tolerance);
+  }
+}
+
+TEST(CudaBackendTest, UnfoldedBatchNormActivationAndAdd) {
+  KILN_SKIP_WITHOUT_GPU();
+  GraphMaker m;
+  const ValueId x = m.input("x", {24, 10, 10});
+  const ValueId c = m.conv(x, 24, conv_attrs(3, 1, 1));
+  const ValueId bn = m.node(OpKind::kBatchNorm,
+                            {c, m.constant("g", {24}, 0.5f, 1.5f), m.constant("b", {24}), m.constant("m", {24}),
+                             m.constant("v", {24}, 0.5f, 2.0f)},
+                            BatchNormAttrs{1e-5f});
+  const ValueId act = m.node(OpKind::kActivation, {bn}, ActivationAttrs{Activation::kSilu});
+  m.output(m.node(OpKind::kAdd, {act, x}, AddAttrs{Activation::kRelu}));
+  expect_cuda_matches_reference(m.graph, {random_tensor({2, 24, 10, 10}, 6)}, kF32Tolerance, 0);
+}
+
+struct NetworkCase {
+  bool fused;
+  bool fp16;
+  std::int64_t batch;
+  std::int64_t opt_level;
+};
+
+// Printed by name, not as raw bytes (which would include the struct's padding).
+void PrintTo(const NetworkCase& c, std::ostream* out) {
+  *out << (c.fused ? "fused" : "unfused") << (c.fp16 ? " fp16" : " fp32") << " batch " << c.batch << " opt "
+       << c.opt_level;
+}
+
+class CudaNetworkTest : public ::testing::TestWithParam<NetworkCase> {};
+
+TEST_P(CudaNetworkTest, MatchesReference) {
+  KILN_SKIP_WITHOUT_GPU();
+  const NetworkCase c = GetParam();
+  testing::ResnestLikeOptions o;
+  o.image = 64;
+  o.stem_width = 8;
+  o.base_width = 16;
+  o.depths = {2, 1, 1, 1};
+  o.classes = 10;
+  o.fused = c.fused;
+  const Graph graph = c.fp16 ? as_fp16(testing::resnest_like_graph(o)) : testing::resnest_like_graph(o);
+  expect_cuda_matches_reference(graph, {random_tensor({c.batch, 3, 64, 64}, 7)},
+                                c.fp16 ? kF16Tolerance : kF32Tolerance, c.opt_level);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, CudaNetworkTest,
+                         ::testing::Values(NetworkCase{true, false, 1, 1}, NetworkCase{false, false, 2, 0},
+                                           NetworkCase{true, true, 1, 1}, NetworkCase{true, true, 4, 0}),
+                         [](const ::testing::TestParamInfo<NetworkCase>& param_info) {
+                           const NetworkCase& c = param_info.param;
+                           return std::string(c.fused ? "fused" : "unfused") + (c.fp16 ? "_fp16" : "_fp32") + "_b" +
+                                  std::to_string(c.batch) + "_O" + std::to_string(c.opt_level);
+                         });
+
+TEST(CudaBackendTest, ReplaysSeeEachRunsOwnInput) {
+  KILN_SKIP_WITHOUT_GPU();
+  testing::ResnestLikeOptions o;
+  o.image = 32;
+  o.stem_width = 8;
+  o.base_width = 8;
+  o.depths = {1, 1, 1, 1};
+  o.classes = 5;
+  const Graph graph = testing::resnest_like_graph(o);
+  CompileOptions options;
+  options.batch = 2;
+  auto model = make_backend("cuda")->compile(graph, options);
+  const Tensor a = random_tensor({2, 3, 32, 32}, 11), b = random_tensor({2, 3, 32, 32}, 12);
+  const Tensor ya = model->run({a}).front();
+  const Tensor yb = model->run({b}).front();
+  EXPECT_LE(relative_difference(ya, run_on("cpu-reference", graph, {a}).front()), kF32Tolerance);
+  EXPECT_LE(relative_difference(yb, run_on("cpu-reference", graph, {b}).front()), kF32Tolerance);
+  const auto replay_ms = model->time_device_replays(3);
+  ASSERT_TRUE(replay_ms.has_value());
+  EXPECT_GT(*replay_ms, 0.0);
+}
+
+}  // namespace
+}  // namespace kiln
