@@ -1,6 +1,7 @@
 #include "families/registry.h"
 
 #include "core/error.h"
+#include "families/timm_efficientnet/builder.h"
 #include "families/timm_resnest/builder.h"
 #include "families/timm_resnet/builder.h"
 
@@ -9,8 +10,8 @@ namespace kiln {
 namespace {
 
 // The eval settings of the reference checkpoints' pretrained_cfg in timm: resnest.py's _cfg for
-// resnest50d.in1k, resnet.py's _rcfg for resnet50.a1_in1k. Both use ImageNet's mean and std, which are
-// PreprocessConfig's defaults.
+// resnest50d.in1k, resnet.py's _rcfg for resnet50.a1_in1k, efficientnet.py's _cfg for
+// efficientnet_b0.ra_in1k. All use ImageNet's mean and std, which are PreprocessConfig's defaults.
 ModelConfig resnest50d_config() {
   ModelConfig config;
   config.architecture = "resnest50d";
@@ -31,6 +32,16 @@ ModelConfig resnet50_config() {
   return config;
 }
 
+ModelConfig efficientnet_b0_config() {
+  ModelConfig config;
+  config.architecture = "efficientnet_b0";
+  config.num_classes = 1000;
+  config.preprocess.input_size = 224;
+  config.preprocess.interpolation = Interpolation::kBicubic;
+  config.preprocess.crop_pct = 0.875;
+  return config;
+}
+
 }  // namespace
 
 const std::vector<FamilyInfo>& families() {
@@ -39,6 +50,9 @@ const std::vector<FamilyInfo>& families() {
        &build_timm_resnest},
       {"timm_resnet", "timm ResNet / ResNeXt with BasicBlock or Bottleneck (e.g. resnet50, resnet50d)",
        resnet50_config(), &build_timm_resnet},
+      {"timm_efficientnet",
+       "timm EfficientNet (inverted residual blocks with squeeze-excite, e.g. efficientnet_b0)",
+       efficientnet_b0_config(), &build_timm_efficientnet},
   };
   return kFamilies;
 }

@@ -20,6 +20,7 @@ std::string_view op_kind_name(OpKind op) {
     case OpKind::kRadixWeightedSum: return "radix_weighted_sum";
     case OpKind::kQuantize: return "quantize";
     case OpKind::kDequantize: return "dequantize";
+    case OpKind::kChannelScale: return "channel_scale";
   }
   return "unknown";
 }

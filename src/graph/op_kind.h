@@ -26,9 +26,10 @@ enum class OpKind : std::uint8_t {
   // its weight through a kDequantize; backends with FP8 kernels fuse the pair into the layer.
   kQuantize,          // x -> x on the E4M3 grid scaled by a per-tensor scale        (QuantizeAttrs)
   kDequantize,        // codes [O, ...] (E4M3 constant), scales [O] -> codes * scales per output channel
+  kChannelScale,      // x [N, C, H, W], gate [N, C, 1, 1] -> x * gate per image and channel (squeeze-excite)
 };
 
-inline constexpr int kOpKindCount = 14;
+inline constexpr int kOpKindCount = 15;
 
 std::string_view op_kind_name(OpKind op);
 std::optional<OpKind> op_kind_from_name(std::string_view name);

@@ -173,6 +173,12 @@ Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
       check.check(!in[0].empty(), "expected codes of rank >= 1 with output channels on axis 0");
       check.shape(1, {in[0][0]});
       return in[0];
+    case OpKind::kChannelScale:
+      check.attrs<std::monostate>();
+      check.inputs(2, 2);
+      check.rank(0, 4);
+      check.shape(1, {in[0][0], in[0][1], 1, 1});
+      return in[0];
   }
   fail(check.where(), "unknown operator");
 }

@@ -27,6 +27,7 @@ bool input_must_be_constant(OpKind op, std::size_t index) {
     case OpKind::kRadixSoftmax:
     case OpKind::kRadixWeightedSum:
     case OpKind::kQuantize:
+    case OpKind::kChannelScale:
       return false;
   }
   return false;

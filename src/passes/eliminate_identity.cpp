@@ -38,6 +38,7 @@ bool computes_identity(const Graph& graph, const Node& node) {
     case OpKind::kRadixWeightedSum:  // radix 1 still multiplies by the weights
     case OpKind::kQuantize:
     case OpKind::kDequantize:
+    case OpKind::kChannelScale:  // the gate is data
       return false;
   }
   return false;

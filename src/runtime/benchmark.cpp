@@ -81,6 +81,7 @@ std::string layer_group(OpKind op) {
     case OpKind::kBatchNorm:
     case OpKind::kActivation:
     case OpKind::kAdd:
+    case OpKind::kChannelScale:
     case OpKind::kFlatten:
     case OpKind::kLinear:
       return "other";

@@ -107,6 +107,22 @@ TEST_P(OpsTest, GlobalPoolFlattenLinear) {
   }
 }
 
+// Squeeze-excite: the gate computed from x itself (pooled, 1x1 convs, sigmoid) or given as an input.
+TEST_P(OpsTest, ChannelScale) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  for (const std::int64_t c : {32, 24, 13}) {
+    SCOPED_TRACE(c);
+    SmallGraph g;
+    const ValueId x = source(g, g.input("x", {c, 7, 6}), GetParam());
+    const ValueId pooled = g.node(OpKind::kGlobalAvgPool, {x});
+    const ValueId gate = g.conv(g.conv(pooled, 8, conv_attrs(1, 1, 0, 1, Activation::kSilu)), c,
+                                conv_attrs(1, 1, 0, 1, Activation::kSigmoid));
+    g.output(g.node(OpKind::kChannelScale, {x, gate}));
+    g.output(g.node(OpKind::kChannelScale, {x, g.input("g", {c, 1, 1})}));
+    expect_matches_reference(g.graph, {random_tensor({2, c, 7, 6}, 9), random_tensor({2, c, 1, 1}, 10)});
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Inputs, OpsTest, ::testing::Values(false, true), [](const auto& param_info) {
   return param_info.param ? "BehindConv" : "GraphInput";
 });

@@ -144,7 +144,8 @@ Plan every_op_plan() {
   const ValueId rsum = g.add_node(OpKind::kRadixSum, "attn.sum", {act}, radix);  // [N, 4, 4, 8]
   const ValueId gap1 = g.add_node(OpKind::kGlobalAvgPool, "attn.gap", {act});    // [N, 12, 1, 1]
   const ValueId soft = g.add_node(OpKind::kRadixSoftmax, "attn.rsoftmax", {gap1}, radix);
-  const ValueId wsum = g.add_node(OpKind::kRadixWeightedSum, "attn.wsum", {act, soft}, radix);
+  const ValueId gated = g.add_node(OpKind::kChannelScale, "attn.gate", {act, gap1});  // squeeze-excite style
+  const ValueId wsum = g.add_node(OpKind::kRadixWeightedSum, "attn.wsum", {gated, soft}, radix);
   const ValueId sum = g.add_node(OpKind::kAdd, "add", {rsum, wsum}, AddAttrs{Activation::kRelu});
   g.node(g.value(sum).producer).precision = Precision::kF16;
 

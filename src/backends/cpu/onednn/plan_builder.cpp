@@ -305,6 +305,8 @@ void PlanBuilder::add_native(const Node& node) {
       return add_radix_softmax(node);
     case OpKind::kRadixWeightedSum:
       return add_radix_weighted_sum(node);
+    case OpKind::kChannelScale:
+      return add_channel_scale(node);
     case OpKind::kQuantize:
       return add_quantize(node);
     case OpKind::kDequantize:

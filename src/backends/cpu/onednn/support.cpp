@@ -58,6 +58,8 @@ bool native_support(const Graph& graph, const Node& node) {
     case OpKind::kRadixSoftmax:
     case OpKind::kRadixWeightedSum:
       return node.attr<RadixAttrs>().radix <= kMaxRadix;
+    case OpKind::kChannelScale:  // the radix weighted sum over a single split
+      return true;
     case OpKind::kQuantize:
       return true;
     case OpKind::kDequantize:  // of constant weights only, which compile() folds away beforehand

@@ -36,6 +36,8 @@ Tensor run_op(const Node& node, const std::vector<const Tensor*>& in) {
       return quantize(*in[0], node.attr<QuantizeAttrs>().scale);
     case OpKind::kDequantize:
       return dequantize(*in[0], *in[1]);
+    case OpKind::kChannelScale:
+      return channel_scale(*in[0], *in[1]);
   }
   fail("layer '", node.name, "': unknown operator");
 }
