@@ -78,6 +78,14 @@ std::string layer_group(OpKind op) {
     case OpKind::kQuantize:
     case OpKind::kDequantize:
       return "quantization";
+    case OpKind::kAttention:
+      return "attention";
+    case OpKind::kDetectDecode:
+      return "detection head";
+    case OpKind::kConcat:
+    case OpKind::kChannelSlice:
+    case OpKind::kUpsample:
+      return "data movement";
     case OpKind::kBatchNorm:
     case OpKind::kActivation:
     case OpKind::kAdd:

@@ -307,6 +307,12 @@ void PlanBuilder::add_native(const Node& node) {
       return add_radix_weighted_sum(node);
     case OpKind::kChannelScale:
       return add_channel_scale(node);
+    case OpKind::kConcat:  // native_support() sends these to the reference fallback
+    case OpKind::kChannelSlice:
+    case OpKind::kUpsample:
+    case OpKind::kAttention:
+    case OpKind::kDetectDecode:
+      break;
     case OpKind::kQuantize:
       return add_quantize(node);
     case OpKind::kDequantize:

@@ -60,6 +60,12 @@ bool native_support(const Graph& graph, const Node& node) {
       return node.attr<RadixAttrs>().radix <= kMaxRadix;
     case OpKind::kChannelScale:  // the radix weighted sum over a single split
       return true;
+    case OpKind::kConcat:  // detector operators run on the reference kernels for now
+    case OpKind::kChannelSlice:
+    case OpKind::kUpsample:
+    case OpKind::kAttention:
+    case OpKind::kDetectDecode:
+      return false;
     case OpKind::kQuantize:
       return true;
     case OpKind::kDequantize:  // of constant weights only, which compile() folds away beforehand
