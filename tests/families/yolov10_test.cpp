@@ -7,6 +7,8 @@
 
 #include "families/yolov10/builder.h"
 #include "families/yolov10/config.h"
+#include "families/yolov10/letterbox.h"
+#include "io/image.h"
 #include "families/yolov10/postprocess.h"
 #include "graph/verifier.h"
 #include "io/npy.h"
@@ -158,6 +160,45 @@ TEST(Yolov10, MatchesTheAuthorsOutput) {
     }
     std::cout << "image " << n << ": " << checked << " of " << config.max_det << " detections clearly ranked\n";
     EXPECT_GE(checked, 10);  // guards against a vacuous pass
+  }
+}
+
+// kiln's letterbox of the two photos against the authors' (OpenCV) input_u8.npy: the same geometry (grey
+// exactly where theirs is) and pixels within 1 of theirs, rounding in the resize being the only freedom.
+TEST(Yolov10Letterbox, MatchesTheAuthorsInput) {
+  const Tensor expected = read_npy(kGolden / "input_u8.npy");  // [2, 3, 640, 640] uint8
+  const auto* ref = expected.data<std::uint8_t>();
+  const fs::path photos = fs::path(KILN_TEST_DATA_DIR) / "photos";
+  const char* names[] = {"dog.jpg", "horses.jpg"};
+  for (std::int64_t n = 0; n < 2; ++n) {
+    SCOPED_TRACE(names[n]);
+    const Letterbox box = letterbox(decode_image(photos / names[n]), 640);
+    std::int64_t differing = 0, worst = 0;
+    const std::int64_t area = 640 * 640;
+    for (std::int64_t i = 0; i < area; ++i) {
+      for (std::int64_t c = 0; c < 3; ++c) {
+        const int mine = box.image.rgb[static_cast<std::size_t>(i * 3 + c)];
+        const int theirs = ref[(n * 3 + c) * area + i];
+        differing += mine != theirs;
+        worst = std::max<std::int64_t>(worst, std::abs(mine - theirs));
+      }
+    }
+    std::cout << names[n] << ": " << differing << " of " << 3 * area << " bytes differ, by at most " << worst
+              << "\n";
+    EXPECT_LE(worst, 1);
+    EXPECT_LE(differing, 3 * area / 100);
+
+    // A box on the letterboxed image maps back into the photo's own pixels.
+    Detection d;
+    d.x1 = static_cast<float>(box.left);
+    d.y1 = static_cast<float>(box.top);
+    d.x2 = static_cast<float>(640 - box.left);
+    d.y2 = static_cast<float>(640 - box.top);
+    const Detection o = to_original(d, box);
+    EXPECT_NEAR(o.x1, 0.0, 1.0);
+    EXPECT_NEAR(o.y1, 0.0, 1.0);
+    EXPECT_NEAR(o.x2, static_cast<double>(box.original_width), 1.0);
+    EXPECT_NEAR(o.y2, static_cast<double>(box.original_height), 1.0);
   }
 }
 
