@@ -4,6 +4,7 @@
 #include "families/timm_efficientnet/builder.h"
 #include "families/timm_resnest/builder.h"
 #include "families/timm_resnet/builder.h"
+#include "families/yolov10/builder.h"
 
 namespace kiln {
 
@@ -64,7 +65,41 @@ const FamilyInfo& find_family(std::string_view name) {
     known += known.empty() ? "" : ", ";
     known += family.name;
   }
+  for (const auto& detector : detectors()) {
+    require(detector.name != name, "family '", name, "' is a detector: run it with `kiln run --family ", name,
+            " --checkpoint ...`; it has no classifier plan");
+    known += cat(", ", detector.name);
+  }
   fail("unknown family '", name, "' (known: ", known, ")");
+}
+
+namespace {
+
+DetectorModel load_yolov10(const std::map<std::string, Tensor>& weights, const std::filesystem::path& config_json,
+                           std::int64_t batch) {
+  DetectorModel model;
+  model.config = read_yolo_config(config_json);
+  Yolov10Build build = build_yolov10(weights, model.config, batch);
+  model.graph = std::move(build.graph);
+  model.unused_keys = std::move(build.unused_keys);
+  return model;
+}
+
+}  // namespace
+
+const std::vector<DetectorInfo>& detectors() {
+  static const std::vector<DetectorInfo> kDetectors = {
+      {"yolov10", "YOLOv10 detectors (yolov10n..x, e.g. jameslahm/yolov10n), NMS-free one-to-one head",
+       &load_yolov10, &letterbox, &select_detections, &to_original},
+  };
+  return kDetectors;
+}
+
+const DetectorInfo* find_detector(std::string_view name) {
+  for (const auto& detector : detectors()) {
+    if (detector.name == name) return &detector;
+  }
+  return nullptr;
 }
 
 }  // namespace kiln

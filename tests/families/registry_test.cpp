@@ -14,7 +14,9 @@ TEST(Registry, ListsTheFamilies) {
   for (const auto& family : families()) names.push_back(family.name);
   EXPECT_EQ(names, (std::vector<std::string_view>{"timm_resnest", "timm_resnet", "timm_efficientnet"}));
   EXPECT_EQ(testing::error_of([] { find_family("vit"); }),
-            "unknown family 'vit' (known: timm_resnest, timm_resnet, timm_efficientnet)");
+            "unknown family 'vit' (known: timm_resnest, timm_resnet, timm_efficientnet, yolov10)");
+  EXPECT_NE(find_detector("yolov10"), nullptr);
+  EXPECT_EQ(find_detector("timm_resnet"), nullptr);
 }
 
 TEST(Registry, DefaultConfigsFollowTimmsPretrainedCfg) {
