@@ -39,13 +39,16 @@ class YoloBuilder {
     return act ? b_.activation(name + ".act", y, Activation::kSilu) : y;
   }
 
-  ValueId slice(const std::string& name, ValueId x, std::int64_t begin, std::int64_t end, std::int64_t groups = 1) {
+  ValueId slice(const std::string& name, ValueId x, std::int64_t begin, std::int64_t end,
+                std::int64_t groups = 1) {
     return b_.op(OpKind::kChannelSlice, name, {x}, SliceAttrs{groups, begin, end});
   }
   ValueId concat(const std::string& name, std::vector<ValueId> inputs, std::int64_t axis = 1) {
     return b_.op(OpKind::kConcat, name, std::move(inputs), ConcatAttrs{axis});
   }
-  ValueId add(const std::string& name, ValueId a, ValueId b) { return b_.op(OpKind::kAdd, name, {a, b}, AddAttrs{}); }
+  ValueId add(const std::string& name, ValueId a, ValueId b) {
+    return b_.op(OpKind::kAdd, name, {a, b}, AddAttrs{});
+  }
 
   // C2f / C2fCIB: cv1, its two halves, n blocks each fed by the last output, all concatenated into cv2.
   ValueId c2f(const std::string& name, ValueId x, bool shortcut) {
@@ -118,7 +121,9 @@ class YoloBuilder {
     return b_.activation(name + ".act", y, Activation::kSilu);
   }
 
-  ValueId scdown(const std::string& name, ValueId x) { return conv(name + ".cv2", conv(name + ".cv1", x), 2, false); }
+  ValueId scdown(const std::string& name, ValueId x) {
+    return conv(name + ".cv2", conv(name + ".cv1", x), 2, false);
+  }
 
   ValueId sppf(const std::string& name, ValueId x) {
     std::vector<ValueId> parts = {conv(name + ".cv1", x)};
@@ -135,8 +140,8 @@ class YoloBuilder {
     const std::int64_t c = b_.channels(y) / 2;
     const ValueId a = slice(name + ".split0", y, 0, c);
     ValueId bpart = slice(name + ".split1", y, c, 2 * c);
-    require(c % kAttentionHeadWidth == 0, "layer '", name, "': ", c, " attention channels are not a multiple of ",
-            kAttentionHeadWidth);
+    require(c % kAttentionHeadWidth == 0, "layer '", name, "': ", c,
+            " attention channels are not a multiple of ", kAttentionHeadWidth);
     AttentionAttrs attrs;
     attrs.heads = c / kAttentionHeadWidth;
     attrs.head_dim = kAttentionHeadWidth;
@@ -144,10 +149,11 @@ class YoloBuilder {
     const std::string attn = name + ".attn";
     const ValueId qkv = conv(attn + ".qkv", bpart, 1, false);
     require(b_.channels(qkv) == attrs.heads * (2 * attrs.key_dim + attrs.head_dim), "checkpoint key '", attn,
-            ".qkv.conv.weight': expected ", attrs.heads * (2 * attrs.key_dim + attrs.head_dim), " outputs for ",
-            attrs.heads, " heads");
+            ".qkv.conv.weight': expected ", attrs.heads * (2 * attrs.key_dim + attrs.head_dim),
+            " outputs for ", attrs.heads, " heads");
     const ValueId mixed = b_.op(OpKind::kAttention, attn + ".attention", {qkv}, attrs);
-    const ValueId v = slice(attn + ".v", qkv, 2 * attrs.key_dim, 2 * attrs.key_dim + attrs.head_dim, attrs.heads);
+    const ValueId v =
+        slice(attn + ".v", qkv, 2 * attrs.key_dim, 2 * attrs.key_dim + attrs.head_dim, attrs.heads);
     const ValueId pe = conv(attn + ".pe", v, 1, false);
     const ValueId attended = conv(attn + ".proj", add(attn + ".add", mixed, pe), 1, false);
     bpart = add(name + ".add_attn", bpart, attended);
@@ -164,7 +170,8 @@ class YoloBuilder {
   ValueId module(std::int64_t index, ValueId x, bool backbone) {
     const std::string name = layer(index);
     if (reader_.has_prefix(name + ".attn.")) return psa(name, x);
-    if (reader_.has_prefix(name + ".m.")) return c2f(name, x, backbone || reader_.has_prefix(name + ".m.0.cv1.0."));
+    if (reader_.has_prefix(name + ".m."))
+      return c2f(name, x, backbone || reader_.has_prefix(name + ".m.0.cv1.0."));
     if (reader_.has(name + ".conv.weight")) return conv(name, x, 2);
     if (reader_.has(name + ".cv2.conv.weight")) {
       // SCDown's cv2 is depthwise; SPPF's is a 1x1 over four concatenated copies.

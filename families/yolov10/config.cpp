@@ -56,11 +56,12 @@ YoloConfig parse_yolo_config(const std::string& text, const std::string& origin)
   require(config.task == "detect", origin, ": key 'task': expected \"detect\", got \"", config.task, "\"");
 
   config.imgsz = positive_integer(root, "imgsz", origin, config.imgsz);
-  require(config.imgsz % kLargestStride == 0, origin, ": key 'imgsz': expected a multiple of ", kLargestStride,
-          " (the stride of the coarsest detection level), got ", config.imgsz);
+  require(config.imgsz % kLargestStride == 0, origin, ": key 'imgsz': expected a multiple of ",
+          kLargestStride, " (the stride of the coarsest detection level), got ", config.imgsz);
   config.max_det = positive_integer(root, "max_det", origin, config.max_det);
 
-  require(root.contains("names"), origin, ": key 'names': missing (the class names, {\"0\": \"person\", ...})");
+  require(root.contains("names"), origin,
+          ": key 'names': missing (the class names, {\"0\": \"person\", ...})");
   const auto& names = root["names"];
   if (names.is_array()) {
     for (const auto& name : names) {

@@ -90,8 +90,10 @@ Letterbox letterbox(const Image& image, std::int64_t size) {
   const double dw = static_cast<double>(size - width) / 2, dh = static_cast<double>(size - height) / 2;
   box.left = round_half_even(dw - 0.1);
   box.top = round_half_even(dh - 0.1);
-  const Image scaled = width == image.width && height == image.height ? image : resize_linear_cv(image, width, height);
-  box.image = Image{size, size, std::vector<std::uint8_t>(static_cast<std::size_t>(size * size * 3), kLetterboxGrey)};
+  const Image scaled =
+      width == image.width && height == image.height ? image : resize_linear_cv(image, width, height);
+  box.image =
+      Image{size, size, std::vector<std::uint8_t>(static_cast<std::size_t>(size * size * 3), kLetterboxGrey)};
   for (std::int64_t y = 0; y < height && box.top + y < size; ++y) {
     std::copy_n(scaled.rgb.data() + y * width * 3, std::min(width, size - box.left) * 3,
                 box.image.rgb.data() + ((box.top + y) * size + box.left) * 3);
@@ -105,7 +107,8 @@ Tensor letterbox_tensor(const Letterbox& box) {
   const auto out = x.mutable_f32();
   for (std::int64_t i = 0; i < area; ++i) {
     for (std::int64_t c = 0; c < 3; ++c) {
-      out[static_cast<std::size_t>(c * area + i)] = box.image.rgb[static_cast<std::size_t>(i * 3 + c)] / 255.0f;
+      out[static_cast<std::size_t>(c * area + i)] =
+          box.image.rgb[static_cast<std::size_t>(i * 3 + c)] / 255.0f;
     }
   }
   return x;

@@ -13,8 +13,8 @@
 namespace kiln {
 
 struct Letterbox {
-  Image image;                   // size x size RGB
-  double gain = 1.0;             // letterboxed pixels per original pixel
+  Image image;                     // size x size RGB
+  double gain = 1.0;               // letterboxed pixels per original pixel
   std::int64_t left = 0, top = 0;  // padding before the scaled image
   std::int64_t original_width = 0, original_height = 0;
 };

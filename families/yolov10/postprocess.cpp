@@ -16,7 +16,8 @@ std::vector<std::int64_t> top_k(const std::vector<float>& values, std::int64_t k
   const auto count = std::min<std::size_t>(static_cast<std::size_t>(k), order.size());
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count), order.end(),
                     [&](std::int64_t a, std::int64_t b) {
-                      const float va = values[static_cast<std::size_t>(a)], vb = values[static_cast<std::size_t>(b)];
+                      const float va = values[static_cast<std::size_t>(a)],
+                                  vb = values[static_cast<std::size_t>(b)];
                       return va > vb || (va == vb && a < b);
                     });
   order.resize(count);
@@ -52,8 +53,8 @@ std::vector<std::vector<Detection>> select_detections(const Tensor& decoded, std
     for (const std::int64_t flat : top_k(scores, max_det)) {
       const std::int64_t a = kept[static_cast<std::size_t>(flat / classes)];
       const float cx = at(0, a), cy = at(1, a), w = at(2, a), h = at(3, a);
-      result[static_cast<std::size_t>(n)].push_back(
-          {cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, scores[static_cast<std::size_t>(flat)], flat % classes});
+      result[static_cast<std::size_t>(n)].push_back({cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2,
+                                                     scores[static_cast<std::size_t>(flat)], flat % classes});
     }
   }
   return result;

@@ -20,12 +20,13 @@ void write_png(const std::filesystem::path& path, const Image& image) {
   png.height = static_cast<png_uint_32>(image.height);
   png.format = PNG_FORMAT_RGB;
   png_alloc_size_t size = 0;
-  require(png_image_write_to_memory(&png, nullptr, &size, 0, image.rgb.data(), 0, nullptr) != 0, path.string(),
-          ": cannot encode PNG (", png.message, ")");
+  require(png_image_write_to_memory(&png, nullptr, &size, 0, image.rgb.data(), 0, nullptr) != 0,
+          path.string(), ": cannot encode PNG (", png.message, ")");
   std::vector<char> bytes(size);
   require(png_image_write_to_memory(&png, bytes.data(), &size, 0, image.rgb.data(), 0, nullptr) != 0,
           path.string(), ": cannot encode PNG (", png.message, ")");
-  write_file_atomically(path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(size)); });
+  write_file_atomically(
+      path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(size)); });
 }
 
 }  // namespace kiln

@@ -27,7 +27,8 @@ TEST(DetectionReference, ConcatAlongChannelsAndLastAxis) {
   std::vector<double> ref;
   for (std::int64_t n = 0; n < 2; ++n)
     for (std::int64_t c = 0; c < 4; ++c)
-      for (std::int64_t i = 0; i < 4; ++i) ref.push_back(c < 3 ? at(a, n, c, i / 2, i % 2) : at(b, n, 0, i / 2, i % 2));
+      for (std::int64_t i = 0; i < 4; ++i)
+        ref.push_back(c < 3 ? at(a, n, c, i / 2, i % 2) : at(b, n, 0, i / 2, i % 2));
   EXPECT_LE(relative_error(y, ref), kRelTolerance);
 
   const Tensor p = random_tensor({2, 3, 5}, 3), q = random_tensor({2, 3, 2}, 4);
@@ -69,7 +70,9 @@ TEST(DetectionReference, AttentionAsMatrices) {
   std::vector<double> ref(static_cast<std::size_t>(y.numel()));
   for (std::int64_t n = 0; n < 2; ++n) {
     for (std::int64_t h = 0; h < 2; ++h) {
-      const auto ch = [&](std::int64_t c, std::int64_t p) { return double{at(qkv, n, h * 7 + c, p / 3, p % 3)}; };
+      const auto ch = [&](std::int64_t c, std::int64_t p) {
+        return double{at(qkv, n, h * 7 + c, p / 3, p % 3)};
+      };
       for (std::int64_t i = 0; i < pixels; ++i) {
         std::vector<double> e(static_cast<std::size_t>(pixels));
         double total = 0;
@@ -79,7 +82,8 @@ TEST(DetectionReference, AttentionAsMatrices) {
         }
         for (std::int64_t d = 0; d < 3; ++d) {
           double v = 0;
-          for (std::int64_t j = 0; j < pixels; ++j) v += ch(4 + d, j) * e[static_cast<std::size_t>(j)] / total;
+          for (std::int64_t j = 0; j < pixels; ++j)
+            v += ch(4 + d, j) * e[static_cast<std::size_t>(j)] / total;
           ref[static_cast<std::size_t>(((n * 6) + h * 3 + d) * pixels + i)] = v;
         }
       }
@@ -90,7 +94,7 @@ TEST(DetectionReference, AttentionAsMatrices) {
 }
 
 TEST(DetectionReference, DetectDecodeBoxesAndScores) {
-  const DetectAttrs attrs{4, 16};                                   // 4 bins per side, stride 16
+  const DetectAttrs attrs{4, 16};                                        // 4 bins per side, stride 16
   const Tensor x = random_tensor({1, 4 * 4 + 3, 2, 3}, 9, -3.0f, 3.0f);  // 3 classes, 2x3 cells
   const Tensor y = reference::detect_decode(x, attrs);
   ASSERT_EQ(y.shape(), (Shape{1, 7, 6}));
@@ -112,11 +116,13 @@ TEST(DetectionReference, DetectDecodeBoxesAndScores) {
     ref[static_cast<std::size_t>(2 * 6 + p)] = (side[0] + side[2]) * 16;
     ref[static_cast<std::size_t>(3 * 6 + p)] = (side[1] + side[3]) * 16;
     for (std::int64_t c = 0; c < 3; ++c) {
-      ref[static_cast<std::size_t>((4 + c) * 6 + p)] = 1 / (1 + std::exp(-double{at(x, 0, 16 + c, p / 3, p % 3)}));
+      ref[static_cast<std::size_t>((4 + c) * 6 + p)] =
+          1 / (1 + std::exp(-double{at(x, 0, 16 + c, p / 3, p % 3)}));
     }
   }
   EXPECT_LE(relative_error(y, ref), kRelTolerance);
-  EXPECT_THROW(reference::detect_decode(random_tensor({1, 16, 2, 2}, 10), attrs), Error);  // no class channels
+  EXPECT_THROW(reference::detect_decode(random_tensor({1, 16, 2, 2}, 10), attrs),
+               Error);  // no class channels
 }
 
 }  // namespace

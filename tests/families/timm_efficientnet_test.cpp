@@ -38,7 +38,8 @@ std::vector<std::int64_t> depths(const EfficientNetArch& arch) {
 }
 
 TEST(TimmEfficientNet, B0Architecture) {
-  const EfficientNetArch arch = infer_efficientnet_arch(testing::efficientnet_checkpoint({}), config_for(1000));
+  const EfficientNetArch arch =
+      infer_efficientnet_arch(testing::efficientnet_checkpoint({}), config_for(1000));
   EXPECT_EQ(arch.in_channels, 3);
   EXPECT_EQ(arch.stem_channels, 32);
   EXPECT_EQ(depths(arch), (std::vector<std::int64_t>{1, 2, 2, 3, 3, 4, 1}));
@@ -50,8 +51,8 @@ TEST(TimmEfficientNet, B0Architecture) {
   for (std::size_t s = 0; s < 7; ++s) {
     SCOPED_TRACE("stage " + std::to_string(s));
     const auto& first = arch.stages[s][0];
-    EXPECT_EQ(first.kind, s == 0 ? EfficientNetBlockKind::kDepthwiseSeparable
-                                 : EfficientNetBlockKind::kInvertedResidual);
+    EXPECT_EQ(first.kind,
+              s == 0 ? EfficientNetBlockKind::kDepthwiseSeparable : EfficientNetBlockKind::kInvertedResidual);
     EXPECT_EQ(first.kernel, kernels[s]);
     EXPECT_EQ(first.stride, strides[s]);
     EXPECT_EQ(first.out_channels, widths[s]);
@@ -96,7 +97,8 @@ TEST(TimmEfficientNet, WidthAndDepthComeFromTheWeights) {
   EXPECT_EQ(arch.stages[0][1].kind, EfficientNetBlockKind::kDepthwiseSeparable);
   EXPECT_TRUE(arch.stages[0][1].skip);
 
-  const EfficientNetArch tiny = infer_efficientnet_arch(testing::efficientnet_checkpoint(tiny_spec()), config_for(10));
+  const EfficientNetArch tiny =
+      infer_efficientnet_arch(testing::efficientnet_checkpoint(tiny_spec()), config_for(10));
   EXPECT_EQ(depths(tiny), (std::vector<std::int64_t>{1, 1, 1, 2, 2, 2, 1}));
   EXPECT_EQ(tiny.stem_channels, 8);
   EXPECT_TRUE(tiny.stages[0][0].skip);  // 8 -> 8 channels at stride 1
@@ -115,10 +117,12 @@ TEST(TimmEfficientNet, ArchitecturesItCannotBuild) {
   EXPECT_EQ(error_of([&] { infer_efficientnet_arch(weights, config_for(10, "tf_efficientnet_b0")); }),
             "architecture 'tf_efficientnet_b0': TensorFlow-ported EfficientNets ('same' padding, BN epsilon "
             "1e-3) are not supported");
-  EXPECT_EQ(error_of([&] { infer_efficientnet_arch(weights, config_for(10, "efficientnet_lite0")); }),
-            "architecture 'efficientnet_lite0': EfficientNet-Lite (ReLU6, no squeeze-excite) is not supported");
-  EXPECT_NE(error_of([&] { infer_efficientnet_arch(weights, config_for(10, "mobilenetv2_100")); })
-                .find("timm_efficientnet builds timm's efficientnet_b0..b8"),
+  EXPECT_EQ(
+      error_of([&] { infer_efficientnet_arch(weights, config_for(10, "efficientnet_lite0")); }),
+      "architecture 'efficientnet_lite0': EfficientNet-Lite (ReLU6, no squeeze-excite) is not supported");
+  EXPECT_NE(error_of([&] {
+              infer_efficientnet_arch(weights, config_for(10, "mobilenetv2_100"));
+            }).find("timm_efficientnet builds timm's efficientnet_b0..b8"),
             std::string::npos);
 }
 
@@ -145,9 +149,10 @@ TEST(TimmEfficientNet, ErrorsNameTheKey) {
 
   auto even_kernel = good;
   even_kernel["blocks.2.0.conv_dw.weight"] = Tensor(DType::kF32, {48, 1, 4, 4});
-  EXPECT_EQ(error_of([&] { infer_efficientnet_arch(even_kernel, config); }),
-            "checkpoint key 'blocks.2.0.conv_dw.weight': expected a depthwise weight [48, 1, k, k] with odd k, "
-            "got shape [48, 1, 4, 4]");
+  EXPECT_EQ(
+      error_of([&] { infer_efficientnet_arch(even_kernel, config); }),
+      "checkpoint key 'blocks.2.0.conv_dw.weight': expected a depthwise weight [48, 1, k, k] with odd k, "
+      "got shape [48, 1, 4, 4]");
 
   auto extra = good;
   extra["blocks.1.0.conv_extra.weight"] = Tensor(DType::kF32, {1});

@@ -8,9 +8,9 @@
 #include "families/yolov10/builder.h"
 #include "families/yolov10/config.h"
 #include "families/yolov10/letterbox.h"
-#include "io/image.h"
 #include "families/yolov10/postprocess.h"
 #include "graph/verifier.h"
+#include "io/image.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "passes/pass_manager.h"
@@ -38,7 +38,8 @@ Tensor golden_input() {
   const Tensor bytes = read_npy(kGolden / "input_u8.npy");
   Tensor x(DType::kF32, bytes.shape());
   const auto* in = bytes.data<std::uint8_t>();
-  for (std::int64_t i = 0; i < bytes.numel(); ++i) x.mutable_f32()[static_cast<std::size_t>(i)] = in[i] / 255.0f;
+  for (std::int64_t i = 0; i < bytes.numel(); ++i)
+    x.mutable_f32()[static_cast<std::size_t>(i)] = in[i] / 255.0f;
   return x;
 }
 
@@ -53,11 +54,14 @@ TEST(Yolov10Config, ReadsTheHubConfig) {
 }
 
 TEST(Yolov10Config, ClearErrors) {
-  const auto error = [](const std::string& text) { return error_of([&] { parse_yolo_config(text, "c.json"); }); };
+  const auto error = [](const std::string& text) {
+    return error_of([&] { parse_yolo_config(text, "c.json"); });
+  };
   EXPECT_EQ(error(R"({"model": "yolov10n.yaml", "imgsz": 640})"),
             "c.json: key 'names': missing (the class names, {\"0\": \"person\", ...})");
-  EXPECT_EQ(error(R"({"model": "yolov10n.yaml", "imgsz": 650, "names": ["a"]})"),
-            "c.json: key 'imgsz': expected a multiple of 32 (the stride of the coarsest detection level), got 650");
+  EXPECT_EQ(
+      error(R"({"model": "yolov10n.yaml", "imgsz": 650, "names": ["a"]})"),
+      "c.json: key 'imgsz': expected a multiple of 32 (the stride of the coarsest detection level), got 650");
   EXPECT_EQ(error(R"({"model": "yolov8n.yaml", "names": ["a"]})"),
             "c.json: key 'model': unknown model 'yolov8n.yaml' (known: yolov10n.yaml, yolov10s.yaml, "
             "yolov10m.yaml, yolov10b.yaml, yolov10l.yaml, yolov10x.yaml)");
@@ -76,10 +80,10 @@ TEST(Yolov10, GraphOfYolov10n) {
   verify(build.graph);
   EXPECT_EQ(build.num_classes, 80);
   EXPECT_EQ(build.graph.value(build.graph.outputs()[0]).shape, (Shape{1, 84, 8400}));
-  EXPECT_EQ(count_ops(build.graph, OpKind::kAttention), 1u);      // PSA
+  EXPECT_EQ(count_ops(build.graph, OpKind::kAttention), 1u);  // PSA
   EXPECT_EQ(count_ops(build.graph, OpKind::kUpsample), 2u);
-  EXPECT_EQ(count_ops(build.graph, OpKind::kDetectDecode), 3u);   // P3, P4, P5
-  EXPECT_EQ(count_ops(build.graph, OpKind::kMaxPool2d), 3u);      // SPPF
+  EXPECT_EQ(count_ops(build.graph, OpKind::kDetectDecode), 3u);  // P3, P4, P5
+  EXPECT_EQ(count_ops(build.graph, OpKind::kMaxPool2d), 3u);     // SPPF
   const Node& repvgg = testing::node_named(build.graph, "model.model.22.m.0.cv1.2.fused");
   EXPECT_EQ(repvgg.attr<ConvAttrs>().kernel, (std::array<std::int64_t, 2>{7, 7}));
   // The one-to-many head is not run: cv2.* and cv3.* of layer 23, per level 2 Convs (5 tensors each)
@@ -103,8 +107,8 @@ TEST(Yolov10, ConfigMustAgreeWithTheCheckpoint) {
 // Then the two-stage top-k: every detection whose reference score stands clearly apart from its
 // neighbours' must be the same box and class. "Clearly": a gap above 1e-5 to the scores ranked just
 // above and below, five times the 2e-6 bound on any score's error asserted here (measured 5.2e-7), so
-// no error within the bound can swap the row with a neighbour. Rows inside a near-tie may legitimately swap order between float32 and
-// float64, so they are only checked as a set through the decoded head above.
+// no error within the bound can swap the row with a neighbour. Rows inside a near-tie may legitimately swap
+// order between float32 and float64, so they are only checked as a set through the decoded head above.
 TEST(Yolov10, MatchesTheAuthorsOutput) {
   const YoloConfig config = read_yolo_config(kGolden / "config.json");
   const Tensor input = golden_input();
@@ -130,8 +134,8 @@ TEST(Yolov10, MatchesTheAuthorsOutput) {
     }
   }
   const double box_error = std::sqrt(box_diff / box_norm), score_error = std::sqrt(score_diff / score_norm);
-  std::cout << "yolov10n one2one: boxes " << box_error << ", scores " << score_error << " relative; max score diff "
-            << score_max << "\n";
+  std::cout << "yolov10n one2one: boxes " << box_error << ", scores " << score_error
+            << " relative; max score diff " << score_max << "\n";
   EXPECT_LE(box_error, 1e-4);
   EXPECT_LE(score_error, 1e-4);
   EXPECT_LE(score_max, 2e-6);
@@ -158,7 +162,8 @@ TEST(Yolov10, MatchesTheAuthorsOutput) {
       const float box[4] = {d.x1, d.y1, d.x2, d.y2};
       for (int i = 0; i < 4; ++i) EXPECT_NEAR(box[i], ref_row(r)[i], 0.05);  // pixels, of a 640 input
     }
-    std::cout << "image " << n << ": " << checked << " of " << config.max_det << " detections clearly ranked\n";
+    std::cout << "image " << n << ": " << checked << " of " << config.max_det
+              << " detections clearly ranked\n";
     EXPECT_GE(checked, 10);  // guards against a vacuous pass
   }
 }
@@ -208,7 +213,8 @@ TEST(Yolov10Letterbox, MatchesTheAuthorsInput) {
         diff += std::pow(double{y.f32()[i + half]} - y.f32()[i], 2);
         norm += std::pow(double{y.f32()[i]}, 2);
       }
-      std::cout << "decoded head from kiln's letterbox vs the authors' input: " << std::sqrt(diff / norm) << "\n";
+      std::cout << "decoded head from kiln's letterbox vs the authors' input: " << std::sqrt(diff / norm)
+                << "\n";
       EXPECT_LE(std::sqrt(diff / norm), 5e-3);  // measured 7.8e-4
     }
 

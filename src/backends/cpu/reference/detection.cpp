@@ -52,11 +52,11 @@ Tensor channel_slice(const Tensor& x, const SliceAttrs& attrs) {
   constexpr std::string_view kOp = "channel_slice";
   detail::require_f32(kOp, "input", x);
   require(x.rank() >= 2, kOp, ": expected an input of rank >= 2, got ", shape_str(x.shape()));
-  require(attrs.groups >= 1 && x.dim(1) % attrs.groups == 0, kOp, ": ", x.dim(1), " channels do not split into ",
-          attrs.groups, " groups");
+  require(attrs.groups >= 1 && x.dim(1) % attrs.groups == 0, kOp, ": ", x.dim(1),
+          " channels do not split into ", attrs.groups, " groups");
   const std::int64_t group = x.dim(1) / attrs.groups;
-  require(attrs.begin >= 0 && attrs.begin < attrs.end && attrs.end <= group, kOp, ": slice [", attrs.begin, ", ",
-          attrs.end, ") is not inside a group of ", group, " channels");
+  require(attrs.begin >= 0 && attrs.begin < attrs.end && attrs.end <= group, kOp, ": slice [", attrs.begin,
+          ", ", attrs.end, ") is not inside a group of ", group, " channels");
   std::int64_t inner = 1;
   for (std::size_t d = 2; d < x.rank(); ++d) inner *= x.dim(d);
   Shape out_shape = x.shape();
@@ -69,7 +69,8 @@ Tensor channel_slice(const Tensor& x, const SliceAttrs& attrs) {
   for (std::int64_t n = 0; n < x.dim(0); ++n) {
     for (std::int64_t g = 0; g < attrs.groups; ++g) {
       const auto from = static_cast<std::size_t>(((n * attrs.groups + g) * group + attrs.begin) * inner);
-      std::copy_n(xs.begin() + static_cast<std::ptrdiff_t>(from), count, out.begin() + static_cast<std::ptrdiff_t>(at));
+      std::copy_n(xs.begin() + static_cast<std::ptrdiff_t>(from), count,
+                  out.begin() + static_cast<std::ptrdiff_t>(at));
       at += count;
     }
   }
@@ -129,8 +130,10 @@ Tensor attention(const Tensor& qkv, const AttentionAttrs& attrs) {
         }
         for (std::int64_t d = 0; d < hd; ++d) {
           double acc = 0.0;
-          for (std::int64_t j = 0; j < pixels; ++j) acc += channel(2 * kd + d, j) * weights[static_cast<std::size_t>(j)];
-          out[static_cast<std::size_t>(((n * heads + h) * hd + d) * pixels + i)] = static_cast<float>(acc / sum);
+          for (std::int64_t j = 0; j < pixels; ++j)
+            acc += channel(2 * kd + d, j) * weights[static_cast<std::size_t>(j)];
+          out[static_cast<std::size_t>(((n * heads + h) * hd + d) * pixels + i)] =
+              static_cast<float>(acc / sum);
         }
       }
     }
@@ -142,8 +145,9 @@ Tensor detect_decode(const Tensor& x, const DetectAttrs& attrs) {
   constexpr std::string_view kOp = "detect_decode";
   detail::require_rank(kOp, "input", x, 4);
   const std::int64_t bins = attrs.reg_max, box_channels = 4 * attrs.reg_max;
-  require(bins >= 1 && attrs.stride >= 1 && x.dim(1) > box_channels, kOp, ": expected more than ", box_channels,
-          " channels (4 x reg_max) and a positive stride, got ", shape_str(x.shape()), " and stride ", attrs.stride);
+  require(bins >= 1 && attrs.stride >= 1 && x.dim(1) > box_channels, kOp, ": expected more than ",
+          box_channels, " channels (4 x reg_max) and a positive stride, got ", shape_str(x.shape()),
+          " and stride ", attrs.stride);
   const std::int64_t batch = x.dim(0), classes = x.dim(1) - box_channels, height = x.dim(2), width = x.dim(3);
   const std::int64_t pixels = height * width;
   const auto stride = static_cast<double>(attrs.stride);
