@@ -18,13 +18,16 @@ constexpr std::int64_t kStemKernel = 3;
 constexpr std::int64_t kStemStride = 2;
 
 // Names of timm models built by the same class whose checkpoints look alike but compute differently:
-// "tf_" ports pad like TensorFlow ('same') with BN epsilon 1e-3; "lite" models use ReLU6 and no SE.
+// "tf_" ports pad like TensorFlow ('same') with BN epsilon 1e-3; "lite" models use ReLU6 and no SE; "blur"
+// models downsample through a blur pool that saves no weights.
 void check_architecture(std::string_view architecture) {
   if (architecture.empty()) return;  // not stated: the checkpoint's keys decide
   require(architecture.substr(0, 3) != "tf_", "architecture '", architecture,
           "': TensorFlow-ported EfficientNets ('same' padding, BN epsilon 1e-3) are not supported");
   require(architecture.find("lite") == std::string_view::npos, "architecture '", architecture,
           "': EfficientNet-Lite (ReLU6, no squeeze-excite) is not supported");
+  require(architecture.find("blur") == std::string_view::npos, "architecture '", architecture,
+          "': anti-aliased downsampling (timm's aa_layer) is not supported");
   require(
       architecture.substr(0, 14) == "efficientnet_b" || architecture.substr(0, 14) == "efficientnet_l",
       "architecture '", architecture,
