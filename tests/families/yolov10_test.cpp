@@ -94,6 +94,30 @@ TEST(Yolov10, GraphOfYolov10n) {
   }
 }
 
+// yolov10m and larger use C2fCIB without the large-kernel pair (lk=False): cv1.2 is a plain 3x3
+// depthwise Conv. The yolov10n checkpoint with its RepVGG pair replaced by one builds that way.
+TEST(Yolov10, CibWithoutTheLargeKernelPair) {
+  auto weights = golden_weights();
+  const std::string cib = "model.model.22.m.0.cv1.2.";
+  for (auto it = weights.begin(); it != weights.end();) {
+    it = it->first.starts_with(cib) ? weights.erase(it) : std::next(it);
+  }
+  const auto fill = [&](const std::string& key, Shape shape, float value) {
+    Tensor t(DType::kF32, std::move(shape));
+    for (float& v : t.mutable_f32()) v = value;
+    weights[key] = std::move(t);
+  };
+  fill(cib + "conv.weight", {256, 1, 3, 3}, 0.1f);
+  for (const char* p : {"bn.weight", "bn.running_var"}) fill(cib + p, {256}, 1.0f);
+  for (const char* p : {"bn.bias", "bn.running_mean"}) fill(cib + p, {256}, 0.0f);
+  const Yolov10Build build = build_yolov10(weights, read_yolo_config(kGolden / "config.json"), 1);
+  verify(build.graph);
+  const auto& conv = testing::node_named(build.graph, cib + "conv").attr<ConvAttrs>();
+  EXPECT_EQ(conv.kernel, (std::array<std::int64_t, 2>{3, 3}));
+  EXPECT_EQ(conv.groups, 256);
+  EXPECT_FALSE(build.graph.find_node(cib + "fused").has_value());
+}
+
 TEST(Yolov10, ConfigMustAgreeWithTheCheckpoint) {
   YoloConfig config = read_yolo_config(kGolden / "config.json");
   config.names.resize(20);
