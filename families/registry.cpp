@@ -1,16 +1,18 @@
 #include "families/registry.h"
 
 #include "core/error.h"
+#include "families/timm_efficientnet/builder.h"
 #include "families/timm_resnest/builder.h"
 #include "families/timm_resnet/builder.h"
+#include "families/yolov10/builder.h"
 
 namespace kiln {
 
 namespace {
 
 // The eval settings of the reference checkpoints' pretrained_cfg in timm: resnest.py's _cfg for
-// resnest50d.in1k, resnet.py's _rcfg for resnet50.a1_in1k. Both use ImageNet's mean and std, which are
-// PreprocessConfig's defaults.
+// resnest50d.in1k, resnet.py's _rcfg for resnet50.a1_in1k, efficientnet.py's _cfg for
+// efficientnet_b0.ra_in1k. All use ImageNet's mean and std, which are PreprocessConfig's defaults.
 ModelConfig resnest50d_config() {
   ModelConfig config;
   config.architecture = "resnest50d";
@@ -31,6 +33,16 @@ ModelConfig resnet50_config() {
   return config;
 }
 
+ModelConfig efficientnet_b0_config() {
+  ModelConfig config;
+  config.architecture = "efficientnet_b0";
+  config.num_classes = 1000;
+  config.preprocess.input_size = 224;
+  config.preprocess.interpolation = Interpolation::kBicubic;
+  config.preprocess.crop_pct = 0.875;
+  return config;
+}
+
 }  // namespace
 
 const std::vector<FamilyInfo>& families() {
@@ -39,6 +51,9 @@ const std::vector<FamilyInfo>& families() {
        &build_timm_resnest},
       {"timm_resnet", "timm ResNet / ResNeXt with BasicBlock or Bottleneck (e.g. resnet50, resnet50d)",
        resnet50_config(), &build_timm_resnet},
+      {"timm_efficientnet",
+       "timm EfficientNet (inverted residual blocks with squeeze-excite, e.g. efficientnet_b0)",
+       efficientnet_b0_config(), &build_timm_efficientnet},
   };
   return kFamilies;
 }
@@ -50,7 +65,41 @@ const FamilyInfo& find_family(std::string_view name) {
     known += known.empty() ? "" : ", ";
     known += family.name;
   }
+  for (const auto& detector : detectors()) {
+    require(detector.name != name, "family '", name, "' is a detector: run it with `kiln run --family ", name,
+            " --checkpoint ...`; it has no classifier plan");
+    known += cat(", ", detector.name);
+  }
   fail("unknown family '", name, "' (known: ", known, ")");
+}
+
+namespace {
+
+DetectorModel load_yolov10(const std::map<std::string, Tensor>& weights, const std::filesystem::path& config_json,
+                           std::int64_t batch) {
+  DetectorModel model;
+  model.config = read_yolo_config(config_json);
+  Yolov10Build build = build_yolov10(weights, model.config, batch);
+  model.graph = std::move(build.graph);
+  model.unused_keys = std::move(build.unused_keys);
+  return model;
+}
+
+}  // namespace
+
+const std::vector<DetectorInfo>& detectors() {
+  static const std::vector<DetectorInfo> kDetectors = {
+      {"yolov10", "YOLOv10 detectors (yolov10n..x, e.g. jameslahm/yolov10n), NMS-free one-to-one head",
+       &load_yolov10, &letterbox, &select_detections, &to_original},
+  };
+  return kDetectors;
+}
+
+const DetectorInfo* find_detector(std::string_view name) {
+  for (const auto& detector : detectors()) {
+    if (detector.name == name) return &detector;
+  }
+  return nullptr;
 }
 
 }  // namespace kiln

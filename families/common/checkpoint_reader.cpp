@@ -31,6 +31,16 @@ bool CheckpointReader::has_prefix(std::string_view prefix) const {
   return it != weights_.end() && it->first.starts_with(prefix);
 }
 
+std::vector<std::string> CheckpointReader::skip_prefix(std::string_view prefix) {
+  std::vector<std::string> skipped;
+  for (auto it = weights_.lower_bound(std::string(prefix)); it != weights_.end() && it->first.starts_with(prefix);
+       ++it) {
+    taken_.insert(it->first);
+    skipped.push_back(it->first);
+  }
+  return skipped;
+}
+
 const Shape& CheckpointReader::shape(const std::string& key) const {
   const auto it = weights_.find(key);
   if (it == weights_.end())

@@ -35,6 +35,10 @@ class CheckpointReader {
   // "layer2."). Fails naming the first gap when they are not 0..n-1.
   std::vector<std::int64_t> child_indices(const std::string& prefix) const;
 
+  // Marks every key starting with `prefix` as used without reading it (parts of a checkpoint that
+  // inference does not run, such as a training-only head); returns those keys.
+  std::vector<std::string> skip_prefix(std::string_view prefix);
+
   // Fails "unexpected checkpoint keys: a, b (+N more)" when keys remain that nothing took; BatchNorm's
   // '*.num_batches_tracked' counters are training state and ignored.
   void finish() const;

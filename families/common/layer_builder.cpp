@@ -4,13 +4,6 @@
 
 namespace kiln {
 
-namespace {
-
-// PyTorch's BatchNorm2d default; timm's ResNets keep it.
-constexpr float kBatchNormEpsilon = 1e-5f;
-
-}  // namespace
-
 std::int64_t LayerBuilder::channels(ValueId x) const { return graph_.value(x).shape.at(1); }
 
 ValueId LayerBuilder::parameter(const std::string& key, const Shape& expected) {
@@ -28,12 +21,12 @@ ValueId LayerBuilder::conv(const std::string& name, ValueId x, std::int64_t out_
   return graph_.add_node(OpKind::kConv2d, name, std::move(inputs), attrs);
 }
 
-ValueId LayerBuilder::batch_norm(const std::string& name, ValueId x) {
+ValueId LayerBuilder::batch_norm(const std::string& name, ValueId x, float epsilon) {
   const Shape per_channel = {channels(x)};
   std::vector<ValueId> inputs = {
       x, parameter(name + ".weight", per_channel), parameter(name + ".bias", per_channel),
       parameter(name + ".running_mean", per_channel), parameter(name + ".running_var", per_channel)};
-  return graph_.add_node(OpKind::kBatchNorm, name, std::move(inputs), BatchNormAttrs{kBatchNormEpsilon});
+  return graph_.add_node(OpKind::kBatchNorm, name, std::move(inputs), BatchNormAttrs{epsilon});
 }
 
 ValueId LayerBuilder::activation(const std::string& name, ValueId x, Activation activation) {

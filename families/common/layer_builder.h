@@ -24,8 +24,9 @@ class LayerBuilder {
   // `bias`); kernel, stride, padding and groups come from `attrs`.
   ValueId conv(const std::string& name, ValueId x, std::int64_t out_channels, const ConvAttrs& attrs,
                bool bias = false);
-  // BatchNorm2d `name` over x's channels: `name.weight`, `.bias`, `.running_mean`, `.running_var`.
-  ValueId batch_norm(const std::string& name, ValueId x);
+  // BatchNorm2d `name` over x's channels: `name.weight`, `.bias`, `.running_mean`, `.running_var`;
+  // epsilon is PyTorch's default unless the model sets another.
+  ValueId batch_norm(const std::string& name, ValueId x, float epsilon = 1e-5f);
   ValueId activation(const std::string& name, ValueId x, Activation activation);
   ValueId relu(const std::string& name, ValueId x) { return activation(name, x, Activation::kRelu); }
   // Linear `name`: `name.weight` [out, in], `name.bias` [out].

@@ -44,8 +44,33 @@ void list_tensors(const InspectOptions& options) {
   std::cout << file.names().size() << " tensors, " << elements << " elements, " << file.file_size() << " bytes\n";
 }
 
+// A detector's graph for any batch, from its config.json (beside the checkpoint unless --config).
+LoadedModel load_detector(const DetectorInfo& detector, const InspectOptions& options) {
+  const std::filesystem::path config =
+      options.config ? *options.config : options.file.parent_path() / "config.json";
+  require(std::filesystem::exists(config), config.string(),
+          ": missing; a detector checkpoint needs its config.json (model, imgsz, names)");
+  const SafetensorsFile file = SafetensorsFile::open(options.file);
+  std::map<std::string, Tensor> weights;
+  for (const auto& name : file.names()) weights.emplace(name, file.tensor(name));
+  LoadedModel model;
+  try {
+    DetectorModel detected = detector.load(weights, config, -1);
+    model.graph = std::move(detected.graph);
+    if (!options.json) {
+      std::cout << "# " << detected.unused_keys.size() << " checkpoint tensors unused (the one-to-many head)\n";
+    }
+  } catch (const Error& error) {
+    fail(options.file.string(), ": ", error.what());
+  }
+  return model;
+}
+
 void print_model(const InspectOptions& options) {
-  const LoadedModel model = load_model(options.family, options.file, options.config);
+  const DetectorInfo* detector = find_detector(options.family);
+  const LoadedModel model =
+      detector ? load_detector(*detector, options) : load_model(options.family, options.file, options.config);
+  const std::string family = detector ? std::string(detector->name) : std::string(model.family->name);
   std::size_t convolutions = 0;
   for (const auto& node : model.graph.nodes()) convolutions += node.op == OpKind::kConv2d ? 1 : 0;
   if (options.json) {
@@ -55,7 +80,7 @@ void print_model(const InspectOptions& options) {
       layers.push_back({{"name", node.name}, {"op", op_kind_name(node.op)},
                         {"shape", model.graph.value(node.output).shape}});
     }
-    nlohmann::json report = {{"family", model.family->name}, {"layers", layers},
+    nlohmann::json report = {{"family", family}, {"layers", layers},
                              {"parameters", model.graph.parameter_count()}, {"convolutions", convolutions}};
     std::cout << report.dump(2) << "\n";
     return;

@@ -1,4 +1,5 @@
-// kiln run: classify images or .npy batches with a plan file, or straight from a checkpoint.
+// kiln run: classify images or .npy batches with a plan file, or straight from a checkpoint; detect
+// objects with a detector family's checkpoint.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,7 +13,11 @@
 #include "cli/model_loading.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/image.h"
 #include "io/npy.h"
+#include "io/safetensors.h"
+#include "passes/pass_manager.h"
+#include "runtime/backend.h"
 #include "runtime/engine.h"
 
 namespace kiln::cli {
@@ -30,6 +35,8 @@ struct RunOptions {
   std::optional<std::filesystem::path> save_output;
   std::optional<std::filesystem::path> json;
   std::string tactic_cache;
+  double min_score = 0.25;                    // detectors: boxes printed, drawn and written to JSON
+  std::optional<std::filesystem::path> draw;  // detectors: PNG with the boxes drawn
 };
 
 struct Ranked {
@@ -59,7 +66,113 @@ std::vector<Ranked> top_k(std::span<const float> logits, int k) {
   return ranked;
 }
 
+// Where the drawing of input `index` of `count` goes: the path itself for one input, else name_<index>.png.
+std::filesystem::path drawing_path(const std::filesystem::path& path, std::size_t index, std::size_t count) {
+  if (count == 1) return path;
+  return path.parent_path() / cat(path.stem().string(), "_", index, path.extension().string());
+}
+
+void draw_box(Image& image, const Detection& d) {
+  // A colour per class, bright enough on photos; two pixels wide, clipped to the image.
+  const std::uint8_t colour[3] = {static_cast<std::uint8_t>(64 + (d.label * 97) % 192),
+                                  static_cast<std::uint8_t>(64 + (d.label * 57 + 80) % 192),
+                                  static_cast<std::uint8_t>(64 + (d.label * 151 + 160) % 192)};
+  const auto clampi = [](double v, std::int64_t hi) {
+    return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::lround(v)), 0, hi - 1);
+  };
+  const std::int64_t x1 = clampi(d.x1, image.width), x2 = clampi(d.x2, image.width);
+  const std::int64_t y1 = clampi(d.y1, image.height), y2 = clampi(d.y2, image.height);
+  const auto put = [&](std::int64_t x, std::int64_t y) {
+    if (x < 0 || y < 0 || x >= image.width || y >= image.height) return;
+    std::copy_n(colour, 3, image.rgb.begin() + (y * image.width + x) * 3);
+  };
+  for (std::int64_t t = 0; t < 2; ++t) {
+    for (std::int64_t x = x1; x <= x2; ++x) {
+      put(x, y1 + t);
+      put(x, y2 - t);
+    }
+    for (std::int64_t y = y1; y <= y2; ++y) {
+      put(x1 + t, y);
+      put(x2 - t, y);
+    }
+  }
+}
+
+void run_detector(const DetectorInfo& detector, const RunOptions& options) {
+  require(options.plan.empty() && !options.checkpoint.empty(), "--family ", detector.name,
+          " runs a checkpoint: give --checkpoint (detectors have no plan files yet)");
+  const std::filesystem::path config =
+      options.config ? *options.config : options.checkpoint.parent_path() / "config.json";
+  require(std::filesystem::exists(config), config.string(),
+          ": missing; a detector checkpoint needs its config.json (model, imgsz, names)");
+  const SafetensorsFile file = SafetensorsFile::open(options.checkpoint);
+  std::map<std::string, Tensor> weights;
+  for (const auto& name : file.names()) weights.emplace(name, file.tensor(name));
+
+  std::vector<Image> images;
+  for (const auto& input : options.inputs) {
+    require(input.extension() != ".npy", input.string(), ": detectors take images (JPEG, PNG, WebP)");
+    images.push_back(decode_image(input));
+  }
+  const auto batch = static_cast<std::int64_t>(images.size());
+  DetectorModel model;
+  try {
+    model = detector.load(weights, config, batch);
+  } catch (const Error& error) {
+    fail(options.checkpoint.string(), ": ", error.what());
+  }
+  run_passes(model.graph);
+  const std::int64_t size = model.config.imgsz;
+  std::vector<Letterbox> boxes;
+  Tensor input(DType::kF32, {batch, 3, size, size});
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    boxes.push_back(detector.prepare(images[i], size));
+    const Tensor x = letterbox_tensor(boxes.back());
+    std::copy(x.f32().begin(), x.f32().end(), input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
+  }
+  CompileOptions compile;
+  compile.batch = batch;
+  const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  auto compiled = make_backend(backend)->compile(model.graph, compile);
+  const auto start = std::chrono::steady_clock::now();
+  const Tensor decoded = compiled->run({input}).at(0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.save_output) write_npy(*options.save_output, decoded);
+  const auto selected = detector.select(decoded, model.config.max_det);
+
+  std::cout << detector.name << " (" << model.config.model << ", " << size << "x" << size << ") on " << batch
+            << " image(s), " << backend << ", " << std::fixed << std::setprecision(1) << seconds * 1000.0
+            << " ms; " << model.unused_keys.size() << " checkpoint tensors unused (the one-to-many head)\n";
+  nlohmann::json report = {{"family", detector.name},   {"model", options.checkpoint.string()},
+                           {"backend", backend},        {"seconds", seconds},
+                           {"min_score", options.min_score}, {"unused_keys", model.unused_keys},
+                           {"results", nlohmann::json::array()}};
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    std::cout << options.inputs[i].string() << " (" << images[i].width << "x" << images[i].height << ")\n";
+    nlohmann::json found = nlohmann::json::array();
+    Image drawing = images[i];
+    for (const Detection& raw : selected[i]) {
+      if (raw.score < options.min_score) continue;
+      const Detection d = detector.to_original(raw, boxes[i]);
+      const auto label = static_cast<std::size_t>(d.label);
+      const std::string name = label < model.config.names.size() ? model.config.names[label] : cat("class ", label);
+      std::cout << "  " << std::setprecision(3) << d.score << "  " << name << " (" << d.label << ")  ["
+                << std::setprecision(1) << d.x1 << ", " << d.y1 << ", " << d.x2 << ", " << d.y2 << "]\n";
+      found.push_back({{"label", d.label}, {"name", name}, {"score", d.score}, {"box", {d.x1, d.y1, d.x2, d.y2}}});
+      draw_box(drawing, d);
+    }
+    if (found.empty()) std::cout << "  no detection scores " << std::defaultfloat << options.min_score << " or more\n";
+    report["results"].push_back({{"input", options.inputs[i].string()}, {"detections", found}});
+    if (options.draw) write_png(drawing_path(*options.draw, i, images.size()), drawing);
+  }
+  if (options.json) {
+    write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  }
+}
+
 void run(const RunOptions& options) {
+  if (const DetectorInfo* detector = find_detector(options.family)) return run_detector(*detector, options);
+  require(!options.draw, "--draw is for detector families");
   require(options.plan.empty() != (options.family.empty() && options.checkpoint.empty()),
           "give either a plan file or --family with --checkpoint");
   std::shared_ptr<const Plan> plan =
@@ -112,10 +225,14 @@ void run(const RunOptions& options) {
 void add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Classify images or .npy batches with a plan file (kiln build), or a checkpoint with --family");
+      "run",
+      "Classify images or .npy batches with a plan file (kiln build) or a checkpoint with --family; detect "
+      "objects with --family yolov10");
   cmd->add_option("plan", options->plan, "A plan file; it carries its family, labels and preprocessing")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--family", options->family, "Model family, to run a checkpoint directly (timm_resnest, timm_resnet)");
+  cmd->add_option("--family", options->family,
+                  "Model family, to run a checkpoint directly (timm_resnest, timm_resnet, timm_efficientnet, "
+                  "yolov10)");
   cmd->add_option("--checkpoint", options->checkpoint, "model.safetensors with timm's key names")
       ->check(CLI::ExistingFile);
   cmd->add_option("--config", options->config,
@@ -130,6 +247,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--save-output", options->save_output, "Write the logits [N, classes] as float32 .npy");
   cmd->add_option("--json", options->json, "Write the top-k results as JSON");
   cmd->add_option("--tactic-cache", options->tactic_cache, "File of timed GPU tactics to reuse and extend (cuda)");
+  cmd->add_option("--json", options->json, "Write the top-k results (detectors: the boxes) as JSON");
+  cmd->add_option("--min-score", options->min_score, "Detectors: report boxes scoring at least this")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--draw", options->draw,
+                  "Detectors: write the image with its boxes as PNG (name_<i>.png for several inputs)");
   cmd->callback([options] { run(*options); });
 }
 

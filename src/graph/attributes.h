@@ -60,7 +60,45 @@ struct QuantizeAttrs {
   bool operator==(const QuantizeAttrs&) const = default;
 };
 
+struct ConcatAttrs {
+  std::int64_t axis = 0;  // builders choose it (1: channels); the batch axis 0 is never valid
+  bool operator==(const ConcatAttrs&) const = default;
+};
+
+// Channels [begin, end) of each of `groups` equal parts of axis 1 (groups 1: a plain channel range;
+// groups = heads: one slice per attention head).
+struct SliceAttrs {
+  std::int64_t groups = 1;
+  std::int64_t begin = 0;
+  std::int64_t end = 1;
+  bool operator==(const SliceAttrs&) const = default;
+};
+
+struct UpsampleAttrs {
+  std::int64_t scale = 2;  // nearest neighbour, both axes
+  bool operator==(const UpsampleAttrs&) const = default;
+};
+
+// YOLOv10's attention over the pixels of an image: per head, channels [key_dim q][key_dim k][head_dim v];
+// out = v softmax(q^T k / sqrt(key_dim))^T, heads concatenated head-major.
+struct AttentionAttrs {
+  std::int64_t heads = 1;
+  std::int64_t key_dim = 1;
+  std::int64_t head_dim = 1;
+  bool operator==(const AttentionAttrs&) const = default;
+};
+
+// One level of a YOLO detection head: 4 * reg_max distance bins (l, t, r, b) then class logits per pixel.
+// Boxes: the expectation of each side's softmax over the bins, around the pixel centre, as centre x, y,
+// width, height, times `stride` (input pixels); scores: sigmoid of the logits.
+struct DetectAttrs {
+  std::int64_t reg_max = 16;
+  std::int64_t stride = 8;
+  bool operator==(const DetectAttrs&) const = default;
+};
+
 using Attributes = std::variant<std::monostate, ConvAttrs, BatchNormAttrs, ActivationAttrs, PoolAttrs, AddAttrs,
-                                RadixAttrs, QuantizeAttrs>;
+                                RadixAttrs, QuantizeAttrs, ConcatAttrs, SliceAttrs, UpsampleAttrs, AttentionAttrs,
+                                DetectAttrs>;
 
 }  // namespace kiln

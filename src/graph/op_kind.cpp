@@ -20,6 +20,12 @@ std::string_view op_kind_name(OpKind op) {
     case OpKind::kRadixWeightedSum: return "radix_weighted_sum";
     case OpKind::kQuantize: return "quantize";
     case OpKind::kDequantize: return "dequantize";
+    case OpKind::kChannelScale: return "channel_scale";
+    case OpKind::kConcat: return "concat";
+    case OpKind::kChannelSlice: return "channel_slice";
+    case OpKind::kUpsample: return "upsample";
+    case OpKind::kAttention: return "attention";
+    case OpKind::kDetectDecode: return "detect_decode";
   }
   return "unknown";
 }

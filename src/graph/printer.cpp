@@ -33,6 +33,15 @@ std::string describe_attrs(const Attributes& attrs) {
     }
     std::string operator()(const RadixAttrs& a) const { return cat("radix=", a.radix, " card=", a.cardinality); }
     std::string operator()(const QuantizeAttrs& a) const { return cat("scale=", a.scale); }
+    std::string operator()(const ConcatAttrs& a) const { return cat("axis=", a.axis); }
+    std::string operator()(const SliceAttrs& a) const {
+      return cat("[", a.begin, ":", a.end, ")", a.groups == 1 ? "" : cat(" of ", a.groups, " groups"));
+    }
+    std::string operator()(const UpsampleAttrs& a) const { return cat("nearest x", a.scale); }
+    std::string operator()(const AttentionAttrs& a) const {
+      return cat("heads=", a.heads, " key=", a.key_dim, " head=", a.head_dim);
+    }
+    std::string operator()(const DetectAttrs& a) const { return cat("reg_max=", a.reg_max, " stride=", a.stride); }
   };
   return std::visit(Describe{}, attrs);
 }

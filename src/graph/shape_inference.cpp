@@ -96,6 +96,20 @@ Shape radix_split_shape(const ShapeChecker& check, const Shape& x, const RadixAt
   return {x[0], x[1] / attrs.radix, x[2], x[3]};
 }
 
+Shape concat_shape(const ShapeChecker& check, const std::vector<Shape>& in, const ConcatAttrs& attrs) {
+  check.check(!in.empty(), "expected at least one input");
+  const auto axis = static_cast<std::size_t>(attrs.axis);
+  check.check(attrs.axis >= 1 && axis < in[0].size(), cat("axis ", attrs.axis, " is not a non-batch axis of input 0"));
+  Shape out = in[0];
+  for (std::size_t i = 1; i < in.size(); ++i) {
+    Shape expected = in[0];
+    expected[axis] = in[i].size() == in[0].size() ? in[i][axis] : -1;
+    check.shape(i, expected);
+    out[axis] += in[i][axis];
+  }
+  return out;
+}
+
 }  // namespace
 
 Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
@@ -173,6 +187,51 @@ Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
       check.check(!in[0].empty(), "expected codes of rank >= 1 with output channels on axis 0");
       check.shape(1, {in[0][0]});
       return in[0];
+    case OpKind::kChannelScale:
+      check.attrs<std::monostate>();
+      check.inputs(2, 2);
+      check.rank(0, 4);
+      check.shape(1, {in[0][0], in[0][1], 1, 1});
+      return in[0];
+    case OpKind::kConcat:
+      return concat_shape(check, in, check.attrs<ConcatAttrs>());
+    case OpKind::kChannelSlice: {
+      const auto& a = check.attrs<SliceAttrs>();
+      check.inputs(1, 1);
+      check.check(in[0].size() >= 2, "expected an input of rank >= 2");
+      check.check(a.groups >= 1 && in[0][1] % a.groups == 0,
+                  cat("channels ", in[0][1], " do not split into ", a.groups, " groups"));
+      check.check(a.begin >= 0 && a.begin < a.end && a.end <= in[0][1] / a.groups,
+                  cat("slice [", a.begin, ", ", a.end, ") is not inside a group of ", in[0][1] / a.groups,
+                      " channels"));
+      Shape out = in[0];
+      out[1] = a.groups * (a.end - a.begin);
+      return out;
+    }
+    case OpKind::kUpsample: {
+      const std::int64_t scale = check.attrs<UpsampleAttrs>().scale;
+      check.inputs(1, 1);
+      check.rank(0, 4);
+      check.check(scale >= 1, "scale must be positive");
+      return {in[0][0], in[0][1], in[0][2] * scale, in[0][3] * scale};
+    }
+    case OpKind::kAttention: {
+      const auto& a = check.attrs<AttentionAttrs>();
+      check.inputs(1, 1);
+      check.rank(0, 4);
+      check.check(a.heads >= 1 && a.key_dim >= 1 && a.head_dim >= 1, "heads and dimensions must be positive");
+      check.check(in[0][1] == a.heads * (2 * a.key_dim + a.head_dim),
+                  cat("expected ", a.heads * (2 * a.key_dim + a.head_dim), " channels (heads x (2 key_dim + head_dim))"));
+      return {in[0][0], a.heads * a.head_dim, in[0][2], in[0][3]};
+    }
+    case OpKind::kDetectDecode: {
+      const auto& a = check.attrs<DetectAttrs>();
+      check.inputs(1, 1);
+      check.rank(0, 4);
+      check.check(a.reg_max >= 1 && a.stride >= 1, "reg_max and stride must be positive");
+      check.check(in[0][1] > 4 * a.reg_max, cat("expected more than 4 x reg_max = ", 4 * a.reg_max, " channels"));
+      return {in[0][0], in[0][1] - 4 * a.reg_max + 4, in[0][2] * in[0][3]};
+    }
   }
   fail(check.where(), "unknown operator");
 }

@@ -27,6 +27,12 @@ bool input_must_be_constant(OpKind op, std::size_t index) {
     case OpKind::kRadixSoftmax:
     case OpKind::kRadixWeightedSum:
     case OpKind::kQuantize:
+    case OpKind::kChannelScale:
+    case OpKind::kConcat:
+    case OpKind::kChannelSlice:
+    case OpKind::kUpsample:
+    case OpKind::kAttention:
+    case OpKind::kDetectDecode:
       return false;
   }
   return false;

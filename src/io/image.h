@@ -28,6 +28,9 @@ Image decode_image(const std::filesystem::path& path);
 // taken from the leading bytes, never from a file name.
 Image decode_image_bytes(std::span<const std::uint8_t> bytes, const std::string& name);
 
+// Writes 8-bit RGB as PNG, atomically (a temp file renamed over `path`).
+void write_png(const std::filesystem::path& path, const Image& image);
+
 // PIL-compatible resize of 8-bit RGB (Image.resize with BILINEAR/BICUBIC/NEAREST and its support
 // scaling when downsampling), result rounded and clamped to uint8.
 Image resize_image(const Image& image, std::int64_t width, std::int64_t height, Interpolation interpolation);

@@ -38,6 +38,12 @@ bool computes_identity(const Graph& graph, const Node& node) {
     case OpKind::kRadixWeightedSum:  // radix 1 still multiplies by the weights
     case OpKind::kQuantize:
     case OpKind::kDequantize:
+    case OpKind::kChannelScale:  // the gate is data
+    case OpKind::kConcat:        // a single input is kept: backends need not support a copy of one
+    case OpKind::kChannelSlice:
+    case OpKind::kUpsample:
+    case OpKind::kAttention:
+    case OpKind::kDetectDecode:
       return false;
   }
   return false;

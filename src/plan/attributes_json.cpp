@@ -97,6 +97,56 @@ struct Schema<QuantizeAttrs> {
   }
 };
 
+template <>
+struct Schema<ConcatAttrs> {
+  static constexpr std::string_view kName = "concat";
+  template <typename V>
+  static void fields(ConcatAttrs& a, V& visit) {
+    visit("axis", a.axis, kNonNegative);
+  }
+};
+
+template <>
+struct Schema<SliceAttrs> {
+  static constexpr std::string_view kName = "slice";
+  template <typename V>
+  static void fields(SliceAttrs& a, V& visit) {
+    visit("groups", a.groups, kPositive);
+    visit("begin", a.begin, kNonNegative);
+    visit("end", a.end, kPositive);
+  }
+};
+
+template <>
+struct Schema<UpsampleAttrs> {
+  static constexpr std::string_view kName = "upsample";
+  template <typename V>
+  static void fields(UpsampleAttrs& a, V& visit) {
+    visit("scale", a.scale, kPositive);
+  }
+};
+
+template <>
+struct Schema<AttentionAttrs> {
+  static constexpr std::string_view kName = "attention";
+  template <typename V>
+  static void fields(AttentionAttrs& a, V& visit) {
+    visit("heads", a.heads, kPositive);
+    visit("key_dim", a.key_dim, kPositive);
+    visit("head_dim", a.head_dim, kPositive);
+  }
+};
+
+template <>
+struct Schema<DetectAttrs> {
+  static constexpr std::string_view kName = "detect";
+  template <typename V>
+  static void fields(DetectAttrs& a, V& visit) {
+    visit("reg_max", a.reg_max, kPositive);
+    visit("stride", a.stride, kPositive);
+  }
+};
+
 class FieldWriter {
  public:
   explicit FieldWriter(nlohmann::json& out) : out_(out) {}

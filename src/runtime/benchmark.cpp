@@ -97,9 +97,18 @@ std::string layer_group(OpKind op) {
     case OpKind::kQuantize:
     case OpKind::kDequantize:
       return "quantization";
+    case OpKind::kAttention:
+      return "attention";
+    case OpKind::kDetectDecode:
+      return "detection head";
+    case OpKind::kConcat:
+    case OpKind::kChannelSlice:
+    case OpKind::kUpsample:
+      return "data movement";
     case OpKind::kBatchNorm:
     case OpKind::kActivation:
     case OpKind::kAdd:
+    case OpKind::kChannelScale:
     case OpKind::kFlatten:
     case OpKind::kLinear:
       return "other";

@@ -120,5 +120,22 @@ TEST(AddReference, RejectsMismatchedShapes) {
   EXPECT_THROW(reference::add(a, a.to(DType::kF16), Activation::kNone), Error);
 }
 
+TEST(ChannelScaleReference, ScalesEveryPixelOfAChannel) {
+  const Tensor x = random_tensor({2, 3, 4, 5}, 61, -2.0f, 2.0f);
+  const Tensor gate = random_tensor({2, 3, 1, 1}, 62, 0.0f, 1.0f);
+  std::vector<double> ref;
+  for (std::int64_t i = 0; i < x.numel(); ++i)
+    ref.push_back(static_cast<double>(x.f32()[i]) * gate.f32()[i / 20]);
+  EXPECT_LE(relative_error(reference::channel_scale(x, gate), ref), kRelTolerance);
+}
+
+TEST(ChannelScaleReference, RejectsBadGates) {
+  const Tensor x = random_tensor({2, 3, 4, 4}, 1);
+  EXPECT_THROW(reference::channel_scale(x, random_tensor({1, 3, 1, 1}, 2)), Error);  // gate per image
+  EXPECT_THROW(reference::channel_scale(x, random_tensor({2, 3}, 2)), Error);
+  EXPECT_THROW(reference::channel_scale(x, random_tensor({2, 3, 4, 4}, 2)), Error);
+  EXPECT_THROW(reference::channel_scale(random_tensor({2, 3}, 1), random_tensor({2, 3, 1, 1}, 2)), Error);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -107,6 +107,45 @@ TEST_P(OpsTest, GlobalPoolFlattenLinear) {
   }
 }
 
+// Squeeze-excite: the gate computed from x itself (pooled, 1x1 convs, sigmoid) or given as an input.
+TEST_P(OpsTest, ChannelScale) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  for (const std::int64_t c : {32, 24, 13}) {
+    SCOPED_TRACE(c);
+    SmallGraph g;
+    const ValueId x = source(g, g.input("x", {c, 7, 6}), GetParam());
+    const ValueId pooled = g.node(OpKind::kGlobalAvgPool, {x});
+    const ValueId gate = g.conv(g.conv(pooled, 8, conv_attrs(1, 1, 0, 1, Activation::kSilu)), c,
+                                conv_attrs(1, 1, 0, 1, Activation::kSigmoid));
+    g.output(g.node(OpKind::kChannelScale, {x, gate}));
+    g.output(g.node(OpKind::kChannelScale, {x, g.input("g", {c, 1, 1})}));
+    expect_matches_reference(g.graph, {random_tensor({2, c, 7, 6}, 9), random_tensor({2, c, 1, 1}, 10)});
+  }
+}
+
+// YOLO's data movement: channel halves (C2f's split), concatenation of differently laid out values,
+// nearest upsampling, attention and the detection decode (the last two on the reference fallback).
+TEST_P(OpsTest, DetectionOperators) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  for (const std::int64_t c : {32, 24}) {
+    SCOPED_TRACE(c);
+    SmallGraph g;
+    const ValueId x = source(g, g.input("x", {c, 6, 5}), GetParam());
+    const ValueId low = g.node(OpKind::kChannelSlice, {x}, SliceAttrs{1, 0, c / 2});
+    const ValueId high = g.node(OpKind::kChannelSlice, {x}, SliceAttrs{1, c / 2, c});
+    const ValueId mixed = g.conv(high, c / 2, conv_attrs(3, 1, 1));
+    g.output(g.node(OpKind::kConcat, {low, mixed, x}, ConcatAttrs{1}));
+    g.output(g.node(OpKind::kUpsample, {g.conv(low, 8, conv_attrs(1, 1, 0))}, UpsampleAttrs{2}));
+    g.output(g.node(OpKind::kChannelSlice, {x}, SliceAttrs{2, 1, 3}));
+    const ValueId qkv = g.conv(x, 2 * (2 * 4 + 8), conv_attrs(1, 1, 0));
+    g.output(g.node(OpKind::kAttention, {qkv}, AttentionAttrs{2, 4, 8}));
+    const ValueId head = g.conv(x, 4 * 4 + 3, conv_attrs(1, 1, 0));
+    const ValueId level = g.node(OpKind::kDetectDecode, {head}, DetectAttrs{4, 8});
+    g.output(g.node(OpKind::kConcat, {level, level}, ConcatAttrs{2}));
+    expect_matches_reference(g.graph, {random_tensor({2, c, 6, 5}, 11)});
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Inputs, OpsTest, ::testing::Values(false, true), [](const auto& param_info) {
   return param_info.param ? "BehindConv" : "GraphInput";
 });

@@ -77,6 +77,34 @@ TEST(Cli, RunPrintsTopKForPhotos) {
   EXPECT_NE(result.output.find("  3. "), std::string::npos) << result.output;
 }
 
+// The detector path: letterboxed photos through yolov10n, boxes with class names in the photo's pixels,
+// JSON and PNG drawings written. The golden model's weights are random, so its scores are small (below
+// 0.02): a low --min-score makes boxes appear.
+TEST(Cli, DetectorPrintsBoxesWithNamesAndDraws) {
+  const Scratch scratch;
+  const fs::path yolo = kData / "golden" / "yolov10n";
+  const fs::path json = scratch.dir() / "det.json", png = scratch.dir() / "det.png";
+  const auto result = run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() +
+                               " --input " + (kData / "photos" / "dog.jpg").string() + " --min-score 0.005" +
+                               " --json " + json.string() + " --draw " + png.string());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  // The authors' top detection for dog.jpg: class 73 (book) at [410.8, 87.7, 674.0, 311.1] on the 640x640
+  // letterbox (gain 5/6, 80 rows of padding above), i.e. [493.0, 9.2, 768 (clipped), 277.3] in the photo.
+  EXPECT_NE(result.output.find("book (73)  [493.0, 9.2, 768.0, 277.3]"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("102 checkpoint tensors unused"), std::string::npos) << result.output;
+  EXPECT_TRUE(fs::exists(json));
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 1000u);
+
+  expect_one_line_error(run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() +
+                                 " --input " + (kTiny / "input.npy").string()),
+                        "detectors take images");
+  const auto config = scratch.file("config.json", R"({"model": "yolov10n.yaml", "imgsz": 640})");
+  expect_one_line_error(run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() +
+                                 " --config " + config.string() + " --input " + (kData / "photos" / "dog.jpg").string()),
+                        "key 'names': missing");
+}
+
 TEST(Cli, InspectListsTensorsAndGraph) {
   const auto tensors = run_kiln("inspect " + (kTiny / "model.safetensors").string());
   ASSERT_EQ(tensors.exit_code, 0) << tensors.output;

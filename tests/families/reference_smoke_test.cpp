@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "families/timm_efficientnet/builder.h"
 #include "families/timm_resnest/builder.h"
 #include "families/timm_resnet/builder.h"
 #include "runtime/reference_executor.h"
@@ -54,6 +55,15 @@ TEST(ReferenceSmoke, ResNestRadix1Cardinality2) {
   spec.cardinality = 2;
   spec.num_classes = 5;
   expect_finite_logits(build_timm_resnest(testing::resnest_checkpoint(spec), small_config(5), 2), 2, 5);
+}
+
+TEST(ReferenceSmoke, EfficientNet) {
+  testing::EfficientNetSpec spec;
+  spec.channel_multiplier = 0.25;
+  spec.depth_multiplier = 0.5;
+  spec.num_classes = 5;
+  expect_finite_logits(build_timm_efficientnet(testing::efficientnet_checkpoint(spec), small_config(5), 2), 2,
+                       5);
 }
 
 TEST(ReferenceSmoke, ResNet) {

@@ -12,9 +12,11 @@ namespace {
 TEST(Registry, ListsTheFamilies) {
   std::vector<std::string_view> names;
   for (const auto& family : families()) names.push_back(family.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"timm_resnest", "timm_resnet"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"timm_resnest", "timm_resnet", "timm_efficientnet"}));
   EXPECT_EQ(testing::error_of([] { find_family("vit"); }),
-            "unknown family 'vit' (known: timm_resnest, timm_resnet)");
+            "unknown family 'vit' (known: timm_resnest, timm_resnet, timm_efficientnet, yolov10)");
+  EXPECT_NE(find_detector("yolov10"), nullptr);
+  EXPECT_EQ(find_detector("timm_resnet"), nullptr);
 }
 
 TEST(Registry, DefaultConfigsFollowTimmsPretrainedCfg) {
@@ -35,6 +37,15 @@ TEST(Registry, DefaultConfigsFollowTimmsPretrainedCfg) {
   EXPECT_DOUBLE_EQ(resnet.preprocess.crop_pct, 0.95);
   EXPECT_EQ(resnet.preprocess.mean, (std::array<float, 3>{0.485f, 0.456f, 0.406f}));
   EXPECT_EQ(resnet.preprocess.std, (std::array<float, 3>{0.229f, 0.224f, 0.225f}));
+
+  const ModelConfig& efficientnet = find_family("timm_efficientnet").default_config;
+  EXPECT_EQ(efficientnet.architecture, "efficientnet_b0");
+  EXPECT_EQ(efficientnet.num_classes, 1000);
+  EXPECT_EQ(efficientnet.preprocess.input_size, 224);
+  EXPECT_EQ(efficientnet.preprocess.interpolation, Interpolation::kBicubic);
+  EXPECT_DOUBLE_EQ(efficientnet.preprocess.crop_pct, 0.875);
+  EXPECT_EQ(efficientnet.preprocess.mean, (std::array<float, 3>{0.485f, 0.456f, 0.406f}));
+  EXPECT_EQ(efficientnet.preprocess.std, (std::array<float, 3>{0.229f, 0.224f, 0.225f}));
 }
 
 TEST(Registry, BuildsThroughTheRegistry) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace kiln::testing {
 
@@ -161,6 +162,61 @@ std::int64_t float_parameter_count(const std::map<std::string, Tensor>& weights)
     if (dtype_is_float(tensor.dtype())) count += tensor.numel();
   }
   return count;
+}
+
+namespace {
+
+// One row of efficientnet_b0's arch_def: block type, repeats, depthwise kernel, expansion, width.
+struct EfficientNetStage {
+  bool depthwise_separable;
+  std::int64_t repeats, kernel, expansion, channels;
+};
+
+constexpr EfficientNetStage kEfficientNetB0Stages[] = {
+    {true, 1, 3, 1, 16},   {false, 2, 3, 6, 24},  {false, 2, 5, 6, 40},  {false, 3, 3, 6, 80},
+    {false, 3, 5, 6, 112}, {false, 4, 5, 6, 192}, {false, 1, 3, 6, 320},
+};
+
+}  // namespace
+
+std::map<std::string, Tensor> efficientnet_checkpoint(const EfficientNetSpec& spec, std::uint64_t seed) {
+  Writer w(seed);
+  const auto round_channels = [&](std::int64_t channels) {
+    return make_divisible(static_cast<double>(channels) * spec.channel_multiplier, 8, 8);
+  };
+  std::int64_t in = round_channels(32);
+  w.conv("conv_stem", in, spec.in_chans, 3);
+  w.batch_norm("bn1", in);
+  for (std::size_t s = 0; s < std::size(kEfficientNetB0Stages); ++s) {
+    const EfficientNetStage& stage = kEfficientNetB0Stages[s];
+    const auto repeats =
+        static_cast<std::int64_t>(std::ceil(static_cast<double>(stage.repeats) * spec.depth_multiplier));
+    const std::int64_t out = round_channels(stage.channels);
+    for (std::int64_t b = 0; b < repeats; ++b) {
+      const std::string block = "blocks." + std::to_string(s) + "." + std::to_string(b);
+      const std::int64_t mid = stage.depthwise_separable ? in : make_divisible(static_cast<double>(in * stage.expansion), 8, 8);
+      // The squeeze-excite width is a quarter of the block's input width, as timm rounds it.
+      const auto reduced = std::max<std::int64_t>(1, std::llround(static_cast<double>(in) * 0.25));
+      if (!stage.depthwise_separable) {
+        w.conv(block + ".conv_pw", mid, in, 1);
+        w.batch_norm(block + ".bn1", mid);
+      }
+      w.conv(block + ".conv_dw", mid, 1, stage.kernel);
+      w.batch_norm(block + (stage.depthwise_separable ? ".bn1" : ".bn2"), mid);
+      if (spec.squeeze_excite) {
+        w.conv(block + ".se.conv_reduce", reduced, mid, 1, true);
+        w.conv(block + ".se.conv_expand", mid, reduced, 1, true);
+      }
+      w.conv(block + (stage.depthwise_separable ? ".conv_pw" : ".conv_pwl"), out, mid, 1);
+      w.batch_norm(block + (stage.depthwise_separable ? ".bn2" : ".bn3"), out);
+      in = out;
+    }
+  }
+  const std::int64_t head = round_channels(1280);
+  w.conv("conv_head", head, in, 1);
+  w.batch_norm("bn2", head);
+  w.linear("classifier", spec.num_classes, head);
+  return w.release();
 }
 
 }  // namespace kiln::testing

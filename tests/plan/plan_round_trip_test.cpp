@@ -76,7 +76,7 @@ TEST(PlanRoundTrip, ReferenceOutputsAreBitIdentical) {
   const Tensor input = test_input({2, 4, 9, 9});
   const std::vector<Tensor> expected = run_reference(original.graph, {input});
   const std::vector<Tensor> actual = run_reference(loaded.graph, {input});
-  ASSERT_EQ(expected.size(), 2u);
+  ASSERT_EQ(expected.size(), 4u);
   ASSERT_EQ(actual.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(actual[i].shape(), expected[i].shape());
@@ -85,6 +85,8 @@ TEST(PlanRoundTrip, ReferenceOutputsAreBitIdentical) {
   }
   EXPECT_EQ(expected[0].shape(), (Shape{2, 5}));
   EXPECT_EQ(expected[1].shape(), (Shape{2, 4, 3, 5}));
+  EXPECT_EQ(expected[2].shape(), (Shape{2, 2, 12, 24}));
+  EXPECT_EQ(expected[3].shape(), (Shape{2, 8, 64}));
 }
 
 TEST(PlanRoundTrip, KeepsConstantsOfEveryStorageDtype) {

@@ -144,7 +144,8 @@ Plan every_op_plan() {
   const ValueId rsum = g.add_node(OpKind::kRadixSum, "attn.sum", {act}, radix);  // [N, 4, 4, 8]
   const ValueId gap1 = g.add_node(OpKind::kGlobalAvgPool, "attn.gap", {act});    // [N, 12, 1, 1]
   const ValueId soft = g.add_node(OpKind::kRadixSoftmax, "attn.rsoftmax", {gap1}, radix);
-  const ValueId wsum = g.add_node(OpKind::kRadixWeightedSum, "attn.wsum", {act, soft}, radix);
+  const ValueId gated = g.add_node(OpKind::kChannelScale, "attn.gate", {act, gap1});  // squeeze-excite style
+  const ValueId wsum = g.add_node(OpKind::kRadixWeightedSum, "attn.wsum", {gated, soft}, radix);
   const ValueId sum = g.add_node(OpKind::kAdd, "add", {rsum, wsum}, AddAttrs{Activation::kRelu});
   g.node(g.value(sum).producer).precision = Precision::kF16;
 
@@ -174,6 +175,14 @@ Plan every_op_plan() {
   g.node(g.value(fc).producer).precision = Precision::kF8;
   g.mark_output(fc);
   g.mark_output(mp);
+
+  // Detection operators on a branch of their own.
+  const ValueId joined = g.add_node(OpKind::kConcat, "det.cat", {sum, sum}, ConcatAttrs{1});  // [N, 8, 4, 8]
+  const ValueId part = g.add_node(OpKind::kChannelSlice, "det.slice", {joined}, SliceAttrs{2, 1, 3});
+  const ValueId up = g.add_node(OpKind::kUpsample, "det.up", {part}, UpsampleAttrs{3});  // [N, 4, 12, 24]
+  g.mark_output(g.add_node(OpKind::kAttention, "det.attn", {up}, AttentionAttrs{1, 1, 2}));
+  const ValueId decoded = g.add_node(OpKind::kDetectDecode, "det.decode", {joined}, DetectAttrs{1, 8});
+  g.mark_output(g.add_node(OpKind::kConcat, "det.levels", {decoded, decoded}, ConcatAttrs{2}));  // [N, 8, 64]
   return plan;
 }
 

@@ -3,7 +3,7 @@
 # checks kiln against it and measures the preprocessing gap. Prints a short table last; full logs and
 # the golden files go under $OUT.
 #
-# Usage: tools/device/check.sh [--full]     (--full adds full-size resnest50d / resnet50 checks)
+# Usage: tools/device/check.sh [--full]     (--full adds full-size resnest50d / resnet50 / efficientnet_b0 checks)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kiln-out}
@@ -25,6 +25,7 @@ family_of() {
   case "$1" in
     resnest*) echo timm_resnest ;;
     resnet*) echo timm_resnet ;;
+    efficientnet*) echo timm_efficientnet ;;
     *) echo unknown ;;
   esac
 }
@@ -50,7 +51,8 @@ for dir in "$WORK"/goldens/preprocess/*/; do
 done
 
 # The small goldens travel back for committing (the full-size ones stay here).
-tar -C "$WORK/goldens" -czf "$OUT/goldens.tgz" --exclude='*full*' --exclude='resnest50d' --exclude='resnet50' . 2>/dev/null
+tar -C "$WORK/goldens" -czf "$OUT/goldens.tgz" --exclude='*full*' --exclude='resnest50d' --exclude='resnet50' \
+  --exclude='efficientnet_b0' . 2>/dev/null
 echo
 echo "===== summary ====="
 cat "$OUT/summary.txt"

@@ -116,6 +116,19 @@ SPECS: List[ModelSpec] = [
         purpose="ResNet-D (deep stem, avg-pool downsample) in the ResNet family; opt-in, "
                 "with resnet50d's default pretrained tag"),
     ModelSpec(
+        name="efficientnet_tiny", timm_name="efficientnet_b0.ra_in1k",
+        # efficientnet_b0's own arch_def scaled by timm's channel / depth multipliers: widths
+        # rounded to multiples of 8 (stem 8, head 320), stages of 1, 1, 1, 2, 2, 2, 1 blocks.
+        overrides=dict(channel_multiplier=0.25, depth_multiplier=0.5, num_classes=10),
+        expect=EVAL_224_BICUBIC,
+        purpose="EfficientNet-B0 layout: depthwise-separable and inverted residual blocks, "
+                "squeeze-excite, 3x3 and 5x5 depthwise kernels, SiLU; stride-1 stages with 2 "
+                "blocks so the residual path is exercised; bicubic / crop_pct 0.875"),
+    ModelSpec(
+        name="efficientnet_b0", timm_name="efficientnet_b0.ra_in1k", overrides={},
+        expect=EVAL_224_BICUBIC, reduced=False, default=False,
+        purpose="full-size EfficientNet-B0 (with --full; too large to commit)"),
+    ModelSpec(
         name="resnest50d", timm_name="resnest50d.in1k", overrides={},
         expect=EVAL_224_BILINEAR, reduced=False, default=False,
         purpose="full-size ResNeSt-50d (with --full; too large to commit)"),
@@ -142,6 +155,21 @@ class RunConfig:
 # building
 # ----------------------------------------------------------------------------------------
 
+# timm's efficientnet_b0 entrypoint fixes its own channel and depth multipliers, so a scaled
+# B0 is made by the generator the entrypoint calls, with the same variant name (and with it
+# the same pretrained_cfg).
+EFFICIENTNET_SCALING = ("channel_multiplier", "depth_multiplier")
+
+
+def instantiate(timm, name: str, kwargs: Dict[str, Any]) -> nn.Module:
+    """timm.create_model(name, pretrained=False, **kwargs), or timm's EfficientNet generator
+    when kwargs scale an EfficientNet's widths or depth."""
+    if any(k in kwargs for k in EFFICIENTNET_SCALING):
+        from timm.models import efficientnet  # noqa: WPS433 - only these models need it
+        return efficientnet._gen_efficientnet(name.split(".")[0], pretrained=False, **kwargs)
+    return timm.create_model(name, pretrained=False, **kwargs)
+
+
 def create_timm_model(timm, spec: ModelSpec, seed: int) -> Tuple[nn.Module, Dict[str, Any]]:
     """Build the model with timm.create_model, falling back where releases differ.
 
@@ -159,7 +187,7 @@ def create_timm_model(timm, spec: ModelSpec, seed: int) -> Tuple[nn.Module, Dict
         while True:
             torch.manual_seed(seed)
             try:
-                model = timm.create_model(name, pretrained=False, **kwargs)
+                model = instantiate(timm, name, kwargs)
             except TypeError as e:
                 if "channels" in kwargs and "channels" in str(e):
                     notes.append(f"no 'channels' argument ({e}); built at full stage widths")
@@ -330,8 +358,7 @@ def verify_reload(timm, build_info: Dict[str, Any], path: Path, x32: torch.Tenso
     hidden state) reproduces logits.npy.
     """
     torch.manual_seed(run.seed)  # the init is overwritten by the load; seeded for repeatability
-    fresh = timm.create_model(build_info["create_model_name"], pretrained=False,
-                              **build_info["create_model_kwargs"])
+    fresh = instantiate(timm, build_info["create_model_name"], build_info["create_model_kwargs"])
     fresh.load_state_dict(load_weights(path), strict=True)
     fresh.to(device=run.device, dtype=torch.float64)
     again = forward(fresh, x32.to(torch.float64), run.device)
@@ -467,13 +494,15 @@ def parse_args(argv=None):
         description="Make kiln's golden data with timm: random-weight timm models with BN "
                     "statistics re-estimated on real photos, their inputs and float64 logits, "
                     "and timm preprocessing fixtures.",
-        epilog=f"Reduced models: {names}. --full adds resnest50d and resnet50. "
+        epilog=f"Reduced models: {names}. --full adds the full-size resnest50d, resnet50 "
+               "and efficientnet_b0. "
                "--list describes each one.")
     p.add_argument("--photos", type=Path, help="folder of photos (all of them are used for "
                    "the BN statistics and the preprocessing fixtures)")
     p.add_argument("--out", type=Path, help="output folder")
     p.add_argument("--full", action="store_true",
-                   help="also make full-size resnest50d and resnet50 (about 100 MB each)")
+                   help="also make full-size resnest50d, resnet50 (about 100 MB each) and "
+                        "efficientnet_b0 (21 MB)")
     p.add_argument("--seed", type=int, default=0, help="seed for the weights (default 0)")
     p.add_argument("--models", default=None,
                    help="comma-separated model names instead of the default reduced set; "
@@ -497,7 +526,7 @@ def parse_args(argv=None):
 
 
 def select_specs(args) -> List[ModelSpec]:
-    """The default reduced set, or --models, plus the full-size pair with --full."""
+    """The default reduced set, or --models, plus the full-size models with --full."""
     by_name = {s.name: s for s in SPECS}
     if args.models and args.models.strip().lower() == "none":
         chosen = []

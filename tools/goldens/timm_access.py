@@ -156,6 +156,19 @@ def _describe_stage(blocks: List[nn.Module]) -> Dict[str, Any]:
     return st
 
 
+def _describe_efficientnet_block(block: nn.Module) -> Dict[str, Any]:
+    """One EfficientNet block: its class, widths, depthwise kernel and stride, SE width."""
+    dw = block.conv_dw
+    se = getattr(block, "se", None)
+    return {"type": type(block).__name__, "in": int(dw.in_channels if not hasattr(block, "conv_pwl")
+                                                    else block.conv_pw.in_channels),
+            "mid": int(dw.out_channels), "kernel": int(dw.kernel_size[0]),
+            "stride": int(dw.stride[0]), "padding": int(dw.padding[0]) if isinstance(
+                dw.padding, tuple) else str(dw.padding),
+            "se": int(se.conv_reduce.out_channels) if hasattr(se, "conv_reduce") else 0,
+            "skip": bool(getattr(block, "has_skip", False))}
+
+
 def describe_architecture(model: nn.Module) -> Dict[str, Any]:
     """What the built network is, read from its modules: for kiln developers checking their
     shape inference, and to catch a timm release that builds something else."""
@@ -163,6 +176,11 @@ def describe_architecture(model: nn.Module) -> Dict[str, Any]:
     try:
         d["num_classes"] = int(model.num_classes)
         d["num_features"] = int(model.num_features)
+        if hasattr(model, "conv_stem"):  # timm's EfficientNet class
+            d["stem_channels"] = int(model.conv_stem.out_channels)
+            d["stages"] = [[_describe_efficientnet_block(b) for b in stage]
+                           for stage in model.blocks]
+            return d
         d["deep_stem"] = isinstance(model.conv1, nn.Sequential)
         d["stem_channels"] = int(model.bn1.num_features)
         d["stages"] = [_describe_stage(list(getattr(model, f"layer{i}")))

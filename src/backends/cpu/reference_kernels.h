@@ -28,6 +28,14 @@ Tensor radix_weighted_sum(const Tensor& x, const Tensor& weights, const RadixAtt
 Tensor quantize(const Tensor& x, float scale);
 // E4M3 codes (or their f32 values) times one scale per output channel (axis 0).
 Tensor dequantize(const Tensor& codes, const Tensor& scales);
+// x [N, C, H, W] times gate [N, C, 1, 1]: every pixel of channel c of image n scaled by gate[n, c].
+Tensor channel_scale(const Tensor& x, const Tensor& gate);
+// Detection operators (reference/detection.cpp), as attributes.h and op_kind.h define them.
+Tensor concat(const std::vector<const Tensor*>& inputs, std::int64_t axis);
+Tensor channel_slice(const Tensor& x, const SliceAttrs& attrs);
+Tensor upsample_nearest(const Tensor& x, std::int64_t scale);
+Tensor attention(const Tensor& qkv, const AttentionAttrs& attrs);
+Tensor detect_decode(const Tensor& x, const DetectAttrs& attrs);
 
 // Runs `node` on its reference kernel; `inputs` are the node's inputs in order.
 Tensor run_op(const Node& node, const std::vector<const Tensor*>& inputs);

@@ -305,6 +305,17 @@ void PlanBuilder::add_native(const Node& node) {
       return add_radix_softmax(node);
     case OpKind::kRadixWeightedSum:
       return add_radix_weighted_sum(node);
+    case OpKind::kChannelScale:
+      return add_channel_scale(node);
+    case OpKind::kConcat:
+      return add_concat(node);
+    case OpKind::kUpsample:
+      return add_upsample(node);
+    case OpKind::kChannelSlice:
+      return add_channel_slice(node);
+    case OpKind::kAttention:  // native_support() sends these to the reference fallback
+    case OpKind::kDetectDecode:
+      break;
     case OpKind::kQuantize:
       return add_quantize(node);
     case OpKind::kDequantize:

@@ -120,6 +120,10 @@ class PlanBuilder {
   void add_radix_sum(const Node& node);  // radix_steps.cpp
   void add_radix_softmax(const Node& node);
   void add_radix_weighted_sum(const Node& node);
+  void add_channel_scale(const Node& node);
+  void add_concat(const Node& node);  // detection_steps.cpp
+  void add_upsample(const Node& node);
+  void add_channel_slice(const Node& node);
   void add_fallback(const Node& node);  // fallback_step.cpp
 
   const Graph& graph_;

@@ -1,5 +1,6 @@
 // Split attention steps on the backend's own kernels (radix_kernels.h), in the layout the producer chose
-// when the radix splits are whole channel blocks, else in NCHW.
+// when the radix splits are whole channel blocks, else in NCHW. A channel scale (squeeze-excite's gate)
+// is the weighted sum over a single split.
 #include "backends/cpu/onednn/plan_builder.h"
 #include "backends/cpu/onednn/radix_kernels.h"
 #include "core/error.h"
@@ -77,6 +78,19 @@ void PlanBuilder::add_radix_weighted_sum(const Node& node) {
   note(cat("radix_weighted_sum ", layout_name(src.get_desc()), "->", layout_name(dst.get_desc())));
   call([src, weights, dst, layout, radix, w_stride, out](const dnnl::stream&) {
     radix_weighted_sum(data(src), layout, radix, data(weights), w_stride, mutable_data(dst), out);
+  });
+}
+
+void PlanBuilder::add_channel_scale(const Node& node) {
+  ChannelLayout layout;
+  const dnnl::memory src = radix_input(node.inputs[0], 1, layout);
+  std::int64_t g_stride = 0;
+  const dnnl::memory gate = channel_vector(node.inputs[1], g_stride);
+  const ChannelLayout out = radix_output_layout(layout, shape(node.output));
+  const dnnl::memory dst = output(node.output, channel_layout_desc(shape(node.output), out.kind, out.block));
+  note(cat("channel_scale ", layout_name(src.get_desc()), "->", layout_name(dst.get_desc())));
+  call([src, gate, dst, layout, g_stride, out](const dnnl::stream&) {
+    radix_weighted_sum(data(src), layout, 1, data(gate), g_stride, mutable_data(dst), out);
   });
 }
 

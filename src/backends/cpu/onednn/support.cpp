@@ -1,5 +1,7 @@
 #include "backends/cpu/onednn/support.h"
 
+#include <algorithm>
+
 #include "backends/cpu/onednn/precision.h"
 #include "backends/cpu/onednn/radix_kernels.h"
 
@@ -58,6 +60,17 @@ bool native_support(const Graph& graph, const Node& node) {
     case OpKind::kRadixSoftmax:
     case OpKind::kRadixWeightedSum:
       return node.attr<RadixAttrs>().radix <= kMaxRadix;
+    case OpKind::kChannelScale:  // the radix weighted sum over a single split
+      return true;
+    case OpKind::kConcat:  // of computed values (a concatenation of constants is folded before)
+      return std::none_of(node.inputs.begin(), node.inputs.end(),
+                          [&](ValueId v) { return graph.value(v).is_constant(); });
+    case OpKind::kChannelSlice:
+    case OpKind::kUpsample:
+      return graph.value(node.inputs[0]).shape.size() == 4 && !graph.value(node.inputs[0]).is_constant();
+    case OpKind::kAttention:  // on the reference kernels for now
+    case OpKind::kDetectDecode:
+      return false;
     case OpKind::kQuantize:
       return true;
     case OpKind::kDequantize:  // of constant weights only, which compile() folds away beforehand

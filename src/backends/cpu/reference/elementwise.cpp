@@ -61,4 +61,25 @@ Tensor add(const Tensor& a, const Tensor& b, Activation activation) {
   return y;
 }
 
+Tensor channel_scale(const Tensor& x, const Tensor& gate) {
+  constexpr std::string_view kOp = "channel_scale";
+  detail::require_f32(kOp, "input", x);
+  detail::require_f32(kOp, "gate", gate);
+  detail::require_rank(kOp, "input", x, 4);
+  require(gate.shape() == Shape{x.dim(0), x.dim(1), 1, 1}, kOp, ": expected a gate of shape [", x.dim(0),
+          ", ", x.dim(1), ", 1, 1] for input ", shape_str(x.shape()), ", got ", shape_str(gate.shape()));
+  const std::int64_t planes = x.dim(0) * x.dim(1), area = x.dim(2) * x.dim(3);
+  Tensor y(DType::kF32, x.shape());
+  const auto xs = x.f32();
+  const auto gs = gate.f32();
+  const auto out = y.mutable_f32();
+  for (std::int64_t plane = 0; plane < planes; ++plane) {
+    const double g = gs[static_cast<std::size_t>(plane)];
+    for (std::int64_t i = plane * area; i < (plane + 1) * area; ++i) {
+      out[static_cast<std::size_t>(i)] = static_cast<float>(xs[static_cast<std::size_t>(i)] * g);
+    }
+  }
+  return y;
+}
+
 }  // namespace kiln::reference

@@ -36,6 +36,18 @@ Tensor run_op(const Node& node, const std::vector<const Tensor*>& in) {
       return quantize(*in[0], node.attr<QuantizeAttrs>().scale);
     case OpKind::kDequantize:
       return dequantize(*in[0], *in[1]);
+    case OpKind::kChannelScale:
+      return channel_scale(*in[0], *in[1]);
+    case OpKind::kConcat:
+      return concat(in, node.attr<ConcatAttrs>().axis);
+    case OpKind::kChannelSlice:
+      return channel_slice(*in[0], node.attr<SliceAttrs>());
+    case OpKind::kUpsample:
+      return upsample_nearest(*in[0], node.attr<UpsampleAttrs>().scale);
+    case OpKind::kAttention:
+      return attention(*in[0], node.attr<AttentionAttrs>());
+    case OpKind::kDetectDecode:
+      return detect_decode(*in[0], node.attr<DetectAttrs>());
   }
   fail("layer '", node.name, "': unknown operator");
 }
