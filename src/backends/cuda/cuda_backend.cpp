@@ -47,6 +47,13 @@ std::string unsupported_reason(const Graph& graph, const Node& node) {
     case OpKind::kQuantize:
     case OpKind::kDequantize:
       return "FP8 quantization points are not supported by the cuda backend";
+    case OpKind::kChannelScale:
+    case OpKind::kConcat:
+    case OpKind::kChannelSlice:
+    case OpKind::kUpsample:
+    case OpKind::kAttention:
+    case OpKind::kDetectDecode:
+      return cat(op_kind_name(node.op), " (EfficientNet / YOLOv10) has no CUDA kernel yet");
   }
   return "unknown operator";
 }
