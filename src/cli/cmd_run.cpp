@@ -245,7 +245,6 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend, "Backend to run on (default: the fastest CPU backend built in)");
   cmd->add_option("--topk", options->topk, "Classes to print per input")->check(CLI::Range(1, 1000));
   cmd->add_option("--save-output", options->save_output, "Write the logits [N, classes] as float32 .npy");
-  cmd->add_option("--json", options->json, "Write the top-k results as JSON");
   cmd->add_option("--tactic-cache", options->tactic_cache, "File of timed GPU tactics to reuse and extend (cuda)");
   cmd->add_option("--json", options->json, "Write the top-k results (detectors: the boxes) as JSON");
   cmd->add_option("--min-score", options->min_score, "Detectors: report boxes scoring at least this")

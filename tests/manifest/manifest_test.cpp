@@ -37,7 +37,9 @@ TEST(ShippedManifests, TimmResnestParsesAndValidates) {
   EXPECT_EQ(manifest.opt_level, 3);
   EXPECT_EQ(manifest.backends, std::vector<std::string>{"cpu"});
   expect_fp8_study_recipe(manifest);
-  EXPECT_TRUE(manifest.study.is_null());
+  ASSERT_TRUE(manifest.study.is_object());
+  EXPECT_EQ(manifest.study.at("baseline"), "fp16");
+  EXPECT_EQ(manifest.study.at("variants").size(), 7u);
 }
 
 TEST(ShippedManifests, TimmResnetParsesAndValidates) {
