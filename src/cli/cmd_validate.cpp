@@ -68,6 +68,7 @@ nlohmann::json to_json(const Outcome& outcome) {
 void validate(const ValidateOptions& options) {
   std::vector<std::string> known_families;
   for (const auto& family : families()) known_families.emplace_back(family.name);
+  for (const auto& detector : detectors()) known_families.emplace_back(detector.name);
 
   std::vector<std::string> arguments = options.manifests;
   if (arguments.empty()) {

@@ -55,6 +55,14 @@ TEST(ShippedManifests, TimmResnetParsesAndValidates) {
   expect_fp8_study_recipe(manifest);
 }
 
+TEST(ShippedManifests, Yolov10IsADetectionManifest) {
+  const Manifest manifest = load_manifest(kFamiliesDir / "yolov10" / "manifest.toml");
+  EXPECT_NO_THROW(validate_manifest(manifest, {"yolov10"}));
+  EXPECT_EQ(manifest.task, Task::kDetection);
+  EXPECT_EQ(manifest.input_size % 32, 0);
+  EXPECT_EQ(manifest.hub_id, "jameslahm/yolov10n");
+}
+
 TEST(ManifestParsing, KeepsEveryValue) {
   const Manifest manifest = testing::parse_and_validate(testing::kValidManifest);
   EXPECT_EQ(manifest.path, std::filesystem::path(testing::kTestPath));
