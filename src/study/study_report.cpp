@@ -235,7 +235,7 @@ std::string revisit_section(const StudyResult& result) {
   std::ostringstream md;
   md << "## When to revisit\n\n";
   if (result.inputs.backend.rfind("cpu", 0) == 0) {
-    md << "- Run this study with `--backend cuda` on a GPU with FP8 tensor cores: only there can FP8 be faster.\n";
+    md << "- When the CUDA backend runs FP8 layers on FP8 tensor cores: only there can FP8 be faster.\n";
   }
   md << "- When FP8 convolution kernels fuse their input quantization into the producer's epilogue (separate "
         "quantize kernels add a launch per FP8 layer input).\n"
@@ -276,11 +276,12 @@ std::string study_markdown(const StudyResult& result) {
     md << "> **Demo run.** The checkpoint is a reduced model with random weights (`" << result.inputs.model.checkpoint_name
        << "` from the repository's test data) and the data are the repository's photos: the numbers show "
           "the study working, not how FP8 does on the real model. For that, run it on a Hub checkpoint and "
-          "ImageNet validation shards, on a GPU:\n>\n"
+          "ImageNet validation shards (add `--backend cuda --variants fp32,fp16` on a GPU for fp16 speed; FP8 "
+          "layers run on the CPU backends for now):\n>\n"
           "> `kiln study families/"
        << result.family
        << " --checkpoint resnest50d.in1k/model.safetensors --data 'wds_imagenet1k/validation-{000000..000063}.tar' "
-          "--backend cuda -o study`\n\n";
+          "-o study`\n\n";
   }
   md << summary_section(result) << recipe_section(result) << method_section(result) << environment_section(result)
      << results_section(result) << revisit_section(result) << "## Re-run\n\n```sh\n" << result.inputs.command

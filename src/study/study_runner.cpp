@@ -106,11 +106,35 @@ StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& re
   return decision;
 }
 
+
+// Fails before any work when the backend cannot run a variant's precision.
+void check_backend_runs(const std::string& backend, const StudySpec& spec) {
+  const auto be = make_backend(backend);
+  for (const StudyVariant& variant : spec.variants) {
+    // A one-convolution graph in the variant's precision, as the builder would make it.
+    Graph probe;
+    ValueId x = probe.add_input("x", {1, 16, 8, 8});
+    ValueId w = probe.add_constant("w", Tensor(DType::kF32, {16, 16, 1, 1}));
+    if (variant.precision == Precision::kF8) {
+      x = probe.add_node(OpKind::kQuantize, "x.quantize", {x}, QuantizeAttrs{1.0f});
+      const ValueId codes = probe.add_constant("w.fp8", Tensor(DType::kF8E4M3, {16, 16, 1, 1}));
+      const ValueId scales = probe.add_constant("w.scale", Tensor::from_f32({16}, std::vector<float>(16, 1.0f)));
+      w = probe.add_node(OpKind::kDequantize, "w.dequantize", {codes, scales});
+    }
+    const ValueId y = probe.add_node(OpKind::kConv2d, "conv", {x, w}, ConvAttrs{});
+    probe.node(probe.value(y).producer).precision = variant.precision;
+    require(be->supports(probe, probe.node(probe.value(y).producer)), "the ", backend, " backend cannot run ",
+            precision_name(variant.precision), " layers (variant '", variant.name,
+            "'): leave the variant out with --variants, or study it on a CPU backend");
+  }
+}
+
 }  // namespace
 
 StudyResult run_study(const StudyInputs& inputs) {
   const auto start = Clock::now();
   const StudySpec& spec = inputs.spec;
+  check_backend_runs(inputs.backend, spec);
   StudyResult result;
   result.environment = capture_environment();
   result.inputs = inputs;
