@@ -8,9 +8,15 @@
 namespace kiln::onednn {
 namespace {
 
+// Constants, and FP8 weights (a dequantize of constants), which compile() folds into constants.
 bool constant(const Graph& graph, const Node& node, std::size_t first) {
   for (std::size_t i = first; i < node.inputs.size(); ++i) {
-    if (!graph.value(node.inputs[i]).is_constant()) return false;
+    const Value& v = graph.value(node.inputs[i]);
+    if (v.is_constant()) continue;
+    if (v.producer == kNoNode || graph.node(v.producer).op != OpKind::kDequantize) return false;
+    for (const ValueId input : graph.node(v.producer).inputs) {
+      if (!graph.value(input).is_constant()) return false;
+    }
   }
   return true;
 }
