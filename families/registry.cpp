@@ -75,8 +75,8 @@ const FamilyInfo& find_family(std::string_view name) {
 
 namespace {
 
-DetectorModel load_yolov10(const std::map<std::string, Tensor>& weights, const std::filesystem::path& config_json,
-                           std::int64_t batch) {
+DetectorModel load_yolov10(const std::map<std::string, Tensor>& weights,
+                           const std::filesystem::path& config_json, std::int64_t batch) {
   DetectorModel model;
   model.config = read_yolo_config(config_json);
   Yolov10Build build = build_yolov10(weights, model.config, batch);

@@ -1,19 +1,17 @@
 // The families kiln can build, listed in one place (registry.cpp).
 #pragma once
 
+#include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "graph/graph.h"
-#include <map>
-
-#include <filesystem>
 
 #include "core/tensor.h"
 #include "families/yolov10/config.h"
 #include "families/yolov10/letterbox.h"
 #include "families/yolov10/postprocess.h"
+#include "graph/graph.h"
 #include "io/image.h"
 #include "io/timm_config.h"
 
@@ -34,7 +32,7 @@ const FamilyInfo& find_family(std::string_view name);
 
 // Families of object detectors: their own config.json, letterboxed input, boxes out.
 struct DetectorModel {
-  Graph graph;                           // output: decoded predictions [N, 4 + classes, anchors]
+  Graph graph;  // output: decoded predictions [N, 4 + classes, anchors]
   YoloConfig config;
   std::vector<std::string> unused_keys;  // checkpoint tensors inference does not use
 };
@@ -43,8 +41,8 @@ struct DetectorInfo {
   std::string_view name;         // "yolov10"
   std::string_view description;  // one line
   // Reads config.json and builds the graph for a batch of `batch` images (-1: any).
-  DetectorModel (*load)(const std::map<std::string, Tensor>& weights, const std::filesystem::path& config_json,
-                        std::int64_t batch);
+  DetectorModel (*load)(const std::map<std::string, Tensor>& weights,
+                        const std::filesystem::path& config_json, std::int64_t batch);
   Letterbox (*prepare)(const Image& image, std::int64_t size);
   std::vector<std::vector<Detection>> (*select)(const Tensor& decoded, std::int64_t max_det);
   Detection (*to_original)(const Detection& detection, const Letterbox& box);

@@ -33,8 +33,8 @@ bool CheckpointReader::has_prefix(std::string_view prefix) const {
 
 std::vector<std::string> CheckpointReader::skip_prefix(std::string_view prefix) {
   std::vector<std::string> skipped;
-  for (auto it = weights_.lower_bound(std::string(prefix)); it != weights_.end() && it->first.starts_with(prefix);
-       ++it) {
+  for (auto it = weights_.lower_bound(std::string(prefix));
+       it != weights_.end() && it->first.starts_with(prefix); ++it) {
     taken_.insert(it->first);
     skipped.push_back(it->first);
   }

@@ -22,7 +22,8 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   result.passes = run_passes(input.graph, pass_options);
   nlohmann::json quantization = nlohmann::json::object();
   if (options.precision == Precision::kF8) {
-    require(static_cast<bool>(options.quantizer), "fp8 builds need a quantization recipe and calibration data");
+    require(static_cast<bool>(options.quantizer),
+            "fp8 builds need a quantization recipe and calibration data");
     quantization = options.quantizer(input.graph);
     assign_precision(input.graph, options.fp8_fallback);
   } else {

@@ -18,7 +18,7 @@ using Quantizer = std::function<nlohmann::json(Graph&)>;
 struct BuildOptions {
   Precision precision = Precision::kF32;  // kF8: the quantizer picks FP8 layers, the rest get fp8_fallback
   Precision fp8_fallback = Precision::kF16;
-  Quantizer quantizer;                    // required for kF8
+  Quantizer quantizer;         // required for kF8
   std::int64_t opt_level = 2;  // 0: no passes; 1: exact clean-ups; 2 and above: fusions too
   std::int64_t batch = 1;
   std::string backend = "cpu";
@@ -26,7 +26,7 @@ struct BuildOptions {
 };
 
 struct BuildInput {
-  Graph graph;             // as the family built it
+  Graph graph;  // as the family built it
   ModelConfig config;
   std::string family;
   std::string checkpoint_name;

@@ -1,10 +1,9 @@
 // kiln bench: latency and throughput of a plan, trtexec-style.
 #include <iomanip>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/model_loading.h"
@@ -39,9 +38,15 @@ Tensor random_input(std::int64_t batch, std::int64_t size) {
 }
 
 nlohmann::json stats_json(const LatencyStats& stats) {
-  return {{"iterations", stats.iterations}, {"median_ms", stats.median_ms}, {"mean_ms", stats.mean_ms},
-          {"min_ms", stats.min_ms},         {"max_ms", stats.max_ms},       {"p90_ms", stats.p90_ms},
-          {"p99_ms", stats.p99_ms},         {"stddev_ms", stats.stddev_ms}, {"images_per_second", stats.images_per_second}};
+  return {{"iterations", stats.iterations},
+          {"median_ms", stats.median_ms},
+          {"mean_ms", stats.mean_ms},
+          {"min_ms", stats.min_ms},
+          {"max_ms", stats.max_ms},
+          {"p90_ms", stats.p90_ms},
+          {"p99_ms", stats.p99_ms},
+          {"stddev_ms", stats.stddev_ms},
+          {"images_per_second", stats.images_per_second}};
 }
 
 void bench(const BenchOptions& options) {
@@ -54,18 +59,20 @@ void bench(const BenchOptions& options) {
   const Tensor input = random_input(compile.batch, plan->config.preprocess.input_size);
 
   std::cerr << "bench " << options.plan.string() << ": " << engine.backend() << ", batch " << compile.batch
-            << ", warm-up " << options.settings.warmup_seconds << " s, duration " << options.settings.duration_seconds
-            << " s, timed region: " << timed_region(engine) << "\n";
+            << ", warm-up " << options.settings.warmup_seconds << " s, duration "
+            << options.settings.duration_seconds << " s, timed region: " << timed_region(engine) << "\n";
   if (options.verbose) std::cerr << engine.describe();
   const LatencyStats stats = summarize(time_engine(engine, input, options.settings), compile.batch);
   std::cout << std::fixed << std::setprecision(3) << "latency (ms): median " << stats.median_ms << "  p90 "
-            << stats.p90_ms << "  p99 " << stats.p99_ms << "  min " << stats.min_ms << "  max " << stats.max_ms
-            << "  mean " << stats.mean_ms << "  stddev " << stats.stddev_ms << "  (" << stats.iterations
-            << " runs)\n"
+            << stats.p90_ms << "  p99 " << stats.p99_ms << "  min " << stats.min_ms << "  max "
+            << stats.max_ms << "  mean " << stats.mean_ms << "  stddev " << stats.stddev_ms << "  ("
+            << stats.iterations << " runs)\n"
             << std::setprecision(1) << "throughput: " << stats.images_per_second << " images/s\n";
 
-  nlohmann::json report = {{"plan", options.plan.string()}, {"backend", engine.backend()},
-                           {"batch", compile.batch},        {"precision", precision_name(plan->info.precision)},
+  nlohmann::json report = {{"plan", options.plan.string()},
+                           {"backend", engine.backend()},
+                           {"batch", compile.batch},
+                           {"precision", precision_name(plan->info.precision)},
                            {"warmup_seconds", options.settings.warmup_seconds},
                            {"duration_seconds", options.settings.duration_seconds},
                            {"timed_region", timed_region(engine)},
@@ -84,14 +91,17 @@ void bench(const BenchOptions& options) {
     const LayerProfile profile = profile_engine(profiling, input, options.profile_iterations);
     std::cout << "kernel time per group (mean of " << options.profile_iterations << " profiled runs):\n";
     for (const auto& [group, ms] : profile.group_ms) {
-      std::cout << "  " << std::left << std::setw(22) << group << std::right << std::setw(9) << std::setprecision(3)
-                << ms << " ms " << std::setw(6) << std::setprecision(1) << 100.0 * ms / profile.total_ms << "%\n";
+      std::cout << "  " << std::left << std::setw(22) << group << std::right << std::setw(9)
+                << std::setprecision(3) << ms << " ms " << std::setw(6) << std::setprecision(1)
+                << 100.0 * ms / profile.total_ms << "%\n";
     }
-    std::cout << "  " << std::left << std::setw(22) << "total" << std::right << std::setw(9) << std::setprecision(3)
-              << profile.total_ms << " ms\n";
+    std::cout << "  " << std::left << std::setw(22) << "total" << std::right << std::setw(9)
+              << std::setprecision(3) << profile.total_ms << " ms\n";
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& layer : profile.layers) {
-      layers.push_back({{"name", layer.name}, {"op", op_kind_name(layer.op)}, {"group", layer_group(layer.op)},
+      layers.push_back({{"name", layer.name},
+                        {"op", op_kind_name(layer.op)},
+                        {"group", layer_group(layer.op)},
                         {"ms", layer.milliseconds}});
     }
     report["profile"] = {{"groups_ms", profile.group_ms}, {"total_ms", profile.total_ms}, {"layers", layers}};
@@ -105,9 +115,13 @@ void bench(const BenchOptions& options) {
 
 void add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
-  CLI::App* cmd = app.add_subcommand("bench", "Measure a plan's latency and throughput (median of timed runs)");
-  cmd->add_option("plan", options->plan, "A plan file made by kiln build")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--backend", options->backend, "Backend to run on (default: the fastest CPU backend built in)");
+  CLI::App* cmd =
+      app.add_subcommand("bench", "Measure a plan's latency and throughput (median of timed runs)");
+  cmd->add_option("plan", options->plan, "A plan file made by kiln build")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--backend", options->backend,
+                  "Backend to run on (default: the fastest CPU backend built in)");
   cmd->add_option("--batch", options->batch, "Batch size (default: the plan's)")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", options->settings.warmup_seconds, "Seconds of untimed runs first")
       ->capture_default_str()
@@ -119,12 +133,14 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--threads", options->threads, "CPU threads (0: one per core)")->capture_default_str();
-  cmd->add_flag("--profile", options->profile, "Also print kernel time per layer group (separate profiled runs)");
+  cmd->add_flag("--profile", options->profile,
+                "Also print kernel time per layer group (separate profiled runs)");
   cmd->add_option("--profile-iterations", options->profile_iterations, "Profiled runs to average")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--tactic-cache", options->tactic_cache,
-                  "File of timed GPU tactics to reuse and extend (cuda backend; the plan's --opt-level 0 times none)");
+  cmd->add_option(
+      "--tactic-cache", options->tactic_cache,
+      "File of timed GPU tactics to reuse and extend (cuda backend; the plan's --opt-level 0 times none)");
   cmd->add_flag("--verbose", options->verbose, "Print what the backend compiled, step by step");
   cmd->add_option("--json", options->json, "Write every statistic (and the per-layer profile) as JSON");
   cmd->callback([options] { bench(*options); });

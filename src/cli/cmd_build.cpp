@@ -2,7 +2,6 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "builder/build_plan.h"
@@ -51,8 +50,9 @@ struct BuildCommandOptions {
 };
 
 // The FP8 settings: command-line flags first, then the manifest's [quantization] section.
-Quantizer fp8_quantizer(const BuildCommandOptions& options, const Manifest& manifest, const Graph& model_graph,
-                        const PreprocessConfig& preprocess, BuildOptions& build_options) {
+Quantizer fp8_quantizer(const BuildCommandOptions& options, const Manifest& manifest,
+                        const Graph& model_graph, const PreprocessConfig& preprocess,
+                        BuildOptions& build_options) {
   const bool cached = options.calib_cache && std::filesystem::exists(*options.calib_cache);
   require(options.calib_data.has_value() || cached,
           "fp8 builds calibrate on images: give --calib DATA (or an existing --calib-cache)");
@@ -110,9 +110,9 @@ void build(const BuildCommandOptions& options) {
   validate_manifest(manifest, known);
 
   const std::string digest = sha256_file_hex(options.checkpoint);
-  require(manifest.checkpoint_sha256.empty() || manifest.checkpoint_sha256 == digest, options.checkpoint.string(),
-          ": sha256 ", digest, " differs from the ", manifest.checkpoint_sha256, " that ", manifest.path.string(),
-          " pins");
+  require(manifest.checkpoint_sha256.empty() || manifest.checkpoint_sha256 == digest,
+          options.checkpoint.string(), ": sha256 ", digest, " differs from the ", manifest.checkpoint_sha256,
+          " that ", manifest.path.string(), " pins");
   LoadedModel model = load_model(manifest.family, options.checkpoint, options.config);
   require(model.config.preprocess.input_size == manifest.input_size, manifest.path.string(), ": input size ",
           manifest.input_size, " differs from the checkpoint config's ", model.config.preprocess.input_size);
@@ -125,7 +125,8 @@ void build(const BuildCommandOptions& options) {
     build_options.precision = *precision;
   }
   if (build_options.precision == Precision::kF8) {
-    build_options.quantizer = fp8_quantizer(options, manifest, model.graph, model.config.preprocess, build_options);
+    build_options.quantizer =
+        fp8_quantizer(options, manifest, model.graph, model.config.preprocess, build_options);
   }
   build_options.opt_level = options.opt_level.value_or(manifest.opt_level);
   build_options.batch = options.batch.value_or(manifest.batch_sizes.front());
@@ -148,20 +149,24 @@ void build(const BuildCommandOptions& options) {
   std::cout << "built " << options.output.string() << ": " << model.family->name << ", "
             << result.plan.graph.live_node_count() << " layers, " << precision_name(build_options.precision)
             << (build_options.precision == Precision::kF8
-                    ? cat(" (", result.plan.info.quantization.value("fp8_layers", 0), " FP8 convolutions, the rest ",
-                          precision_name(build_options.fp8_fallback), ")")
+                    ? cat(" (", result.plan.info.quantization.value("fp8_layers", 0),
+                          " FP8 convolutions, the rest ", precision_name(build_options.fp8_fallback), ")")
                     : std::string())
             << ", opt level " << build_options.opt_level << ", batch " << build_options.batch << ", backend "
             << build_options.backend << ", " << std::fixed << std::setprecision(1)
             << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB, " << result.passes.change_count()
             << " rewrites, " << seconds << " s\n";
   if (options.json) {
-    nlohmann::json report = {{"plan", options.output.string()},       {"family", model.family->name},
+    nlohmann::json report = {{"plan", options.output.string()},
+                             {"family", model.family->name},
                              {"layers", result.plan.graph.live_node_count()},
                              {"precision", precision_name(build_options.precision)},
-                             {"opt_level", build_options.opt_level}, {"batch", build_options.batch},
-                             {"backend", build_options.backend},     {"bytes", bytes},
-                             {"checkpoint_sha256", digest},          {"seconds", seconds}};
+                             {"opt_level", build_options.opt_level},
+                             {"batch", build_options.batch},
+                             {"backend", build_options.backend},
+                             {"bytes", bytes},
+                             {"checkpoint_sha256", digest},
+                             {"seconds", seconds}};
     for (const auto& run : result.passes.runs) report["passes"][run.name] = run.changes;
     if (build_options.precision == Precision::kF8) report["quantization"] = result.plan.info.quantization;
     write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
@@ -179,23 +184,26 @@ void add_build_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", options->output, "The plan file to write (written to a temp file, then renamed)");
+  cmd->add_option("-o,--output", options->output,
+                  "The plan file to write (written to a temp file, then renamed)");
   cmd->add_option("--precision", options->precision,
                   "fp32, fp16 or fp8 (FP8 E4M3 convolutions chosen by --recipe, calibrated on --calib; "
                   "default: the manifest's)");
-  cmd->add_option("--recipe", options->recipe,
-                  "fp8: which convolutions run in FP8: all (all but the stem), nose (all but stem and attention "
-                  "gates), nose-L1 (nose, and layer1 kept fp16), auto (searched for --auto-target), or "
-                  "include=PATTERN,...;exclude=PATTERN,... over layer names (* and ? globs); default: the "
-                  "manifest's");
+  cmd->add_option(
+      "--recipe", options->recipe,
+      "fp8: which convolutions run in FP8: all (all but the stem), nose (all but stem and attention "
+      "gates), nose-L1 (nose, and layer1 kept fp16), auto (searched for --auto-target), or "
+      "include=PATTERN,...;exclude=PATTERN,... over layer names (* and ? globs); default: the "
+      "manifest's");
   cmd->add_option("--calib", options->calib_data,
                   "fp8: calibration images: a folder (flat or class sub-folders) or webdataset tar shards");
   cmd->add_option("--calib-images", options->calib_images,
                   "fp8: calibration images to use (default: the manifest's calibration_images, else 500)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--calib-every", options->calib_every,
-                  "fp8: sample calib-images x K images at a fixed stride and calibrate on every K-th, leaving "
-                  "the rest held out for kiln eval (1: calibrate on the whole sample)")
+  cmd->add_option(
+         "--calib-every", options->calib_every,
+         "fp8: sample calib-images x K images at a fixed stride and calibrate on every K-th, leaving "
+         "the rest held out for kiln eval (1: calibrate on the whole sample)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--calib-method", options->calib_method,
@@ -207,7 +215,8 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--percentile", options->percentile, "fp8: the percentile calibrator's percentile of |x|")
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 100.0));
-  cmd->add_option("--fp8-fallback", options->fp8_fallback, "fp8: precision of the layers not in FP8: fp16 or fp32")
+  cmd->add_option("--fp8-fallback", options->fp8_fallback,
+                  "fp8: precision of the layers not in FP8: fp16 or fp32")
       ->capture_default_str();
   cmd->add_option("--auto-target", options->auto_target,
                   "fp8 --recipe auto: agreement=FRACTION (top-1 agreement with fp32 at least) or "
@@ -217,11 +226,13 @@ void add_build_command(CLI::App& app) {
                   "fp8 --recipe auto: calibration images the per-layer sensitivity and the search run on")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--strict", options->strict, "fp8: stop at the first unreadable calibration image instead of skipping it");
+  cmd->add_flag("--strict", options->strict,
+                "fp8: stop at the first unreadable calibration image instead of skipping it");
   cmd->add_option("--opt-level", options->opt_level,
                   "0: no graph passes, 1: exact clean-ups, 2+: fusions too (default: the manifest's)")
       ->check(CLI::Range(0, 5));
-  cmd->add_option("--batch", options->batch, "Batch size the plan is built for (default: the manifest's first)")
+  cmd->add_option("--batch", options->batch,
+                  "Batch size the plan is built for (default: the manifest's first)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--backend", options->backend, "Backend the plan targets (default: the manifest's first)");
   cmd->add_option("--disable-pass", options->disabled_passes, "Skip a graph pass by name (repeatable)");

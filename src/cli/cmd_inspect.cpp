@@ -2,7 +2,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -28,10 +27,13 @@ void list_tensors(const InspectOptions& options) {
   for (const auto& name : file.names()) {
     const Tensor& tensor = file.tensor(name);
     elements += tensor.numel();
-    tensors.push_back({{"name", name}, {"dtype", safetensors_name(tensor.dtype())}, {"shape", tensor.shape()}});
+    tensors.push_back(
+        {{"name", name}, {"dtype", safetensors_name(tensor.dtype())}, {"shape", tensor.shape()}});
   }
   if (options.json) {
-    nlohmann::json report = {{"file", options.file.string()}, {"tensors", tensors}, {"elements", elements},
+    nlohmann::json report = {{"file", options.file.string()},
+                             {"tensors", tensors},
+                             {"elements", elements},
                              {"metadata", file.metadata()}};
     std::cout << report.dump(2) << "\n";
     return;
@@ -41,7 +43,8 @@ void list_tensors(const InspectOptions& options) {
               << shape_str(entry["shape"].get<Shape>()) << "\n";
   }
   for (const auto& [key, value] : file.metadata()) std::cout << "metadata " << key << " = " << value << "\n";
-  std::cout << file.names().size() << " tensors, " << elements << " elements, " << file.file_size() << " bytes\n";
+  std::cout << file.names().size() << " tensors, " << elements << " elements, " << file.file_size()
+            << " bytes\n";
 }
 
 // A detector's graph for any batch, from its config.json (beside the checkpoint unless --config).
@@ -58,7 +61,8 @@ LoadedModel load_detector(const DetectorInfo& detector, const InspectOptions& op
     DetectorModel detected = detector.load(weights, config, -1);
     model.graph = std::move(detected.graph);
     if (!options.json) {
-      std::cout << "# " << detected.unused_keys.size() << " checkpoint tensors unused (the one-to-many head)\n";
+      std::cout << "# " << detected.unused_keys.size()
+                << " checkpoint tensors unused (the one-to-many head)\n";
     }
   } catch (const Error& error) {
     fail(options.file.string(), ": ", error.what());
@@ -77,11 +81,14 @@ void print_model(const InspectOptions& options) {
     nlohmann::json layers = nlohmann::json::array();
     for (const NodeId id : model.graph.topological_order()) {
       const Node& node = model.graph.node(id);
-      layers.push_back({{"name", node.name}, {"op", op_kind_name(node.op)},
+      layers.push_back({{"name", node.name},
+                        {"op", op_kind_name(node.op)},
                         {"shape", model.graph.value(node.output).shape}});
     }
-    nlohmann::json report = {{"family", family}, {"layers", layers},
-                             {"parameters", model.graph.parameter_count()}, {"convolutions", convolutions}};
+    nlohmann::json report = {{"family", family},
+                             {"layers", layers},
+                             {"parameters", model.graph.parameter_count()},
+                             {"convolutions", convolutions}};
     std::cout << report.dump(2) << "\n";
     return;
   }
@@ -146,7 +153,8 @@ void print_plan(const InspectOptions& options) {
 void add_inspect_command(CLI::App& app) {
   auto options = std::make_shared<InspectOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "inspect", "List a checkpoint's tensors, print its graph (--family), or describe a plan file and its graph");
+      "inspect",
+      "List a checkpoint's tensors, print its graph (--family), or describe a plan file and its graph");
   cmd->add_option("file", options->file, "A .safetensors checkpoint or a plan file (kiln build)")
       ->required()
       ->check(CLI::ExistingFile);

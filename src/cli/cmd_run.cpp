@@ -5,9 +5,8 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
-#include <numeric>
-
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "cli/commands.h"
 #include "cli/model_loading.h"
@@ -128,7 +127,8 @@ void run_detector(const DetectorInfo& detector, const RunOptions& options) {
   for (std::size_t i = 0; i < images.size(); ++i) {
     boxes.push_back(detector.prepare(images[i], size));
     const Tensor x = letterbox_tensor(boxes.back());
-    std::copy(x.f32().begin(), x.f32().end(), input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
+    std::copy(x.f32().begin(), x.f32().end(),
+              input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
   }
   CompileOptions compile;
   compile.batch = batch;
@@ -143,9 +143,12 @@ void run_detector(const DetectorInfo& detector, const RunOptions& options) {
   std::cout << detector.name << " (" << model.config.model << ", " << size << "x" << size << ") on " << batch
             << " image(s), " << backend << ", " << std::fixed << std::setprecision(1) << seconds * 1000.0
             << " ms; " << model.unused_keys.size() << " checkpoint tensors unused (the one-to-many head)\n";
-  nlohmann::json report = {{"family", detector.name},   {"model", options.checkpoint.string()},
-                           {"backend", backend},        {"seconds", seconds},
-                           {"min_score", options.min_score}, {"unused_keys", model.unused_keys},
+  nlohmann::json report = {{"family", detector.name},
+                           {"model", options.checkpoint.string()},
+                           {"backend", backend},
+                           {"seconds", seconds},
+                           {"min_score", options.min_score},
+                           {"unused_keys", model.unused_keys},
                            {"results", nlohmann::json::array()}};
   for (std::size_t i = 0; i < images.size(); ++i) {
     std::cout << options.inputs[i].string() << " (" << images[i].width << "x" << images[i].height << ")\n";
@@ -155,13 +158,16 @@ void run_detector(const DetectorInfo& detector, const RunOptions& options) {
       if (raw.score < options.min_score) continue;
       const Detection d = detector.to_original(raw, boxes[i]);
       const auto label = static_cast<std::size_t>(d.label);
-      const std::string name = label < model.config.names.size() ? model.config.names[label] : cat("class ", label);
+      const std::string name =
+          label < model.config.names.size() ? model.config.names[label] : cat("class ", label);
       std::cout << "  " << std::setprecision(3) << d.score << "  " << name << " (" << d.label << ")  ["
                 << std::setprecision(1) << d.x1 << ", " << d.y1 << ", " << d.x2 << ", " << d.y2 << "]\n";
-      found.push_back({{"label", d.label}, {"name", name}, {"score", d.score}, {"box", {d.x1, d.y1, d.x2, d.y2}}});
+      found.push_back(
+          {{"label", d.label}, {"name", name}, {"score", d.score}, {"box", {d.x1, d.y1, d.x2, d.y2}}});
       draw_box(drawing, d);
     }
-    if (found.empty()) std::cout << "  no detection scores " << std::defaultfloat << options.min_score << " or more\n";
+    if (found.empty())
+      std::cout << "  no detection scores " << std::defaultfloat << options.min_score << " or more\n";
     report["results"].push_back({{"input", options.inputs[i].string()}, {"detections", found}});
     if (options.draw) write_png(drawing_path(*options.draw, i, images.size()), drawing);
   }
@@ -176,9 +182,9 @@ void run(const RunOptions& options) {
   require(options.plan.empty() != (options.family.empty() && options.checkpoint.empty()),
           "give either a plan file or --family with --checkpoint");
   std::shared_ptr<const Plan> plan =
-      options.plan.empty() ? std::make_shared<const Plan>(build_in_memory(options.family, options.checkpoint,
-                                                                          options.config))
-                           : load_plan(options.plan);
+      options.plan.empty()
+          ? std::make_shared<const Plan>(build_in_memory(options.family, options.checkpoint, options.config))
+          : load_plan(options.plan);
   const InputBatch batch = load_inputs(options.inputs, plan->config.preprocess);
   CompileOptions compile;
   compile.batch = batch.tensor.dim(0);
@@ -192,15 +198,15 @@ void run(const RunOptions& options) {
 
   const std::vector<std::string> names = class_names(plan->config);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
-  nlohmann::json report = {{"family", plan->info.family},
-                           {"model", options.plan.empty() ? options.checkpoint.string() : options.plan.string()},
-                           {"backend", engine.backend()},
-                           {"batch", logits.dim(0)},
-                           {"seconds", seconds},
-                           {"results", nlohmann::json::array()}};
+  nlohmann::json report = {
+      {"family", plan->info.family},
+      {"model", options.plan.empty() ? options.checkpoint.string() : options.plan.string()},
+      {"backend", engine.backend()},
+      {"batch", logits.dim(0)},
+      {"seconds", seconds},
+      {"results", nlohmann::json::array()}};
   std::cout << plan->info.family << " on " << batch.labels.size() << " input(s), " << engine.backend() << ", "
-            << std::fixed
-            << std::setprecision(1) << seconds * 1000.0 << " ms\n";
+            << std::fixed << std::setprecision(1) << seconds * 1000.0 << " ms\n";
   for (std::size_t row = 0; row < batch.labels.size(); ++row) {
     const auto ranked = top_k(logits.f32().subspan(row * classes, classes), options.topk);
     std::cout << batch.labels[row] << "\n";
@@ -208,9 +214,11 @@ void run(const RunOptions& options) {
     for (std::size_t i = 0; i < ranked.size(); ++i) {
       const auto index = static_cast<std::size_t>(ranked[i].index);
       const std::string label = index < names.size() ? names[index] : cat("class ", index);
-      std::cout << "  " << i + 1 << ". " << std::setw(6) << std::setprecision(2) << ranked[i].probability * 100.0
-                << "%  " << label << " (" << index << ")\n";
-      entries.push_back({{"class", index}, {"label", label}, {"probability", ranked[i].probability},
+      std::cout << "  " << i + 1 << ". " << std::setw(6) << std::setprecision(2)
+                << ranked[i].probability * 100.0 << "%  " << label << " (" << index << ")\n";
+      entries.push_back({{"class", index},
+                         {"label", label},
+                         {"probability", ranked[i].probability},
                          {"logit", ranked[i].logit}});
     }
     report["results"].push_back({{"input", batch.labels[row]}, {"top", entries}});
@@ -242,10 +250,12 @@ void add_run_command(CLI::App& app) {
                   "Images (JPEG/PNG, preprocessed as timm would) or .npy NCHW float32 batches")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--backend", options->backend, "Backend to run on (default: the fastest CPU backend built in)");
+  cmd->add_option("--backend", options->backend,
+                  "Backend to run on (default: the fastest CPU backend built in)");
   cmd->add_option("--topk", options->topk, "Classes to print per input")->check(CLI::Range(1, 1000));
   cmd->add_option("--save-output", options->save_output, "Write the logits [N, classes] as float32 .npy");
-  cmd->add_option("--tactic-cache", options->tactic_cache, "File of timed GPU tactics to reuse and extend (cuda)");
+  cmd->add_option("--tactic-cache", options->tactic_cache,
+                  "File of timed GPU tactics to reuse and extend (cuda)");
   cmd->add_option("--json", options->json, "Write the top-k results (detectors: the boxes) as JSON");
   cmd->add_option("--min-score", options->min_score, "Detectors: report boxes scoring at least this")
       ->check(CLI::Range(0.0, 1.0));

@@ -41,7 +41,8 @@ std::string shell_quoted(const std::string& text) {
 }
 
 void study(const StudyCommandOptions& options) {
-  require(!options.manifest.empty(), "kiln study needs a family (families/NAME, a manifest.toml or a family name)");
+  require(!options.manifest.empty(),
+          "kiln study needs a family (families/NAME, a manifest.toml or a family name)");
   const Manifest manifest = load_manifest(resolve_manifest_path(options.manifest, options.families_dir));
   std::vector<std::string> known;
   for (const auto& family : families()) known.emplace_back(family.name);
@@ -66,15 +67,19 @@ void study(const StudyCommandOptions& options) {
           ": give --checkpoint and --data (this manifest names no study.demo_checkpoint / study.demo_data)");
   const std::filesystem::path checkpoint = demo ? *spec.demo_checkpoint : *options.checkpoint;
   const std::string data = options.data ? *options.data : (demo ? spec.demo_data->string() : "");
-  require(!data.empty(), "kiln study needs --data with a --checkpoint (a folder of images or webdataset shards)");
+  require(!data.empty(),
+          "kiln study needs --data with a --checkpoint (a folder of images or webdataset shards)");
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
-  const std::filesystem::path out = options.output.value_or(std::filesystem::path("study-" + manifest.family));
+  const std::filesystem::path out =
+      options.output.value_or(std::filesystem::path("study-" + manifest.family));
   if (demo) {
-    std::cerr << "kiln study: no --checkpoint, so this is the demo: " << checkpoint.string()
-              << " is a reduced model with random weights and " << data
-              << " holds a few photos. Give --checkpoint (a Hub model.safetensors) and --data (ImageNet validation "
-                 "shards) for a real study; --backend cuda times the fp32 and fp16 variants on a GPU (FP8 layers run on the "
-                 "CPU backends only, for now).\n";
+    std::cerr
+        << "kiln study: no --checkpoint, so this is the demo: " << checkpoint.string()
+        << " is a reduced model with random weights and " << data
+        << " holds a few photos. Give --checkpoint (a Hub model.safetensors) and --data (ImageNet validation "
+           "shards) for a real study; --backend cuda times the fp32 and fp16 variants on a GPU (FP8 layers "
+           "run on the "
+           "CPU backends only, for now).\n";
   }
 
   const std::string digest = sha256_file_hex(checkpoint);
@@ -90,8 +95,9 @@ void study(const StudyCommandOptions& options) {
                      manifest.path};
   const StudyResult result = run_study(inputs);
   write_study(out, result);
-  std::cout << study_markdown(result).substr(0, study_markdown(result).find("## Recipe")) << "Full report: "
-            << (out / "STUDY.md").string() << " (numbers in " << (out / "study.json").string() << ")\n";
+  std::cout << study_markdown(result).substr(0, study_markdown(result).find("## Recipe"))
+            << "Full report: " << (out / "STUDY.md").string() << " (numbers in "
+            << (out / "study.json").string() << ")\n";
 }
 
 }  // namespace
@@ -100,23 +106,29 @@ void add_study_command(CLI::App& app) {
   auto options = std::make_shared<StudyCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "study",
-      "Run a family's FP8 study: every variant of its manifest's [study] matrix built, evaluated against fp32 on "
+      "Run a family's FP8 study: every variant of its manifest's [study] matrix built, evaluated against "
+      "fp32 on "
       "held-out images, timed in interleaved rounds and profiled; writes STUDY.md, study.json and charts");
   cmd->add_option("manifest", options->manifest,
                   "families/NAME, a manifest.toml, or a family name (looked up under --families-dir)");
-  cmd->add_option("--checkpoint", options->checkpoint,
-                  "model.safetensors with timm's key names (default: the manifest's demo checkpoint, a reduced "
-                  "random-weight model shipped for trying kiln out)")
+  cmd->add_option(
+         "--checkpoint", options->checkpoint,
+         "model.safetensors with timm's key names (default: the manifest's demo checkpoint, a reduced "
+         "random-weight model shipped for trying kiln out)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--data", options->data,
-                  "Images to calibrate and evaluate on: a folder (class sub-folders or flat) or webdataset tar "
-                  "shards (default with the demo: the repository's photos)");
-  cmd->add_option("--backend", options->backend, "Backend every variant runs on (default: the fastest CPU backend)");
+  cmd->add_option(
+      "--data", options->data,
+      "Images to calibrate and evaluate on: a folder (class sub-folders or flat) or webdataset tar "
+      "shards (default with the demo: the repository's photos)");
+  cmd->add_option("--backend", options->backend,
+                  "Backend every variant runs on (default: the fastest CPU backend)");
   cmd->add_option("-o,--output", options->output, "Report folder (default: study-FAMILY)");
-  cmd->add_option("--batch", options->batch, "Batch size to time (default: the manifest's)")->check(CLI::PositiveNumber);
-  cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", options->batch, "Batch size to time (default: the manifest's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--seconds-per-round", options->seconds, "Timed seconds per variant per round")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--images", options->images, "Fixed-stride sample of the data (default: the manifest's)")
@@ -124,17 +136,21 @@ void add_study_command(CLI::App& app) {
   cmd->add_option("--every", options->every,
                   "Every K-th sampled image calibrates, the others are held out (default: the manifest's)")
       ->check(CLI::Range(2, 1 << 30));
-  cmd->add_option("--variants", options->variants,
-                  "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
-                  "or repeated; must include the baseline)")
+  cmd->add_option(
+         "--variants", options->variants,
+         "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
+         "or repeated; must include the baseline)")
       ->delimiter(',');
-  cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")->capture_default_str();
+  cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")
+      ->capture_default_str();
   cmd->callback([options, cmd] {
     std::string line = "kiln study";
     line += " " + shell_quoted(options->manifest);
     for (const CLI::Option* option : cmd->get_options()) {
-      if (option->get_name() == "--help" || option->get_name() == "manifest" || option->count() == 0) continue;
-      for (const std::string& value : option->results()) line += " " + option->get_name() + " " + shell_quoted(value);
+      if (option->get_name() == "--help" || option->get_name() == "manifest" || option->count() == 0)
+        continue;
+      for (const std::string& value : option->results())
+        line += " " + option->get_name() + " " + shell_quoted(value);
     }
     options->command_line = line;
     study(*options);

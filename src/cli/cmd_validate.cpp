@@ -6,8 +6,8 @@
 #include "core/error.h"
 #include "families/registry.h"
 #include "manifest/manifest.h"
-#include "study/study_spec.h"
 #include "manifest/manifest_location.h"
+#include "study/study_spec.h"
 
 namespace kiln::cli {
 

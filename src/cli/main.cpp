@@ -5,7 +5,8 @@
 #include "core/error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"kiln " KILN_VERSION ": engine builder, runtime and quantization study tool for vision models"};
+  CLI::App app{"kiln " KILN_VERSION
+               ": engine builder, runtime and quantization study tool for vision models"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "kiln " KILN_VERSION);
   app.footer("Run `kiln SUBCOMMAND --help` for a subcommand's options.");

@@ -12,8 +12,8 @@ enum class Activation : std::uint8_t { kNone, kRelu, kSilu, kSigmoid };
 std::string_view activation_name(Activation activation);
 
 struct ConvAttrs {
-  std::array<std::int64_t, 2> kernel{1, 1};   // kh, kw
-  std::array<std::int64_t, 2> stride{1, 1};   // sh, sw
+  std::array<std::int64_t, 2> kernel{1, 1};         // kh, kw
+  std::array<std::int64_t, 2> stride{1, 1};         // sh, sw
   std::array<std::int64_t, 4> padding{0, 0, 0, 0};  // top, left, bottom, right
   std::array<std::int64_t, 2> dilation{1, 1};
   std::int64_t groups = 1;
@@ -97,8 +97,8 @@ struct DetectAttrs {
   bool operator==(const DetectAttrs&) const = default;
 };
 
-using Attributes = std::variant<std::monostate, ConvAttrs, BatchNormAttrs, ActivationAttrs, PoolAttrs, AddAttrs,
-                                RadixAttrs, QuantizeAttrs, ConcatAttrs, SliceAttrs, UpsampleAttrs, AttentionAttrs,
-                                DetectAttrs>;
+using Attributes =
+    std::variant<std::monostate, ConvAttrs, BatchNormAttrs, ActivationAttrs, PoolAttrs, AddAttrs, RadixAttrs,
+                 QuantizeAttrs, ConcatAttrs, SliceAttrs, UpsampleAttrs, AttentionAttrs, DetectAttrs>;
 
 }  // namespace kiln

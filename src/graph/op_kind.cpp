@@ -6,26 +6,46 @@ namespace kiln {
 
 std::string_view op_kind_name(OpKind op) {
   switch (op) {
-    case OpKind::kConv2d: return "conv2d";
-    case OpKind::kBatchNorm: return "batch_norm";
-    case OpKind::kActivation: return "activation";
-    case OpKind::kAdd: return "add";
-    case OpKind::kMaxPool2d: return "max_pool2d";
-    case OpKind::kAvgPool2d: return "avg_pool2d";
-    case OpKind::kGlobalAvgPool: return "global_avg_pool";
-    case OpKind::kFlatten: return "flatten";
-    case OpKind::kLinear: return "linear";
-    case OpKind::kRadixSum: return "radix_sum";
-    case OpKind::kRadixSoftmax: return "radix_softmax";
-    case OpKind::kRadixWeightedSum: return "radix_weighted_sum";
-    case OpKind::kQuantize: return "quantize";
-    case OpKind::kDequantize: return "dequantize";
-    case OpKind::kChannelScale: return "channel_scale";
-    case OpKind::kConcat: return "concat";
-    case OpKind::kChannelSlice: return "channel_slice";
-    case OpKind::kUpsample: return "upsample";
-    case OpKind::kAttention: return "attention";
-    case OpKind::kDetectDecode: return "detect_decode";
+    case OpKind::kConv2d:
+      return "conv2d";
+    case OpKind::kBatchNorm:
+      return "batch_norm";
+    case OpKind::kActivation:
+      return "activation";
+    case OpKind::kAdd:
+      return "add";
+    case OpKind::kMaxPool2d:
+      return "max_pool2d";
+    case OpKind::kAvgPool2d:
+      return "avg_pool2d";
+    case OpKind::kGlobalAvgPool:
+      return "global_avg_pool";
+    case OpKind::kFlatten:
+      return "flatten";
+    case OpKind::kLinear:
+      return "linear";
+    case OpKind::kRadixSum:
+      return "radix_sum";
+    case OpKind::kRadixSoftmax:
+      return "radix_softmax";
+    case OpKind::kRadixWeightedSum:
+      return "radix_weighted_sum";
+    case OpKind::kQuantize:
+      return "quantize";
+    case OpKind::kDequantize:
+      return "dequantize";
+    case OpKind::kChannelScale:
+      return "channel_scale";
+    case OpKind::kConcat:
+      return "concat";
+    case OpKind::kChannelSlice:
+      return "channel_slice";
+    case OpKind::kUpsample:
+      return "upsample";
+    case OpKind::kAttention:
+      return "attention";
+    case OpKind::kDetectDecode:
+      return "detect_decode";
   }
   return "unknown";
 }

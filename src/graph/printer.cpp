@@ -20,7 +20,9 @@ std::string describe_attrs(const Attributes& attrs) {
       return text;
     }
     std::string operator()(const BatchNormAttrs& a) const { return cat("eps=", a.epsilon); }
-    std::string operator()(const ActivationAttrs& a) const { return std::string(activation_name(a.activation)); }
+    std::string operator()(const ActivationAttrs& a) const {
+      return std::string(activation_name(a.activation));
+    }
     std::string operator()(const PoolAttrs& a) const {
       std::string text = cat("k", a.kernel[0], "x", a.kernel[1], " s", a.stride[0], "x", a.stride[1], " p",
                              a.padding[0], ",", a.padding[1], ",", a.padding[2], ",", a.padding[3]);
@@ -31,7 +33,9 @@ std::string describe_attrs(const Attributes& attrs) {
     std::string operator()(const AddAttrs& a) const {
       return a.activation == Activation::kNone ? "" : cat("+", activation_name(a.activation));
     }
-    std::string operator()(const RadixAttrs& a) const { return cat("radix=", a.radix, " card=", a.cardinality); }
+    std::string operator()(const RadixAttrs& a) const {
+      return cat("radix=", a.radix, " card=", a.cardinality);
+    }
     std::string operator()(const QuantizeAttrs& a) const { return cat("scale=", a.scale); }
     std::string operator()(const ConcatAttrs& a) const { return cat("axis=", a.axis); }
     std::string operator()(const SliceAttrs& a) const {
@@ -41,7 +45,9 @@ std::string describe_attrs(const Attributes& attrs) {
     std::string operator()(const AttentionAttrs& a) const {
       return cat("heads=", a.heads, " key=", a.key_dim, " head=", a.head_dim);
     }
-    std::string operator()(const DetectAttrs& a) const { return cat("reg_max=", a.reg_max, " stride=", a.stride); }
+    std::string operator()(const DetectAttrs& a) const {
+      return cat("reg_max=", a.reg_max, " stride=", a.stride);
+    }
   };
   return std::visit(Describe{}, attrs);
 }

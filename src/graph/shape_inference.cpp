@@ -30,8 +30,8 @@ class ShapeChecker {
             inputs_.size());
   }
   void rank(std::size_t index, std::size_t expected) const {
-    require(inputs_[index].size() == expected, where(), "input ", index, " has shape ", shape_str(inputs_[index]),
-            ", expected rank ", expected);
+    require(inputs_[index].size() == expected, where(), "input ", index, " has shape ",
+            shape_str(inputs_[index]), ", expected rank ", expected);
   }
   void shape(std::size_t index, const Shape& expected) const {
     require(inputs_[index] == expected, where(), "input ", index, " has shape ", shape_str(inputs_[index]),
@@ -57,8 +57,9 @@ Shape conv_shape(const ShapeChecker& check, const std::vector<Shape>& in, const 
   check.rank(1, 4);
   const Shape& x = in[0];
   const Shape& w = in[1];
-  check.check(attrs.groups >= 1 && x[1] % attrs.groups == 0 && w[0] % attrs.groups == 0,
-              cat("groups ", attrs.groups, " must divide input channels ", x[1], " and output channels ", w[0]));
+  check.check(
+      attrs.groups >= 1 && x[1] % attrs.groups == 0 && w[0] % attrs.groups == 0,
+      cat("groups ", attrs.groups, " must divide input channels ", x[1], " and output channels ", w[0]));
   check.shape(1, {w[0], x[1] / attrs.groups, attrs.kernel[0], attrs.kernel[1]});
   if (in.size() == 3) check.shape(2, {w[0]});
   for (std::size_t axis = 0; axis < 2; ++axis) {
@@ -79,13 +80,14 @@ Shape pool_shape(const ShapeChecker& check, const std::vector<Shape>& in, const 
   const Shape& x = in[0];
   for (std::size_t axis = 0; axis < 2; ++axis) {
     check.check(attrs.kernel[axis] >= 1 && attrs.stride[axis] >= 1, "kernel and stride must be positive");
-    check.check(attrs.padding[axis] * 2 <= attrs.kernel[axis] && attrs.padding[axis + 2] * 2 <= attrs.kernel[axis],
-                "padding must be at most half the kernel");
+    check.check(
+        attrs.padding[axis] * 2 <= attrs.kernel[axis] && attrs.padding[axis + 2] * 2 <= attrs.kernel[axis],
+        "padding must be at most half the kernel");
   }
-  const auto oh =
-      window_extent(x[2], attrs.kernel[0], attrs.stride[0], attrs.padding[0], attrs.padding[2], 1, attrs.ceil_mode);
-  const auto ow =
-      window_extent(x[3], attrs.kernel[1], attrs.stride[1], attrs.padding[1], attrs.padding[3], 1, attrs.ceil_mode);
+  const auto oh = window_extent(x[2], attrs.kernel[0], attrs.stride[0], attrs.padding[0], attrs.padding[2], 1,
+                                attrs.ceil_mode);
+  const auto ow = window_extent(x[3], attrs.kernel[1], attrs.stride[1], attrs.padding[1], attrs.padding[3], 1,
+                                attrs.ceil_mode);
   check.check(oh > 0 && ow > 0, cat("input ", shape_str(x), " is smaller than the pooling window"));
   return {x[0], x[1], oh, ow};
 }
@@ -99,7 +101,8 @@ Shape radix_split_shape(const ShapeChecker& check, const Shape& x, const RadixAt
 Shape concat_shape(const ShapeChecker& check, const std::vector<Shape>& in, const ConcatAttrs& attrs) {
   check.check(!in.empty(), "expected at least one input");
   const auto axis = static_cast<std::size_t>(attrs.axis);
-  check.check(attrs.axis >= 1 && axis < in[0].size(), cat("axis ", attrs.axis, " is not a non-batch axis of input 0"));
+  check.check(attrs.axis >= 1 && axis < in[0].size(),
+              cat("axis ", attrs.axis, " is not a non-batch axis of input 0"));
   Shape out = in[0];
   for (std::size_t i = 1; i < in.size(); ++i) {
     Shape expected = in[0];
@@ -221,7 +224,8 @@ Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
       check.rank(0, 4);
       check.check(a.heads >= 1 && a.key_dim >= 1 && a.head_dim >= 1, "heads and dimensions must be positive");
       check.check(in[0][1] == a.heads * (2 * a.key_dim + a.head_dim),
-                  cat("expected ", a.heads * (2 * a.key_dim + a.head_dim), " channels (heads x (2 key_dim + head_dim))"));
+                  cat("expected ", a.heads * (2 * a.key_dim + a.head_dim),
+                      " channels (heads x (2 key_dim + head_dim))"));
       return {in[0][0], a.heads * a.head_dim, in[0][2], in[0][3]};
     }
     case OpKind::kDetectDecode: {
@@ -229,7 +233,8 @@ Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
       check.inputs(1, 1);
       check.rank(0, 4);
       check.check(a.reg_max >= 1 && a.stride >= 1, "reg_max and stride must be positive");
-      check.check(in[0][1] > 4 * a.reg_max, cat("expected more than 4 x reg_max = ", 4 * a.reg_max, " channels"));
+      check.check(in[0][1] > 4 * a.reg_max,
+                  cat("expected more than 4 x reg_max = ", 4 * a.reg_max, " channels"));
       return {in[0][0], in[0][1] - 4 * a.reg_max + 4, in[0][2] * in[0][3]};
     }
   }

@@ -67,8 +67,9 @@ void verify(const Graph& graph) {
       const ValueId input = node.inputs[k];
       require(in_range(input), "layer '", node.name, "': input ", k, " does not exist");
       const Value& value = graph.value(input);
-      require(!input_must_be_constant(node.op, k) || value.is_constant() || is_dequantized_weight(graph, input),
-              "layer '", node.name, "': input ", k, " ('", value.name, "') must be a constant weight");
+      require(
+          !input_must_be_constant(node.op, k) || value.is_constant() || is_dequantized_weight(graph, input),
+          "layer '", node.name, "': input ", k, " ('", value.name, "') must be a constant weight");
       require(!value.is_constant() || value.constant.shape() == value.shape, "constant '", value.name,
               "': stored shape differs from its tensor");
       input_shapes.push_back(value.shape);

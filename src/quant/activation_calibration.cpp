@@ -13,7 +13,8 @@ ActivationCalibration::ActivationCalibration(const Graph& graph, std::vector<Val
   for (const ValueId value : tensors) {
     names_.push_back(graph.value(value).name);
     histograms_.emplace_back();
-    const bool is_input = std::find(graph.inputs().begin(), graph.inputs().end(), value) != graph.inputs().end();
+    const bool is_input =
+        std::find(graph.inputs().begin(), graph.inputs().end(), value) != graph.inputs().end();
     if (is_input) {
       output_index_.push_back(-1);  // the image itself: no need to compute it
     } else {
@@ -38,8 +39,8 @@ void ActivationCalibration::observe(const Tensor& image) {
   ++images_;
 }
 
-std::map<std::string, CalibrationResult> ActivationCalibration::choose(CalibrationMethod method,
-                                                                       const CalibrationOptions& options) const {
+std::map<std::string, CalibrationResult> ActivationCalibration::choose(
+    CalibrationMethod method, const CalibrationOptions& options) const {
   require(images_ > 0, "calibration saw no images");
   std::map<std::string, CalibrationResult> scales;
   for (std::size_t i = 0; i < names_.size(); ++i) {

@@ -18,8 +18,8 @@ AutoTarget parse_auto_target(std::string_view text) {
   const std::size_t equals = text.find('=');
   const std::string_view key = text.substr(0, equals);
   AutoTarget target;
-  require(equals != std::string_view::npos && (key == "agreement" || key == "logit-error"), "auto target '", text,
-          "': expected agreement=FRACTION or logit-error=VALUE");
+  require(equals != std::string_view::npos && (key == "agreement" || key == "logit-error"), "auto target '",
+          text, "': expected agreement=FRACTION or logit-error=VALUE");
   target.metric = key == "agreement" ? AutoTarget::Metric::kAgreement : AutoTarget::Metric::kLogitError;
   const std::string number(text.substr(equals + 1));
   std::size_t used = 0;
@@ -39,7 +39,8 @@ std::string auto_target_str(const AutoTarget& target) {
   return cat(target.metric == AutoTarget::Metric::kAgreement ? "agreement>=" : "logit-error<=", target.value);
 }
 
-GraphComparer::GraphComparer(const Graph& fp32_graph, std::vector<Tensor> images, std::string backend, int threads)
+GraphComparer::GraphComparer(const Graph& fp32_graph, std::vector<Tensor> images, std::string backend,
+                             int threads)
     : images_(std::move(images)), backend_(std::move(backend)), threads_(threads) {
   require(!images_.empty(), "comparing graphs needs at least one image");
   reference_ = run(fp32_graph);
@@ -80,15 +81,15 @@ AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphCom
   {
     Progress progress("sensitivity", input.candidates.size());
     for (const std::string& layer : input.candidates) {
-      const Graph one = fp8_graph(*input.graph, {layer}, *input.scales, input.per_channel_weights, input.fallback);
+      const Graph one =
+          fp8_graph(*input.graph, {layer}, *input.scales, input.per_channel_weights, input.fallback);
       result.sensitivity.push_back({layer, comparer.compare(one)});
       progress.advance();
     }
     progress.finish();
   }
-  std::stable_sort(result.sensitivity.begin(), result.sensitivity.end(), [](const auto& a, const auto& b) {
-    return a.error.logit_error > b.error.logit_error;
-  });
+  std::stable_sort(result.sensitivity.begin(), result.sensitivity.end(),
+                   [](const auto& a, const auto& b) { return a.error.logit_error > b.error.logit_error; });
 
   const std::size_t n = input.candidates.size();
   const auto evaluate = [&](std::size_t kept) {
@@ -102,8 +103,8 @@ AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphCom
                         result.sensitivity.begin();
       if (static_cast<std::size_t>(rank) >= kept) fp8.push_back(layer);
     }
-    const OutputError error =
-        comparer.compare(fp8_graph(*input.graph, fp8, *input.scales, input.per_channel_weights, input.fallback));
+    const OutputError error = comparer.compare(
+        fp8_graph(*input.graph, fp8, *input.scales, input.per_channel_weights, input.fallback));
     const bool meets = input.target.met_by(error.agreement, error.logit_error);
     result.curve.push_back({kept, error, meets});
     return meets;
@@ -120,8 +121,8 @@ AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphCom
     if (high == n && !evaluate(n)) {
       const auto& last = result.curve.back().error;
       fail("auto recipe: the target ", auto_target_str(input.target),
-           " is not met even with every convolution out of FP8 (logit error ", last.logit_error, ", agreement ",
-           last.agreement, ")");
+           " is not met even with every convolution out of FP8 (logit error ", last.logit_error,
+           ", agreement ", last.agreement, ")");
     }
     while (high - low > 1) {
       const std::size_t middle = low + (high - low) / 2;
@@ -129,7 +130,8 @@ AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphCom
     }
   }
   result.kept = high;
-  std::sort(result.curve.begin(), result.curve.end(), [](const auto& a, const auto& b) { return a.kept < b.kept; });
+  std::sort(result.curve.begin(), result.curve.end(),
+            [](const auto& a, const auto& b) { return a.kept < b.kept; });
   for (const std::string& layer : input.candidates) {
     const auto rank = std::find_if(result.sensitivity.begin(), result.sensitivity.end(),
                                    [&](const auto& s) { return s.layer == layer; }) -

@@ -10,7 +10,8 @@
 
 namespace kiln {
 
-CalibrationImages load_calibration_images(const CalibrationImageOptions& options, const PreprocessConfig& preprocess) {
+CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
+                                          const PreprocessConfig& preprocess) {
   require(options.images >= 1, "--calib-images must be at least 1");
   require(options.every >= 1, "--calib-every must be at least 1");
   const Dataset dataset = open_dataset(options.data);
@@ -20,7 +21,8 @@ CalibrationImages load_calibration_images(const CalibrationImageOptions& options
   if (chosen.size() > options.images) chosen.resize(options.images);
 
   CalibrationImages result = load_calibration_images(dataset, chosen, preprocess, options.strict);
-  require(!result.images.empty(), options.data, ": none of the ", chosen.size(), " calibration images could be read");
+  require(!result.images.empty(), options.data, ": none of the ", chosen.size(),
+          " calibration images could be read");
   const std::size_t skipped = chosen.size() - result.images.size();
   result.source = {{"data", options.data},
                    {"kind", dataset_kind_name(dataset.kind())},

@@ -20,7 +20,8 @@ struct CalibrationImageOptions {
   bool strict = false;       // a bad image is fatal instead of skipped
 };
 
-CalibrationImages load_calibration_images(const CalibrationImageOptions& options, const PreprocessConfig& preprocess);
+CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
+                                          const PreprocessConfig& preprocess);
 // The same from an open dataset and chosen indices (a study's calibration split).
 CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,
                                           const PreprocessConfig& preprocess, bool strict);

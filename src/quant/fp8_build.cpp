@@ -30,7 +30,8 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
     for (const ValueId value : fp8_activation_inputs(graph, candidates)) {
       const std::string& name = graph.value(value).name;
       const auto cached = settings.cached_scales->find(name);
-      require(cached != settings.cached_scales->end(), "fp8: the calibration cache has no scale for '", name, "'");
+      require(cached != settings.cached_scales->end(), "fp8: the calibration cache has no scale for '", name,
+              "'");
       scales[name] = cached->second;
       tensors[name] = {{"scale", cached->second}, {"from", "calibration cache"}};
     }
@@ -46,12 +47,9 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
     for (const auto& [name, result] : calibration.choose(settings.method, settings.calibration)) {
       scales[name] = result.scale;
       const AbsHistogram& histogram = calibration.histogram(name);
-      tensors[name] = {{"amax", result.amax},
-                       {"observed_amax", histogram.amax()},
-                       {"scale", result.scale},
-                       {"all_zero", result.all_zero},
-                       {"nan", histogram.nan_count()},
-                       {"inf", histogram.inf_count()}};
+      tensors[name] = {{"amax", result.amax},          {"observed_amax", histogram.amax()},
+                       {"scale", result.scale},        {"all_zero", result.all_zero},
+                       {"nan", histogram.nan_count()}, {"inf", histogram.inf_count()}};
     }
   }
 
@@ -66,15 +64,17 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
       {"data", data.source},
       {"fallback", precision_name(settings.fallback)},
   };
-  if (settings.method == CalibrationMethod::kPercentile) report["percentile"] = settings.calibration.percentile;
+  if (settings.method == CalibrationMethod::kPercentile)
+    report["percentile"] = settings.calibration.percentile;
 
   std::vector<std::string> layers = candidates;
   if (automatic) {
     const std::size_t count = std::min(settings.sensitivity_images, data.images.size());
-    GraphComparer comparer(graph, {data.images.begin(), data.images.begin() + static_cast<std::ptrdiff_t>(count)},
+    GraphComparer comparer(graph,
+                           {data.images.begin(), data.images.begin() + static_cast<std::ptrdiff_t>(count)},
                            settings.backend, settings.threads);
-    AutoSearchInput input{&graph, candidates, &scales, settings.per_channel_weights, settings.fallback,
-                          settings.auto_target};
+    AutoSearchInput input{
+        &graph, candidates, &scales, settings.per_channel_weights, settings.fallback, settings.auto_target};
     const AutoSearchResult search = search_auto_recipe(input, comparer);
     layers = search.fp8_layers;
     report["auto"] = search.to_json(settings.auto_target);
@@ -107,7 +107,8 @@ std::map<std::string, float> read_calibration_cache(const std::filesystem::path&
   }
   require(json.is_object() && json.value("format", "") == kCacheFormat, path.string(),
           ": expected a calibration cache with \"format\": \"", kCacheFormat, "\"");
-  require(json.contains("scales") && json["scales"].is_object(), path.string(), ": key 'scales' must be an object");
+  require(json.contains("scales") && json["scales"].is_object(), path.string(),
+          ": key 'scales' must be an object");
   std::map<std::string, float> scales;
   for (const auto& [name, value] : json["scales"].items()) {
     require(value.is_number(), path.string(), ": scales.", name, " must be a number");

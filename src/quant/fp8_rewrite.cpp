@@ -50,23 +50,25 @@ std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string
     const ValueId x = graph.node(id).inputs[0];
     const std::string x_name = graph.value(x).name;  // a copy: adding nodes moves the values
     const auto scale = activation_scales.find(x_name);
-    require(scale != activation_scales.end(), "fp8: no calibrated scale for '", x_name, "', the input of layer '",
-            layer, "'");
+    require(scale != activation_scales.end(), "fp8: no calibrated scale for '", x_name,
+            "', the input of layer '", layer, "'");
     auto point = quantized.find(x);
     if (point == quantized.end()) {
-      const ValueId q = graph.add_node(OpKind::kQuantize, x_name + ".quantize", {x}, QuantizeAttrs{scale->second});
+      const ValueId q =
+          graph.add_node(OpKind::kQuantize, x_name + ".quantize", {x}, QuantizeAttrs{scale->second});
       point = quantized.emplace(x, q).first;
     }
 
     const Tensor weight = graph.value(graph.node(id).inputs[1]).constant;
-    std::vector<float> scales = per_channel_weights
-                                    ? per_channel_weight_scales(weight)
-                                    : std::vector<float>(static_cast<std::size_t>(weight.dim(0)),
-                                                         per_tensor_weight_scale(weight));
+    std::vector<float> scales =
+        per_channel_weights
+            ? per_channel_weight_scales(weight)
+            : std::vector<float>(static_cast<std::size_t>(weight.dim(0)), per_tensor_weight_scale(weight));
     const ValueId codes = graph.add_constant(layer + ".weight_fp8", weight_codes(weight, scales));
     const ValueId scale_values =
         graph.add_constant(layer + ".weight_scale", Tensor::from_f32({weight.dim(0)}, scales));
-    const ValueId dequantized = graph.add_node(OpKind::kDequantize, layer + ".weight_dequantize", {codes, scale_values});
+    const ValueId dequantized =
+        graph.add_node(OpKind::kDequantize, layer + ".weight_dequantize", {codes, scale_values});
 
     Node& node = graph.node(id);  // re-fetched: add_node may have moved the node storage
     node.inputs[0] = point->second;

@@ -109,7 +109,8 @@ std::vector<std::string> select_layers(const Graph& graph, const LayerRecipe& re
         const bool used = std::any_of(candidates.begin(), candidates.end(),
                                       [&](const std::string& name) { return glob_match(pattern, name); });
         require(used, "recipe '", recipe.name, "': pattern '", pattern, "' matches none of the ",
-                candidates.size(), " convolutions (e.g. '", candidates.empty() ? "" : candidates.front(), "')");
+                candidates.size(), " convolutions (e.g. '", candidates.empty() ? "" : candidates.front(),
+                "')");
       }
     }
   }

@@ -20,7 +20,7 @@ struct LayerRecipe {
   std::string name;                  // the built-in name, or the pattern text as given
   std::vector<std::string> include;  // empty: every quantizable layer
   std::vector<std::string> exclude;
-  bool user_patterns = false;        // a pattern that matches no layer is then an error (a typo)
+  bool user_patterns = false;  // a pattern that matches no layer is then an error (a typo)
 };
 
 // Glob over layer names: '*' matches any run of characters (dots included), '?' one character.

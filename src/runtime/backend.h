@@ -21,9 +21,9 @@ struct LayerTime {
 };
 
 struct CompileOptions {
-  std::int64_t batch = 1;   // compiled models run this batch size only
-  int threads = 0;          // 0: one per core
-  bool profile = false;     // record per-layer times on every run
+  std::int64_t batch = 1;  // compiled models run this batch size only
+  int threads = 0;         // 0: one per core
+  bool profile = false;    // record per-layer times on every run
   // Tactic search effort of backends that time kernels at compile time (cuda): 0 takes the library's
   // heuristic choice, anything else times the candidates. -1: the plan's optimization level (Engine).
   std::int64_t opt_level = -1;

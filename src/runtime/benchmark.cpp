@@ -26,12 +26,14 @@ double percentile(const std::vector<double>& sorted, double fraction) {
 }  // namespace
 
 std::string timed_region(Engine& engine) {
-  return engine.time_device_replays(1) ? cat("device events around ", kReplaysPerSample, " graph replays per sample")
-                                       : "host clock around each run";
+  return engine.time_device_replays(1)
+             ? cat("device events around ", kReplaysPerSample, " graph replays per sample")
+             : "host clock around each run";
 }
 
 std::vector<double> time_engine(Engine& engine, const Tensor& input, const BenchSettings& settings) {
-  require(settings.warmup_seconds >= 0 && settings.duration_seconds > 0, "warm-up must be >= 0 s and duration > 0 s");
+  require(settings.warmup_seconds >= 0 && settings.duration_seconds > 0,
+          "warm-up must be >= 0 s and duration > 0 s");
   if (engine.time_device_replays(1)) {
     engine.run(input);  // the input the replays compute on
     const auto warmup_start = Clock::now();

@@ -37,8 +37,8 @@ LatencyStats summarize(const std::vector<double>& milliseconds, std::int64_t bat
 std::string layer_group(OpKind op);
 
 struct LayerProfile {
-  std::vector<LayerTime> layers;              // mean time per layer over the profiled runs
-  std::map<std::string, double> group_ms;     // per group
+  std::vector<LayerTime> layers;           // mean time per layer over the profiled runs
+  std::map<std::string, double> group_ms;  // per group
   double total_ms = 0;
 };
 

@@ -24,7 +24,9 @@ class Engine {
   std::vector<Tensor> run(const Tensor& input);
   std::vector<LayerTime> last_profile() const { return compiled_->last_profile(); }
   // Device-timed replays of the whole network (see CompiledModel); empty on host backends.
-  std::optional<double> time_device_replays(int iterations) { return compiled_->time_device_replays(iterations); }
+  std::optional<double> time_device_replays(int iterations) {
+    return compiled_->time_device_replays(iterations);
+  }
   std::string describe() const { return compiled_->describe(); }
 
  private:

@@ -38,7 +38,8 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
   for (const ValueId output : graph.outputs()) ++readers[static_cast<std::size_t>(output)];
 
   std::vector<Tensor> values(graph.values().size());
-  for (std::size_t i = 0; i < inputs.size(); ++i) values[static_cast<std::size_t>(graph.inputs()[i])] = inputs[i];
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    values[static_cast<std::size_t>(graph.inputs()[i])] = inputs[i];
   for (std::size_t i = 0; i < graph.values().size(); ++i) {
     if (graph.values()[i].is_constant()) values[i] = graph.values()[i].constant;
   }

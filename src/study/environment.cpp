@@ -41,8 +41,9 @@ std::string utc_now() {
 }  // namespace
 
 nlohmann::json Environment::to_json() const {
-  return {{"date_utc", date_utc}, {"host_cpu", host_cpu},         {"cpu_threads", cpu_threads},
-          {"os", os},             {"compiler", compiler},         {"kiln_version", kiln_version},
+  return {{"date_utc", date_utc},       {"host_cpu", host_cpu},
+          {"cpu_threads", cpu_threads}, {"os", os},
+          {"compiler", compiler},       {"kiln_version", kiln_version},
           {"kiln_commit", kiln_commit}, {"load_average", load_average}};
 }
 

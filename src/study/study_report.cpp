@@ -59,7 +59,8 @@ std::string summary_section(const StudyResult& result) {
   for (const std::string& reason : result.decision.reasons) md << "- " << reason << "\n";
   const VariantResult* baseline = find_variant(result, spec.baseline);
   if (baseline != nullptr) {
-    md << "\n" << spec.baseline << " runs in " << fixed(baseline->latency_ms.median, 3) << " ms per batch of "
+    md << "\n"
+       << spec.baseline << " runs in " << fixed(baseline->latency_ms.median, 3) << " ms per batch of "
        << spec.batch << " on the `" << result.inputs.backend << "` backend.";
   }
   if (result.inputs.backend.rfind("cpu", 0) == 0) {
@@ -76,15 +77,19 @@ std::string recipe_section(const StudyResult& result) {
   md << "## Recipe\n\n"
      << "FP8 E4M3 weights with one scale per output channel (amax / 448 of the batch-norm-folded kernel, "
         "computed at build time); activations with one static scale per tensor from calibration on "
-     << result.data.value("calibration_images", 0) << " images; layers outside FP8 in fp16; FP8 layers read "
+     << result.data.value("calibration_images", 0)
+     << " images; layers outside FP8 in fp16; FP8 layers read "
         "E4M3 values, accumulate in fp32 and write fp16. Recipes: `all` (every convolution but the stem), "
         "`nose` (also attention gates in fp16), `nose-L1` (also the first stage in fp16), `auto` (the most "
-        "sensitive convolutions kept in fp16 until `" << auto_target_str(result.inputs.spec.auto_target)
+        "sensitive convolutions kept in fp16 until `"
+     << auto_target_str(result.inputs.spec.auto_target)
      << "` is met on the calibration images). See docs/QUANTIZATION.md.\n\n";
-  MarkdownTable table({{"variant"}, {"precision"}, {"recipe"}, {"calibrator"}, {"FP8 convolutions", Align::kRight}});
+  MarkdownTable table(
+      {{"variant"}, {"precision"}, {"recipe"}, {"calibrator"}, {"FP8 convolutions", Align::kRight}});
   for (const VariantResult& r : result.variants) {
     const bool fp8 = r.variant.precision == Precision::kF8;
-    table.add_row({r.variant.name, std::string(precision_name(r.variant.precision)), fp8 ? r.variant.recipe : "-",
+    table.add_row({r.variant.name, std::string(precision_name(r.variant.precision)),
+                   fp8 ? r.variant.recipe : "-",
                    fp8 ? std::string(calibration_method_name(r.variant.method)) : "-",
                    cat(r.fp8_layers, " of ", r.convolutions)});
   }
@@ -102,18 +107,24 @@ std::string method_section(const StudyResult& result) {
      << "; every " << spec.every << "th sampled image calibrates (" << data.value("calibration_images", 0)
      << "), the other " << data.value("held_out_images", 0) << " are held out and every accuracy figure is "
      << "measured on them.\n"
-     << "- Reference: the fp32 build of the same checkpoint on the same backend; agreement is top-1 agreement "
+     << "- Reference: the fp32 build of the same checkpoint on the same backend; agreement is top-1 "
+        "agreement "
         "with it, logit error is ||y - ref|| / ||ref|| over all held-out logits.\n"
-     << "- NaN/Inf: every held-out image and " << (result.variants.empty() ? 0 : result.variants[0].eval.stress.size())
-     << " stress inputs (zeros, constant colours, saturated values, checkerboards, large noise, the ends of the "
+     << "- NaN/Inf: every held-out image and "
+     << (result.variants.empty() ? 0 : result.variants[0].eval.stress.size())
+     << " stress inputs (zeros, constant colours, saturated values, checkerboards, large noise, the ends of "
+        "the "
         "preprocessing range).\n"
      << "- Timed region: one `Engine::run` of a batch of " << spec.batch
      << " (a held-out image repeated), host wall clock around the call"
      << (result.inputs.backend == "cuda" ? " (the CUDA backend's run synchronizes before it returns)" : "")
      << ". Each variant gets " << spec.warmup_seconds << " s of warm-up then " << spec.seconds_per_round
-     << " s of timed runs per round; " << spec.rounds << " rounds, the variants interleaved with the first one "
-        "rotating, so drift and order hit them alike. Latency is the median of the round medians; the spread is "
-        "their min..max; a speed-up is the median of per-round ratios against " << spec.baseline << ".\n"
+     << " s of timed runs per round; " << spec.rounds
+     << " rounds, the variants interleaved with the first one "
+        "rotating, so drift and order hit them alike. Latency is the median of the round medians; the spread "
+        "is "
+        "their min..max; a speed-up is the median of per-round ratios against "
+     << spec.baseline << ".\n"
      << "- Kernel time per group: " << spec.profile_iterations
      << " profiled runs per variant (each layer timed on its own), mean per run.\n\n";
   return md.str();
@@ -130,7 +141,8 @@ std::string environment_section(const StudyResult& result) {
   table.add_row({"kiln", cat(env.kiln_version, " (commit ", env.kiln_commit, ")")});
   table.add_row({"compiler", env.compiler});
   table.add_row({"family", result.family});
-  table.add_row({"checkpoint", cat(result.inputs.model.checkpoint_name, ", sha256 ", result.checkpoint_sha256)});
+  table.add_row(
+      {"checkpoint", cat(result.inputs.model.checkpoint_name, ", sha256 ", result.checkpoint_sha256)});
   table.add_row({"study time", fixed(result.seconds, 1) + " s"});
   return "## Environment\n\n" + table.str() + "\n";
 }
@@ -148,12 +160,15 @@ std::string results_section(const StudyResult& result) {
                        {"size vs " + result.inputs.spec.baseline, Align::kRight}});
   for (const VariantResult& r : result.variants) {
     const double size_ratio =
-        baseline != nullptr ? static_cast<double>(r.plan_bytes) / static_cast<double>(baseline->plan_bytes) : NAN;
+        baseline != nullptr ? static_cast<double>(r.plan_bytes) / static_cast<double>(baseline->plan_bytes)
+                            : NAN;
     speed.add_row({r.variant.name, fixed(r.latency_ms.median, 3),
                    fixed(r.latency_ms.low, 3) + " .. " + fixed(r.latency_ms.high, 3),
                    fixed(static_cast<double>(result.inputs.spec.batch) * 1000.0 / r.latency_ms.median, 1),
-                   fixed(r.speedup.median, 3) + "x (" + fixed(r.speedup.low, 2) + " .. " + fixed(r.speedup.high, 2) + ")",
-                   fixed(static_cast<double>(r.plan_bytes) / (1024.0 * 1024.0), 2), fixed(size_ratio, 2) + "x"});
+                   fixed(r.speedup.median, 3) + "x (" + fixed(r.speedup.low, 2) + " .. " +
+                       fixed(r.speedup.high, 2) + ")",
+                   fixed(static_cast<double>(r.plan_bytes) / (1024.0 * 1024.0), 2),
+                   fixed(size_ratio, 2) + "x"});
   }
   md << speed.str() << "\n![latency per variant](latency.svg)\n\n### Quality\n\n";
   const bool labelled = !result.variants.empty() && result.variants[0].eval.labels.has_value();
@@ -185,7 +200,8 @@ std::string results_section(const StudyResult& result) {
     row.push_back(cat(stress_non_finite(r.eval)));
     quality.add_row(row);
   }
-  md << quality.str() << "\n![accuracy against speed](accuracy_vs_speed.svg)\n\n### Kernel time per group\n\n";
+  md << quality.str()
+     << "\n![accuracy against speed](accuracy_vs_speed.svg)\n\n### Kernel time per group\n\n";
   std::set<std::string> groups;
   for (const VariantResult& r : result.variants) {
     for (const auto& [group, ms] : r.profile.group_ms) groups.insert(group);
@@ -199,8 +215,8 @@ std::string results_section(const StudyResult& result) {
     for (const std::string& group : groups) {
       const auto it = r.profile.group_ms.find(group);
       const double ms = it == r.profile.group_ms.end() ? 0.0 : it->second;
-      row.push_back(fixed(ms, 3) + " (" + fixed(r.profile.total_ms > 0 ? 100.0 * ms / r.profile.total_ms : 0.0, 0) +
-                    "%)");
+      row.push_back(fixed(ms, 3) + " (" +
+                    fixed(r.profile.total_ms > 0 ? 100.0 * ms / r.profile.total_ms : 0.0, 0) + "%)");
     }
     row.push_back(fixed(r.profile.total_ms, 3));
     kernels.add_row(row);
@@ -209,8 +225,8 @@ std::string results_section(const StudyResult& result) {
   for (const VariantResult& r : result.variants) {
     if (!r.quantization.contains("auto")) continue;
     const nlohmann::json& search = r.quantization["auto"];
-    md << "### auto recipe: " << r.variant.name << "\n\nTarget `" << search.value("target", "")
-       << "` on " << search.value("images", 0) << " calibration images; " << search.value("kept_out_of_fp8", 0)
+    md << "### auto recipe: " << r.variant.name << "\n\nTarget `" << search.value("target", "") << "` on "
+       << search.value("images", 0) << " calibration images; " << search.value("kept_out_of_fp8", 0)
        << " convolutions kept in fp16. Each row keeps the k most sensitive out of FP8:\n\n";
     MarkdownTable curve({{"kept in fp16", Align::kRight},
                          {"logit error", Align::kRight},
@@ -218,7 +234,8 @@ std::string results_section(const StudyResult& result) {
                          {"meets target"}});
     for (const auto& point : search.value("curve", nlohmann::json::array())) {
       curve.add_row({cat(point.value("kept", 0)), scientific(point.value("logit_error", 0.0)),
-                     percent(point.value("agreement", 0.0)), point.value("meets_target", false) ? "yes" : "no"});
+                     percent(point.value("agreement", 0.0)),
+                     point.value("meets_target", false) ? "yes" : "no"});
     }
     md << curve.str() << "\nMost sensitive convolutions (output error when quantized alone): ";
     const auto& sensitivity = search.value("sensitivity", nlohmann::json::array());
@@ -239,7 +256,8 @@ std::string revisit_section(const StudyResult& result) {
   }
   md << "- When FP8 convolution kernels fuse their input quantization into the producer's epilogue (separate "
         "quantize kernels add a launch per FP8 layer input).\n"
-     << "- When the non-convolution share of the kernel time (split-attention tail, pooling) shrinks: FP8 only "
+     << "- When the non-convolution share of the kernel time (split-attention tail, pooling) shrinks: FP8 "
+        "only "
         "speeds up convolutions.\n"
      << "- At larger batch sizes, where convolutions are compute-bound rather than latency-bound.\n"
      << "- With a real checkpoint and ImageNet validation data, if this study ran on the demo model.\n\n";
@@ -264,7 +282,8 @@ std::string charts_accuracy(const StudyResult& result) {
   }
   if (points.empty()) points.push_back({"no reference", 0.0, 0.0});
   return svg_scatter(cat(result.family, ": accuracy against speed"),
-                     cat("speed-up against ", result.inputs.spec.baseline), "top-1 agreement with fp32 (%)", points);
+                     cat("speed-up against ", result.inputs.spec.baseline), "top-1 agreement with fp32 (%)",
+                     points);
 }
 
 }  // namespace
@@ -273,18 +292,23 @@ std::string study_markdown(const StudyResult& result) {
   std::ostringstream md;
   md << "# " << result.family << " FP8 study\n\n";
   if (result.inputs.demo) {
-    md << "> **Demo run.** The checkpoint is a reduced model with random weights (`" << result.inputs.model.checkpoint_name
+    md << "> **Demo run.** The checkpoint is a reduced model with random weights (`"
+       << result.inputs.model.checkpoint_name
        << "` from the repository's test data) and the data are the repository's photos: the numbers show "
           "the study working, not how FP8 does on the real model. For that, run it on a Hub checkpoint and "
-          "ImageNet validation shards (add `--backend cuda --variants fp32,fp16` on a GPU for fp16 speed; FP8 "
+          "ImageNet validation shards (add `--backend cuda --variants fp32,fp16` on a GPU for fp16 speed; "
+          "FP8 "
           "layers run on the CPU backends for now):\n>\n"
           "> `kiln study families/"
        << result.family
-       << " --checkpoint resnest50d.in1k/model.safetensors --data 'wds_imagenet1k/validation-{000000..000063}.tar' "
+       << " --checkpoint resnest50d.in1k/model.safetensors --data "
+          "'wds_imagenet1k/validation-{000000..000063}.tar' "
           "-o study`\n\n";
   }
-  md << summary_section(result) << recipe_section(result) << method_section(result) << environment_section(result)
-     << results_section(result) << revisit_section(result) << "## Re-run\n\n```sh\n" << result.inputs.command
+  md << summary_section(result) << recipe_section(result) << method_section(result)
+     << environment_section(result) << results_section(result) << revisit_section(result)
+     << "## Re-run\n\n```sh\n"
+     << result.inputs.command
      << "\n```\n\nEvery number above is in `study.json`; the plans are in `plans/`.\n";
   return md.str();
 }
@@ -293,20 +317,24 @@ nlohmann::json StudyResult::to_json() const {
   nlohmann::json variants_json = nlohmann::json::array();
   for (const VariantResult& r : variants) {
     nlohmann::json profile = {{"groups_ms", r.profile.group_ms}, {"total_ms", r.profile.total_ms}};
-    variants_json.push_back({{"name", r.variant.name},
-                             {"precision", precision_name(r.variant.precision)},
-                             {"recipe", r.variant.recipe},
-                             {"plan", r.plan_file.filename().string()},
-                             {"plan_bytes", r.plan_bytes},
-                             {"convolutions", r.convolutions},
-                             {"fp8_convolutions", r.fp8_layers},
-                             {"build_seconds", r.build_seconds},
-                             {"latency_ms", {{"median", r.latency_ms.median}, {"low", r.latency_ms.low},
-                                             {"high", r.latency_ms.high}, {"rounds", r.round_medians_ms}}},
-                             {"speedup", {{"median", r.speedup.median}, {"low", r.speedup.low}, {"high", r.speedup.high}}},
-                             {"eval", kiln::to_json(r.eval)},
-                             {"kernel_time", profile},
-                             {"quantization", r.quantization}});
+    variants_json.push_back(
+        {{"name", r.variant.name},
+         {"precision", precision_name(r.variant.precision)},
+         {"recipe", r.variant.recipe},
+         {"plan", r.plan_file.filename().string()},
+         {"plan_bytes", r.plan_bytes},
+         {"convolutions", r.convolutions},
+         {"fp8_convolutions", r.fp8_layers},
+         {"build_seconds", r.build_seconds},
+         {"latency_ms",
+          {{"median", r.latency_ms.median},
+           {"low", r.latency_ms.low},
+           {"high", r.latency_ms.high},
+           {"rounds", r.round_medians_ms}}},
+         {"speedup", {{"median", r.speedup.median}, {"low", r.speedup.low}, {"high", r.speedup.high}}},
+         {"eval", kiln::to_json(r.eval)},
+         {"kernel_time", profile},
+         {"quantization", r.quantization}});
   }
   return {{"family", family},
           {"demo", inputs.demo},
@@ -318,7 +346,8 @@ nlohmann::json StudyResult::to_json() const {
           {"data", data},
           {"environment", environment.to_json()},
           {"variants", variants_json},
-          {"decision", {{"ship_fp8", decision.ship_fp8}, {"variant", decision.variant}, {"reasons", decision.reasons}}},
+          {"decision",
+           {{"ship_fp8", decision.ship_fp8}, {"variant", decision.variant}, {"reasons", decision.reasons}}},
           {"seconds", seconds}};
 }
 

@@ -43,7 +43,8 @@ std::string slug(const std::string& name) {
   return out;
 }
 
-Plan build_variant(const StudyInputs& inputs, const StudyVariant& variant, const CalibrationImages& calibration) {
+Plan build_variant(const StudyInputs& inputs, const StudyVariant& variant,
+                   const CalibrationImages& calibration) {
   BuildOptions options;
   options.precision = variant.precision;
   options.opt_level = inputs.spec.opt_level;
@@ -57,7 +58,9 @@ Plan build_variant(const StudyInputs& inputs, const StudyVariant& variant, const
     settings.sensitivity_images = inputs.spec.sensitivity_images;
     settings.fallback = Precision::kF16;
     options.fp8_fallback = Precision::kF16;
-    options.quantizer = [settings, &calibration](Graph& graph) { return quantize_fp8(graph, settings, calibration); };
+    options.quantizer = [settings, &calibration](Graph& graph) {
+      return quantize_fp8(graph, settings, calibration);
+    };
   }
   return build_plan(inputs.model, options).plan;
 }
@@ -72,7 +75,8 @@ StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& re
     if (r.variant.precision != Precision::kF8) continue;
     std::vector<std::string> failures;
     if (r.speedup.median < spec.min_speedup) {
-      failures.push_back(cat("speed-up ", two_digits(r.speedup.median), "x < ", two_digits(spec.min_speedup), "x"));
+      failures.push_back(
+          cat("speed-up ", two_digits(r.speedup.median), "x < ", two_digits(spec.min_speedup), "x"));
     }
     if (r.eval.reference && baseline != results.end() && baseline->eval.reference) {
       const double drop = baseline->eval.reference->agreement() - r.eval.reference->agreement();
@@ -84,7 +88,8 @@ StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& re
     if (r.eval.labels && baseline != results.end() && baseline->eval.labels) {
       const double drop = baseline->eval.labels->top1() - r.eval.labels->top1();
       if (drop > spec.max_top1_drop) {
-        failures.push_back(cat("top-1 drops by ", two_digits(100 * drop), " points > ", two_digits(100 * spec.max_top1_drop)));
+        failures.push_back(cat("top-1 drops by ", two_digits(100 * drop), " points > ",
+                               two_digits(100 * spec.max_top1_drop)));
       }
     }
     std::int64_t stress_non_finite = 0;
@@ -106,7 +111,6 @@ StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& re
   return decision;
 }
 
-
 // Fails before any work when the backend cannot run a variant's precision.
 void check_backend_runs(const std::string& backend, const StudySpec& spec) {
   const auto be = make_backend(backend);
@@ -118,7 +122,8 @@ void check_backend_runs(const std::string& backend, const StudySpec& spec) {
     if (variant.precision == Precision::kF8) {
       x = probe.add_node(OpKind::kQuantize, "x.quantize", {x}, QuantizeAttrs{1.0f});
       const ValueId codes = probe.add_constant("w.fp8", Tensor(DType::kF8E4M3, {16, 16, 1, 1}));
-      const ValueId scales = probe.add_constant("w.scale", Tensor::from_f32({16}, std::vector<float>(16, 1.0f)));
+      const ValueId scales =
+          probe.add_constant("w.scale", Tensor::from_f32({16}, std::vector<float>(16, 1.0f)));
       w = probe.add_node(OpKind::kDequantize, "w.dequantize", {codes, scales});
     }
     const ValueId y = probe.add_node(OpKind::kConv2d, "conv", {x, w}, ConvAttrs{});
@@ -147,14 +152,17 @@ StudyResult run_study(const StudyInputs& inputs) {
   const std::vector<std::size_t> sample = stride_sample(dataset.size(), sample_size);
   CalibrationSplit split = split_every(sample, spec.every);
   if (split.calibration.size() > spec.calibration_images) split.calibration.resize(spec.calibration_images);
-  require(!split.held_out.empty(), inputs.data, ": the sample of ", sample_size, " images leaves none held out");
+  require(!split.held_out.empty(), inputs.data, ": the sample of ", sample_size,
+          " images leaves none held out");
   const PreprocessConfig& preprocess = inputs.model.config.preprocess;
   const bool any_fp8 = std::any_of(spec.variants.begin(), spec.variants.end(),
                                    [](const StudyVariant& v) { return v.precision == Precision::kF8; });
   CalibrationImages calibration;
   if (any_fp8) calibration = load_calibration_images(dataset, split.calibration, preprocess, false);
   require(!any_fp8 || !calibration.images.empty(), inputs.data, ": no calibration image could be read");
-  calibration.source = {{"data", inputs.data}, {"sample", sample_size}, {"every", spec.every},
+  calibration.source = {{"data", inputs.data},
+                        {"sample", sample_size},
+                        {"every", spec.every},
                         {"calibration_images", calibration.images.size()}};
   result.data = {{"source", inputs.data},
                  {"kind", dataset_kind_name(dataset.kind())},
@@ -204,8 +212,9 @@ StudyResult run_study(const StudyInputs& inputs) {
   // Timing: rounds over every variant, the starting variant rotating, so drift and order hit all alike.
   Tensor input;
   std::ostringstream quiet;  // the image was read fine during evaluation; no summary line needed
-  for_each_image(dataset, std::span<const std::size_t>(split.held_out).first(1), preprocess,
-                 [&](std::size_t, const Tensor& image) { input = image; }, true, nullptr, quiet);
+  for_each_image(
+      dataset, std::span<const std::size_t>(split.held_out).first(1), preprocess,
+      [&](std::size_t, const Tensor& image) { input = image; }, true, nullptr, quiet);
   Tensor batch(DType::kF32, {spec.batch, input.dim(0), input.dim(1), input.dim(2)});
   for (std::int64_t b = 0; b < spec.batch; ++b) {
     std::copy(input.f32().begin(), input.f32().end(), batch.mutable_f32().begin() + b * input.numel());

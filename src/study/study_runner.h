@@ -19,11 +19,11 @@ namespace kiln {
 struct StudyInputs {
   BuildInput model;  // the family's graph of the checkpoint, its config and where it came from
   StudySpec spec;
-  std::string data;                   // anything open_dataset() takes
-  std::string backend;                // runs every variant
-  std::filesystem::path out_dir;      // plans are written to out_dir/plans/
-  bool demo = false;                  // the shipped reduced model and photos
-  std::string command;                // the command line that re-makes the study
+  std::string data;               // anything open_dataset() takes
+  std::string backend;            // runs every variant
+  std::filesystem::path out_dir;  // plans are written to out_dir/plans/
+  bool demo = false;              // the shipped reduced model and photos
+  std::string command;            // the command line that re-makes the study
   std::filesystem::path manifest_path;
 };
 
@@ -38,17 +38,17 @@ struct VariantResult {
   std::size_t fp8_layers = 0;
   std::size_t convolutions = 0;
   double build_seconds = 0.0;
-  nlohmann::json quantization;            // the plan's quantization report (fp8)
+  nlohmann::json quantization;  // the plan's quantization report (fp8)
   EvalResult eval;
-  std::vector<double> round_medians_ms;   // one per timing round
+  std::vector<double> round_medians_ms;  // one per timing round
   Spread latency_ms;
-  Spread speedup;                         // baseline latency / this latency, per round
+  Spread speedup;  // baseline latency / this latency, per round
   LayerProfile profile;
 };
 
 struct StudyDecision {
   bool ship_fp8 = false;
-  std::string variant;  // the FP8 variant to ship, when one passes
+  std::string variant;               // the FP8 variant to ship, when one passes
   std::vector<std::string> reasons;  // per FP8 variant: why it passes or fails
 };
 

@@ -9,9 +9,8 @@
 namespace kiln {
 namespace {
 
-const std::vector<std::string> kDefaultVariants = {"fp32",           "fp16",           "fp8 all max",
-                                                   "fp8 nose max",   "fp8 nose-L1 max", "fp8 all entropy",
-                                                   "fp8 auto max"};
+const std::vector<std::string> kDefaultVariants = {
+    "fp32", "fp16", "fp8 all max", "fp8 nose max", "fp8 nose-L1 max", "fp8 all entropy", "fp8 auto max"};
 
 // Typed reads of optional [study] keys, failing with the manifest's path and the key.
 class StudyReader {
@@ -85,9 +84,8 @@ StudySpec study_spec_from_manifest(const Manifest& manifest) {
   std::vector<std::string> variants = kDefaultVariants;
   if (study.contains("variants")) {
     const auto& list = study.at("variants");
-    require(list.is_array() && !list.empty() && std::all_of(list.begin(), list.end(), [](const auto& v) {
-              return v.is_string();
-            }),
+    require(list.is_array() && !list.empty() &&
+                std::all_of(list.begin(), list.end(), [](const auto& v) { return v.is_string(); }),
             reader.where("variants"), "expected a non-empty array of strings");
     variants = list.get<std::vector<std::string>>();
   }
@@ -123,8 +121,10 @@ StudySpec study_spec_from_manifest(const Manifest& manifest) {
   reader.read("seconds_per_round", spec.seconds_per_round);
   reader.read("warmup_seconds", spec.warmup_seconds);
   reader.read("profile_iterations", spec.profile_iterations);
-  require(spec.batch >= 1 && spec.images >= 2 && spec.every >= 2 && spec.rounds >= 1 && spec.seconds_per_round > 0,
-          manifest.path.string(), ": study: batch >= 1, images >= 2, every >= 2, rounds >= 1 and seconds_per_round > 0");
+  require(spec.batch >= 1 && spec.images >= 2 && spec.every >= 2 && spec.rounds >= 1 &&
+              spec.seconds_per_round > 0,
+          manifest.path.string(),
+          ": study: batch >= 1, images >= 2, every >= 2, rounds >= 1 and seconds_per_round > 0");
   const std::filesystem::path folder = manifest.path.parent_path();
   std::string path;
   if (study.contains("demo_checkpoint")) {
@@ -136,12 +136,25 @@ StudySpec study_spec_from_manifest(const Manifest& manifest) {
     spec.demo_data = (folder / path).lexically_normal();
   }
   for (const auto& [key, value] : study.items()) {
-    static const std::vector<std::string> kKnown = {
-        "variants", "baseline", "batch", "images", "every", "calibration_images", "min_speedup",
-        "max_agreement_drop", "max_top1_drop", "auto_target", "sensitivity_images", "rounds",
-        "seconds_per_round", "warmup_seconds", "profile_iterations", "demo_checkpoint", "demo_data"};
-    require(std::find(kKnown.begin(), kKnown.end(), key) != kKnown.end(), manifest.path.string(), ": study.", key,
-            ": unknown key");
+    static const std::vector<std::string> kKnown = {"variants",
+                                                    "baseline",
+                                                    "batch",
+                                                    "images",
+                                                    "every",
+                                                    "calibration_images",
+                                                    "min_speedup",
+                                                    "max_agreement_drop",
+                                                    "max_top1_drop",
+                                                    "auto_target",
+                                                    "sensitivity_images",
+                                                    "rounds",
+                                                    "seconds_per_round",
+                                                    "warmup_seconds",
+                                                    "profile_iterations",
+                                                    "demo_checkpoint",
+                                                    "demo_data"};
+    require(std::find(kKnown.begin(), kKnown.end(), key) != kKnown.end(), manifest.path.string(), ": study.",
+            key, ": unknown key");
   }
   return spec;
 }

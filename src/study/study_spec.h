@@ -1,21 +1,17 @@
 // What a study runs, read from the family manifest's [study] section (every key optional):
 //
 //   [study]
-//   variants = ["fp32", "fp16", "fp8 all max", "fp8 nose max", "fp8 nose-L1 max", "fp8 all entropy", "fp8 auto max"]
-//   baseline = "fp16"            # speed-ups are against this variant
-//   batch = 1                    # default: the manifest's first batch size
-//   images = 2000                # fixed-stride sample of the data
-//   every = 4                    # every 4th sampled image calibrates, the rest are held out for accuracy
-//   min_speedup = 1.05           # an FP8 variant ships only this much faster than the baseline ...
-//   max_agreement_drop = 0.01    # ... losing at most this top-1 agreement with fp32 (fraction) ...
-//   max_top1_drop = 0.01         # ... and at most this top-1 accuracy against labels (when labelled)
-//   auto_target = "logit-error=0.05"
-//   rounds = 5                   # timing: rounds over all variants, interleaved
-//   seconds_per_round = 1.0      # timed seconds per variant per round (after warmup_seconds)
-//   warmup_seconds = 0.3
-//   profile_iterations = 10
-//   demo_checkpoint = "../../tests/data/golden/resnest_tiny/model.safetensors"   # relative to the manifest
-//   demo_data = "../../tests/data/photos"
+//   variants = ["fp32", "fp16", "fp8 all max", "fp8 nose max", "fp8 nose-L1 max", "fp8 all entropy", "fp8
+//   auto max"] baseline = "fp16"            # speed-ups are against this variant batch = 1 # default: the
+//   manifest's first batch size images = 2000                # fixed-stride sample of the data every = 4 #
+//   every 4th sampled image calibrates, the rest are held out for accuracy min_speedup = 1.05           # an
+//   FP8 variant ships only this much faster than the baseline ... max_agreement_drop = 0.01    # ... losing
+//   at most this top-1 agreement with fp32 (fraction) ... max_top1_drop = 0.01         # ... and at most this
+//   top-1 accuracy against labels (when labelled) auto_target = "logit-error=0.05" rounds = 5 # timing:
+//   rounds over all variants, interleaved seconds_per_round = 1.0      # timed seconds per variant per round
+//   (after warmup_seconds) warmup_seconds = 0.3 profile_iterations = 10 demo_checkpoint =
+//   "../../tests/data/golden/resnest_tiny/model.safetensors"   # relative to the manifest demo_data =
+//   "../../tests/data/photos"
 //
 // A variant is "fp32", "fp16" or "fp8 RECIPE CALIBRATOR" (RECIPE as `kiln build --recipe`, CALIBRATOR
 // max | percentile | entropy | mse).

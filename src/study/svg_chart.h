@@ -10,12 +10,13 @@ namespace kiln {
 struct BarDatum {
   std::string label;
   double value = 0.0;
-  double low = 0.0;   // spread whisker from low to high (equal to value: none)
+  double low = 0.0;  // spread whisker from low to high (equal to value: none)
   double high = 0.0;
 };
 
 // One bar per datum, value axis from 0; `unit` labels the axis ("ms").
-std::string svg_bar_chart(const std::string& title, const std::string& unit, const std::vector<BarDatum>& bars);
+std::string svg_bar_chart(const std::string& title, const std::string& unit,
+                          const std::vector<BarDatum>& bars);
 
 struct ScatterPoint {
   std::string label;

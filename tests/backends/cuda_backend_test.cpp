@@ -42,8 +42,8 @@ bool gpu_present() {
 #endif
 }
 
-#define KILN_SKIP_WITHOUT_GPU()                                                              \
-  if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";     \
+#define KILN_SKIP_WITHOUT_GPU()                                                          \
+  if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)"; \
   if (!gpu_present()) GTEST_SKIP() << "no CUDA device on this machine"
 
 // cuDNN in f32 with TF32 off (FMA math) accumulates in f32 in its own order: about sqrt(K) * 2^-24
@@ -107,7 +107,8 @@ TEST(CudaBackendTest, PoolingFollowsTheReferenceWindowRules) {
   GraphMaker m;
   const ValueId x = m.input("x", {16, 15, 15});
   const ValueId a = m.node(OpKind::kMaxPool2d, {x}, pool_attrs(3, 2, 1, true));
-  const ValueId b = m.node(OpKind::kAvgPool2d, {x}, pool_attrs(2, 2, 0, true, false));  // ResNeSt's shortcut pool
+  const ValueId b =
+      m.node(OpKind::kAvgPool2d, {x}, pool_attrs(2, 2, 0, true, false));  // ResNeSt's shortcut pool
   const ValueId c = m.node(OpKind::kAvgPool2d, {x}, pool_attrs(3, 2, 1, false, true));  // avd pool
   const ValueId d = m.node(OpKind::kAvgPool2d, {x}, pool_attrs(3, 2, 1, true, false));
   for (const ValueId v : {a, b, c, d}) m.output(v);
@@ -133,7 +134,8 @@ TEST(CudaBackendTest, SplitAttentionTailWithCardinality) {
     const ValueId weights = m.node(OpKind::kRadixSoftmax, {fc2}, radix_attrs(radix, cardinality));
     m.output(m.node(OpKind::kRadixWeightedSum, {splits, weights}, radix_attrs(radix, cardinality)));
     const Graph graph = fp16 ? as_fp16(m.graph) : m.graph;
-    expect_cuda_matches_reference(graph, {random_tensor({3, 8, 12, 12}, 5)}, fp16 ? kF16Tolerance : kF32Tolerance);
+    expect_cuda_matches_reference(graph, {random_tensor({3, 8, 12, 12}, 5)},
+                                  fp16 ? kF16Tolerance : kF32Tolerance);
   }
 }
 
@@ -143,8 +145,8 @@ TEST(CudaBackendTest, UnfoldedBatchNormActivationAndAdd) {
   const ValueId x = m.input("x", {24, 10, 10});
   const ValueId c = m.conv(x, 24, conv_attrs(3, 1, 1));
   const ValueId bn = m.node(OpKind::kBatchNorm,
-                            {c, m.constant("g", {24}, 0.5f, 1.5f), m.constant("b", {24}), m.constant("m", {24}),
-                             m.constant("v", {24}, 0.5f, 2.0f)},
+                            {c, m.constant("g", {24}, 0.5f, 1.5f), m.constant("b", {24}),
+                             m.constant("m", {24}), m.constant("v", {24}, 0.5f, 2.0f)},
                             BatchNormAttrs{1e-5f});
   const ValueId act = m.node(OpKind::kActivation, {bn}, ActivationAttrs{Activation::kSilu});
   m.output(m.node(OpKind::kAdd, {act, x}, AddAttrs{Activation::kRelu}));
@@ -186,8 +188,8 @@ INSTANTIATE_TEST_SUITE_P(Variants, CudaNetworkTest,
                                            NetworkCase{true, true, 1, 1}, NetworkCase{true, true, 4, 0}),
                          [](const ::testing::TestParamInfo<NetworkCase>& param_info) {
                            const NetworkCase& c = param_info.param;
-                           return std::string(c.fused ? "fused" : "unfused") + (c.fp16 ? "_fp16" : "_fp32") + "_b" +
-                                  std::to_string(c.batch) + "_O" + std::to_string(c.opt_level);
+                           return std::string(c.fused ? "fused" : "unfused") + (c.fp16 ? "_fp16" : "_fp32") +
+                                  "_b" + std::to_string(c.batch) + "_O" + std::to_string(c.opt_level);
                          });
 
 TEST(CudaBackendTest, ReplaysSeeEachRunsOwnInput) {

@@ -173,12 +173,13 @@ TEST(PrecisionTest, Fp8ConvolutionMatchesTheReferenceSimulation) {
   SmallGraph g;
   const ValueId x = g.input("x", {16, 10, 10});
   const ValueId q = g.node(OpKind::kQuantize, {x}, QuantizeAttrs{kScale});
-  const ValueId codes = g.graph.add_constant("w.fp8", random_tensor({32, 16, 3, 3}, 7, -448.0f, 448.0f)
-                                                           .to(DType::kF8E4M3));
+  const ValueId codes =
+      g.graph.add_constant("w.fp8", random_tensor({32, 16, 3, 3}, 7, -448.0f, 448.0f).to(DType::kF8E4M3));
   const ValueId scales = g.constant("w.scale", {32}, 1e-4f, 1e-3f);
   const ValueId w = g.node(OpKind::kDequantize, {codes, scales});
   const ValueId b = g.constant("b", {32});
-  const ValueId y = g.graph.add_node(OpKind::kConv2d, "conv_fp8", {q, w, b}, conv_attrs(3, 1, 1, 1, Activation::kRelu));
+  const ValueId y =
+      g.graph.add_node(OpKind::kConv2d, "conv_fp8", {q, w, b}, conv_attrs(3, 1, 1, 1, Activation::kRelu));
   g.producer(y).precision = Precision::kF8;
   g.output(y);
   g.output(g.conv(y, 8, conv_attrs(1, 1, 0)));  // an fp32 layer reads the fp16 output

@@ -18,8 +18,8 @@ using testing::run_kiln;
 using testing::Scratch;
 
 std::string fp8_build(const fs::path& plan, const std::string& extra) {
-  return "build " + (kFamilies / "timm_resnest").string() + " --checkpoint " + (kTiny / "model.safetensors").string() +
-         " -o " + plan.string() + " --precision fp8 " + extra;
+  return "build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+         (kTiny / "model.safetensors").string() + " -o " + plan.string() + " --precision fp8 " + extra;
 }
 
 nlohmann::json read_json(const fs::path& path) {
@@ -33,7 +33,8 @@ TEST(CliFp8, BuildRecordsRecipeScalesAndCache) {
   const fs::path cache = scratch.dir() / "calibration.json";
   const auto built = run_kiln(fp8_build(plan, "--recipe nose --calib " + kPhotos.string() +
                                                   " --calib-images 4 --calib-every 4 --calib-method entropy"
-                                                  " --calib-cache " + cache.string() + " --json " + report.string()));
+                                                  " --calib-cache " +
+                                                  cache.string() + " --json " + report.string()));
   ASSERT_EQ(built.exit_code, 0) << built.output;
   EXPECT_NE(built.output.find("FP8 convolutions, the rest fp16"), std::string::npos) << built.output;
   const nlohmann::json q = read_json(report).at("quantization");
@@ -51,8 +52,8 @@ TEST(CliFp8, BuildRecordsRecipeScalesAndCache) {
   const nlohmann::json cached = read_json(cache);
   EXPECT_EQ(cached.at("format"), "kiln-fp8-calibration");
   const fs::path again = scratch.dir() / "again.kplan", again_report = scratch.dir() / "again.json";
-  const auto rebuilt = run_kiln(fp8_build(again, "--recipe nose --calib-cache " + cache.string() + " --json " +
-                                                     again_report.string()));
+  const auto rebuilt = run_kiln(
+      fp8_build(again, "--recipe nose --calib-cache " + cache.string() + " --json " + again_report.string()));
   ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.output;
   EXPECT_EQ(read_json(again_report).at("quantization").at("layers"), q.at("layers"));
 }
@@ -60,7 +61,9 @@ TEST(CliFp8, BuildRecordsRecipeScalesAndCache) {
 TEST(CliFp8, RunsAndInspectsAnFp8Plan) {
   const Scratch scratch;
   const fs::path plan = scratch.dir() / "fp8.kplan";
-  ASSERT_EQ(run_kiln(fp8_build(plan, "--recipe all --calib " + kPhotos.string() + " --calib-images 2")).exit_code, 0);
+  ASSERT_EQ(
+      run_kiln(fp8_build(plan, "--recipe all --calib " + kPhotos.string() + " --calib-images 2")).exit_code,
+      0);
   const auto ran = run_kiln("run " + plan.string() + " --input " + (kPhotos / "dog.jpg").string());
   EXPECT_EQ(ran.exit_code, 0) << ran.output;
   const auto inspected = run_kiln("inspect " + plan.string());
@@ -74,19 +77,25 @@ TEST(CliFp8, BadSettingsAreOneLineErrors) {
   const fs::path plan = scratch.dir() / "fp8.kplan";
   const std::string calib = " --calib " + kPhotos.string() + " --calib-images 1";
   expect_one_line_error(run_kiln(fp8_build(plan, "--recipe all")), "give --calib DATA");
-  expect_one_line_error(run_kiln(fp8_build(plan, "--recipe everything" + calib)), "recipe 'everything': expected all, nose");
+  expect_one_line_error(run_kiln(fp8_build(plan, "--recipe everything" + calib)),
+                        "recipe 'everything': expected all, nose");
   expect_one_line_error(run_kiln(fp8_build(plan, "--recipe include=layer9.*" + calib)),
                         "pattern 'layer9.*' matches none");
-  expect_one_line_error(run_kiln(fp8_build(plan, "--calib-method kl" + calib)), "--calib-method: expected max");
-  expect_one_line_error(run_kiln(fp8_build(plan, "--fp8-fallback fp8" + calib)), "--fp8-fallback: expected fp16 or fp32");
-  expect_one_line_error(run_kiln(fp8_build(plan, "--recipe auto --auto-target top1=1" + calib)), "auto target");
+  expect_one_line_error(run_kiln(fp8_build(plan, "--calib-method kl" + calib)),
+                        "--calib-method: expected max");
+  expect_one_line_error(run_kiln(fp8_build(plan, "--fp8-fallback fp8" + calib)),
+                        "--fp8-fallback: expected fp16 or fp32");
+  expect_one_line_error(run_kiln(fp8_build(plan, "--recipe auto --auto-target top1=1" + calib)),
+                        "auto target");
   expect_one_line_error(run_kiln(fp8_build(plan, "--calib " + (scratch.dir() / "none").string())), "none");
   const fs::path empty = scratch.dir() / "empty";
   fs::create_directories(empty);
   expect_one_line_error(run_kiln(fp8_build(plan, "--calib " + empty.string())), empty.string());
   const fs::path bad_cache = scratch.file("cache.json", "{\"format\": \"other\"}");
-  expect_one_line_error(run_kiln(fp8_build(plan, "--calib-cache " + bad_cache.string())), "calibration cache");
-  const fs::path partial = scratch.file("partial.json", R"({"format": "kiln-fp8-calibration", "scales": {"maxpool": 0.1}})");
+  expect_one_line_error(run_kiln(fp8_build(plan, "--calib-cache " + bad_cache.string())),
+                        "calibration cache");
+  const fs::path partial =
+      scratch.file("partial.json", R"({"format": "kiln-fp8-calibration", "scales": {"maxpool": 0.1}})");
   expect_one_line_error(run_kiln(fp8_build(plan, "--calib-cache " + partial.string())), "has no scale for");
   EXPECT_FALSE(fs::exists(plan)) << "a failed build writes no plan";
 }

@@ -1,11 +1,11 @@
 // The kiln program as a user meets it: help, option checking, and one-line errors on bad input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <unistd.h>
 
 #include "cli_runner.h"
 #include "cli_test_util.h"
@@ -14,12 +14,12 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::run_kiln;
-using testing::Scratch;
 using testing::expect_one_line_error;
 using testing::kData;
-using testing::kTiny;
 using testing::kFamilies;
+using testing::kTiny;
+using testing::run_kiln;
+using testing::Scratch;
 
 TEST(Cli, HelpOnEverySubcommand) {
   for (const std::string command :
@@ -38,8 +38,9 @@ TEST(Cli, RejectsUnknownFlagsAndMissingArguments) {
 }
 
 TEST(Cli, UnknownFamilyNamesTheKnownOnes) {
-  const auto result = run_kiln("run --family nonsense --checkpoint " + (kTiny / "model.safetensors").string() +
-                               " --input " + (kTiny / "input.npy").string());
+  const auto result =
+      run_kiln("run --family nonsense --checkpoint " + (kTiny / "model.safetensors").string() + " --input " +
+               (kTiny / "input.npy").string());
   expect_one_line_error(result, "timm_resnest");
 }
 
@@ -52,26 +53,29 @@ TEST(Cli, CorruptCheckpointIsAOneLineError) {
 }
 
 TEST(Cli, WrongFamilyForCheckpointNamesAKey) {
-  const auto result = run_kiln("run --family timm_resnet --checkpoint " + (kTiny / "model.safetensors").string() +
-                               " --input " + (kTiny / "input.npy").string());
+  const auto result =
+      run_kiln("run --family timm_resnet --checkpoint " + (kTiny / "model.safetensors").string() +
+               " --input " + (kTiny / "input.npy").string());
   expect_one_line_error(result, "key");
 }
 
 TEST(Cli, BadInputsAreOneLineErrors) {
   const Scratch scratch;
   const auto not_an_image = scratch.file("notes.jpg", "this is text, not a JPEG");
-  expect_one_line_error(run_kiln("run --family timm_resnest --checkpoint " + (kTiny / "model.safetensors").string() +
-                                 " --input " + not_an_image.string()),
-                        "notes.jpg");
+  expect_one_line_error(
+      run_kiln("run --family timm_resnest --checkpoint " + (kTiny / "model.safetensors").string() +
+               " --input " + not_an_image.string()),
+      "notes.jpg");
   const auto bad_npy = scratch.file("bad.npy", "\x93NUMPY garbage");
-  expect_one_line_error(run_kiln("run --family timm_resnest --checkpoint " + (kTiny / "model.safetensors").string() +
-                                 " --input " + bad_npy.string()),
+  expect_one_line_error(run_kiln("run --family timm_resnest --checkpoint " +
+                                 (kTiny / "model.safetensors").string() + " --input " + bad_npy.string()),
                         "bad.npy");
 }
 
 TEST(Cli, RunPrintsTopKForPhotos) {
-  const auto result = run_kiln("run --family timm_resnest --checkpoint " + (kTiny / "model.safetensors").string() +
-                               " --input " + (kData / "photos" / "dog.jpg").string() + " --topk 3");
+  const auto result =
+      run_kiln("run --family timm_resnest --checkpoint " + (kTiny / "model.safetensors").string() +
+               " --input " + (kData / "photos" / "dog.jpg").string() + " --topk 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("dog.jpg"), std::string::npos);
   EXPECT_NE(result.output.find("  3. "), std::string::npos) << result.output;
@@ -96,13 +100,15 @@ TEST(Cli, DetectorPrintsBoxesWithNamesAndDraws) {
   ASSERT_TRUE(fs::exists(png));
   EXPECT_GT(fs::file_size(png), 1000u);
 
-  expect_one_line_error(run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() +
-                                 " --input " + (kTiny / "input.npy").string()),
-                        "detectors take images");
+  expect_one_line_error(
+      run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() + " --input " +
+               (kTiny / "input.npy").string()),
+      "detectors take images");
   const auto config = scratch.file("config.json", R"({"model": "yolov10n.yaml", "imgsz": 640})");
-  expect_one_line_error(run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() +
-                                 " --config " + config.string() + " --input " + (kData / "photos" / "dog.jpg").string()),
-                        "key 'names': missing");
+  expect_one_line_error(
+      run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() + " --config " +
+               config.string() + " --input " + (kData / "photos" / "dog.jpg").string()),
+      "key 'names': missing");
 }
 
 TEST(Cli, InspectListsTensorsAndGraph) {
@@ -114,16 +120,17 @@ TEST(Cli, InspectListsTensorsAndGraph) {
   EXPECT_NE(graph.output.find("radix_softmax"), std::string::npos);
 }
 
-
 TEST(Cli, BuildThenBenchWritesStatistics) {
   const Scratch scratch;
   const fs::path plan = scratch.dir() / "tiny.kplan";
-  const auto built = run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
-                              (kTiny / "model.safetensors").string() + " -o " + plan.string() + " --precision fp32");
+  const auto built =
+      run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+               (kTiny / "model.safetensors").string() + " -o " + plan.string() + " --precision fp32");
   ASSERT_EQ(built.exit_code, 0) << built.output;
   const fs::path json = scratch.dir() / "bench.json";
-  const auto bench = run_kiln("bench " + plan.string() + " --warmup 0 --duration 0.2 --min-iterations 3 --profile " +
-                              "--profile-iterations 2 --json " + json.string());
+  const auto bench =
+      run_kiln("bench " + plan.string() + " --warmup 0 --duration 0.2 --min-iterations 3 --profile " +
+               "--profile-iterations 2 --json " + json.string());
   ASSERT_EQ(bench.exit_code, 0) << bench.output;
   EXPECT_NE(bench.output.find("median"), std::string::npos) << bench.output;
   EXPECT_NE(bench.output.find("convolution"), std::string::npos) << bench.output;
@@ -180,9 +187,10 @@ TEST(Cli, CorruptPlanIsAOneLineError) {
 TEST(Cli, BadManifestIsAOneLineError) {
   const Scratch scratch;
   const auto manifest = scratch.file("manifest.toml", "[model]\nfamily = \"timm_resnest\"\nbogus = 1\n");
-  expect_one_line_error(run_kiln("build " + manifest.string() + " --checkpoint " +
-                                 (kTiny / "model.safetensors").string() + " -o " + (scratch.dir() / "x.kplan").string()),
-                        "manifest.toml");
+  expect_one_line_error(
+      run_kiln("build " + manifest.string() + " --checkpoint " + (kTiny / "model.safetensors").string() +
+               " -o " + (scratch.dir() / "x.kplan").string()),
+      "manifest.toml");
 }
 
 }  // namespace

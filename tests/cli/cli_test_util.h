@@ -2,12 +2,12 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "cli_runner.h"
 
@@ -43,7 +43,8 @@ inline void expect_one_line_error(const CliResult& result, const std::string& me
   EXPECT_NE(result.exit_code, 0) << result.output;
   EXPECT_EQ(result.output.rfind("kiln: error: ", 0), 0u) << result.output;
   EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
-  EXPECT_NE(result.output.find(mention), std::string::npos) << "expected '" << mention << "' in: " << result.output;
+  EXPECT_NE(result.output.find(mention), std::string::npos)
+      << "expected '" << mention << "' in: " << result.output;
 }
 
 }  // namespace kiln::testing

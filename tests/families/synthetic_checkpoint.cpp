@@ -194,7 +194,8 @@ std::map<std::string, Tensor> efficientnet_checkpoint(const EfficientNetSpec& sp
     const std::int64_t out = round_channels(stage.channels);
     for (std::int64_t b = 0; b < repeats; ++b) {
       const std::string block = "blocks." + std::to_string(s) + "." + std::to_string(b);
-      const std::int64_t mid = stage.depthwise_separable ? in : make_divisible(static_cast<double>(in * stage.expansion), 8, 8);
+      const std::int64_t mid =
+          stage.depthwise_separable ? in : make_divisible(static_cast<double>(in * stage.expansion), 8, 8);
       // The squeeze-excite width is a quarter of the block's input width, as timm rounds it.
       const auto reduced = std::max<std::int64_t>(1, std::llround(static_cast<double>(in) * 0.25));
       if (!stage.depthwise_separable) {

@@ -1,5 +1,5 @@
-// In-memory checkpoints with the key set and shapes timm's ResNet / ResNeSt / EfficientNet modules would save,
-// generated from an architecture description that mirrors timm's constructor arguments (not from the
+// In-memory checkpoints with the key set and shapes timm's ResNet / ResNeSt / EfficientNet modules would
+// save, generated from an architecture description that mirrors timm's constructor arguments (not from the
 // builders under test), filled with seeded random values.
 #pragma once
 

@@ -120,8 +120,9 @@ TEST(TimmEfficientNet, ArchitecturesItCannotBuild) {
   EXPECT_EQ(
       error_of([&] { infer_efficientnet_arch(weights, config_for(10, "efficientnet_lite0")); }),
       "architecture 'efficientnet_lite0': EfficientNet-Lite (ReLU6, no squeeze-excite) is not supported");
-  EXPECT_EQ(error_of([&] { infer_efficientnet_arch(weights, config_for(10, "efficientnet_blur_b0")); }),
-            "architecture 'efficientnet_blur_b0': anti-aliased downsampling (timm's aa_layer) is not supported");
+  EXPECT_EQ(
+      error_of([&] { infer_efficientnet_arch(weights, config_for(10, "efficientnet_blur_b0")); }),
+      "architecture 'efficientnet_blur_b0': anti-aliased downsampling (timm's aa_layer) is not supported");
   EXPECT_NE(error_of([&] {
               infer_efficientnet_arch(weights, config_for(10, "mobilenetv2_100"));
             }).find("timm_efficientnet builds timm's efficientnet_b0..b8"),

@@ -3,16 +3,15 @@
 // error against a float64 reference; 1e-4 leaves room for that while catching any real mistake
 // (a wrong layout, padding or layer flips the error to order 1).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <unistd.h>
-
-#include "cli_runner.h"
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
 #include "io/npy.h"
 
 namespace kiln {
@@ -76,9 +75,9 @@ TEST(Golden, KilnRunMatchesTimmFloat64Logits) {
   for (const auto& dir : golden_models()) {
     SCOPED_TRACE(dir.filename().string());
     const fs::path output = scratch / (dir.filename().string() + ".npy");
-    const auto result =
-        testing::run_kiln("run --family " + family_of(dir) + " --checkpoint " + (dir / "model.safetensors").string() +
-                          " --input " + (dir / "input.npy").string() + " --save-output " + output.string());
+    const auto result = testing::run_kiln("run --family " + family_of(dir) + " --checkpoint " +
+                                          (dir / "model.safetensors").string() + " --input " +
+                                          (dir / "input.npy").string() + " --save-output " + output.string());
     ASSERT_EQ(result.exit_code, 0) << result.output;
     const Tensor y = read_npy(output);
     const Tensor ref = read_npy(dir / "logits.npy");
@@ -104,9 +103,9 @@ TEST(Golden, BuiltPlansMatchTimmFloat64Logits) {
       SCOPED_TRACE(dir.filename().string() + " " + precision);
       const fs::path plan = scratch / (dir.filename().string() + "." + precision + ".kplan");
       const fs::path output = scratch / (dir.filename().string() + "." + precision + ".npy");
-      const auto built = testing::run_kiln("build " + (families / family_of(dir)).string() + " --checkpoint " +
-                                           (dir / "model.safetensors").string() + " --precision " + precision +
-                                           " -o " + plan.string());
+      const auto built = testing::run_kiln("build " + (families / family_of(dir)).string() +
+                                           " --checkpoint " + (dir / "model.safetensors").string() +
+                                           " --precision " + precision + " -o " + plan.string());
       ASSERT_EQ(built.exit_code, 0) << built.output;
       const auto ran = testing::run_kiln("run " + plan.string() + " --input " + (dir / "input.npy").string() +
                                          " --save-output " + output.string());
@@ -114,8 +113,8 @@ TEST(Golden, BuiltPlansMatchTimmFloat64Logits) {
       const Comparison comparison = compare(read_npy(output), read_npy(dir / "logits.npy"));
       EXPECT_LE(comparison.relative_error, tolerance);
       EXPECT_EQ(comparison.top1_disagreements, 0);
-      std::cout << dir.filename().string() << " " << precision << " plan: ||y - ref|| / ||ref|| = "
-                << comparison.relative_error << "\n";
+      std::cout << dir.filename().string() << " " << precision
+                << " plan: ||y - ref|| / ||ref|| = " << comparison.relative_error << "\n";
     }
   }
   fs::remove_all(scratch);
@@ -161,12 +160,14 @@ TEST_F(Fp8Golden, WholeNetworksMatchPyTorchFakeQuantization) {
       const Comparison comparison = compare(fp8_logits(dir, recipe), read_npy(golden));
       EXPECT_LE(comparison.relative_error, 3e-2);
       EXPECT_EQ(comparison.top1_disagreements, 0);
-      std::cout << dir.filename().string() << " fp8 " << recipe << " vs PyTorch: " << comparison.relative_error << "\n";
+      std::cout << dir.filename().string() << " fp8 " << recipe
+                << " vs PyTorch: " << comparison.relative_error << "\n";
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 5) << "expected fp8 goldens for resnest_tiny (all, nose), resnest_tiny_4s2x (all, nose), "
-                            "resnet_tiny (all)";
+  EXPECT_EQ(compared, 5)
+      << "expected fp8 goldens for resnest_tiny (all, nose), resnest_tiny_4s2x (all, nose), "
+         "resnet_tiny (all)";
 }
 
 TEST_F(Fp8Golden, EachLayerAloneMatchesPyTorchFakeQuantization) {

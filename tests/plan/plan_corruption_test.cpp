@@ -204,7 +204,8 @@ TEST_F(PlanCorruption, SkippingTheChecksum) {
 
 TEST_F(PlanCorruption, MalformedJson) {
   const std::string text = header_.dump();
-  expect_error(plan_test::with_header(good_, text.substr(0, text.size() / 2)), "the header is not valid JSON");
+  expect_error(plan_test::with_header(good_, text.substr(0, text.size() / 2)),
+               "the header is not valid JSON");
   expect_error(plan_test::with_header(good_, ""), "the header is not valid JSON");
   expect_error(plan_test::with_header(good_, "{\"build\": \"\xff\"}"), "the header is not valid JSON");
   expect_error(plan_test::with_header(good_, "[1, 2]"), "header: expected a JSON object");

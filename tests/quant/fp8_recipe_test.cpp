@@ -30,14 +30,16 @@ ModelConfig config_for(std::string architecture) {
 
 // As the builder sees it: batch norms folded, activations fused.
 Graph resnest50d() {
-  Graph graph = build_timm_resnest(testing::resnest_checkpoint(testing::ResNestSpec{}), config_for("resnest50d"), 1);
+  Graph graph =
+      build_timm_resnest(testing::resnest_checkpoint(testing::ResNestSpec{}), config_for("resnest50d"), 1);
   run_passes(graph);
   graph.compact();
   return graph;
 }
 
 Graph resnet50() {
-  Graph graph = build_timm_resnet(testing::resnet_checkpoint(testing::ResNetSpec{}), config_for("resnet50"), 1);
+  Graph graph =
+      build_timm_resnet(testing::resnet_checkpoint(testing::ResNetSpec{}), config_for("resnet50"), 1);
   run_passes(graph);
   graph.compact();
   return graph;
@@ -89,10 +91,12 @@ TEST(Recipes, Patterns) {
   EXPECT_EQ(select_layers(graph, parse_recipe("include=layer4.*")).size(), 3u * 5u + 1u);
   EXPECT_EQ(select_layers(graph, parse_recipe("include=layer4.*;exclude=*.fc1,*.fc2")).size(), 3u * 3u + 1u);
   EXPECT_EQ(select_layers(graph, parse_recipe("exclude=conv1.*")).size(), 84u);
-  EXPECT_NE(error_of([&] { select_layers(graph, parse_recipe("include=layer9.*")); })
-                .find("pattern 'layer9.*' matches none of the 87 convolutions"),
+  EXPECT_NE(error_of([&] {
+              select_layers(graph, parse_recipe("include=layer9.*"));
+            }).find("pattern 'layer9.*' matches none of the 87 convolutions"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_recipe("everything"); }).find("expected all, nose, nose-L1, auto"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_recipe("everything"); }).find("expected all, nose, nose-L1, auto"),
+            std::string::npos);
   EXPECT_NE(error_of([] { parse_recipe("include=a,,b"); }).find("empty pattern"), std::string::npos);
 }
 
@@ -121,7 +125,8 @@ TEST(Fp8Rewrite, QuantizePointsSitWhereAnFp8EngineHasThem) {
     EXPECT_EQ(quantize.op, OpKind::kQuantize) << node.name;
     EXPECT_EQ(dequantize.op, OpKind::kDequantize) << node.name;
     EXPECT_EQ(graph.value(dequantize.inputs[0]).constant.dtype(), DType::kF8E4M3) << node.name;
-    EXPECT_EQ(graph.value(dequantize.inputs[1]).shape, (Shape{graph.value(node.output).shape[1]})) << node.name;
+    EXPECT_EQ(graph.value(dequantize.inputs[1]).shape, (Shape{graph.value(node.output).shape[1]}))
+        << node.name;
   }
   EXPECT_EQ(fp8, 52u);
 }
@@ -130,7 +135,8 @@ TEST(Fp8Rewrite, WeightCodesAreTheFoldedKernelOverItsChannelScale) {
   Graph graph = resnest50d();
   const NodeId id = *graph.find_node("layer3.2.conv2.conv");
   const Tensor folded = graph.value(graph.node(id).inputs[1]).constant.clone();
-  const auto report = rewrite_to_fp8(graph, {"layer3.2.conv2.conv"}, unit_scales(graph, {"layer3.2.conv2.conv"}));
+  const auto report =
+      rewrite_to_fp8(graph, {"layer3.2.conv2.conv"}, unit_scales(graph, {"layer3.2.conv2.conv"}));
   const Node& dequantize = graph.node(graph.value(graph.node(id).inputs[1]).producer);
   const Tensor codes = graph.value(dequantize.inputs[0]).constant.to(DType::kF32);
   const auto scales = graph.value(dequantize.inputs[1]).constant.f32();
@@ -151,8 +157,10 @@ TEST(Fp8Rewrite, WeightCodesAreTheFoldedKernelOverItsChannelScale) {
 
 TEST(Fp8Rewrite, RefusesWhatItCannotQuantize) {
   Graph graph = resnest50d();
-  EXPECT_NE(error_of([&] { rewrite_to_fp8(graph, {"fc"}, {}); }).find("'fc' is not a convolution"), std::string::npos);
-  EXPECT_NE(error_of([&] { rewrite_to_fp8(graph, {"nope"}, {}); }).find("no layer named 'nope'"), std::string::npos);
+  EXPECT_NE(error_of([&] { rewrite_to_fp8(graph, {"fc"}, {}); }).find("'fc' is not a convolution"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { rewrite_to_fp8(graph, {"nope"}, {}); }).find("no layer named 'nope'"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { rewrite_to_fp8(graph, {"layer1.0.conv1"}, {}); }).find("no calibrated scale"),
             std::string::npos);
 }

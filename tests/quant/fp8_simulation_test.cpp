@@ -78,7 +78,8 @@ TEST(Fp8Simulation, AnFp8LayerIsFakeQuantizedConvolutionWrittenInFp16) {
   const std::size_t per_channel = weight.f32().size() / channels;
   for (std::size_t c = 0; c < channels; ++c) {
     float amax = 0.0f;
-    for (std::size_t k = 0; k < per_channel; ++k) amax = std::max(amax, std::fabs(weight.f32()[c * per_channel + k]));
+    for (std::size_t k = 0; k < per_channel; ++k)
+      amax = std::max(amax, std::fabs(weight.f32()[c * per_channel + k]));
     const float s = amax / 448.0f;
     for (std::size_t k = 0; k < per_channel; ++k) {
       float& w = wq.mutable_f32()[c * per_channel + k];
@@ -168,8 +169,9 @@ TEST(Fp8Simulation, AutoSearchBracketsItsTarget) {
   // With fp16 around, even no FP8 layer has some error: a zero target cannot be met.
   input.fallback = Precision::kF16;
   input.target = parse_auto_target("logit-error=0");
-  EXPECT_NE(error_of([&] { search_auto_recipe(input, comparer); }).find("is not met even with every convolution"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { search_auto_recipe(input, comparer); }).find("is not met even with every convolution"),
+      std::string::npos);
 }
 
 TEST(Fp8Simulation, AutoTargets) {

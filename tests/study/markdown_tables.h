@@ -54,8 +54,8 @@ inline std::vector<ParsedTable> parse_tables(const std::string& markdown, std::v
       continue;
     }
     const auto delimiter = table_cells(lines[i + 1]);
-    bool valid = delimiter.size() == table.header.size() && !table.header.empty() &&
-                 lines[i].back() == '|' && lines[i + 1].back() == '|';
+    bool valid = delimiter.size() == table.header.size() && !table.header.empty() && lines[i].back() == '|' &&
+                 lines[i + 1].back() == '|';
     for (const std::string& d : delimiter) {
       valid = valid && (d == "---" || d == "---:" || d == ":---" || d == ":---:");
     }

@@ -22,9 +22,10 @@ std::string read_text(const fs::path& path) {
 
 // A quick study: few variants, one short timing round.
 testing::CliResult quick_study(const fs::path& out) {
-  return run_kiln("study " + (kFamilies / "timm_resnest").string() +
-                  " --variants fp32,fp16,'fp8 all max','fp8 nose-L1 entropy' --rounds 1 --seconds-per-round 0.05 -o " +
-                  out.string());
+  return run_kiln(
+      "study " + (kFamilies / "timm_resnest").string() +
+      " --variants fp32,fp16,'fp8 all max','fp8 nose-L1 entropy' --rounds 1 --seconds-per-round 0.05 -o " +
+      out.string());
 }
 
 nlohmann::json accuracy_of(const nlohmann::json& study) {
@@ -48,9 +49,10 @@ TEST(StudyCli, DemoStudyWritesAReportThatRendersAndRepeats) {
   const auto tables = testing::parse_tables(markdown, errors);
   for (const std::string& error : errors) ADD_FAILURE() << error;
   EXPECT_GE(tables.size(), 5u) << "recipe, environment, speed, quality and kernel-time tables";
-  for (const char* section : {"## Summary and decision", "## Recipe", "## Method", "## Environment", "## Results",
-                              "### Speed and size", "### Quality", "### Kernel time per group", "## When to revisit",
-                              "## Re-run", "Demo run", "(latency.svg)", "(accuracy_vs_speed.svg)"}) {
+  for (const char* section :
+       {"## Summary and decision", "## Recipe", "## Method", "## Environment", "## Results",
+        "### Speed and size", "### Quality", "### Kernel time per group", "## When to revisit", "## Re-run",
+        "Demo run", "(latency.svg)", "(accuracy_vs_speed.svg)"}) {
     EXPECT_NE(markdown.find(section), std::string::npos) << section;
   }
   for (const char* chart : {"latency.svg", "accuracy_vs_speed.svg"}) {
@@ -68,20 +70,21 @@ TEST(StudyCli, DemoStudyWritesAReportThatRendersAndRepeats) {
   const auto again = quick_study(second);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   std::ifstream second_file(second / "study.json");
-  EXPECT_EQ(accuracy_of(nlohmann::json::parse(second_file)), accuracy_of(study)) << "accuracy must not change";
+  EXPECT_EQ(accuracy_of(nlohmann::json::parse(second_file)), accuracy_of(study))
+      << "accuracy must not change";
 }
 
 TEST(StudyCli, BadArgumentsAreOneLineErrors) {
   const Scratch scratch;
-  testing::expect_one_line_error(run_kiln("study " + (kFamilies / "timm_resnest").string() + " --variants fp32"),
-                                 "--variants must include the baseline 'fp16'");
+  testing::expect_one_line_error(
+      run_kiln("study " + (kFamilies / "timm_resnest").string() + " --variants fp32"),
+      "--variants must include the baseline 'fp16'");
   testing::expect_one_line_error(
       run_kiln("study " + (kFamilies / "timm_resnest").string() + " --variants fp16,'fp8 all'"),
       "study variant 'fp8 all'");
-  testing::expect_one_line_error(
-      run_kiln("study " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
-               (testing::kTiny / "model.safetensors").string()),
-      "needs --data");
+  testing::expect_one_line_error(run_kiln("study " + (kFamilies / "timm_resnest").string() +
+                                          " --checkpoint " + (testing::kTiny / "model.safetensors").string()),
+                                 "needs --data");
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ TEST(MarkdownTable, TheCheckerCatchesBrokenTables) {
 }
 
 TEST(SvgChart, BarsAndScatterAreSelfContainedSvg) {
-  const std::string bars = svg_bar_chart("latency <ms>", "ms", {{"fp16", 1.0, 0.9, 1.1}, {"fp8 & co", 2.5, 2.5, 2.5}});
+  const std::string bars =
+      svg_bar_chart("latency <ms>", "ms", {{"fp16", 1.0, 0.9, 1.1}, {"fp8 & co", 2.5, 2.5, 2.5}});
   EXPECT_EQ(bars.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
   EXPECT_NE(bars.find("</svg>"), std::string::npos);
   EXPECT_NE(bars.find("latency &lt;ms&gt;"), std::string::npos);
@@ -73,8 +74,9 @@ TEST(StudySpec, ReadsTheManifestStrictly) {
   EXPECT_EQ(defaults.variants.size(), 7u);
   EXPECT_EQ(defaults.baseline, "fp16");
   EXPECT_EQ(defaults.batch, 1);
-  const StudySpec spec = study_spec_from_manifest(manifest_with_study(
-      "variants = [\"fp16\", \"fp8 nose-L1 entropy\"]\nrounds = 3\ndemo_data = \"../../tests/data/photos\"\n"));
+  const StudySpec spec =
+      study_spec_from_manifest(manifest_with_study("variants = [\"fp16\", \"fp8 nose-L1 entropy\"]\nrounds = "
+                                                   "3\ndemo_data = \"../../tests/data/photos\"\n"));
   ASSERT_EQ(spec.variants.size(), 2u);
   EXPECT_EQ(spec.variants[1].precision, Precision::kF8);
   EXPECT_EQ(spec.variants[1].recipe, "nose-L1");
@@ -92,7 +94,8 @@ TEST(StudySpec, ReadsTheManifestStrictly) {
   EXPECT_NE(error("variants = [\"fp8 all\"]").find("study.variants"), std::string::npos);
   EXPECT_NE(error("variants = [\"fp8 all kl\"]").find("calibrator 'kl'"), std::string::npos);
   EXPECT_NE(error("variants = [\"fp32\"]").find("study.baseline"), std::string::npos);
-  EXPECT_NE(error("rounds = \"five\"").find("study.rounds: expected a non-negative integer"), std::string::npos);
+  EXPECT_NE(error("rounds = \"five\"").find("study.rounds: expected a non-negative integer"),
+            std::string::npos);
   EXPECT_NE(error("colour = 1").find("study.colour: unknown key"), std::string::npos);
 }
 

@@ -24,7 +24,8 @@ CudnnConv::CudnnConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act
   check(cudnnCreateFilterDescriptor(&w_desc_), "creating a filter descriptor");
   check(cudnnCreateConvolutionDescriptor(&conv_desc_), "creating a convolution descriptor");
   check(cudnnCreateActivationDescriptor(&act_desc_), "creating an activation descriptor");
-  check(cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NHWC, type, g.n, g.c, g.h, g.w), "describing a conv input");
+  check(cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NHWC, type, g.n, g.c, g.h, g.w),
+        "describing a conv input");
   check(cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NHWC, type, g.n, g.k, g.out_h, g.out_w),
         "describing a conv output");
   check(cudnnSetTensor4dDescriptor(bias_desc_, CUDNN_TENSOR_NHWC, type, 1, g.k, 1, 1), "describing a bias");
@@ -38,7 +39,8 @@ CudnnConv::CudnnConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act
   // f32 plans stay in f32 arithmetic: FMA math forbids cuDNN's TF32 tensor-core paths.
   check(cudnnSetConvolutionMathType(conv_desc_, elem == Elem::kF32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
         "setting the math type");
-  check(cudnnSetActivationDescriptor(act_desc_, act == Act::kRelu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+  check(cudnnSetActivationDescriptor(act_desc_,
+                                     act == Act::kRelu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
                                      CUDNN_NOT_PROPAGATE_NAN, 0.0),
         "describing an activation");
   int out_n = 0, out_c = 0, out_h = 0, out_w = 0;
@@ -47,9 +49,10 @@ CudnnConv::CudnnConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act
   require(out_n == g.n && out_c == g.k && out_h == g.out_h && out_w == g.out_w,
           "cuda backend: cuDNN's convolution output ", out_n, "x", out_c, "x", out_h, "x", out_w,
           " differs from the graph's ", g.n, "x", g.k, "x", g.out_h, "x", g.out_w);
-  key_ = cat("cudnn", cudnnGetVersion(), ":", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n, "c", g.c, "h", g.h, "w",
-             g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x", g.stride_w, "d",
-             g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act", static_cast<int>(act), ":res", residual ? 1 : 0);
+  key_ = cat("cudnn", cudnnGetVersion(), ":", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n, "c", g.c, "h",
+             g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x",
+             g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act", static_cast<int>(act),
+             ":res", residual ? 1 : 0);
 }
 
 CudnnConv::~CudnnConv() {
@@ -67,27 +70,29 @@ cudnnStatus_t CudnnConv::launch(bool fused, int algorithm, const ConvBuffers& b,
   const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(algorithm);
   if (fused) {
     // z is read with alpha2 = 0 when there is no residual (cuDNN still wants a valid tensor).
-    return cudnnConvolutionBiasActivationForward(handle_, &one, x_desc_, b.x, w_desc_, b.weight, conv_desc_, algo,
-                                                 workspace, workspace_bytes, residual_ ? &one : &zero, y_desc_,
-                                                 residual_ ? b.residual : b.y, bias_desc_, b.bias, act_desc_,
-                                                 y_desc_, b.y);
+    return cudnnConvolutionBiasActivationForward(handle_, &one, x_desc_, b.x, w_desc_, b.weight, conv_desc_,
+                                                 algo, workspace, workspace_bytes, residual_ ? &one : &zero,
+                                                 y_desc_, residual_ ? b.residual : b.y, bias_desc_, b.bias,
+                                                 act_desc_, y_desc_, b.y);
   }
-  const cudnnStatus_t status = cudnnConvolutionForward(handle_, &one, x_desc_, b.x, w_desc_, b.weight, conv_desc_, algo,
-                                                       workspace, workspace_bytes, &zero, y_desc_, b.y);
+  const cudnnStatus_t status =
+      cudnnConvolutionForward(handle_, &one, x_desc_, b.x, w_desc_, b.weight, conv_desc_, algo, workspace,
+                              workspace_bytes, &zero, y_desc_, b.y);
   if (status != CUDNN_STATUS_SUCCESS) return status;
-  const cudaError_t epilogue = add_bias_act(b.y, b.residual, b.bias, b.y, elem_,
-                                            static_cast<std::int64_t>(g_.n) * g_.out_h * g_.out_w, g_.k, act_, stream);
+  const cudaError_t epilogue =
+      add_bias_act(b.y, b.residual, b.bias, b.y, elem_, static_cast<std::int64_t>(g_.n) * g_.out_h * g_.out_w,
+                   g_.k, act_, stream);
   return epilogue == cudaSuccess ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_EXECUTION_FAILED;
 }
 
-ConvTactic CudnnConv::choose(bool search, const ConvBuffers& buffers, void* workspace, std::size_t workspace_limit,
-                             cudaStream_t stream) {
+ConvTactic CudnnConv::choose(bool search, const ConvBuffers& buffers, void* workspace,
+                             std::size_t workspace_limit, cudaStream_t stream) {
   int count = 0;
   check(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &count), "counting conv algorithms");
   std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(count));
   int returned = 0;
-  check(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, count, &returned,
-                                               perf.data()),
+  check(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, count,
+                                               &returned, perf.data()),
         cat("asking cuDNN for algorithms (", key_, ")"));
   std::vector<ConvTactic> candidates;
   for (int i = 0; i < returned; ++i) {
@@ -121,8 +126,9 @@ ConvTactic CudnnConv::choose(bool search, const ConvBuffers& buffers, void* work
     timed.push_back(candidate);
   }
   require(!timed.empty(), "cuda backend: no cuDNN algorithm ran convolution ", key_);
-  tactic_ = *std::min_element(timed.begin(), timed.end(),
-                              [](const ConvTactic& a, const ConvTactic& b) { return a.milliseconds < b.milliseconds; });
+  tactic_ = *std::min_element(timed.begin(), timed.end(), [](const ConvTactic& a, const ConvTactic& b) {
+    return a.milliseconds < b.milliseconds;
+  });
   return tactic_;
 }
 

@@ -14,8 +14,8 @@
 namespace kiln::cuda {
 
 struct ConvGeometry {
-  int n = 1, c = 1, h = 1, w = 1;      // input
-  int k = 1, r = 1, s = 1;             // output channels, kernel extents
+  int n = 1, c = 1, h = 1, w = 1;  // input
+  int k = 1, r = 1, s = 1;         // output channels, kernel extents
   int out_h = 1, out_w = 1;
   int pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
 };

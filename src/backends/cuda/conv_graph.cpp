@@ -28,9 +28,10 @@ std::vector<std::int64_t> nhwc_strides(const std::vector<std::int64_t>& d) {
 CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual)
     : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual) {
   can_fuse_ = act == Act::kNone || act == Act::kRelu;
-  key_ = cat("graph", cudnnGetVersion(), ":", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n, "c", g.c, "h", g.h, "w",
-             g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x", g.stride_w, "d",
-             g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act", static_cast<int>(act), ":res", residual ? 1 : 0);
+  key_ = cat("graph", cudnnGetVersion(), ":", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n, "c", g.c, "h",
+             g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x",
+             g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act", static_cast<int>(act),
+             ":res", residual ? 1 : 0);
 }
 
 CudnnGraphConv::~CudnnGraphConv() {
@@ -118,7 +119,8 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
       set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
       set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in);
       if (stages[i].operand != nullptr) {
-        set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &stages[i].operand);
+        set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+            &stages[i].operand);
       }
       set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out);
       check(cudnnBackendFinalize(pw_op), "finalizing a cuDNN pointwise operation");
@@ -129,8 +131,8 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
 
   Desc graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_);
-  set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(ops.size()),
-      ops.data());
+  set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+      static_cast<std::int64_t>(ops.size()), ops.data());
   check(cudnnBackendFinalize(graph), "finalizing a cuDNN operation graph");
   return graph;
 }
@@ -142,16 +144,16 @@ std::vector<CudnnGraphConv::Desc> CudnnGraphConv::configs(Desc graph) {
   set(heuristics, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
   if (cudnnBackendFinalize(heuristics) != CUDNN_STATUS_SUCCESS) return {};
   std::int64_t count = 0;
-  if (cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                               nullptr) != CUDNN_STATUS_SUCCESS ||
+  if (cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                               &count, nullptr) != CUDNN_STATUS_SUCCESS ||
       count <= 0) {
     return {};
   }
   std::vector<Desc> all;
   for (std::int64_t i = 0; i < count; ++i) all.push_back(make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
   std::int64_t returned = 0;
-  if (cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                               &returned, all.data()) != CUDNN_STATUS_SUCCESS) {
+  if (cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                               count, &returned, all.data()) != CUDNN_STATUS_SUCCESS) {
     return {};
   }
   all.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
@@ -159,16 +161,18 @@ std::vector<CudnnGraphConv::Desc> CudnnGraphConv::configs(Desc graph) {
   for (Desc config : all) {
     Desc engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
     std::int64_t n = 0;
-    if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &engine) !=
-        CUDNN_STATUS_SUCCESS) {
+    if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                 &engine) != CUDNN_STATUS_SUCCESS) {
       continue;
     }
     cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
     std::int64_t note_count = 0;
     bool runtime_compiled = false;
     if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-                                 CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &note_count, notes) == CUDNN_STATUS_SUCCESS) {
-      for (std::int64_t i = 0; i < note_count; ++i) runtime_compiled |= notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+                                 CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &note_count,
+                                 notes) == CUDNN_STATUS_SUCCESS) {
+      for (std::int64_t i = 0; i < note_count; ++i)
+        runtime_compiled |= notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
     }
     if (!runtime_compiled) kept.push_back(config);
   }
@@ -195,19 +199,23 @@ bool CudnnGraphConv::launch(bool fused, Desc p, const ConvBuffers& b, void* work
     }
   }
   Desc pack = nullptr;
-  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack) != CUDNN_STATUS_SUCCESS) return false;
-  bool ok = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
-                                     static_cast<std::int64_t>(uids.size()), uids.data()) == CUDNN_STATUS_SUCCESS &&
-            cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                                     static_cast<std::int64_t>(pointers.size()), pointers.data()) == CUDNN_STATUS_SUCCESS &&
-            cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace) ==
-                CUDNN_STATUS_SUCCESS &&
-            cudnnBackendFinalize(pack) == CUDNN_STATUS_SUCCESS &&
-            cudnnBackendExecute(handle_, p, pack) == CUDNN_STATUS_SUCCESS;
+  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack) != CUDNN_STATUS_SUCCESS)
+    return false;
+  bool ok =
+      cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                               static_cast<std::int64_t>(uids.size()), uids.data()) == CUDNN_STATUS_SUCCESS &&
+      cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                               static_cast<std::int64_t>(pointers.size()),
+                               pointers.data()) == CUDNN_STATUS_SUCCESS &&
+      cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace) ==
+          CUDNN_STATUS_SUCCESS &&
+      cudnnBackendFinalize(pack) == CUDNN_STATUS_SUCCESS &&
+      cudnnBackendExecute(handle_, p, pack) == CUDNN_STATUS_SUCCESS;
   cudnnBackendDestroyDescriptor(pack);
   if (ok && !fused) {
-    ok = add_bias_act(b.y, b.residual, b.bias, b.y, elem_, static_cast<std::int64_t>(g_.n) * g_.out_h * g_.out_w,
-                      g_.k, act_, stream) == cudaSuccess;
+    ok = add_bias_act(b.y, b.residual, b.bias, b.y, elem_,
+                      static_cast<std::int64_t>(g_.n) * g_.out_h * g_.out_w, g_.k, act_,
+                      stream) == cudaSuccess;
   }
   return ok;
 }
@@ -231,8 +239,8 @@ std::optional<ConvTactic> CudnnGraphConv::choose(bool search, const ConvBuffers&
       const auto p = plan(candidates[index]);
       if (!p) continue;
       std::int64_t bytes = 0, n = 0;
-      if (cudnnBackendGetAttribute(*p, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &bytes) !=
-              CUDNN_STATUS_SUCCESS ||
+      if (cudnnBackendGetAttribute(*p, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                   &bytes) != CUDNN_STATUS_SUCCESS ||
           static_cast<std::size_t>(bytes) > workspace_limit) {
         continue;
       }
@@ -282,8 +290,8 @@ bool CudnnGraphConv::set_tactic(const ConvTactic& tactic) {
 }
 
 void CudnnGraphConv::enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) {
-  require(launch(tactic_.fused, plan_, buffers, workspace, stream), "cuda backend: running convolution ", key_,
-          " on cuDNN's graph API failed");
+  require(launch(tactic_.fused, plan_, buffers, workspace, stream), "cuda backend: running convolution ",
+          key_, " on cuDNN's graph API failed");
 }
 
 }  // namespace kiln::cuda

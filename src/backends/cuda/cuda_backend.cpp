@@ -21,11 +21,13 @@ std::string unsupported_reason(const Graph& graph, const Node& node) {
     case OpKind::kConv2d:
       if (!symmetric(node.attr<ConvAttrs>().padding)) return "asymmetric convolution padding";
       if (!is_constant(graph, node.inputs[1])) return "convolution weights must be constants";
-      if (node.inputs.size() > 2 && !is_constant(graph, node.inputs[2])) return "convolution bias must be a constant";
+      if (node.inputs.size() > 2 && !is_constant(graph, node.inputs[2]))
+        return "convolution bias must be a constant";
       return {};
     case OpKind::kLinear:
       if (!is_constant(graph, node.inputs[1])) return "linear weights must be constants";
-      if (node.inputs.size() > 2 && !is_constant(graph, node.inputs[2])) return "linear bias must be a constant";
+      if (node.inputs.size() > 2 && !is_constant(graph, node.inputs[2]))
+        return "linear bias must be a constant";
       return {};
     case OpKind::kBatchNorm:
       for (std::size_t i = 1; i < node.inputs.size(); ++i) {
@@ -33,7 +35,8 @@ std::string unsupported_reason(const Graph& graph, const Node& node) {
       }
       return {};
     case OpKind::kAdd:
-      if (is_constant(graph, node.inputs[0]) || is_constant(graph, node.inputs[1])) return "add of a constant";
+      if (is_constant(graph, node.inputs[0]) || is_constant(graph, node.inputs[1]))
+        return "add of a constant";
       return {};
     case OpKind::kActivation:
     case OpKind::kMaxPool2d:

@@ -27,8 +27,8 @@ cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y
                          int channels, Act act, cudaStream_t stream);
 
 // y = x * scale[c] + shift[c] (an unfolded batch norm; scale and shift are f32).
-cudaError_t scale_shift(const void* x, const float* scale, const float* shift, void* y, Elem e, std::int64_t rows,
-                        int channels, cudaStream_t stream);
+cudaError_t scale_shift(const void* x, const float* scale, const float* shift, void* y, Elem e,
+                        std::int64_t rows, int channels, cudaStream_t stream);
 
 struct PoolShape {
   int n, c, in_h, in_w, out_h, out_w;
@@ -46,7 +46,8 @@ cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, in
                               cudaStream_t stream);
 
 // x [rows, radix * c] -> y [rows, c], the sum over the radix.
-cudaError_t radix_sum(const void* x, void* y, Elem e, std::int64_t rows, int radix, int c, cudaStream_t stream);
+cudaError_t radix_sum(const void* x, void* y, Elem e, std::int64_t rows, int radix, int c,
+                      cudaStream_t stream);
 
 // logits [n, cardinality][radix][c / cardinality] -> weights [n, radix][c] (softmax over the radix;
 // sigmoid when radix is 1).

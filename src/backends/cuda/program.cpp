@@ -15,7 +15,9 @@ constexpr std::size_t kAlignment = 256;
 // Workspace cuDNN candidates may use while tactics are searched; larger ones are skipped.
 constexpr std::size_t kSearchWorkspace = std::size_t{256} << 20;
 
-std::size_t round_up(std::size_t value, std::size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+std::size_t round_up(std::size_t value, std::size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
 
 Act act_of(Activation a) {
   switch (a) {
@@ -49,7 +51,8 @@ struct Lifetime {
 std::vector<std::size_t> place_buffers(const std::vector<Lifetime>& buffers, std::size_t& total) {
   std::vector<std::size_t> offsets(buffers.size(), 0), order(buffers.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return buffers[a].bytes > buffers[b].bytes; });
   std::vector<std::size_t> placed;
   total = 0;
   for (const std::size_t index : order) {
@@ -59,7 +62,8 @@ std::vector<std::size_t> place_buffers(const std::vector<Lifetime>& buffers, std
     for (const std::size_t other : placed) {
       const Lifetime& o = buffers[other];
       if (buffer.first <= o.last && o.first <= buffer.last) {
-        taken.emplace_back(offsets[other], offsets[other] + round_up(std::max<std::size_t>(o.bytes, 1), kAlignment));
+        taken.emplace_back(offsets[other],
+                           offsets[other] + round_up(std::max<std::size_t>(o.bytes, 1), kAlignment));
       }
     }
     std::sort(taken.begin(), taken.end());
@@ -79,7 +83,8 @@ std::vector<std::size_t> place_buffers(const std::vector<Lifetime>& buffers, std
 DeviceBuffer upload(const Tensor& t, Elem elem) {
   const Tensor converted = elem == Elem::kF32 ? t.to(DType::kF32) : t.to(DType::kF16);
   DeviceBuffer buffer(converted.nbytes());
-  check(cudaMemcpy(buffer.data(), converted.bytes(), converted.nbytes(), cudaMemcpyHostToDevice), "uploading weights");
+  check(cudaMemcpy(buffer.data(), converted.bytes(), converted.nbytes(), cudaMemcpyHostToDevice),
+        "uploading weights");
   return buffer;
 }
 
@@ -93,14 +98,15 @@ Tensor to_krsc(const Tensor& w) {
   for (std::int64_t a = 0; a < o; ++a)
     for (std::int64_t c = 0; c < in; ++c)
       for (std::int64_t y = 0; y < kh; ++y)
-        for (std::int64_t x = 0; x < kw; ++x) dst[((a * kh + y) * kw + x) * in + c] = src[((a * in + c) * kh + y) * kw + x];
+        for (std::int64_t x = 0; x < kw; ++x)
+          dst[((a * kh + y) * kw + x) * in + c] = src[((a * in + c) * kh + y) * kw + x];
   return out;
 }
 
 struct Fusions {
-  std::vector<NodeId> conv_into_add;       // per add: the convolution computed with it
-  std::vector<NodeId> radix_sum_into_pool; // per global pool: the radix_sum it pools on the fly
-  std::vector<NodeId> softmax_into_sum;    // per radix_weighted_sum: the radix_softmax it computes inline
+  std::vector<NodeId> conv_into_add;        // per add: the convolution computed with it
+  std::vector<NodeId> radix_sum_into_pool;  // per global pool: the radix_sum it pools on the fly
+  std::vector<NodeId> softmax_into_sum;     // per radix_weighted_sum: the radix_softmax it computes inline
   std::vector<bool> absorbed;
 };
 
@@ -177,8 +183,9 @@ void CudaModel::build(const Graph& graph) {
   const Precision precision = graph.node(order.front()).precision;
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
-    require(node.precision == precision, "cuda backend: layer '", node.name, "' is ", precision_name(node.precision),
-            " but the network is ", precision_name(precision), "; mixed precision is not supported yet");
+    require(node.precision == precision, "cuda backend: layer '", node.name, "' is ",
+            precision_name(node.precision), " but the network is ", precision_name(precision),
+            "; mixed precision is not supported yet");
   }
   elem_ = precision == Precision::kF16 ? Elem::kF16 : Elem::kF32;
   for (const Node& node : graph.nodes()) {
@@ -189,7 +196,8 @@ void CudaModel::build(const Graph& graph) {
   require(graph.inputs().size() == 1, "cuda backend: expected one graph input, got ", graph.inputs().size());
   const ValueId input = graph.inputs().front();
   input_shape_ = graph.value(input).shape;
-  require(input_shape_.size() == 4, "cuda backend: expected an NCHW graph input, got ", shape_str(input_shape_));
+  require(input_shape_.size() == 4, "cuda backend: expected an NCHW graph input, got ",
+          shape_str(input_shape_));
   input_shape_[0] = options_.batch;
   const std::vector<Shape> shapes = infer_shapes(graph, {input_shape_});
   const auto shape = [&](ValueId v) -> const Shape& { return shapes[static_cast<std::size_t>(v)]; };
@@ -201,7 +209,8 @@ void CudaModel::build(const Graph& graph) {
     if (!fusions.absorbed[static_cast<std::size_t>(id)]) executed.push_back(id);
   }
   std::vector<int> position(graph.nodes().size(), -1);
-  for (std::size_t i = 0; i < executed.size(); ++i) position[static_cast<std::size_t>(executed[i])] = static_cast<int>(i) + 1;
+  for (std::size_t i = 0; i < executed.size(); ++i)
+    position[static_cast<std::size_t>(executed[i])] = static_cast<int>(i) + 1;
   for (const NodeId id : executed) {
     const auto index = static_cast<std::size_t>(id);
     for (const NodeId inner : {fusions.conv_into_add[index], fusions.radix_sum_into_pool[index],
@@ -231,7 +240,9 @@ void CudaModel::build(const Graph& graph) {
   for (const NodeId id : order) {
     for (const ValueId v : graph.node(id).inputs) {
       const int b = buffer_of[static_cast<std::size_t>(v)];
-      if (b >= 0) buffers[static_cast<std::size_t>(b)].last = std::max(buffers[static_cast<std::size_t>(b)].last, position[static_cast<std::size_t>(id)]);
+      if (b >= 0)
+        buffers[static_cast<std::size_t>(b)].last =
+            std::max(buffers[static_cast<std::size_t>(b)].last, position[static_cast<std::size_t>(id)]);
     }
   }
   for (const ValueId v : graph.outputs()) {
@@ -243,7 +254,8 @@ void CudaModel::build(const Graph& graph) {
   const std::vector<std::size_t> offsets = place_buffers(buffers, arena_bytes);
   arena_ = DeviceBuffer(arena_bytes);
   // Tactics are timed on the arena: fill it with finite non-zero values first.
-  check(fill_pattern(arena_.data(), elem_, static_cast<std::int64_t>(arena_bytes / elem_size), stream_), "filling the arena");
+  check(fill_pattern(arena_.data(), elem_, static_cast<std::int64_t>(arena_bytes / elem_size), stream_),
+        "filling the arena");
   const auto ptr = [&](ValueId v) -> void* {
     const int b = buffer_of[static_cast<std::size_t>(v)];
     require(b >= 0, "cuda backend: value '", graph.value(v).name, "' has no buffer");
@@ -273,7 +285,8 @@ void CudaModel::build(const Graph& graph) {
 
   {
     void* x = ptr(input);
-    const int n = to_int(input_shape_[0]), c = to_int(input_shape_[1]), hw = to_int(input_shape_[2] * input_shape_[3]);
+    const int n = to_int(input_shape_[0]), c = to_int(input_shape_[1]),
+              hw = to_int(input_shape_[2] * input_shape_[3]);
     float* src = static_cast<float*>(input_device_.data());
     const Elem e = elem_;
     steps_.push_back({kNoNode, "input NCHW f32 -> NHWC", [=](cudaStream_t s) {
@@ -318,7 +331,9 @@ void CudaModel::build(const Graph& graph) {
     b.weight = keep(upload(w, elem_));
     b.bias = conv.inputs.size() > 2 ? keep(upload(constant(conv.inputs[2]), elem_))
                                     : keep(upload(Tensor(DType::kF32, {g.k}).to(DType::kF32), elem_));
-    if (conv.inputs.size() <= 2) check(cudaMemset(const_cast<void*>(b.bias), 0, static_cast<std::size_t>(g.k) * elem_size), "zeroing a bias");
+    if (conv.inputs.size() <= 2)
+      check(cudaMemset(const_cast<void*>(b.bias), 0, static_cast<std::size_t>(g.k) * elem_size),
+            "zeroing a bias");
     b.residual = residual;
     b.y = y;
     const Act act = act_of(activation);
@@ -344,7 +359,8 @@ void CudaModel::build(const Graph& graph) {
         legacy->set_tactic(*cached);
         ++tactic_cache_hits_;
       } else {
-        const ConvTactic tactic = legacy->choose(search, b, search_workspace.data(), kSearchWorkspace, stream_);
+        const ConvTactic tactic =
+            legacy->choose(search, b, search_workspace.data(), kSearchWorkspace, stream_);
         if (search) cache.put(legacy->key(), tactic);
         ++tactic_searches_;
       }
@@ -458,8 +474,10 @@ void CudaModel::build(const Graph& graph) {
       }
       case OpKind::kBatchNorm: {
         const float eps = node.attr<BatchNormAttrs>().epsilon;
-        const auto gamma = constant(node.inputs[1]).to(DType::kF32), beta = constant(node.inputs[2]).to(DType::kF32);
-        const auto mean = constant(node.inputs[3]).to(DType::kF32), var = constant(node.inputs[4]).to(DType::kF32);
+        const auto gamma = constant(node.inputs[1]).to(DType::kF32),
+                   beta = constant(node.inputs[2]).to(DType::kF32);
+        const auto mean = constant(node.inputs[3]).to(DType::kF32),
+                   var = constant(node.inputs[4]).to(DType::kF32);
         const std::int64_t ch = channels_of(out_shape);
         Tensor scale(DType::kF32, {ch}), shift(DType::kF32, {ch});
         for (std::int64_t c = 0; c < ch; ++c) {
@@ -482,10 +500,11 @@ void CudaModel::build(const Graph& graph) {
       case OpKind::kAvgPool2d: {
         const auto& a = node.attr<PoolAttrs>();
         const Shape& xs = shape(node.inputs[0]);
-        const PoolShape p{to_int(xs[0]), to_int(xs[1]), to_int(xs[2]), to_int(xs[3]), to_int(out_shape[2]),
-                          to_int(out_shape[3]), to_int(a.kernel[0]), to_int(a.kernel[1]), to_int(a.stride[0]),
-                          to_int(a.stride[1]), to_int(a.padding[0]), to_int(a.padding[1]), to_int(a.padding[2]),
-                          to_int(a.padding[3]), a.count_include_pad};
+        const PoolShape p{to_int(xs[0]),        to_int(xs[1]),        to_int(xs[2]),
+                          to_int(xs[3]),        to_int(out_shape[2]), to_int(out_shape[3]),
+                          to_int(a.kernel[0]),  to_int(a.kernel[1]),  to_int(a.stride[0]),
+                          to_int(a.stride[1]),  to_int(a.padding[0]), to_int(a.padding[1]),
+                          to_int(a.padding[2]), to_int(a.padding[3]), a.count_include_pad};
         const void* x = ptr(node.inputs[0]);
         void* y = ptr(node.output);
         const bool is_max = node.op == OpKind::kMaxPool2d;
@@ -505,7 +524,8 @@ void CudaModel::build(const Graph& graph) {
         auto* scratch = static_cast<float*>(keep(std::move(partial)));
         const void* x = ptr(source);
         void* y = ptr(node.output);
-        steps_.push_back({sum != kNoNode ? sum : id, sum != kNoNode ? "radix sum + global avg pool" : "global avg pool",
+        steps_.push_back({sum != kNoNode ? sum : id,
+                          sum != kNoNode ? "radix sum + global avg pool" : "global avg pool",
                           [=](cudaStream_t s) {
                             check(radix_global_pool(x, y, scratch, e, n, hw, radix, c, s), "global pool");
                           }});
@@ -519,7 +539,9 @@ void CudaModel::build(const Graph& graph) {
         void* y = ptr(node.output);
         const std::int64_t rows = rows_of(out_shape);
         const int c = to_int(channels_of(out_shape));
-        steps_.push_back({id, "radix sum", [=](cudaStream_t s) { check(radix_sum(x, y, e, rows, radix, c, s), "radix sum"); }});
+        steps_.push_back({id, "radix sum", [=](cudaStream_t s) {
+                            check(radix_sum(x, y, e, rows, radix, c, s), "radix sum");
+                          }});
         break;
       }
       case OpKind::kRadixSoftmax: {
@@ -536,15 +558,17 @@ void CudaModel::build(const Graph& graph) {
       case OpKind::kRadixWeightedSum: {
         const auto& a = node.attr<RadixAttrs>();
         const NodeId softmax = fusions.softmax_into_sum[index];
-        const int n = to_int(out_shape[0]), hw = to_int(out_shape[2] * out_shape[3]), c = to_int(out_shape[1]);
+        const int n = to_int(out_shape[0]), hw = to_int(out_shape[2] * out_shape[3]),
+                  c = to_int(out_shape[1]);
         const int radix = to_int(a.radix), card = to_int(a.cardinality);
         const void* x = ptr(node.inputs[0]);
         const void* w = softmax != kNoNode ? ptr(graph.node(softmax).inputs[0]) : ptr(node.inputs[1]);
         void* y = ptr(node.output);
         const bool fused = softmax != kNoNode;
-        steps_.push_back({id, fused ? "radix softmax + weighted sum" : "radix weighted sum", [=](cudaStream_t s) {
-                            check(radix_weighted_sum(x, w, y, e, n, hw, radix, card, c, fused, s), "weighted sum");
-                          }});
+        steps_.push_back(
+            {id, fused ? "radix softmax + weighted sum" : "radix weighted sum", [=](cudaStream_t s) {
+               check(radix_weighted_sum(x, w, y, e, n, hw, radix, card, c, fused, s), "weighted sum");
+             }});
         break;
       }
       case OpKind::kQuantize:
@@ -557,7 +581,8 @@ void CudaModel::build(const Graph& graph) {
       case OpKind::kUpsample:
       case OpKind::kAttention:
       case OpKind::kDetectDecode:
-        fail("cuda backend: layer '", node.name, "' (", op_kind_name(node.op), "): no CUDA kernel for this operator yet");
+        fail("cuda backend: layer '", node.name, "' (", op_kind_name(node.op),
+             "): no CUDA kernel for this operator yet");
     }
   }
 
@@ -604,10 +629,11 @@ std::vector<Tensor> CudaModel::run(const std::vector<Tensor>& inputs) {
   require(inputs.size() == 1, "cuda backend: expected 1 input tensor, got ", inputs.size());
   const Tensor& input = inputs.front();
   require(input.dtype() == DType::kF32, "graph inputs must be f32, got ", dtype_name(input.dtype()));
-  require(input.shape() == input_shape_, "this model was compiled for input shape ", shape_str(input_shape_), ", got ",
-          shape_str(input.shape()));
+  require(input.shape() == input_shape_, "this model was compiled for input shape ", shape_str(input_shape_),
+          ", got ", shape_str(input.shape()));
   std::memcpy(input_host_.data(), input.bytes(), input.nbytes());
-  check(cudaMemcpyAsync(input_device_.data(), input_host_.data(), input.nbytes(), cudaMemcpyHostToDevice, stream_),
+  check(cudaMemcpyAsync(input_device_.data(), input_host_.data(), input.nbytes(), cudaMemcpyHostToDevice,
+                        stream_),
         "copying the input");
   if (options_.profile) {
     // Kernel time per layer: each step captured alone in a CUDA graph and its replays timed with
@@ -626,15 +652,16 @@ std::vector<Tensor> CudaModel::run(const std::vector<Tensor>& inputs) {
       int& index = entry[static_cast<std::size_t>(step.node)];
       if (index < 0) {
         index = static_cast<int>(profile_.size());
-        profile_.push_back({node_names_[static_cast<std::size_t>(step.node)], node_ops_[static_cast<std::size_t>(step.node)], 0.0});
+        profile_.push_back({node_names_[static_cast<std::size_t>(step.node)],
+                            node_ops_[static_cast<std::size_t>(step.node)], 0.0});
       }
       profile_[static_cast<std::size_t>(index)].milliseconds += *ms;
     }
   } else {
     check(cudaGraphLaunch(exec_, stream_), "launching the CUDA graph");
   }
-  check(cudaMemcpyAsync(output_host_.data(), output_device_.data(), output_device_.bytes(), cudaMemcpyDeviceToHost,
-                        stream_),
+  check(cudaMemcpyAsync(output_host_.data(), output_device_.data(), output_device_.bytes(),
+                        cudaMemcpyDeviceToHost, stream_),
         "copying the outputs");
   check(cudaStreamSynchronize(stream_), "running the network");
   std::vector<Tensor> outputs;
@@ -661,12 +688,14 @@ std::optional<double> CudaModel::time_device_replays(int iterations) {
 std::string CudaModel::describe() const {
   std::string text;
   for (const Step& step : steps_) {
-    text += cat(step.node == kNoNode ? "-" : node_names_[static_cast<std::size_t>(step.node)], ": ", step.label, "\n");
+    text += cat(step.node == kNoNode ? "-" : node_names_[static_cast<std::size_t>(step.node)], ": ",
+                step.label, "\n");
   }
   return text + cat("precision ", elem_ == Elem::kF16 ? "fp16" : "f32", ", activation arena ", arena_.bytes(),
                     " bytes, cuDNN workspace ", workspace_.bytes(), " bytes, ", steps_.size(), " steps in ",
-                    options_.profile ? "eager mode (profiling)" : "one CUDA graph", ", tactics: ", tactic_searches_,
-                    options_.opt_level == 0 ? " heuristic" : " timed", ", ", tactic_cache_hits_, " from the cache\n");
+                    options_.profile ? "eager mode (profiling)" : "one CUDA graph",
+                    ", tactics: ", tactic_searches_, options_.opt_level == 0 ? " heuristic" : " timed", ", ",
+                    tactic_cache_hits_, " from the cache\n");
 }
 
 }  // namespace kiln::cuda

@@ -14,8 +14,8 @@
 namespace kiln::cuda {
 
 struct ConvTactic {
-  bool fused = true;   // cudnnConvolutionBiasActivationForward (else: convolution + kiln's epilogue kernel)
-  int algorithm = 0;   // cudnnConvolutionFwdAlgo_t
+  bool fused = true;  // cudnnConvolutionBiasActivationForward (else: convolution + kiln's epilogue kernel)
+  int algorithm = 0;  // cudnnConvolutionFwdAlgo_t
   std::size_t workspace = 0;
   double milliseconds = 0;  // as timed (0 when chosen by heuristics)
 };
