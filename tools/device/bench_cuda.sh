@@ -99,7 +99,11 @@ check_model() {
 }
 
 log "== accuracy (kiln cuda backend)"
-for dir in tests/data/golden/*/; do check_model "$dir" "$(basename "$dir")"; done
+# The CUDA backend covers the two ResNet families; EfficientNet's and YOLOv10's operators have no CUDA
+# kernels yet (and detectors have no plans), so their goldens are not checked here.
+for dir in tests/data/golden/*/; do
+  [[ -n "$(family_of "$(basename "$dir")")" ]] && check_model "$dir" "$(basename "$dir")"
+done
 # The CUDA backend's unit tests, when a binary built on the CI machine was carried (gtest is absent here).
 if [[ -x .carry/gputest/cuda_backend_test ]]; then
   LD_LIBRARY_PATH="$PWD/.carry/gputest:$LD_LIBRARY_PATH" timeout 300 .carry/gputest/cuda_backend_test \
