@@ -95,9 +95,9 @@ void study(const StudyCommandOptions& options) {
                      manifest.path};
   const StudyResult result = run_study(inputs);
   write_study(out, result);
-  std::cout << study_markdown(result).substr(0, study_markdown(result).find("## Recipe"))
-            << "Full report: " << (out / "STUDY.md").string() << " (numbers in "
-            << (out / "study.json").string() << ")\n";
+  const std::string report = study_markdown(result);
+  std::cout << report.substr(0, report.find("## Recipe")) << "Full report: " << (out / "STUDY.md").string()
+            << " (numbers in " << (out / "study.json").string() << ")\n";
 }
 
 }  // namespace

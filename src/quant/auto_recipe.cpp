@@ -91,20 +91,24 @@ AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphCom
   std::stable_sort(result.sensitivity.begin(), result.sensitivity.end(),
                    [](const auto& a, const auto& b) { return a.error.logit_error > b.error.logit_error; });
 
+  // The candidates in execution order, less the `kept` most sensitive.
+  std::map<std::string, std::size_t> rank;
+  for (std::size_t i = 0; i < result.sensitivity.size(); ++i) rank[result.sensitivity[i].layer] = i;
+  const auto fp8_keeping = [&](std::size_t kept) {
+    std::vector<std::string> fp8;
+    for (const std::string& layer : input.candidates) {
+      if (rank.at(layer) >= kept) fp8.push_back(layer);
+    }
+    return fp8;
+  };
+
   const std::size_t n = input.candidates.size();
   const auto evaluate = [&](std::size_t kept) {
     for (const auto& point : result.curve) {
       if (point.kept == kept) return point.meets;
     }
-    std::vector<std::string> fp8;
-    for (const std::string& layer : input.candidates) {  // execution order
-      const auto rank = std::find_if(result.sensitivity.begin(), result.sensitivity.end(),
-                                     [&](const auto& s) { return s.layer == layer; }) -
-                        result.sensitivity.begin();
-      if (static_cast<std::size_t>(rank) >= kept) fp8.push_back(layer);
-    }
     const OutputError error = comparer.compare(
-        fp8_graph(*input.graph, fp8, *input.scales, input.per_channel_weights, input.fallback));
+        fp8_graph(*input.graph, fp8_keeping(kept), *input.scales, input.per_channel_weights, input.fallback));
     const bool meets = input.target.met_by(error.agreement, error.logit_error);
     result.curve.push_back({kept, error, meets});
     return meets;
@@ -132,12 +136,7 @@ AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphCom
   result.kept = high;
   std::sort(result.curve.begin(), result.curve.end(),
             [](const auto& a, const auto& b) { return a.kept < b.kept; });
-  for (const std::string& layer : input.candidates) {
-    const auto rank = std::find_if(result.sensitivity.begin(), result.sensitivity.end(),
-                                   [&](const auto& s) { return s.layer == layer; }) -
-                      result.sensitivity.begin();
-    if (static_cast<std::size_t>(rank) >= result.kept) result.fp8_layers.push_back(layer);
-  }
+  result.fp8_layers = fp8_keeping(result.kept);
   return result;
 }
 

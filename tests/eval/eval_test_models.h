@@ -16,8 +16,18 @@
 #include "io/safetensors.h"
 #include "io/timm_config.h"
 #include "plan/plan.h"
+#include "runtime/backend.h"
 
 namespace kiln::testing {
+
+// The CPU backends (the CUDA one, when built, needs a GPU and has its own tests).
+inline std::vector<std::string_view> cpu_backend_names() {
+  std::vector<std::string_view> names;
+  for (const auto name : backend_names()) {
+    if (name.rfind("cpu", 0) == 0) names.push_back(name);
+  }
+  return names;
+}
 
 inline Tensor seeded_tensor(Shape shape, std::uint32_t seed, float amplitude) {
   Tensor t(DType::kF32, std::move(shape));

@@ -13,14 +13,7 @@
 namespace kiln {
 namespace {
 
-// The CPU backends (the CUDA one, when built, needs a GPU and has its own tests).
-std::vector<std::string_view> cpu_backend_names() {
-  std::vector<std::string_view> names;
-  for (const auto name : backend_names()) {
-    if (name.rfind("cpu", 0) == 0) names.push_back(name);
-  }
-  return names;
-}
+using testing::cpu_backend_names;
 
 using testing::perturbed;
 using testing::seeded_tensor;

@@ -573,16 +573,14 @@ void CudaModel::build(const Graph& graph) {
       }
       case OpKind::kQuantize:
       case OpKind::kDequantize:
-        fail("cuda backend: layer '", node.name, "' (", op_kind_name(node.op),
-             "): FP8 layers are not supported by the cuda backend; build an fp16 or fp32 plan");
       case OpKind::kChannelScale:
       case OpKind::kConcat:
       case OpKind::kChannelSlice:
       case OpKind::kUpsample:
       case OpKind::kAttention:
       case OpKind::kDetectDecode:
-        fail("cuda backend: layer '", node.name, "' (", op_kind_name(node.op),
-             "): no CUDA kernel for this operator yet");
+        // CudaBackend::compile refuses these (unsupported_reason) before a model is built.
+        fail("cuda backend: layer '", node.name, "' (", op_kind_name(node.op), "): not supported");
     }
   }
 
