@@ -5,6 +5,7 @@
 #include "builder/precision.h"
 #include "core/error.h"
 #include "graph/verifier.h"
+#include "runtime/engine.h"
 
 namespace kiln {
 
@@ -44,6 +45,16 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   info.quantization = std::move(quantization);
   result.plan.config = std::move(input.config);
   result.plan.graph = std::move(input.graph);
+
+  // As TensorRT's builder does: a backend that times kernels does it now, and the plan keeps what won.
+  if (make_backend(options.backend)->chooses_tactics()) {
+    CompileOptions compile;
+    compile.batch = options.batch;
+    compile.opt_level = options.opt_level;
+    compile.tactic_cache = options.tactic_cache;
+    const Engine engine(std::make_shared<const Plan>(result.plan), options.backend, compile);
+    result.plan.info.layer_data = engine.layer_data();
+  }
   return result;
 }
 

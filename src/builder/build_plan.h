@@ -22,6 +22,9 @@ struct BuildOptions {
   std::int64_t opt_level = 2;  // 0: no passes; 1: exact clean-ups; 2 and above: fusions too
   std::int64_t batch = 1;
   std::string backend = "cpu";
+  // Backends that time kernels (cuda) choose them while building, on this machine's device; the plan
+  // stores the choices. A file of timed tactics to reuse and extend (empty: none).
+  std::string tactic_cache;
   std::set<std::string> disabled_passes;
 };
 

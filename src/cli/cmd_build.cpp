@@ -39,6 +39,7 @@ struct BuildCommandOptions {
   std::size_t calib_every = 4;
   std::optional<std::string> calib_method;
   std::optional<std::filesystem::path> calib_cache;
+  std::string tactic_cache;
   double percentile = 99.99;
   std::string fp8_fallback = "fp16";
   std::string auto_target = "logit-error=0.05";
@@ -132,6 +133,12 @@ void build(const BuildCommandOptions& options) {
   build_options.batch = options.batch.value_or(manifest.batch_sizes.front());
   build_options.backend = options.backend.value_or(manifest.backends.front());
   build_options.disabled_passes = {options.disabled_passes.begin(), options.disabled_passes.end()};
+  build_options.tactic_cache = options.tactic_cache;
+  if (make_backend(build_options.backend)->chooses_tactics()) {
+    std::cerr << "timing kernels on the " << build_options.backend << " backend (opt level "
+              << build_options.opt_level << (build_options.opt_level == 0 ? ": heuristics only" : "")
+              << ")...\n";
+  }
 
   BuildInput input{std::move(model.graph), model.config, std::string(model.family->name),
                    options.checkpoint.filename().string(), digest};
@@ -234,7 +241,11 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--batch", options->batch,
                   "Batch size the plan is built for (default: the manifest's first)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--backend", options->backend, "Backend the plan targets (default: the manifest's first)");
+  cmd->add_option("--backend", options->backend,
+                  "Backend the plan targets (default: the manifest's first); for cuda the build times each "
+                  "layer's kernels on this machine's GPU and the plan stores the fastest");
+  cmd->add_option("--tactic-cache", options->tactic_cache,
+                  "cuda: file of timed tactics to reuse and extend, so rebuilds pick the same kernels fast");
   cmd->add_option("--disable-pass", options->disabled_passes, "Skip a graph pass by name (repeatable)");
   cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")
       ->capture_default_str();

@@ -137,6 +137,12 @@ void print_plan(const InspectOptions& options) {
     if (summary.contains("auto")) summary["auto"].erase("sensitivity");
     report["quantization"] = summary;
   }
+  // The kernels a build for a timing backend (cuda) chose, per layer.
+  nlohmann::json tactics = nlohmann::json::object();
+  for (const auto& [layer, data] : info.layer_data) {
+    if (data.contains("tactic")) tactics[layer] = data["tactic"];
+  }
+  if (!tactics.empty()) report["tactics"] = tactics;
   if (options.json) {
     std::cout << report.dump(2) << "\n";
     return;
@@ -145,6 +151,13 @@ void print_plan(const InspectOptions& options) {
   for (const char* key : {"family", "backend", "precision", "opt_level", "batch", "checkpoint", "layers",
                           "layers_by_precision", "fp8_convolutions", "parameters", "quantization"}) {
     if (report.contains(key)) std::cout << key << ": " << report[key].dump() << "\n";
+  }
+  if (tactics.empty()) return;
+  std::cout << "tactics: " << tactics.size() << " layers\n";
+  for (const auto& [layer, t] : tactics.items()) {
+    std::cout << "  " << layer << ": " << t.value("api", "?") << " #" << t.value("algorithm", -1)
+              << (t.value("fused", false) ? " fused epilogue" : " + epilogue kernel") << ", "
+              << t.value("us", 0.0) << " us on " << t.value("device", "?") << "\n";
   }
 }
 

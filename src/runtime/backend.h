@@ -3,7 +3,9 @@
 // what they support and say so per node.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +30,10 @@ struct CompileOptions {
   // heuristic choice, anything else times the candidates. -1: the plan's optimization level (Engine).
   std::int64_t opt_level = -1;
   std::string tactic_cache;  // file of timed tactics reused across compiles; empty: none
+  // What an earlier compile on this backend chose per layer (CompiledModel::layer_data, as a plan stores
+  // it, keyed by node name). Entries that no longer apply (another GPU, library or shape) are ignored
+  // and those layers chosen afresh.
+  std::map<std::string, nlohmann::json> layer_data;
 };
 
 class CompiledModel {
@@ -43,6 +49,9 @@ class CompiledModel {
   virtual std::optional<double> time_device_replays(int /*iterations*/) { return std::nullopt; }
   // What was compiled, one line per step (empty if the backend does not say).
   virtual std::string describe() const { return {}; }
+  // What the compile chose per layer, keyed by node name, for a plan to store (the cuda backend: each
+  // layer's tactic); empty on backends that choose nothing.
+  virtual std::map<std::string, nlohmann::json> layer_data() const { return {}; }
 };
 
 class Backend {
@@ -51,6 +60,9 @@ class Backend {
   virtual std::string_view name() const = 0;
   virtual bool supports(const Graph& graph, const Node& node) const = 0;
   virtual std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const = 0;
+  // Whether compiling times kernels to choose among them (a plan built for such a backend stores the
+  // choices, so that loading it does not time them again).
+  virtual bool chooses_tactics() const { return false; }
 };
 
 // The backends built into this binary, in order of preference ("cpu" first), and lookup by name.

@@ -12,6 +12,7 @@ Engine::Engine(std::shared_ptr<const Plan> plan, const std::string& backend, con
   Graph graph = plan_->graph;
   widen_constants_to_f32(graph);
   if (options_.opt_level < 0) options_.opt_level = plan_->info.opt_level;
+  if (options_.layer_data.empty() && plan_->info.backend == backend_) options_.layer_data = plan_->info.layer_data;
   compiled_ = make_backend(backend_)->compile(graph, options_);
 }
 

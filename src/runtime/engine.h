@@ -14,7 +14,8 @@ std::string default_backend();
 
 class Engine {
  public:
-  // Widens the plan's weights to f32 for execution and compiles its graph on `backend`.
+  // Widens the plan's weights to f32 for execution and compiles its graph on `backend`, with the
+  // per-layer choices the plan stored when it was built for that backend.
   Engine(std::shared_ptr<const Plan> plan, const std::string& backend, const CompileOptions& options);
 
   const Plan& plan() const { return *plan_; }
@@ -28,6 +29,7 @@ class Engine {
     return compiled_->time_device_replays(iterations);
   }
   std::string describe() const { return compiled_->describe(); }
+  std::map<std::string, nlohmann::json> layer_data() const { return compiled_->layer_data(); }
 
  private:
   std::shared_ptr<const Plan> plan_;

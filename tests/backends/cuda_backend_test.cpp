@@ -214,5 +214,85 @@ TEST(CudaBackendTest, ReplaysSeeEachRunsOwnInput) {
   EXPECT_GT(*replay_ms, 0.0);
 }
 
+testing::ResnestLikeOptions small_resnest() {
+  testing::ResnestLikeOptions o;
+  o.image = 64;
+  o.stem_width = 8;
+  o.base_width = 16;
+  o.depths = {1, 1, 1, 1};
+  o.classes = 10;
+  return o;
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+TEST(CudaBackendTest, GatesAndClassifierRunOnTheirOwnKernels) {
+  KILN_SKIP_WITHOUT_GPU();
+  for (const bool fp16 : {false, true}) {
+    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
+    const Graph base = testing::resnest_like_graph(small_resnest());
+    const Graph graph = fp16 ? as_fp16(base) : base;
+    CompileOptions options;
+    options.opt_level = 1;
+    options.batch = 3;
+    const auto model = make_backend("cuda")->compile(graph, options);
+    const std::string steps = model->describe();
+    EXPECT_EQ(count_of(steps, "squeeze_mlp"), 4u) << steps;  // one attention gate per block
+    EXPECT_EQ(count_of(steps, "linear cublaslt"), 1u) << steps;
+    const Tensor x = random_tensor({3, 3, 64, 64}, 5);
+    EXPECT_LE(relative_difference(model->run({x}).front(), run_on("cpu-reference", graph, {x}).front()),
+              fp16 ? kF16Tolerance : kF32Tolerance);
+  }
+}
+
+TEST(CudaBackendTest, StoredTacticsAreReusedWithoutTiming) {
+  KILN_SKIP_WITHOUT_GPU();
+  const Graph graph = as_fp16(testing::resnest_like_graph(small_resnest()));
+  CompileOptions options;
+  options.opt_level = 3;
+  const auto timed = make_backend("cuda")->compile(graph, options);
+  const auto chosen = timed->layer_data();
+  ASSERT_FALSE(chosen.empty());
+  for (const auto& [layer, data] : chosen) {
+    ASSERT_TRUE(data.contains("tactic")) << layer;
+    const std::string api = data["tactic"].value("api", "");
+    EXPECT_TRUE(api == "cudnn-graph" || api == "cudnn-legacy" || api == "cudnn-graph-dense" || api == "cublaslt")
+        << layer << ": " << api;
+    EXPECT_FALSE(data["tactic"].value("device", "").empty()) << layer;
+    EXPECT_GT(data["tactic"].value("us", 0.0), 0.0) << layer << " was timed";
+  }
+
+  options.layer_data = chosen;
+  const auto reused = make_backend("cuda")->compile(graph, options);
+  const std::string steps = reused->describe();
+  EXPECT_NE(steps.find(cat("tactics: ", chosen.size(), " from the plan, 0 from the cache, 0 timed")),
+            std::string::npos)
+      << steps;
+  EXPECT_EQ(reused->layer_data(), chosen);
+  const Tensor x = random_tensor({1, 3, 64, 64}, 9);
+  EXPECT_LE(relative_difference(reused->run({x}).front(), timed->run({x}).front()), 1e-6);
+
+  // Tactics timed on another GPU are chosen again.
+  for (auto& [layer, data] : options.layer_data) data["tactic"]["device"] = "another GPU";
+  const std::string again = make_backend("cuda")->compile(graph, options)->describe();
+  EXPECT_NE(again.find(cat("0 from the plan (", chosen.size(), " stored for another GPU")), std::string::npos)
+      << again;
+
+  options.layer_data = chosen;
+  options.layer_data.begin()->second["tactic"].erase("api");
+  try {
+    make_backend("cuda")->compile(graph, options);
+    ADD_FAILURE() << "a malformed stored tactic was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(cat("layer '", options.layer_data.begin()->first, "': malformed tactic")),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace kiln

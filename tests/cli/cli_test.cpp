@@ -177,6 +177,22 @@ TEST(Cli, FailedBuildKeepsTheExistingPlan) {
   EXPECT_EQ(text, "a plan the user already has");
 }
 
+// A cuda plan's build times kernels on the GPU; without one (or without the backend) it fails and
+// writes nothing.
+TEST(Cli, BuildingForCudaWithoutAGpuWritesNoPlan) {
+  if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA driver (and likely a GPU)";
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "cuda.kplan";
+  const auto result = run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+                               (kTiny / "model.safetensors").string() + " -o " + plan.string() +
+                               " --precision fp16 --backend cuda");
+  EXPECT_NE(result.exit_code, 0);
+  const bool no_device = result.output.find("kiln: error: no CUDA device") != std::string::npos;
+  const bool not_built = result.output.find("kiln: error: unknown backend 'cuda'") != std::string::npos;
+  EXPECT_TRUE(no_device || not_built) << result.output;
+  EXPECT_FALSE(fs::exists(plan));
+}
+
 TEST(Cli, CorruptPlanIsAOneLineError) {
   const Scratch scratch;
   const auto plan = scratch.file("corrupt.kplan", "KILNPLAN but nothing else that a plan needs");

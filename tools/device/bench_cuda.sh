@@ -3,27 +3,34 @@
 # backend, checks it (against the CPU reference backend and timm's float64 logits) and benchmarks it
 # against PyTorch peers timed in the same call. Prints a short table last; logs and JSON go under $OUT.
 #
-# Usage: tools/device/bench_cuda.sh [--compile] [--quick]
-#   --compile  also time torch.compile max-autotune (4 to 6 minutes per model)
+# Usage: tools/device/bench_cuda.sh [--compile] [--quick] [--models resnest50d,resnet50]
+#   --compile  also time torch.compile (max-autotune at batch 1: 4 to 6 minutes per model)
 #   --quick    tiny goldens only: no full-size models, no benchmarks
+#   --models   the full-size models to check and benchmark (default both)
+# A kiln binary built elsewhere with the CUDA backend (same toolkit major version) may be carried as
+# .carry/bin/kiln, with the libraries the GPU machine lacks (libdnnl.so.2, libOpenCL.so.1) beside it;
+# the build here is then skipped.
 # Needs `carry: [".carry"]` (toml++ headers: mkdir -p .carry/include && cp -r /usr/include/toml++ .carry/include/).
 # gtest is absent there: to run the CUDA backend's unit tests too, build them on the CI machine and carry
-# the binary with the one library it needs that the GPU machine lacks:
-#   mkdir -p .carry/gputest && cp -L build/release/tests/backends/cuda_backend_test \
-#     /lib/x86_64-linux-gnu/libdnnl.so.2 /lib/x86_64-linux-gnu/libOpenCL.so.1 .carry/gputest/
+# the binary (and kiln itself, to skip the build there) with the libraries the GPU machine lacks:
+#   mkdir -p .carry/bin && cp -L build/release/kiln build/release/tests/backends/cuda_backend_test \
+#     /lib/x86_64-linux-gnu/{libdnnl.so.2,libOpenCL.so.1,libjpeg.so.62,libpng16.so.16,libwebp.so.7} \
+#     /lib/x86_64-linux-gnu/libtomlplusplus.so.3 .carry/bin/
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT"
 WORK=/tmp/kiln-cuda
 rm -rf "$WORK" && mkdir -p "$WORK"
-compile=0 quick=0
-for arg in "$@"; do
-  case "$arg" in
+compile=0 quick=0 models="resnest50d resnet50"
+while (( $# > 0 )); do
+  case "$1" in
     --compile) compile=1 ;;
     --quick) quick=1 ;;
-    *) echo "unknown option $arg"; exit 2 ;;
+    --models) models="${2//,/ }"; shift ;;
+    *) echo "unknown option $1"; exit 2 ;;
   esac
+  shift
 done
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
@@ -34,13 +41,19 @@ export LD_LIBRARY_PATH="$(ls -d "$NV"/*/lib | tr '\n' ':')${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
 
 start=$(date +%s)
-cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF \
-  -DKILN_TOMLPP_INCLUDE_DIR="$PWD/.carry/include" -DKILN_CUDNN_ROOT="$CUDNN_ROOT" \
-  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc >"$OUT/cmake.log" 2>&1 \
-  && cmake --build build/cuda -j 16 --target kiln >>"$OUT/cmake.log" 2>&1 \
-  || { tail -40 "$OUT/cmake.log"; exit 1; }
-KILN=build/cuda/kiln
-grep -E "kiln: CUDA" "$OUT/cmake.log"
+if [[ -x .carry/bin/kiln ]]; then
+  KILN=.carry/bin/kiln
+  export LD_LIBRARY_PATH="$PWD/.carry/bin:$LD_LIBRARY_PATH"
+  echo "kiln: carried binary ($($KILN --version | head -1))"
+else
+  cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF \
+    -DKILN_TOMLPP_INCLUDE_DIR="$PWD/.carry/include" -DKILN_CUDNN_ROOT="$CUDNN_ROOT" \
+    -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc >"$OUT/cmake.log" 2>&1 \
+    && cmake --build build/cuda -j 16 --target kiln >>"$OUT/cmake.log" 2>&1 \
+    || { tail -40 "$OUT/cmake.log"; exit 1; }
+  KILN=build/cuda/kiln
+  grep -E "kiln: CUDA" "$OUT/cmake.log"
+fi
 echo "build: $(( $(date +%s) - start )) s"
 
 family_of() { case "$1" in resnest*) echo timm_resnest ;; resnet*) echo timm_resnet ;; esac; }
@@ -71,10 +84,13 @@ check_model() {
   for precision in fp32 fp16; do
     for opt in 0 3; do
       local plan="$WORK/$name.$precision.o$opt.kplan" tag="$name $precision O$opt"
+      # Built for cuda: the build times the tactics (opt 3) or takes cuDNN's heuristics (opt 0) and the
+      # plan stores them; the run below reuses them.
       "$KILN" build "$(family_of "$name")" --checkpoint "$dir/model.safetensors" --precision $precision \
-        --opt-level $opt --batch "$batch" -o "$plan" >>"$OUT/checks.log" 2>&1 || { log "  $tag: build failed"; continue; }
+        --opt-level $opt --batch "$batch" --backend cuda --tactic-cache "$WORK/tactics.txt" -o "$plan" \
+        >>"$OUT/checks.log" 2>&1 || { log "  $tag: build failed: $(tail -1 "$OUT/checks.log")"; continue; }
       "$KILN" run "$plan" --backend cuda --input "$dir/input.npy" --save-output "$WORK/y.cuda.npy" \
-        --tactic-cache "$WORK/tactics.txt" >>"$OUT/checks.log" 2>&1 || { log "  $tag: cuda run failed: $(tail -1 "$OUT/checks.log")"; continue; }
+        >>"$OUT/checks.log" 2>&1 || { log "  $tag: cuda run failed: $(tail -1 "$OUT/checks.log")"; continue; }
       # fp32 (TF32 off) must meet the project's fp32 bar. fp16 stores every activation with a unit
       # roundoff of 2^-11 (4.9e-4) and rounds again after each of the ~50-160 layers; against float64
       # that gives a few 1e-3 on the small models and about 1.3e-2 on full-size ResNet-50 (random
@@ -105,8 +121,8 @@ for dir in tests/data/golden/*/; do
   [[ -n "$(family_of "$(basename "$dir")")" ]] && check_model "$dir" "$(basename "$dir")"
 done
 # The CUDA backend's unit tests, when a binary built on the CI machine was carried (gtest is absent here).
-if [[ -x .carry/gputest/cuda_backend_test ]]; then
-  LD_LIBRARY_PATH="$PWD/.carry/gputest:$LD_LIBRARY_PATH" timeout 300 .carry/gputest/cuda_backend_test \
+if [[ -x .carry/bin/cuda_backend_test ]]; then
+  LD_LIBRARY_PATH="$PWD/.carry/bin:$LD_LIBRARY_PATH" timeout 300 .carry/bin/cuda_backend_test \
     >"$OUT/gtest.log" 2>&1
   log "== unit tests (carried cuda_backend_test, rc $?): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')"
   grep -E '^\[  FAILED  \]|Failure|error' "$OUT/gtest.log" | head -20 | tee -a "$OUT/summary.txt"
@@ -115,25 +131,27 @@ fi
 
 start=$(date +%s)
 PYTHONUNBUFFERED=1 python3 tools/goldens/make_timm_goldens.py --photos tests/data/photos --out "$WORK/goldens" \
-  --models none --full --skip-preprocess --device cuda >"$OUT/goldens.log" 2>&1 || tail -5 "$OUT/goldens.log"
+  --models "$(echo $models | tr ' ' ',')" --skip-preprocess --device cuda >"$OUT/goldens.log" 2>&1 || tail -5 "$OUT/goldens.log"
 echo "full-size goldens: $(( $(date +%s) - start )) s"
-for name in resnest50d resnet50; do
+for name in $models; do
   [[ -f "$WORK/goldens/$name/model.safetensors" ]] && check_model "$WORK/goldens/$name" "$name"
 done
 
 log "== latency (fp16, NHWC, ms; kiln: $($KILN --version 2>/dev/null | head -1))"
-for name in resnest50d resnet50; do
+for name in $models; do
   ckpt="$WORK/goldens/$name/model.safetensors"
   [[ -f "$ckpt" ]] || continue
   for batch in 1 32; do
     plan="$WORK/$name.fp16.b$batch.kplan"
-    "$KILN" build "$(family_of "$name")" --checkpoint "$ckpt" --precision fp16 --batch $batch -o "$plan" >>"$OUT/bench.log" 2>&1
+    "$KILN" build "$(family_of "$name")" --checkpoint "$ckpt" --precision fp16 --batch $batch --backend cuda \
+      --tactic-cache "$WORK/tactics.txt" -o "$plan" >>"$OUT/bench.log" 2>&1
+    "$KILN" inspect "$plan" | sed -n '/^tactics:/,$p' >"$OUT/tactics_${name}_b$batch.txt"
     "$KILN" bench "$plan" --backend cuda --warmup 1 --duration 3 --profile --profile-iterations 20 \
-      --tactic-cache "$WORK/tactics.txt" --json "$OUT/kiln_${name}_b$batch.json" --verbose >>"$OUT/bench.log" 2>&1 \
+      --json "$OUT/kiln_${name}_b$batch.json" --verbose >>"$OUT/bench.log" 2>&1 \
       || { log "  $name b$batch: kiln bench failed"; tail -3 "$OUT/bench.log"; }
   done
 done
-peer_args=(--models resnest50d,resnet50 --batches 1,32)
+peer_args=(--models "$(echo $models | tr ' ' ',')" --batches 1,32)
 [[ $compile == 1 ]] && peer_args+=(--compile)
 PYTHONUNBUFFERED=1 python3 tools/device/torch_peers.py "${peer_args[@]}" >"$OUT/peers.jsonl" 2>"$OUT/peers.log" \
   || tail -5 "$OUT/peers.log"

@@ -3,8 +3,9 @@
 peers timed in the same call (ratios > 1: kiln is faster), and kiln's kernel time per group.
 
 Reads OUT/kiln_<model>_b<batch>.json (kiln bench --json) and OUT/peers.jsonl (torch_peers.py).
-The torch.compile max-autotune figures recorded on 2026-11-30 on an H200 (another call, so not a
-same-call ratio) are shown for reference when --compile was not run.
+torch.compile: whichever mode torch_peers.py --compile timed (max-autotune at batch 1, reduce-overhead
+at 32); without --compile, the figures recorded on 2026-11-30 on an H200 (another call, so not a
+same-call ratio) are shown for reference.
 """
 import argparse
 import json
@@ -37,8 +38,11 @@ def main():
         kiln = lat["median_ms"]
         eager = peers.get((name, batch, "eager"))
         graph = peers.get((name, batch, "cudagraph"))
-        compiled = peers.get((name, batch, "compile-max-autotune"))
-        note = ""
+        compiled, note = None, ""
+        for mode in ("max-autotune", "reduce-overhead", "default"):
+            if (name, batch, "compile-" + mode) in peers:
+                compiled, note = peers[(name, batch, "compile-" + mode)], f" (compile: {mode}, same call)"
+                break
         if compiled is None and (name, batch) in RECORDED_COMPILE:
             compiled, note = RECORDED_COMPILE[(name, batch)], " (compile: recorded anchor, other call)"
         fmt = lambda v: f"{v:8.3f}" if v else f"{'-':>8s}"

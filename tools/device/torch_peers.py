@@ -4,14 +4,16 @@
 Peers: timm models in fp16, channels-last (NHWC), random weights, random input on the GPU:
   eager       model(x) launched back to back
   cudagraph   the forward captured once as a CUDA graph (torch.cuda.CUDAGraph) and replayed
-  compile     torch.compile(mode='max-autotune'), only with --compile (4 to 6 minutes per model)
+  compile     torch.compile, only with --compile: mode max-autotune at batch 1 (4 to 6 minutes per
+              model) and reduce-overhead at larger batches, the modes of the recorded peer anchors
+              (--compile-mode forces one mode for every batch)
 Timed region (the same as `kiln bench --backend cuda`): CUDA events around ITERS back-to-back
 launches, divided by ITERS; the median of REPEATS such samples after warm-up. cuDNN autotuning
 (cudnn.benchmark) is on, as a user after speed would set it.
 
 This follows the method of the project's recorded peer anchors, written anew for this repository.
 Prints one JSON object per line: {"model", "batch", "peer", "ms"}.
-Usage: python3 tools/device/torch_peers.py --models resnest50d,resnet50 --batches 1,32 [--compile]
+Usage: python3 tools/device/torch_peers.py --models resnest50d,resnet50 --batches 1,32 [--compile [--compile-mode M]]
 """
 import argparse
 import json
@@ -59,6 +61,7 @@ def main():
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--compile", action="store_true")
+    p.add_argument("--compile-mode", default=None, help="one torch.compile mode for every batch")
     args = p.parse_args()
     torch.backends.cudnn.benchmark = True
     for name in args.models.split(","):
@@ -71,11 +74,12 @@ def main():
             with torch.no_grad():
                 peers = {"eager": lambda: model(x), "cudagraph": graphed(model, x)}
                 if args.compile:
+                    mode = args.compile_mode or ("max-autotune" if batch == 1 else "reduce-overhead")
                     began = time.time()
-                    compiled = torch.compile(model, mode="max-autotune")
+                    compiled = torch.compile(model, mode=mode)
                     for _ in range(3):
                         compiled(x)
-                    peers["compile-max-autotune"] = lambda: compiled(x)
+                    peers["compile-" + mode] = lambda: compiled(x)
                 for peer, fn in peers.items():
                     iters = 5 if peer == "eager" else args.iters
                     median, low, high = time_ms(fn, iters, args.repeats)

@@ -1,7 +1,8 @@
-// Error checks and owning handles for the CUDA backend. Every CUDA and cuDNN call is checked; a failure
-// becomes a kiln::Error naming what was being done.
+// Error checks and owning handles for the CUDA backend. Every CUDA, cuDNN and cuBLASLt call is checked; a
+// failure becomes a kiln::Error naming what was being done.
 #pragma once
 
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
@@ -18,6 +19,9 @@ inline void check(cudaError_t status, std::string_view what) {
 }
 inline void check(cudnnStatus_t status, std::string_view what) {
   if (status != CUDNN_STATUS_SUCCESS) fail("cuda backend: ", what, ": ", cudnnGetErrorString(status));
+}
+inline void check(cublasStatus_t status, std::string_view what) {
+  if (status != CUBLAS_STATUS_SUCCESS) fail("cuda backend: ", what, ": ", cublasLtGetStatusName(status));
 }
 
 // Device memory, freed on destruction.

@@ -5,21 +5,13 @@
 
 #include <cmath>
 
+#include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernels.h"
 
 namespace kiln::cuda {
 namespace {
 
 constexpr int kBlock = 256;
-
-__device__ inline float to_float(float v) { return v; }
-__device__ inline float to_float(__half v) { return __half2float(v); }
-template <typename T>
-__device__ inline T from_float(float v);
-template <>
-__device__ inline float from_float<float>(float v) { return v; }
-template <>
-__device__ inline __half from_float<__half>(float v) { return __float2half_rn(v); }
 
 // Values per 16-byte access.
 template <typename T>
@@ -50,20 +42,6 @@ __device__ inline void store(T* p, const float (&in)[V]) {
 #pragma unroll
     for (int i = 0; i < V; ++i) p[i] = from_float<T>(in[i]);
   }
-}
-
-__device__ inline float activate(float v, Act act) {
-  switch (act) {
-    case Act::kNone:
-      return v;
-    case Act::kRelu:
-      return v > 0.0f ? v : 0.0f;
-    case Act::kSilu:
-      return v / (1.0f + __expf(-v));
-    case Act::kSigmoid:
-      return 1.0f / (1.0f + __expf(-v));
-  }
-  return v;
 }
 
 unsigned blocks_for(std::int64_t threads) { return static_cast<unsigned>((threads + kBlock - 1) / kBlock); }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "backends/cuda/squeeze_mlp.h"
 #include "backends/cuda/timing.h"
 #include "graph/shape_inference.h"
 
@@ -12,6 +13,11 @@ namespace kiln::cuda {
 namespace {
 
 constexpr std::size_t kAlignment = 256;
+// The libraries a layer's tactic runs on (the plan stores the name).
+constexpr const char* kApiGraph = "cudnn-graph";        // cuDNN's graph (backend) API
+constexpr const char* kApiLegacy = "cudnn-legacy";      // cudnnConvolution(BiasActivation)Forward
+constexpr const char* kApiDense = "cudnn-graph-dense";  // a grouped convolution run dense, block-diagonal
+constexpr const char* kApiCublasLt = "cublaslt";        // a linear layer as one cuBLASLt matmul
 // Workspace cuDNN candidates may use while tactics are searched; larger ones are skipped.
 constexpr std::size_t kSearchWorkspace = std::size_t{256} << 20;
 
@@ -107,13 +113,22 @@ struct Fusions {
   std::vector<NodeId> conv_into_add;        // per add: the convolution computed with it
   std::vector<NodeId> radix_sum_into_pool;  // per global pool: the radix_sum it pools on the fly
   std::vector<NodeId> softmax_into_sum;     // per radix_weighted_sum: the radix_softmax it computes inline
+  std::vector<NodeId> squeeze_into_expand;  // per attention gate's second 1x1 conv: the first (squeeze_mlp.h)
   std::vector<bool> absorbed;
 };
+
+// A 1x1, stride 1, unpadded, ungrouped convolution with constant weights: a matrix product per pixel.
+bool is_pointwise_dense(const Node& conv) {
+  const auto& a = conv.attr<ConvAttrs>();
+  return a.kernel[0] == 1 && a.kernel[1] == 1 && a.stride[0] == 1 && a.stride[1] == 1 && a.groups == 1 &&
+         a.padding == std::array<std::int64_t, 4>{0, 0, 0, 0};
+}
 
 Fusions plan_fusions(const Graph& graph, const std::vector<NodeId>& order) {
   const std::size_t count = graph.nodes().size();
   Fusions f{std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
-            std::vector<NodeId>(count, kNoNode), std::vector<bool>(count, false)};
+            std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
+            std::vector<bool>(count, false)};
   const auto consumers = graph.consumers();
   std::vector<bool> is_output(graph.values().size(), false);
   for (const ValueId v : graph.outputs()) is_output[static_cast<std::size_t>(v)] = true;
@@ -144,6 +159,17 @@ Fusions plan_fusions(const Graph& graph, const std::vector<NodeId>& order) {
         f.radix_sum_into_pool[index] = sum;
         f.absorbed[static_cast<std::size_t>(sum)] = true;
       }
+    } else if (node.op == OpKind::kConv2d && is_pointwise_dense(node) &&
+               node.attr<ConvAttrs>().activation == Activation::kNone) {
+      // fc2 of a gate whose fc1 reads a global pool: both run as one squeeze_mlp launch.
+      const NodeId squeeze = sole_producer(node.inputs[0], OpKind::kConv2d);
+      if (squeeze == kNoNode || !is_pointwise_dense(graph.node(squeeze))) continue;
+      const Value& pooled = graph.value(graph.node(squeeze).inputs[0]);
+      if (pooled.producer == kNoNode || graph.node(pooled.producer).op != OpKind::kGlobalAvgPool) continue;
+      const Shape& w1 = graph.value(graph.node(squeeze).inputs[1]).shape;
+      if (!squeeze_mlp_fits(static_cast<int>(w1[1]), static_cast<int>(w1[0]))) continue;
+      f.squeeze_into_expand[index] = squeeze;
+      f.absorbed[static_cast<std::size_t>(squeeze)] = true;
     } else if (node.op == OpKind::kRadixWeightedSum) {
       const NodeId softmax = sole_producer(node.inputs[1], OpKind::kRadixSoftmax);
       if (softmax != kNoNode && graph.node(softmax).attr<RadixAttrs>() == node.attr<RadixAttrs>()) {
@@ -162,6 +188,12 @@ CudaModel::CudaModel(const Graph& graph, const CompileOptions& options) : option
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
   check(cudnnCreate(&cudnn_), "creating the cuDNN handle");
   check(cudnnSetStream(cudnn_, stream_), "binding cuDNN to the stream");
+  check(cublasLtCreate(&cublaslt_), "creating the cuBLASLt handle");
+  int device = 0;
+  cudaDeviceProp properties{};
+  check(cudaGetDevice(&device), "querying the device");
+  check(cudaGetDeviceProperties(&properties, device), "querying the device");
+  device_name_ = properties.name;
   build(graph);
   // One eager run loads every kernel before the graph is captured.
   enqueue_all();
@@ -172,8 +204,25 @@ CudaModel::CudaModel(const Graph& graph, const CompileOptions& options) : option
 CudaModel::~CudaModel() {
   if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
   if (graph_ != nullptr) cudaGraphDestroy(graph_);
+  layers_.clear();  // before the handles they were made with
+  if (cublaslt_ != nullptr) cublasLtDestroy(cublaslt_);
   if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+std::optional<CudaModel::PlannedTactic> CudaModel::planned_tactic(const std::string& layer) const {
+  const auto entry = options_.layer_data.find(layer);
+  if (entry == options_.layer_data.end() || !entry->second.contains("tactic")) return std::nullopt;
+  try {
+    const nlohmann::json& t = entry->second.at("tactic");
+    if (t.at("device").get<std::string>() != device_name_) return std::nullopt;  // timed on another GPU
+    return PlannedTactic{t.at("api").get<std::string>(), t.at("key").get<std::string>(),
+                         ConvTactic{t.at("fused").get<bool>(), t.at("algorithm").get<int>(),
+                                    t.at("workspace").get<std::size_t>(), t.at("us").get<double>() / 1000.0}};
+  } catch (const nlohmann::json::exception& e) {
+    fail("plan: layer '", layer, "': malformed tactic (expected api, key, device, fused, algorithm, workspace, us): ",
+         e.what());
+  }
 }
 
 void CudaModel::build(const Graph& graph) {
@@ -214,7 +263,7 @@ void CudaModel::build(const Graph& graph) {
   for (const NodeId id : executed) {
     const auto index = static_cast<std::size_t>(id);
     for (const NodeId inner : {fusions.conv_into_add[index], fusions.radix_sum_into_pool[index],
-                               fusions.softmax_into_sum[index]}) {
+                               fusions.softmax_into_sum[index], fusions.squeeze_into_expand[index]}) {
       if (inner != kNoNode) position[static_cast<std::size_t>(inner)] = position[index];
     }
   }
@@ -294,11 +343,37 @@ void CudaModel::build(const Graph& graph) {
                       }});
   }
 
-  // Tactics: searched with CUDA events unless the optimization level is 0, reused from the cache file.
+  // Tactics: the plan's choice when it applies to this machine, else the cache file's, else chosen now
+  // (timed with CUDA events unless the optimization level is 0).
   TacticCache cache(options_.tactic_cache);
   const bool search = options_.opt_level != 0;
   DeviceBuffer search_workspace(kSearchWorkspace);
   std::size_t workspace_bytes = 0;
+
+  // One way to run a layer: a cuDNN or cuBLASLt object configured for it, and the tactic it runs with.
+  struct Candidate {
+    std::string api;  // kApiGraph, kApiLegacy, kApiDense or kApiCublasLt
+    std::string key;  // the tactic cache's key
+    ConvTactic tactic;
+    std::shared_ptr<void> layer;  // what `launch` calls into
+    std::function<void(cudaStream_t)> launch;
+  };
+  // A candidate's tactic: the cache's if it still applies, else `choose` (which may find none).
+  const auto resolve = [&](Candidate c, const std::function<bool(const ConvTactic&)>& apply,
+                           const std::function<std::optional<ConvTactic>()>& choose,
+                           bool remember) -> std::optional<Candidate> {
+    if (const auto cached = cache.find(c.key); cached && apply(*cached)) {
+      c.tactic = *cached;
+      ++tactic_cache_hits_;
+      return c;
+    }
+    ++tactic_searches_;
+    const std::optional<ConvTactic> chosen = choose();
+    if (!chosen) return std::nullopt;
+    if (remember) cache.put(c.key, *chosen);
+    c.tactic = *chosen;
+    return c;
+  };
 
   const auto add_conv = [&](const Node& conv, NodeId reported, Activation activation, const void* residual,
                             void* y, const Shape& y_shape) {
@@ -329,63 +404,52 @@ void CudaModel::build(const Graph& graph) {
     ConvBuffers b;
     b.x = ptr(conv.inputs[0]);
     b.weight = keep(upload(w, elem_));
-    b.bias = conv.inputs.size() > 2 ? keep(upload(constant(conv.inputs[2]), elem_))
-                                    : keep(upload(Tensor(DType::kF32, {g.k}).to(DType::kF32), elem_));
-    if (conv.inputs.size() <= 2)
-      check(cudaMemset(const_cast<void*>(b.bias), 0, static_cast<std::size_t>(g.k) * elem_size),
-            "zeroing a bias");
+    b.bias = keep(upload(conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {g.k}), elem_));
     b.residual = residual;
     b.y = y;
     const Act act = act_of(activation);
-    // fp16: cuDNN's graph API (Hopper's kernels) against its legacy API; the faster when timing, else
-    // the graph API's. f32 stays on the legacy API, whose FMA math type keeps TF32 out.
-    std::optional<ConvTactic> graph_tactic;
-    std::unique_ptr<CudnnGraphConv> graph_layer;
-    if (elem_ == Elem::kF16) {
-      graph_layer = std::make_unique<CudnnGraphConv>(cudnn_, elem_, g, act, residual != nullptr);
-      if (const auto cached = cache.find(graph_layer->key()); cached && graph_layer->set_tactic(*cached)) {
-        graph_tactic = cached;
-        ++tactic_cache_hits_;
-      } else {
-        graph_tactic = graph_layer->choose(search, b, search_workspace.data(), kSearchWorkspace, stream_);
-        if (graph_tactic && search) cache.put(graph_layer->key(), *graph_tactic);
-        ++tactic_searches_;
+    const bool has_residual = residual != nullptr;
+
+    // The candidates, by API. `search_here` false: the library's heuristic choice.
+    const auto graph_conv = [&](const ConvGeometry& geometry, const ConvBuffers& io, const char* api,
+                                bool search_here, const std::optional<ConvTactic>& given) {
+      auto layer = std::make_shared<CudnnGraphConv>(cudnn_, elem_, geometry, act, has_residual);
+      CudnnGraphConv* raw = layer.get();
+      Candidate c{api, layer->key(), {}, layer,
+                  [this, raw, io](cudaStream_t s) { raw->enqueue(io, workspace_.data(), s); }};
+      const auto apply = [raw](const ConvTactic& t) { return raw->set_tactic(t); };
+      if (given) return apply(*given) ? std::optional<Candidate>(Candidate{c.api, c.key, *given, c.layer, c.launch})
+                                      : std::nullopt;
+      return resolve(
+          c, apply,
+          [&] { return raw->choose(search_here, io, search_workspace.data(), kSearchWorkspace, stream_); },
+          search_here);
+    };
+    const auto legacy_conv = [&](bool search_here, const std::optional<ConvTactic>& given) {
+      auto layer = std::make_shared<CudnnConv>(cudnn_, elem_, g, act, has_residual);
+      CudnnConv* raw = layer.get();
+      Candidate c{kApiLegacy, layer->key(), {}, layer,
+                  [this, raw, b](cudaStream_t s) { raw->enqueue(b, workspace_.data(), s); }};
+      const auto apply = [raw](const ConvTactic& t) {
+        raw->set_tactic(t);
+        return true;
+      };
+      if (given) {
+        apply(*given);
+        c.tactic = *given;
+        return std::optional<Candidate>(c);
       }
-    }
-    std::unique_ptr<CudnnConv> legacy;
-    if (!graph_tactic || search) {
-      legacy = std::make_unique<CudnnConv>(cudnn_, elem_, g, act, residual != nullptr);
-      if (const auto cached = cache.find(legacy->key())) {
-        legacy->set_tactic(*cached);
-        ++tactic_cache_hits_;
-      } else {
-        const ConvTactic tactic =
-            legacy->choose(search, b, search_workspace.data(), kSearchWorkspace, stream_);
-        if (search) cache.put(legacy->key(), tactic);
-        ++tactic_searches_;
-      }
-    }
-    const char* kind = linear ? "linear" : "conv";
-    std::string label;
-    std::function<void(cudaStream_t)> launch;
-    ConvTactic t;
-    if (graph_tactic && (!legacy || graph_tactic->milliseconds <= legacy->tactic().milliseconds)) {
-      t = *graph_tactic;
-      CudnnGraphConv* raw = graph_layer.get();
-      graph_convs_.push_back(std::move(graph_layer));
-      label = cat(kind, " cudnn-graph", t.fused ? " fused" : " + epilogue kernel", " engine #", t.algorithm);
-      launch = [this, raw, b](cudaStream_t s) { raw->enqueue(b, workspace_.data(), s); };
-    } else {
-      t = legacy->tactic();
-      CudnnConv* raw = legacy.get();
-      convs_.push_back(std::move(legacy));
-      label = cat(kind, " cudnn-legacy", t.fused ? " fused" : " + epilogue kernel", " algo ", t.algorithm);
-      launch = [this, raw, b](cudaStream_t s) { raw->enqueue(b, workspace_.data(), s); };
-    }
+      return resolve(
+          c, apply,
+          [&] {
+            return std::optional<ConvTactic>(
+                raw->choose(search_here, b, search_workspace.data(), kSearchWorkspace, stream_));
+          },
+          search_here);
+    };
     // A grouped convolution with few groups may run faster as one dense convolution over
-    // block-diagonal weights (zeros between the groups: more arithmetic, better kernels). A tactic
-    // like any other: timed, and kept only when faster.
-    if (elem_ == Elem::kF16 && search && !linear && g.groups > 1 && g.groups <= 4) {
+    // block-diagonal weights (zeros between the groups: more arithmetic, better kernels).
+    const auto dense_conv = [&](const std::optional<ConvTactic>& given) {
       ConvGeometry dense = g;
       dense.groups = 1;
       const std::int64_t per_group_in = g.c / g.groups, per_group_out = g.k / g.groups, taps = g.r * g.s;
@@ -404,41 +468,108 @@ void CudaModel::build(const Graph& graph) {
       }
       ConvBuffers bd = b;
       bd.weight = keep(upload(wide, elem_));
-      auto dense_layer = std::make_unique<CudnnGraphConv>(cudnn_, elem_, dense, act, residual != nullptr);
-      std::optional<ConvTactic> dense_tactic;
-      if (const auto cached = cache.find(dense_layer->key()); cached && dense_layer->set_tactic(*cached)) {
-        dense_tactic = cached;
-        ++tactic_cache_hits_;
+      return graph_conv(dense, bd, kApiDense, true, given);
+    };
+    const auto cublaslt_linear = [&](bool search_here, const std::optional<ConvTactic>& given) {
+      auto layer = std::make_shared<CublasLtLinear>(cublaslt_, elem_, g.n, g.c, g.k, act);
+      CublasLtLinear* raw = layer.get();
+      const LinearBuffers lb{b.x, b.weight, b.bias, b.y};
+      Candidate c{kApiCublasLt, layer->key(), {}, layer,
+                  [this, raw, lb](cudaStream_t s) { raw->enqueue(lb, workspace_.data(), s); }};
+      const auto apply = [raw](const ConvTactic& t) { return raw->set_tactic(t); };
+      if (given) return apply(*given) ? std::optional<Candidate>(Candidate{c.api, c.key, *given, c.layer, c.launch})
+                                      : std::nullopt;
+      return resolve(
+          c, apply,
+          [&] { return raw->choose(search_here, lb, search_workspace.data(), kSearchWorkspace, stream_); },
+          search_here);
+    };
+
+    const std::string& name = graph.node(reported).name;
+    std::optional<Candidate> best;
+    // The plan's tactic, when it was chosen on this kind of GPU with this library for this very layer.
+    const std::optional<PlannedTactic> planned = planned_tactic(name);
+    if (!planned && options_.layer_data.contains(name)) ++tactics_stale_;
+    if (planned) {
+      const auto& [api, key, tactic] = *planned;
+      std::optional<Candidate> c;
+      if (api == kApiGraph && elem_ == Elem::kF16) c = graph_conv(g, b, kApiGraph, search, tactic);
+      if (api == kApiLegacy) c = legacy_conv(search, tactic);
+      if (api == kApiDense && elem_ == Elem::kF16 && g.groups > 1) c = dense_conv(tactic);
+      if (api == kApiCublasLt && linear) c = cublaslt_linear(search, tactic);
+      if (c && c->key == key) {
+        best = std::move(c);
+        ++tactics_from_plan_;
       } else {
-        dense_tactic = dense_layer->choose(true, bd, search_workspace.data(), kSearchWorkspace, stream_);
-        if (dense_tactic) cache.put(dense_layer->key(), *dense_tactic);
-        ++tactic_searches_;
-      }
-      if (dense_tactic && dense_tactic->milliseconds < t.milliseconds) {
-        t = *dense_tactic;
-        CudnnGraphConv* raw = dense_layer.get();
-        graph_convs_.push_back(std::move(dense_layer));
-        label = cat(kind, " as dense block-diagonal, cudnn-graph", t.fused ? " fused" : " + epilogue kernel",
-                    " engine #", t.algorithm);
-        launch = [this, raw, bd](cudaStream_t s) { raw->enqueue(bd, workspace_.data(), s); };
+        ++tactics_stale_;
       }
     }
+    const auto consider = [&](std::optional<Candidate> c) {
+      if (c && (!best || c->tactic.milliseconds < best->tactic.milliseconds)) best = std::move(c);
+    };
+    // GEMMs go to cuBLASLt; cuDNN runs a linear layer as a 1x1 convolution only if cuBLASLt cannot.
+    if (!best && linear) consider(cublaslt_linear(search, std::nullopt));
+    if (!best) {
+      // fp16: cuDNN's graph API (Hopper's kernels) against its legacy API when timing, else the graph
+      // API's heuristic choice. f32 stays on the legacy API, whose FMA math type keeps TF32 out.
+      if (elem_ == Elem::kF16) consider(graph_conv(g, b, kApiGraph, search, std::nullopt));
+      if (!best || (search && elem_ == Elem::kF16)) consider(legacy_conv(search, std::nullopt));
+      if (elem_ == Elem::kF16 && search && !linear && g.groups > 1 && g.groups <= 4)
+        consider(dense_conv(std::nullopt));
+    }
+    require(best.has_value(), "cuda backend: layer '", name, "': no cuDNN or cuBLASLt tactic runs it");
+    const ConvTactic& t = best->tactic;
     workspace_bytes = std::max(workspace_bytes, t.workspace);
+    layer_data_[name] = {{"tactic",
+                          {{"api", best->api},
+                           {"key", best->key},
+                           {"device", device_name_},
+                           {"fused", t.fused},
+                           {"algorithm", t.algorithm},
+                           {"workspace", t.workspace},
+                           {"us", t.milliseconds * 1000.0}}}};
+    layers_.push_back(best->layer);
     steps_.push_back({reported,
-                      cat(label, " act ", activation_name(activation), residual ? " +residual" : "",
+                      cat(linear ? "linear " : "conv ", best->api, t.fused ? " fused" : " + epilogue kernel",
+                          " #", t.algorithm, " act ", activation_name(activation), has_residual ? " +residual" : "",
                           t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
-                      std::move(launch)});
+                      std::move(best->launch)});
   };
-
   for (const NodeId id : executed) {
     const Node& node = graph.node(id);
     const auto index = static_cast<std::size_t>(id);
     const Shape& out_shape = shape(node.output);
     const Elem e = elem_;
     switch (node.op) {
-      case OpKind::kConv2d:
-        add_conv(node, id, node.attr<ConvAttrs>().activation, nullptr, ptr(node.output), out_shape);
+      case OpKind::kConv2d: {
+        const NodeId squeeze = fusions.squeeze_into_expand[index];
+        if (squeeze == kNoNode) {
+          add_conv(node, id, node.attr<ConvAttrs>().activation, nullptr, ptr(node.output), out_shape);
+          break;
+        }
+        const Node& fc1 = graph.node(squeeze);
+        const Tensor& w1 = constant(fc1.inputs[1]);
+        const Tensor& w2 = constant(node.inputs[1]);
+        const int n = to_int(out_shape[0]), in = to_int(w1.dim(1)), hidden = to_int(w1.dim(0)),
+                  out = to_int(w2.dim(0));
+        // Biases default to zeros; [O, I, 1, 1] weights are already the row-major [O, I] the kernel reads.
+        const auto bias_of = [&](const Node& conv, std::int64_t count) {
+          return conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {count});
+        };
+        const void* pw1 = keep(upload(w1, e));
+        const void* pb1 = keep(upload(bias_of(fc1, hidden), e));
+        const void* pw2 = keep(upload(w2, e));
+        const void* pb2 = keep(upload(bias_of(node, out), e));
+        const Act act1 = act_of(fc1.attr<ConvAttrs>().activation);
+        const void* x = ptr(fc1.inputs[0]);
+        void* y = ptr(node.output);
+        steps_.push_back({id, cat("attention gate fc1 + act + fc2 (squeeze_mlp, ", in, " -> ", hidden, " -> ", out, ")"),
+                          [=](cudaStream_t s) {
+                            check(squeeze_mlp(x, pw1, pb1, act1, pw2, pb2, y, e, n, in, hidden, out, s),
+                                  "attention gate");
+                          }});
         break;
+      }
       case OpKind::kLinear:
         add_conv(node, id, Activation::kNone, nullptr, ptr(node.output), out_shape);
         break;
@@ -692,8 +823,11 @@ std::string CudaModel::describe() const {
   return text + cat("precision ", elem_ == Elem::kF16 ? "fp16" : "f32", ", activation arena ", arena_.bytes(),
                     " bytes, cuDNN workspace ", workspace_.bytes(), " bytes, ", steps_.size(), " steps in ",
                     options_.profile ? "eager mode (profiling)" : "one CUDA graph",
-                    ", tactics: ", tactic_searches_, options_.opt_level == 0 ? " heuristic" : " timed", ", ",
-                    tactic_cache_hits_, " from the cache\n");
+                    ", tactics: ", tactics_from_plan_, " from the plan",
+                    tactics_stale_ > 0 ? cat(" (", tactics_stale_, " stored for another GPU, library or shape)")
+                                       : std::string(),
+                    ", ", tactic_cache_hits_, " from the cache, ", tactic_searches_,
+                    options_.opt_level == 0 ? " heuristic" : " timed", "\n");
 }
 
 }  // namespace kiln::cuda

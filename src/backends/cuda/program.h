@@ -1,15 +1,18 @@
 // A graph compiled for one GPU: every activation at a fixed offset of one device arena (planned once),
-// cuDNN convolutions with their tactics chosen at compile time, kiln's kernels for the rest, and the
+// cuDNN convolutions and cuBLASLt matmuls with their tactics chosen at compile time (or taken from the
+// plan, which stores what its build chose: layer_data()), kiln's kernels for the rest, and the
 // whole network captured as one CUDA graph that each run replays. Inputs and outputs pass through
 // pinned host buffers. With CompileOptions::profile the steps run one by one instead (no CUDA graph),
 // and after each run every step is timed alone (captured into a CUDA graph of its own, timing.h) to
 // report kernel time per layer.
 #pragma once
 
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +21,7 @@
 #include "backends/cuda/conv.h"
 #include "backends/cuda/conv_graph.h"
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/gemm.h"
 #include "runtime/backend.h"
 
 namespace kiln::cuda {
@@ -39,8 +43,16 @@ class CudaModel final : public CompiledModel {
   std::vector<LayerTime> last_profile() const override { return profile_; }
   std::optional<double> time_device_replays(int iterations) override;
   std::string describe() const override;
+  std::map<std::string, nlohmann::json> layer_data() const override { return layer_data_; }
 
  private:
+  // A tactic an earlier compile chose for `layer` (CompileOptions::layer_data) on a GPU of this name.
+  struct PlannedTactic {
+    std::string api;  // which library runs it
+    std::string key;  // the cache key of the layer it was chosen for
+    ConvTactic tactic;
+  };
+  std::optional<PlannedTactic> planned_tactic(const std::string& layer) const;
   void build(const Graph& graph);
   void capture();
   void enqueue_all();
@@ -49,12 +61,13 @@ class CudaModel final : public CompiledModel {
   Elem elem_ = Elem::kF32;
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
+  cublasLtHandle_t cublaslt_ = nullptr;
+  std::string device_name_;
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
 
   std::vector<DeviceBuffer> constants_;  // weights, biases, scales; scratch of the global pools
-  std::vector<std::unique_ptr<CudnnConv>> convs_;
-  std::vector<std::unique_ptr<CudnnGraphConv>> graph_convs_;
+  std::vector<std::shared_ptr<void>> layers_;  // the cuDNN and cuBLASLt objects the steps call into
   DeviceBuffer arena_;
   DeviceBuffer workspace_;
   DeviceBuffer input_device_;   // f32 NCHW, as run() receives it
@@ -68,7 +81,8 @@ class CudaModel final : public CompiledModel {
   std::vector<std::string> node_names_;
   std::vector<OpKind> node_ops_;
   std::vector<LayerTime> profile_;
-  std::size_t tactic_searches_ = 0, tactic_cache_hits_ = 0;
+  std::map<std::string, nlohmann::json> layer_data_;  // each layer's chosen tactic, for the plan
+  std::size_t tactic_searches_ = 0, tactic_cache_hits_ = 0, tactics_from_plan_ = 0, tactics_stale_ = 0;
 };
 
 }  // namespace kiln::cuda

@@ -1,0 +1,192 @@
+#include "backends/cuda/gemm.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/timing.h"
+
+namespace kiln::cuda {
+namespace {
+
+// Heuristic results requested, ranked best first; a search times every usable one.
+constexpr int kCandidates = 8;
+// The workspace the heuristics may plan for: cuBLAS's recommended workspace on Hopper. A constant rather
+// than choose()'s limit because the heuristics' list depends on it and the cache keeps an index into that
+// list: the same key must give the same list. choose() skips results that need more than its limit.
+constexpr std::uint64_t kHeuristicWorkspace = std::uint64_t{32} << 20;
+
+cudaDataType_t data_type(Elem e) { return e == Elem::kF32 ? CUDA_R_32F : CUDA_R_16F; }
+
+// `value` must have the attribute's documented type: cuBLASLt checks the size.
+template <typename T>
+void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, const T& value) {
+  check(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)),
+        "setting a cuBLASLt matmul attribute");
+}
+
+cublasLtMatrixLayout_t column_major(Elem e, int rows, int cols, int ld) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  check(cublasLtMatrixLayoutCreate(&layout, data_type(e), static_cast<std::uint64_t>(rows),
+                                   static_cast<std::uint64_t>(cols), ld),
+        "creating a cuBLASLt matrix layout");
+  return layout;
+}
+
+// The current device's name, whitespace replaced so that it fits in a key.
+std::string device_name() {
+  int device = 0;
+  check(cudaGetDevice(&device), "querying the current device");
+  cudaDeviceProp properties{};
+  check(cudaGetDeviceProperties(&properties, device), "querying the device's properties");
+  std::string name = properties.name;
+  for (char& c : name) {
+    if (std::isspace(static_cast<unsigned char>(c)) != 0) c = '_';
+  }
+  return name;
+}
+
+}  // namespace
+
+CublasLtLinear::CublasLtLinear(cublasLtHandle_t handle, Elem elem, int rows, int in, int out, Act act)
+    : handle_(handle), elem_(elem), rows_(rows), out_(out), act_(act) {
+  require(rows > 0 && in > 0 && out > 0, "cuda backend: linear layer ", rows, "x", in, " -> ", out,
+          ": every extent must be positive");
+  // cuBLASLt's epilogues add the bias and apply ReLU; SiLU and sigmoid are left to add_bias_act.
+  fused_ = act == Act::kNone || act == Act::kRelu;
+  key_ = cat("cublaslt", cublasLtGetVersion(), ":", device_name(), ":", elem == Elem::kF32 ? "f32" : "fp16",
+             ":rows", rows, ":in", in, ":out", out, ":act", static_cast<int>(act));
+
+  cublasLtMatmulDesc_t desc = nullptr;
+  // f32 accumulation and scaling for both precisions; CUBLAS_COMPUTE_32F never rounds inputs to TF32.
+  check(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+        "creating a cuBLASLt matmul descriptor");
+  matmul_desc_.reset(desc);
+  set(desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<std::int32_t>(CUBLAS_OP_T));
+  set(desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(CUBLAS_OP_N));
+  set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+      static_cast<std::uint32_t>(act == Act::kRelu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS));
+  set(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<std::int32_t>(data_type(elem)));
+
+  // Column-major views of the row-major tensors: W [out, in] is A = [in x out] (used transposed),
+  // x [rows, in] is B = [in x rows], y [rows, out] is C = D = [out x rows].
+  weight_layout_.reset(column_major(elem, in, out, in));
+  x_layout_.reset(column_major(elem, in, rows, in));
+  y_layout_.reset(column_major(elem, out, rows, out));
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  check(cublasLtMatmulPreferenceCreate(&preference), "creating a cuBLASLt preference");
+  preference_.reset(preference);
+  check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &kHeuristicWorkspace, sizeof(kHeuristicWorkspace)),
+        "setting the cuBLASLt workspace preference");
+}
+
+CublasLtLinear::~CublasLtLinear() = default;  // the descriptors' owners destroy them
+
+std::vector<cublasLtMatmulHeuristicResult_t> CublasLtLinear::heuristic_results() {
+  // The heuristics read the bias pointer only for its alignment. A null stand-in (aligned to anything)
+  // keeps the list independent of the buffers, so set_tactic() finds the list choose() saw.
+  set(matmul_desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(nullptr));
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
+  int returned = 0;
+  if (cublasLtMatmulAlgoGetHeuristic(handle_, matmul_desc_.get(), weight_layout_.get(), x_layout_.get(),
+                                     y_layout_.get(), y_layout_.get(), preference_.get(), kCandidates,
+                                     results.data(), &returned) != CUBLAS_STATUS_SUCCESS) {
+    return {};
+  }
+  results.resize(static_cast<std::size_t>(std::clamp(returned, 0, kCandidates)));
+  return results;
+}
+
+cublasStatus_t CublasLtLinear::matmul(const cublasLtMatmulAlgo_t& algo, std::size_t workspace_bytes,
+                                      const LinearBuffers& b, void* workspace, cudaStream_t stream) {
+  // The bias pointer lives in the descriptor, so it is set on every call: buffers may change.
+  const void* bias = b.bias;
+  const cublasStatus_t status = cublasLtMatmulDescSetAttribute(
+      matmul_desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+  if (status != CUBLAS_STATUS_SUCCESS) return status;
+  // beta = 0: C is not read; it names y only because cuBLASLt wants a valid matrix there.
+  const float one = 1.0f, zero = 0.0f;
+  return cublasLtMatmul(handle_, matmul_desc_.get(), &one, b.weight, weight_layout_.get(), b.x,
+                        x_layout_.get(), &zero, b.y, y_layout_.get(), b.y, y_layout_.get(), &algo, workspace,
+                        workspace_bytes, stream);
+}
+
+cudaError_t CublasLtLinear::activation(const LinearBuffers& b, cudaStream_t stream) const {
+  if (fused_) return cudaSuccess;
+  return add_bias_act(b.y, nullptr, nullptr, b.y, elem_, rows_, out_, act_, stream);
+}
+
+bool CublasLtLinear::launch(const cublasLtMatmulAlgo_t& algo, std::size_t workspace_bytes,
+                            const LinearBuffers& b, void* workspace, cudaStream_t stream) {
+  return matmul(algo, workspace_bytes, b, workspace, stream) == CUBLAS_STATUS_SUCCESS &&
+         activation(b, stream) == cudaSuccess;
+}
+
+std::optional<ConvTactic> CublasLtLinear::choose(bool search, const LinearBuffers& buffers, void* workspace,
+                                                 std::size_t workspace_limit, cudaStream_t stream) {
+  const std::vector<cublasLtMatmulHeuristicResult_t> results = heuristic_results();
+  std::optional<ConvTactic> best;
+  cublasLtMatmulAlgo_t best_algo{};
+  for (std::size_t index = 0; index < results.size(); ++index) {
+    const cublasLtMatmulHeuristicResult_t& result = results[index];
+    if (result.state != CUBLAS_STATUS_SUCCESS || result.workspaceSize > workspace_limit) continue;
+    ConvTactic tactic{fused_, static_cast<int>(index), result.workspaceSize, 0};
+    const auto run = [&](cudaStream_t s) {
+      return launch(result.algo, result.workspaceSize, buffers, workspace, s);
+    };
+    if (!search) {
+      if (!run(stream) || cudaStreamSynchronize(stream) != cudaSuccess) {
+        cudaGetLastError();
+        continue;
+      }
+      tactic_ = tactic;
+      algo_ = result.algo;
+      has_algo_ = true;
+      return tactic_;
+    }
+    const auto ms = time_launch(stream, run);
+    if (!ms) continue;
+    tactic.milliseconds = *ms;
+    if (!best || tactic.milliseconds < best->milliseconds) {
+      best = tactic;
+      best_algo = result.algo;
+    }
+  }
+  if (best) {
+    tactic_ = *best;
+    algo_ = best_algo;
+    has_algo_ = true;
+  }
+  return best;
+}
+
+bool CublasLtLinear::set_tactic(const ConvTactic& tactic) {
+  if (tactic.fused != fused_ || tactic.algorithm < 0) return false;
+  const std::vector<cublasLtMatmulHeuristicResult_t> results = heuristic_results();
+  const auto index = static_cast<std::size_t>(tactic.algorithm);
+  // A different workspace size means the list is not the one the tactic was chosen from.
+  if (index >= results.size() || results[index].state != CUBLAS_STATUS_SUCCESS ||
+      results[index].workspaceSize != tactic.workspace) {
+    return false;
+  }
+  tactic_ = tactic;
+  algo_ = results[index].algo;
+  has_algo_ = true;
+  return true;
+}
+
+void CublasLtLinear::enqueue(const LinearBuffers& buffers, void* workspace, cudaStream_t stream) {
+  require(has_algo_, "cuda backend: linear layer ", key_, " runs before a tactic was chosen");
+  if (const cublasStatus_t status = matmul(algo_, tactic_.workspace, buffers, workspace, stream);
+      status != CUBLAS_STATUS_SUCCESS) {
+    check(status, cat("running linear layer ", key_, " on cuBLASLt"));
+  }
+  if (const cudaError_t status = activation(buffers, stream); status != cudaSuccess) {
+    check(status, cat("applying the activation of linear layer ", key_));
+  }
+}
+
+}  // namespace kiln::cuda

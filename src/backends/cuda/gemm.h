@@ -1,0 +1,93 @@
+// A linear layer on cuBLASLt: y[rows, out] = act(x[rows, in] · Wᵀ + bias), with x, W (PyTorch's
+// [out, in] layout), bias and y all f32 or all fp16. A linear layer is one GEMM: cuBLASLt runs it on its
+// GEMM kernels with the bias (and a ReLU) fused into their epilogue, rather than as a 1x1 convolution
+// through cuDNN. Other activations run in kiln's add_bias_act kernel after the matmul. Both precisions
+// accumulate in f32 (CUBLAS_COMPUTE_32F, never a TF32 compute type), so f32 layers keep f32 accuracy.
+//
+// In cuBLASLt's column-major terms the row-major product is D = op(A) · B with A = W seen as [in x out]
+// (transposed), B = x seen as [in x rows] and D = y seen as [out x rows]: one "TN" GEMM, no copies.
+//
+// Every buffer, the bias included, must be 256-byte aligned (kiln's arena and cudaMalloc'd constants
+// are): the heuristics rank algorithms under cuBLASLt's default alignment assumption, 256 bytes.
+#pragma once
+
+#include <cublasLt.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/tactic_cache.h"
+
+namespace kiln::cuda {
+
+// The buffers one linear layer reads and writes.
+struct LinearBuffers {
+  const void* x = nullptr;       // [rows, in]
+  const void* weight = nullptr;  // [out, in]
+  const void* bias = nullptr;    // [out]
+  void* y = nullptr;             // [rows, out]
+};
+
+class CublasLtLinear {
+ public:
+  CublasLtLinear(cublasLtHandle_t handle, Elem elem, int rows, int in, int out, Act act);
+  ~CublasLtLinear();
+  CublasLtLinear(const CublasLtLinear&) = delete;
+  CublasLtLinear& operator=(const CublasLtLinear&) = delete;
+
+  // Identifies the layer for the tactic cache: cuBLASLt's version, the device, the precision, the shape
+  // and the activation, as one whitespace-free token.
+  const std::string& key() const { return key_; }
+  // Heuristics' first algorithm that runs (search false), or the fastest of the first few heuristic
+  // results, timed as CUDA graph replays (search true). `workspace` holds `workspace_limit` bytes;
+  // algorithms that need more are skipped. Nothing when no algorithm runs.
+  std::optional<ConvTactic> choose(bool search, const LinearBuffers& buffers, void* workspace,
+                                   std::size_t workspace_limit, cudaStream_t stream);
+  // Selects a cached tactic's algorithm from a fresh heuristic query; false if the heuristics no longer
+  // offer it (out of range, unusable, or a different workspace size: the list changed).
+  bool set_tactic(const ConvTactic& tactic);
+  const ConvTactic& tactic() const { return tactic_; }
+  // Enqueues the layer with the chosen tactic; `workspace` holds at least tactic().workspace bytes. The
+  // buffers may differ from call to call (the bias pointer is set on every call).
+  void enqueue(const LinearBuffers& buffers, void* workspace, cudaStream_t stream);
+
+ private:
+  struct DescriptorDeleter {
+    void operator()(cublasLtMatmulDescOpaque_t* d) const { cublasLtMatmulDescDestroy(d); }
+    void operator()(cublasLtMatrixLayoutOpaque_t* d) const { cublasLtMatrixLayoutDestroy(d); }
+    void operator()(cublasLtMatmulPreferenceOpaque_t* d) const { cublasLtMatmulPreferenceDestroy(d); }
+  };
+  using MatmulDesc = std::unique_ptr<cublasLtMatmulDescOpaque_t, DescriptorDeleter>;
+  using Layout = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, DescriptorDeleter>;
+  using Preference = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, DescriptorDeleter>;
+
+  // The heuristics' ranked algorithms, the same list for the same key (indices are what the cache keeps);
+  // entries whose state is not success stay in place, unusable.
+  std::vector<cublasLtMatmulHeuristicResult_t> heuristic_results();
+  // The matmul with its epilogue, and the activation kernel when the epilogue cannot apply it.
+  cublasStatus_t matmul(const cublasLtMatmulAlgo_t& algo, std::size_t workspace_bytes,
+                        const LinearBuffers& buffers, void* workspace, cudaStream_t stream);
+  cudaError_t activation(const LinearBuffers& buffers, cudaStream_t stream) const;
+  // Both, for trying an algorithm: false if either fails.
+  bool launch(const cublasLtMatmulAlgo_t& algo, std::size_t workspace_bytes, const LinearBuffers& buffers,
+              void* workspace, cudaStream_t stream);
+
+  cublasLtHandle_t handle_;
+  Elem elem_;
+  int rows_, out_;  // the extents the activation kernel needs
+  Act act_;
+  bool fused_;  // the epilogue applies the activation (none or ReLU)
+  std::string key_;
+  MatmulDesc matmul_desc_;
+  Layout weight_layout_, x_layout_, y_layout_;
+  Preference preference_;
+  ConvTactic tactic_;
+  cublasLtMatmulAlgo_t algo_{};
+  bool has_algo_ = false;
+};
+
+}  // namespace kiln::cuda

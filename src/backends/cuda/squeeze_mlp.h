@@ -1,0 +1,20 @@
+// The two 1x1 convolutions of an attention gate on a pooled vector (ResNeSt's split-attention fc1 and
+// fc2) in one launch instead of two cuDNN calls that each cost more in launch than in arithmetic:
+//   y[n, :] = W2 · act(W1 · x[n, :] + b1) + b2
+// x [n, in], W1 [hidden, in], W2 [out, hidden] (row-major), b1 [hidden], b2 [out], y [n, out], all of
+// element type e, accumulated in f32; the hidden vector is rounded to e, as the unfused layers store it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "backends/cuda/kernels.h"
+
+namespace kiln::cuda {
+
+// Whether squeeze_mlp takes these sizes (the pooled and hidden vectors live in shared memory).
+bool squeeze_mlp_fits(int in, int hidden);
+
+cudaError_t squeeze_mlp(const void* x, const void* w1, const void* b1, Act act, const void* w2, const void* b2,
+                        void* y, Elem e, int n, int in, int hidden, int out, cudaStream_t stream);
+
+}  // namespace kiln::cuda
