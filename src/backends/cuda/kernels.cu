@@ -181,17 +181,22 @@ __global__ void pool_kernel(const T* x, T* y, PoolShape s) {
 
 // ---- split attention
 
-constexpr int kPoolRows = 8;  // threads along the pixels of one block of the global pool
+constexpr int kPoolThreads = 256;      // threads per block of the global pool
+constexpr int kPoolRowsPerThread = 4;  // pixels each thread sums at least, to keep atomics few
 
 // Partial sums of the radix sum over a slice of pixels (blockIdx.z), added into partial[n, c] (f32,
-// atomics). The last block to finish a (channel block, image) pair, told by a counter, writes the mean
-// and leaves the partial sums and the counter at zero for the next run: one launch in all.
+// atomics). A block is blockDim.x lanes along the channel packs by blockDim.y along the pixels, shaped
+// to the channel count so that narrow layers keep every thread busy. The last block to finish a
+// (channel block, image) pair, told by a counter, writes the mean and leaves the partial sums and the
+// counter at zero for the next run: one launch in all.
 template <typename T, int V>
 __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix, int c,
                                   int rows_per_split, float inverse_hw) {
-  __shared__ float sums[kPoolRows][32][V];
+  __shared__ float sums[kPoolThreads][V];
   __shared__ bool last;
-  const int cp = blockIdx.x * 32 + threadIdx.x;
+  const int lanes = static_cast<int>(blockDim.x), rows = static_cast<int>(blockDim.y);
+  const int slot = static_cast<int>(threadIdx.y) * lanes + static_cast<int>(threadIdx.x);
+  const int cp = static_cast<int>(blockIdx.x) * lanes + static_cast<int>(threadIdx.x);
   const int image = blockIdx.y;
   const bool active = cp * V < c;
   const int begin = blockIdx.z * rows_per_split, end = min(begin + rows_per_split, hw);
@@ -199,7 +204,7 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
 #pragma unroll
   for (int k = 0; k < V; ++k) acc[k] = 0.0f;
   if (active) {
-    for (int p = begin + threadIdx.y; p < end; p += kPoolRows) {
+    for (int p = begin + static_cast<int>(threadIdx.y); p < end; p += rows) {
       const T* row = x + (static_cast<std::int64_t>(image) * hw + p) * radix * c + cp * V;
       for (int r = 0; r < radix; ++r) {
         float v[V];
@@ -210,13 +215,13 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
     }
   }
 #pragma unroll
-  for (int k = 0; k < V; ++k) sums[threadIdx.y][threadIdx.x][k] = acc[k];
+  for (int k = 0; k < V; ++k) sums[slot][k] = acc[k];
   __syncthreads();
   float* mine = partial + static_cast<std::int64_t>(image) * c + cp * V;
   if (threadIdx.y == 0 && active) {
-    for (int row = 1; row < kPoolRows; ++row) {
+    for (int row = 1; row < rows; ++row) {
 #pragma unroll
-      for (int k = 0; k < V; ++k) acc[k] += sums[row][threadIdx.x][k];
+      for (int k = 0; k < V; ++k) acc[k] += sums[row * lanes + threadIdx.x][k];
     }
 #pragma unroll
     for (int k = 0; k < V; ++k) atomicAdd(mine + k, acc[k]);
@@ -394,13 +399,20 @@ cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, in
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
-    const int channel_blocks = (c / V + 31) / 32;
-    // Split the pixels so that the grid covers the chip about twice (132 multiprocessors on the H200).
-    const int wanted = 264 / (channel_blocks * n);
-    const int splits = max(1, min(wanted, (hw + kPoolRows - 1) / kPoolRows));
+    // Lanes along the channel packs (a power of two up to 32), the rest of the block along the pixels.
+    const int packs = c / V;
+    int lanes = 1;
+    while (lanes < packs && lanes < 32) lanes *= 2;
+    const int rows = kPoolThreads / lanes;
+    const int channel_blocks = (packs + lanes - 1) / lanes;
+    // Split the pixels so that the grid covers the chip about twice (132 multiprocessors on the H200),
+    // but give every thread a few pixels: each split adds one atomic per channel, and atomics on the
+    // same few cache lines serialize.
+    const int wanted = max(1, 264 / (channel_blocks * n));
+    const int splits = max(1, min(wanted, (hw + rows * kPoolRowsPerThread - 1) / (rows * kPoolRowsPerThread)));
     const int rows_per_split = (hw + splits - 1) / splits;
     auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(n) * c);
-    radix_pool_kernel<T, V><<<dim3(channel_blocks, n, splits), dim3(32, kPoolRows), 0, stream>>>(
+    radix_pool_kernel<T, V><<<dim3(channel_blocks, n, splits), dim3(lanes, rows), 0, stream>>>(
         static_cast<const T*>(x), static_cast<T*>(y), partial, counters, hw, radix, c, rows_per_split,
         1.0f / static_cast<float>(hw));
     return cudaGetLastError();

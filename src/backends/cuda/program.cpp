@@ -167,7 +167,8 @@ Fusions plan_fusions(const Graph& graph, const std::vector<NodeId>& order) {
       const Value& pooled = graph.value(graph.node(squeeze).inputs[0]);
       if (pooled.producer == kNoNode || graph.node(pooled.producer).op != OpKind::kGlobalAvgPool) continue;
       const Shape& w1 = graph.value(graph.node(squeeze).inputs[1]).shape;
-      if (!squeeze_mlp_fits(static_cast<int>(w1[1]), static_cast<int>(w1[0]))) continue;
+      const Shape& w2 = graph.value(node.inputs[1]).shape;
+      if (!squeeze_mlp_fits(static_cast<int>(w1[1]), static_cast<int>(w1[0]), static_cast<int>(w2[0]))) continue;
       f.squeeze_into_expand[index] = squeeze;
       f.absorbed[static_cast<std::size_t>(squeeze)] = true;
     } else if (node.op == OpKind::kRadixWeightedSum) {

@@ -19,6 +19,7 @@ constexpr int kCluster = 8;
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kSharedBytes = 48 * 1024;  // what a launch gets without opting in to more
+constexpr std::int64_t kMaxWeights = 32 * 1024;  // see squeeze_mlp_fits
 
 int slice_of(int count) { return (count + kCluster - 1) / kCluster; }
 
@@ -87,13 +88,14 @@ cudaError_t launch(const void* x, const void* w1, const void* b1, Act act, const
 
 }  // namespace
 
-bool squeeze_mlp_fits(int in, int hidden) {
-  return in >= 1 && hidden >= 1 && shared_bytes(in, hidden) <= kSharedBytes;
+bool squeeze_mlp_fits(int in, int hidden, int out) {
+  const std::int64_t weights = static_cast<std::int64_t>(hidden) * (in + out);
+  return in >= 1 && hidden >= 1 && out >= 1 && weights <= kMaxWeights && shared_bytes(in, hidden) <= kSharedBytes;
 }
 
 cudaError_t squeeze_mlp(const void* x, const void* w1, const void* b1, Act act, const void* w2, const void* b2,
                         void* y, Elem e, int n, int in, int hidden, int out, cudaStream_t stream) {
-  if (n < 1 || out < 1 || !squeeze_mlp_fits(in, hidden)) return cudaErrorInvalidValue;
+  if (n < 1 || !squeeze_mlp_fits(in, hidden, out)) return cudaErrorInvalidValue;
   return e == Elem::kF32 ? launch<float>(x, w1, b1, act, w2, b2, y, n, in, hidden, out, stream)
                          : launch<__half>(x, w1, b1, act, w2, b2, y, n, in, hidden, out, stream);
 }
