@@ -50,6 +50,8 @@ Plan build_variant(const StudyInputs& inputs, const StudyVariant& variant,
   options.opt_level = inputs.spec.opt_level;
   options.batch = inputs.spec.batch;
   options.backend = inputs.backend;
+  // Variants share convolution shapes: a backend that times kernels (cuda) times each shape once.
+  options.tactic_cache = (inputs.out_dir / "plans" / "tactics.txt").string();
   if (variant.precision == Precision::kF8) {
     Fp8Settings settings;
     settings.recipe = variant.recipe;

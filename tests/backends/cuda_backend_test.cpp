@@ -9,6 +9,8 @@
 
 #include "builder/precision.h"
 #include "core/error.h"
+#include "quant/fp8_rewrite.h"
+#include "quant/layer_selection.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
 #include "resnest_like_graph.h"
@@ -89,13 +91,40 @@ TEST(CudaBackendTest, WithoutADeviceCompileFailsWithOneLine) {
   }
 }
 
-TEST(CudaBackendTest, Fp8LayersAreNotSupported) {
+// An FP8 layer as quant/fp8_rewrite.h makes it: x -> quantize -> conv (kF8) <- dequantize <- codes, scales.
+// `then_fp32_relu`: the convolution feeds an fp32 ReLU, which makes the graph's other layers fp32.
+Graph fp8_probe(std::int64_t channels, bool then_fp32_relu = false) {
+  Graph g;
+  const ValueId x = g.add_input("x", {-1, channels, 8, 8});
+  const ValueId q = g.add_node(OpKind::kQuantize, "x.quantize", {x}, QuantizeAttrs{0.05f});
+  const ValueId codes = g.add_constant("w.codes", Tensor(DType::kF8E4M3, {16, channels, 1, 1}));
+  const ValueId scales = g.add_constant("w.scales", Tensor::from_f32({16}, std::vector<float>(16, 0.01f)));
+  const ValueId w = g.add_node(OpKind::kDequantize, "w.dequantize", {codes, scales});
+  const ValueId y = g.add_node(OpKind::kConv2d, "conv", {q, w}, ConvAttrs{});
+  g.node(g.value(y).producer).precision = Precision::kF8;
+  if (!then_fp32_relu) {
+    g.mark_output(y);
+    return g;
+  }
+  const ValueId relu = g.add_node(OpKind::kActivation, "relu", {y}, ActivationAttrs{Activation::kRelu});
+  g.node(g.value(relu).producer).precision = Precision::kF32;
+  g.mark_output(relu);
+  return g;
+}
+
+TEST(CudaBackendTest, Fp8ConvolutionsNeedTheirQuantizePointsAndWideChannels) {
   if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
-  GraphMaker m;
-  const ValueId x = m.input("x", {4, 8, 8});
-  const ValueId y = m.conv(x, 8, conv_attrs(3, 1, 1));
-  m.output(y);
   const auto backend = make_backend("cuda");
+  Graph good = fp8_probe(16);
+  for (const Node& node : good.nodes()) EXPECT_TRUE(backend->supports(good, node)) << node.name;
+  // cuDNN's FP8 kernels take channel counts that are multiples of 16 (a C=3 stem is not one).
+  Graph narrow = fp8_probe(3);
+  EXPECT_FALSE(backend->supports(narrow, narrow.node(narrow.value(narrow.outputs()[0]).producer)));
+  // An FP8 convolution reading an unquantized tensor is not an FP8 layer the backend knows.
+  GraphMaker m;
+  const ValueId x = m.input("x", {16, 8, 8});
+  const ValueId y = m.conv(x, 16, conv_attrs(3, 1, 1));
+  m.output(y);
   Node& conv = m.producer(y);
   EXPECT_TRUE(backend->supports(m.graph, conv));
   conv.precision = Precision::kF8;
@@ -291,6 +320,55 @@ TEST(CudaBackendTest, StoredTacticsAreReusedWithoutTiming) {
     EXPECT_NE(std::string(e.what()).find(cat("layer '", options.layer_data.begin()->first, "': malformed tactic")),
               std::string::npos)
         << e.what();
+  }
+}
+
+// FP8 convolutions on Hopper's FP8 tensor cores (E4M3 codes, f32 accumulation, per-channel scales, fp16
+// out) against the reference's simulation of the same layers. The bound is the one the FP8 goldens use
+// against PyTorch (tests/quant): the two sides round fp16 values that differ by accumulation order,
+// which moves a value across an E4M3 rounding boundary at the next quantize point now and then (one
+// E4M3 step is 6 to 12%) and the flips spread through later layers; a layout or scale mistake is O(1).
+constexpr double kFp8Tolerance = 3e-2;
+
+TEST(CudaBackendTest, Fp8ConvolutionsMatchTheReference) {
+  KILN_SKIP_WITHOUT_GPU();
+  testing::ResnestLikeOptions o = small_resnest();
+  o.stem_width = 16;  // every convolution but the first (3 input channels) takes FP8
+  Graph graph = testing::resnest_like_graph(o);
+  std::vector<std::string> layers;
+  for (const std::string& name : quantizable_layers(graph)) {
+    if (name != graph.node(graph.topological_order().front()).name) layers.push_back(name);
+  }
+  ASSERT_GE(layers.size(), 20u);
+  std::map<std::string, float> scales;
+  for (const ValueId v : fp8_activation_inputs(graph, layers)) scales[graph.value(v).name] = 0.02f;
+  rewrite_to_fp8(graph, layers, scales);
+  assign_precision(graph, Precision::kF16);
+  graph.compact();
+  widen_constants_to_f32(graph);  // as the Engine hands graphs to backends
+  for (const std::int64_t opt_level : {0, 1}) {
+    SCOPED_TRACE(cat("opt level ", opt_level));
+    CompileOptions options;
+    options.opt_level = opt_level;
+    options.batch = 2;
+    const auto model = make_backend("cuda")->compile(graph, options);
+    const std::string steps = model->describe();
+    EXPECT_EQ(count_of(steps, "fp8 conv "), layers.size()) << steps;
+    EXPECT_GE(count_of(steps, "quantize to E4M3"), 1u) << steps;
+    const Tensor x = random_tensor({2, 3, 64, 64}, 21);
+    EXPECT_LE(relative_difference(model->run({x}).front(), run_on("cpu-reference", graph, {x}).front()),
+              kFp8Tolerance);
+  }
+}
+
+TEST(CudaBackendTest, Fp8AmongFp32LayersIsRefused) {
+  KILN_SKIP_WITHOUT_GPU();
+  const Graph graph = fp8_probe(16, true);
+  try {
+    make_backend("cuda")->compile(graph, {});
+    ADD_FAILURE() << "an FP8 plan with fp32 layers compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--fp8-fallback fp16"), std::string::npos) << e.what();
   }
 }
 

@@ -37,30 +37,7 @@ while (( $# > 0 )); do
 done
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
-# cuDNN and cuBLAS come from the Python wheels there (headers and libraries).
-NV=$(python3 -c 'import nvidia, os; print(os.path.dirname(list(nvidia.__path__)[0] + "/"))')
-CUDNN_ROOT="$NV/cudnn"
-export LD_LIBRARY_PATH="$(ls -d "$NV"/*/lib | tr '\n' ':')${LD_LIBRARY_PATH:-}"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
-
-start=$(date +%s)
-if [[ -x .carry/bin/kiln ]]; then
-  for packed in .carry/bin/*.xz; do
-    [[ -f "$packed" ]] && python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed"
-  done
-  KILN=.carry/bin/kiln
-  export LD_LIBRARY_PATH="$PWD/.carry/bin:$LD_LIBRARY_PATH"
-  echo "kiln: carried binary ($($KILN --version | head -1))"
-else
-  cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF \
-    -DKILN_TOMLPP_INCLUDE_DIR="$PWD/.carry/include" -DKILN_CUDNN_ROOT="$CUDNN_ROOT" \
-    -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc >"$OUT/cmake.log" 2>&1 \
-    && cmake --build build/cuda -j 16 --target kiln >>"$OUT/cmake.log" 2>&1 \
-    || { tail -40 "$OUT/cmake.log"; exit 1; }
-  KILN=build/cuda/kiln
-  grep -E "kiln: CUDA" "$OUT/cmake.log"
-fi
-echo "build: $(( $(date +%s) - start )) s"
+source tools/device/cuda_env.sh
 
 family_of() { case "$1" in resnest*) echo timm_resnest ;; resnet*) echo timm_resnet ;; esac; }
 
@@ -126,13 +103,7 @@ log "== accuracy (kiln cuda backend)"
 for dir in tests/data/golden/*/; do
   [[ $checks == 1 && -n "$(family_of "$(basename "$dir")")" ]] && check_model "$dir" "$(basename "$dir")"
 done
-# The CUDA backend's unit tests, when a binary built on the CI machine was carried (gtest is absent here).
-if [[ $checks == 1 && -x .carry/bin/cuda_backend_test ]]; then
-  LD_LIBRARY_PATH="$PWD/.carry/bin:$LD_LIBRARY_PATH" timeout 300 .carry/bin/cuda_backend_test \
-    >"$OUT/gtest.log" 2>&1
-  log "== unit tests (carried cuda_backend_test, rc $?): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')"
-  grep -E '^\[  FAILED  \]|Failure|error' "$OUT/gtest.log" | head -20 | tee -a "$OUT/summary.txt"
-fi
+[[ $checks == 1 ]] && run_carried_unit_tests
 [[ $quick == 1 ]] && { echo; echo "===== summary ====="; cat "$OUT/summary.txt"; exit 0; }
 
 start=$(date +%s)

@@ -27,6 +27,11 @@ struct ConvBuffers {
   const void* bias = nullptr;    // [k]
   const void* residual = nullptr;
   void* y = nullptr;
+  // FP8 layers (CudnnGraphConv with fp8): x and weight hold E4M3 codes, bias is f32, `scale` the f32
+  // per-output-channel product of the input's and the weights' scales, and `accumulator` an f32 scratch
+  // of [n * out_h * out_w, k] for when the epilogue runs in kiln's kernel instead of cuDNN's.
+  const float* scale = nullptr;
+  float* accumulator = nullptr;
 };
 
 class CudnnConv {

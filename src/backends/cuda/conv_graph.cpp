@@ -9,7 +9,7 @@ namespace kiln::cuda {
 namespace {
 
 // Tensor ids of the variant pack.
-constexpr std::int64_t kX = 1, kW = 2, kBias = 3, kResidual = 4, kY = 5;
+constexpr std::int64_t kX = 1, kW = 2, kBias = 3, kResidual = 4, kY = 5, kScale = 6;
 // Candidates timed per graph (heuristics rank the best first).
 constexpr std::size_t kCandidates = 4;
 
@@ -25,10 +25,12 @@ std::vector<std::int64_t> nhwc_strides(const std::vector<std::int64_t>& d) {
 
 }  // namespace
 
-CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual)
-    : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual) {
+CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual,
+                               bool fp8)
+    : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual), fp8_(fp8) {
   can_fuse_ = act == Act::kNone || act == Act::kRelu;
-  key_ = cat("graph", cudnnGetVersion(), ":", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n, "c", g.c, "h",
+  key_ = cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n,
+             "c", g.c, "h",
              g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x",
              g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act", static_cast<int>(act),
              ":res", residual ? 1 : 0);
@@ -63,11 +65,13 @@ CudnnGraphConv::Desc CudnnGraphConv::tensor(std::int64_t uid, const std::vector<
 CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
   const cudnnDataType_t io = elem_ == Elem::kF32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+  const cudnnDataType_t operands = fp8_ ? CUDNN_DATA_FP8_E4M3 : io;
   const std::vector<std::int64_t> x_dims{g_.n, g_.c, g_.h, g_.w}, w_dims{g_.k, g_.c / g_.groups, g_.r, g_.s},
       y_dims{g_.n, g_.k, g_.out_h, g_.out_w}, b_dims{1, g_.k, 1, 1};
-  Desc x = tensor(kX, x_dims, io, false);
-  Desc w = tensor(kW, w_dims, io, false);
-  Desc y = tensor(kY, y_dims, io, false);
+  Desc x = tensor(kX, x_dims, operands, false);
+  Desc w = tensor(kW, w_dims, operands, false);
+  // Unfused FP8: the convolution's own output is the f32 accumulator kiln's epilogue kernel reads.
+  Desc y = tensor(kY, y_dims, fp8_ && !fused ? f32 : io, false);
 
   Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   const std::int64_t spatial = 2;
@@ -104,7 +108,9 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
       cudnnPointwiseMode_t mode;
       Desc operand;  // null for unary stages
     };
-    std::vector<Stage> stages{{CUDNN_POINTWISE_ADD, tensor(kBias, b_dims, io, false)}};
+    std::vector<Stage> stages;
+    if (fp8_) stages.push_back({CUDNN_POINTWISE_MUL, tensor(kScale, b_dims, f32, false)});
+    stages.push_back({CUDNN_POINTWISE_ADD, tensor(kBias, b_dims, fp8_ ? f32 : io, false)});
     if (residual_) stages.push_back({CUDNN_POINTWISE_ADD, tensor(kResidual, y_dims, io, false)});
     if (act_ == Act::kRelu) stages.push_back({CUDNN_POINTWISE_RELU_FWD, nullptr});
     Desc in = conv_out;
@@ -174,7 +180,7 @@ std::vector<CudnnGraphConv::Desc> CudnnGraphConv::configs(Desc graph) {
       for (std::int64_t i = 0; i < note_count; ++i)
         runtime_compiled |= notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
     }
-    if (!runtime_compiled) kept.push_back(config);
+    if (!runtime_compiled || fp8_) kept.push_back(config);
   }
   return kept;
 }
@@ -189,8 +195,13 @@ std::optional<CudnnGraphConv::Desc> CudnnGraphConv::plan(Desc config) {
 
 bool CudnnGraphConv::launch(bool fused, Desc p, const ConvBuffers& b, void* workspace, cudaStream_t stream) {
   std::vector<std::int64_t> uids{kX, kW, kY};
-  std::vector<void*> pointers{const_cast<void*>(b.x), const_cast<void*>(b.weight), b.y};
+  std::vector<void*> pointers{const_cast<void*>(b.x), const_cast<void*>(b.weight),
+                              fp8_ && !fused ? static_cast<void*>(b.accumulator) : b.y};
   if (fused) {
+    if (fp8_) {
+      uids.push_back(kScale);
+      pointers.push_back(const_cast<float*>(b.scale));
+    }
     uids.push_back(kBias);
     pointers.push_back(const_cast<void*>(b.bias));
     if (residual_) {
@@ -212,10 +223,12 @@ bool CudnnGraphConv::launch(bool fused, Desc p, const ConvBuffers& b, void* work
       cudnnBackendFinalize(pack) == CUDNN_STATUS_SUCCESS &&
       cudnnBackendExecute(handle_, p, pack) == CUDNN_STATUS_SUCCESS;
   cudnnBackendDestroyDescriptor(pack);
-  if (ok && !fused) {
-    ok = add_bias_act(b.y, b.residual, b.bias, b.y, elem_,
-                      static_cast<std::int64_t>(g_.n) * g_.out_h * g_.out_w, g_.k, act_,
-                      stream) == cudaSuccess;
+  const std::int64_t rows = static_cast<std::int64_t>(g_.n) * g_.out_h * g_.out_w;
+  if (ok && !fused && fp8_) {
+    ok = scale_bias_act(b.accumulator, b.scale, static_cast<const float*>(b.bias), b.residual, b.y, elem_, rows,
+                        g_.k, act_, stream) == cudaSuccess;
+  } else if (ok && !fused) {
+    ok = add_bias_act(b.y, b.residual, b.bias, b.y, elem_, rows, g_.k, act_, stream) == cudaSuccess;
   }
   return ok;
 }

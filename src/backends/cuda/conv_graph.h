@@ -2,7 +2,11 @@
 // operation graph, Hopper's own kernels among them (the legacy API reaches fewer). Two graphs are
 // tried: the convolution with its epilogue fused (conv -> + bias [-> + residual] [-> ReLU], f32
 // intermediates) and the convolution alone followed by kiln's add_bias_act kernel. Engines that
-// compile kernels at run time (NVRTC) are skipped, so building an engine stays fast and repeatable.
+// compile kernels at run time (NVRTC) are skipped, so building an engine stays fast and repeatable,
+// except for FP8 layers (fp8: E4M3 input and weights on Hopper's FP8 tensor cores, f32 accumulation,
+// conv -> x per-channel scale -> + f32 bias [-> + residual] [-> ReLU] -> fp16), whose fused graphs only
+// runtime-compiled engines take; unfused, the FP8 convolution writes f32 and kiln's scale_bias_act
+// kernel applies the epilogue.
 #pragma once
 
 #include <cudnn.h>
@@ -17,7 +21,8 @@ namespace kiln::cuda {
 
 class CudnnGraphConv {
  public:
-  CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& geometry, Act act, bool residual);
+  CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& geometry, Act act, bool residual,
+                 bool fp8 = false);
   ~CudnnGraphConv();
   CudnnGraphConv(const CudnnGraphConv&) = delete;
   CudnnGraphConv& operator=(const CudnnGraphConv&) = delete;
@@ -48,6 +53,7 @@ class CudnnGraphConv {
   ConvGeometry g_;
   Act act_;
   bool residual_;
+  bool fp8_;
   bool can_fuse_;
   std::string key_;
   ConvTactic tactic_;

@@ -94,6 +94,13 @@ DeviceBuffer upload(const Tensor& t, Elem elem) {
   return buffer;
 }
 
+// Uploads a host tensor's bytes as they are.
+DeviceBuffer upload_bytes(const Tensor& t) {
+  DeviceBuffer buffer(t.nbytes());
+  check(cudaMemcpy(buffer.data(), t.bytes(), t.nbytes(), cudaMemcpyHostToDevice), "uploading weights");
+  return buffer;
+}
+
 // [O, I, kh, kw] -> [O, kh, kw, I] (cuDNN's NHWC filter layout).
 Tensor to_krsc(const Tensor& w) {
   const Tensor f = w.to(DType::kF32);
@@ -159,11 +166,15 @@ Fusions plan_fusions(const Graph& graph, const std::vector<NodeId>& order) {
         f.radix_sum_into_pool[index] = sum;
         f.absorbed[static_cast<std::size_t>(sum)] = true;
       }
-    } else if (node.op == OpKind::kConv2d && is_pointwise_dense(node) &&
+    } else if (node.op == OpKind::kDequantize) {
+      f.absorbed[index] = true;  // its FP8 convolutions read the codes and scales at compile time
+    } else if (node.op == OpKind::kConv2d && node.precision != Precision::kF8 && is_pointwise_dense(node) &&
                node.attr<ConvAttrs>().activation == Activation::kNone) {
       // fc2 of a gate whose fc1 reads a global pool: both run as one squeeze_mlp launch.
       const NodeId squeeze = sole_producer(node.inputs[0], OpKind::kConv2d);
-      if (squeeze == kNoNode || !is_pointwise_dense(graph.node(squeeze))) continue;
+      if (squeeze == kNoNode || graph.node(squeeze).precision == Precision::kF8 ||
+          !is_pointwise_dense(graph.node(squeeze)))
+        continue;
       const Value& pooled = graph.value(graph.node(squeeze).inputs[0]);
       if (pooled.producer == kNoNode || graph.node(pooled.producer).op != OpKind::kGlobalAvgPool) continue;
       const Shape& w1 = graph.value(graph.node(squeeze).inputs[1]).shape;
@@ -227,17 +238,28 @@ std::optional<CudaModel::PlannedTactic> CudaModel::planned_tactic(const std::str
 }
 
 void CudaModel::build(const Graph& graph) {
-  // One precision for the whole graph: fp16 storage (f32 accumulation) or f32.
+  // One storage precision for the whole graph, fp16 (f32 accumulation) or f32; FP8 convolutions (E4M3
+  // in, fp16 out) and their quantize points sit among fp16 layers.
   const std::vector<NodeId> order = graph.topological_order();
   require(!order.empty(), "cuda backend: the graph has no layers");
-  const Precision precision = graph.node(order.front()).precision;
+  std::optional<Precision> storage;
+  bool has_fp8 = false;
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
-    require(node.precision == precision, "cuda backend: layer '", node.name, "' is ",
-            precision_name(node.precision), " but the network is ", precision_name(precision),
+    if (node.op == OpKind::kQuantize || node.op == OpKind::kDequantize) continue;
+    if (node.precision == Precision::kF8) {
+      has_fp8 = true;
+      continue;
+    }
+    if (!storage) storage = node.precision;
+    require(node.precision == *storage, "cuda backend: layer '", node.name, "' is ",
+            precision_name(node.precision), " but the network is ", precision_name(*storage),
             "; mixed precision is not supported yet");
   }
-  elem_ = precision == Precision::kF16 ? Elem::kF16 : Elem::kF32;
+  require(!has_fp8 || !storage || *storage == Precision::kF16,
+          "cuda backend: FP8 layers run among fp16 layers, but this plan's other layers are ",
+          precision_name(storage.value_or(Precision::kF32)), "; rebuild it with --fp8-fallback fp16");
+  elem_ = storage.value_or(Precision::kF16) == Precision::kF16 ? Elem::kF16 : Elem::kF32;
   for (const Node& node : graph.nodes()) {
     node_names_.push_back(node.name);
     node_ops_.push_back(node.op);
@@ -275,8 +297,11 @@ void CudaModel::build(const Graph& graph) {
   std::vector<Lifetime> buffers;
   const std::size_t elem_size = elem_bytes(elem_);
   const auto new_buffer = [&](ValueId v, int first) {
+    // A quantize point's output holds one E4M3 byte per element.
+    const NodeId producer = graph.value(v).producer;
+    const bool codes = producer != kNoNode && graph.node(producer).op == OpKind::kQuantize;
     buffer_of[static_cast<std::size_t>(v)] = static_cast<int>(buffers.size());
-    buffers.push_back({static_cast<std::size_t>(shape_numel(shape(v))) * elem_size, first, first});
+    buffers.push_back({static_cast<std::size_t>(shape_numel(shape(v))) * (codes ? 1 : elem_size), first, first});
   };
   new_buffer(input, 0);
   for (const NodeId id : executed) {
@@ -346,6 +371,15 @@ void CudaModel::build(const Graph& graph) {
 
   // Tactics: the plan's choice when it applies to this machine, else the cache file's, else chosen now
   // (timed with CUDA events unless the optimization level is 0).
+  // The f32 scratch FP8 convolutions accumulate into when cuDNN cannot fuse their epilogue; steps run
+  // one after another, so one buffer serves them all.
+  std::size_t accumulator_bytes = 0;
+  for (const NodeId id : order) {
+    const Node& node = graph.node(id);
+    if (node.op == OpKind::kConv2d && node.precision == Precision::kF8)
+      accumulator_bytes = std::max(accumulator_bytes, static_cast<std::size_t>(shape_numel(shape(node.output))) * 4);
+  }
+  fp8_accumulator_ = DeviceBuffer(accumulator_bytes);
   TacticCache cache(options_.tactic_cache);
   const bool search = options_.opt_level != 0;
   DeviceBuffer search_workspace(kSearchWorkspace);
@@ -379,9 +413,12 @@ void CudaModel::build(const Graph& graph) {
   const auto add_conv = [&](const Node& conv, NodeId reported, Activation activation, const void* residual,
                             void* y, const Shape& y_shape) {
     const bool linear = conv.op == OpKind::kLinear;
+    const bool fp8 = conv.precision == Precision::kF8;
     const Shape& xs = shape(conv.inputs[0]);
     ConvGeometry g;
-    const Tensor& weight = constant(conv.inputs[1]);
+    // An FP8 layer's weights: the E4M3 codes and per-channel scales its dequantize point holds.
+    const Node* dequantize = fp8 ? &graph.node(graph.value(conv.inputs[1]).producer) : nullptr;
+    const Tensor& weight = fp8 ? constant(dequantize->inputs[0]) : constant(conv.inputs[1]);
     g.n = to_int(xs[0]);
     g.c = to_int(xs[1]);
     g.k = to_int(weight.dim(0));
@@ -402,10 +439,25 @@ void CudaModel::build(const Graph& graph) {
       g.groups = to_int(a.groups);
     }
     const Tensor w = linear ? weight.to(DType::kF32) : to_krsc(weight);
+    // Weights as the kernels read them: E4M3 codes (exact: they came from E4M3) or the storage type.
+    const auto upload_weights = [&](const Tensor& t) { return keep(fp8 ? upload_bytes(t.to(DType::kF8E4M3)) : upload(t, elem_)); };
     ConvBuffers b;
     b.x = ptr(conv.inputs[0]);
-    b.weight = keep(upload(w, elem_));
-    b.bias = keep(upload(conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {g.k}), elem_));
+    b.weight = upload_weights(w);
+    const Tensor bias = conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {g.k});
+    b.bias = keep(upload(bias, fp8 ? Elem::kF32 : elem_));
+    if (fp8) {
+      // y = (sum of code products) * input scale * weight scale[k] + bias.
+      const float input_scale = graph.node(graph.value(conv.inputs[0]).producer).attr<QuantizeAttrs>().scale;
+      const Tensor weight_scales = constant(dequantize->inputs[1]).to(DType::kF32);
+      Tensor scale(DType::kF32, {g.k});
+      for (std::int64_t k = 0; k < g.k; ++k) {
+        const auto i = static_cast<std::size_t>(k);
+        scale.mutable_f32()[i] = input_scale * weight_scales.f32()[weight_scales.numel() == 1 ? 0 : i];
+      }
+      b.scale = static_cast<const float*>(keep(upload(scale, Elem::kF32)));
+      b.accumulator = static_cast<float*>(fp8_accumulator_.data());
+    }
     b.residual = residual;
     b.y = y;
     const Act act = act_of(activation);
@@ -414,7 +466,7 @@ void CudaModel::build(const Graph& graph) {
     // The candidates, by API. `search_here` false: the library's heuristic choice.
     const auto graph_conv = [&](const ConvGeometry& geometry, const ConvBuffers& io, const char* api,
                                 bool search_here, const std::optional<ConvTactic>& given) {
-      auto layer = std::make_shared<CudnnGraphConv>(cudnn_, elem_, geometry, act, has_residual);
+      auto layer = std::make_shared<CudnnGraphConv>(cudnn_, elem_, geometry, act, has_residual, fp8);
       CudnnGraphConv* raw = layer.get();
       Candidate c{api, layer->key(), {}, layer,
                   [this, raw, io](cudaStream_t s) { raw->enqueue(io, workspace_.data(), s); }};
@@ -468,7 +520,7 @@ void CudaModel::build(const Graph& graph) {
         }
       }
       ConvBuffers bd = b;
-      bd.weight = keep(upload(wide, elem_));
+      bd.weight = upload_weights(wide);
       return graph_conv(dense, bd, kApiDense, true, given);
     };
     const auto cublaslt_linear = [&](bool search_here, const std::optional<ConvTactic>& given) {
@@ -495,7 +547,7 @@ void CudaModel::build(const Graph& graph) {
       const auto& [api, key, tactic] = *planned;
       std::optional<Candidate> c;
       if (api == kApiGraph && elem_ == Elem::kF16) c = graph_conv(g, b, kApiGraph, search, tactic);
-      if (api == kApiLegacy) c = legacy_conv(search, tactic);
+      if (api == kApiLegacy && !fp8) c = legacy_conv(search, tactic);
       if (api == kApiDense && elem_ == Elem::kF16 && g.groups > 1) c = dense_conv(tactic);
       if (api == kApiCublasLt && linear) c = cublaslt_linear(search, tactic);
       if (c && c->key == key) {
@@ -513,12 +565,14 @@ void CudaModel::build(const Graph& graph) {
     if (!best) {
       // fp16: cuDNN's graph API (Hopper's kernels) against its legacy API when timing, else the graph
       // API's heuristic choice. f32 stays on the legacy API, whose FMA math type keeps TF32 out.
+      // FP8 has no legacy-API path; a grouped FP8 convolution cuDNN has no kernel for runs dense.
       if (elem_ == Elem::kF16) consider(graph_conv(g, b, kApiGraph, search, std::nullopt));
-      if (!best || (search && elem_ == Elem::kF16)) consider(legacy_conv(search, std::nullopt));
-      if (elem_ == Elem::kF16 && search && !linear && g.groups > 1 && g.groups <= 4)
+      if (!fp8 && (!best || (search && elem_ == Elem::kF16))) consider(legacy_conv(search, std::nullopt));
+      if (elem_ == Elem::kF16 && !linear && g.groups > 1 && ((search && g.groups <= 4) || (fp8 && !best)))
         consider(dense_conv(std::nullopt));
     }
-    require(best.has_value(), "cuda backend: layer '", name, "': no cuDNN or cuBLASLt tactic runs it");
+    require(best.has_value(), "cuda backend: layer '", name, "': no ", fp8 ? "FP8 " : "",
+            "cuDNN or cuBLASLt tactic runs it");
     const ConvTactic& t = best->tactic;
     workspace_bytes = std::max(workspace_bytes, t.workspace);
     layer_data_[name] = {{"tactic",
@@ -531,7 +585,7 @@ void CudaModel::build(const Graph& graph) {
                            {"us", t.milliseconds * 1000.0}}}};
     layers_.push_back(best->layer);
     steps_.push_back({reported,
-                      cat(linear ? "linear " : "conv ", best->api, t.fused ? " fused" : " + epilogue kernel",
+                      cat(linear ? "linear " : fp8 ? "fp8 conv " : "conv ", best->api, t.fused ? " fused" : " + epilogue kernel",
                           " #", t.algorithm, " act ", activation_name(activation), has_residual ? " +residual" : "",
                           t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
                       std::move(best->launch)});
@@ -703,8 +757,18 @@ void CudaModel::build(const Graph& graph) {
              }});
         break;
       }
-      case OpKind::kQuantize:
-      case OpKind::kDequantize:
+      case OpKind::kQuantize: {
+        const void* x = ptr(node.inputs[0]);
+        auto* y = static_cast<std::uint8_t*>(ptr(node.output));
+        const std::int64_t count = shape_numel(out_shape);
+        const float scale = node.attr<QuantizeAttrs>().scale;
+        steps_.push_back({id, "quantize to E4M3", [=](cudaStream_t s) {
+                            check(quantize_e4m3(x, e, y, count, scale, s), "quantizing to E4M3");
+                          }});
+        break;
+      }
+      case OpKind::kDequantize:  // absorbed: its convolutions took the codes and scales
+        break;
       case OpKind::kChannelScale:
       case OpKind::kConcat:
       case OpKind::kChannelSlice:

@@ -70,6 +70,7 @@ class CudaModel final : public CompiledModel {
   std::vector<std::shared_ptr<void>> layers_;  // the cuDNN and cuBLASLt objects the steps call into
   DeviceBuffer arena_;
   DeviceBuffer workspace_;
+  DeviceBuffer fp8_accumulator_;  // f32 scratch of FP8 convolutions whose epilogue runs in kiln's kernel
   DeviceBuffer input_device_;   // f32 NCHW, as run() receives it
   DeviceBuffer output_device_;  // f32, every graph output one after the other
   PinnedBuffer input_host_;
