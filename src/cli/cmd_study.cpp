@@ -77,9 +77,8 @@ void study(const StudyCommandOptions& options) {
         << "kiln study: no --checkpoint, so this is the demo: " << checkpoint.string()
         << " is a reduced model with random weights and " << data
         << " holds a few photos. Give --checkpoint (a Hub model.safetensors) and --data (ImageNet validation "
-           "shards) for a real study; --backend cuda times the fp32 and fp16 variants on a GPU (FP8 layers "
-           "run on the "
-           "CPU backends only, for now).\n";
+           "shards) for a real study, and --backend cuda to time it on a GPU (FP8 layers on its E4M3 "
+           "tensor cores).\n";
   }
 
   const std::string digest = sha256_file_hex(checkpoint);

@@ -1,5 +1,7 @@
 #include "study/environment.h"
 
+#include "kiln_git_commit.h"  // generated at build time (cmake/KilnGitCommit.cmake)
+
 #include <sys/utsname.h>
 
 #include <chrono>
