@@ -9,6 +9,8 @@
 
 #include "cli_runner.h"
 #include "cli_test_util.h"
+#include "plan/plan_reader.h"
+#include "plan/plan_writer.h"
 
 namespace kiln {
 namespace {
@@ -191,6 +193,37 @@ TEST(Cli, BuildingForCudaWithoutAGpuWritesNoPlan) {
   const bool not_built = result.output.find("kiln: error: unknown backend 'cuda'") != std::string::npos;
   EXPECT_TRUE(no_device || not_built) << result.output;
   EXPECT_FALSE(fs::exists(plan));
+}
+
+// A plan built for a backend that times kernels (cuda) stores each layer's tactic; inspect lists them and
+// other backends run the plan regardless.
+TEST(Cli, InspectListsStoredTactics) {
+  const Scratch scratch;
+  const fs::path plain = scratch.dir() / "plain.kplan", tuned = scratch.dir() / "tuned.kplan";
+  const auto built = run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+                              (kTiny / "model.safetensors").string() + " -o " + plain.string() +
+                              " --precision fp16");
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  Plan plan = read_plan(plain);
+  plan.info.layer_data["conv1.0"] = {{"tactic",
+                                      {{"api", "cudnn-graph"},
+                                       {"key", "graph91900:f16:n1c3h224w224k8r3s3"},
+                                       {"device", "NVIDIA H200"},
+                                       {"fused", true},
+                                       {"algorithm", 3},
+                                       {"workspace", 0},
+                                       {"us", 4.5}}}};
+  write_plan(tuned, plan);
+  const auto text = run_kiln("inspect " + tuned.string());
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("tactics: 1 layers"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("conv1.0: cudnn-graph #3 fused epilogue, 4.5 us on NVIDIA H200"), std::string::npos)
+      << text.output;
+  const auto json = run_kiln("inspect --json " + tuned.string());
+  EXPECT_NE(json.output.find("\"tactics\""), std::string::npos) << json.output;
+  EXPECT_EQ(run_kiln("inspect " + plain.string()).output.find("tactics:"), std::string::npos);
+  const auto ran = run_kiln("run " + tuned.string() + " --input " + (kTiny / "input.npy").string());
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
 }
 
 TEST(Cli, CorruptPlanIsAOneLineError) {
