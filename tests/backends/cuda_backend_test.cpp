@@ -195,17 +195,23 @@ void PrintTo(const NetworkCase& c, std::ostream* out) {
        << c.opt_level;
 }
 
+testing::ResnestLikeOptions small_resnest() {
+  testing::ResnestLikeOptions o;
+  o.image = 64;
+  o.stem_width = 8;
+  o.base_width = 16;
+  o.depths = {1, 1, 1, 1};
+  o.classes = 10;
+  return o;
+}
+
 class CudaNetworkTest : public ::testing::TestWithParam<NetworkCase> {};
 
 TEST_P(CudaNetworkTest, MatchesReference) {
   KILN_SKIP_WITHOUT_GPU();
   const NetworkCase c = GetParam();
-  testing::ResnestLikeOptions o;
-  o.image = 64;
-  o.stem_width = 8;
-  o.base_width = 16;
+  testing::ResnestLikeOptions o = small_resnest();
   o.depths = {2, 1, 1, 1};
-  o.classes = 10;
   o.fused = c.fused;
   const Graph graph = c.fp16 ? as_fp16(testing::resnest_like_graph(o)) : testing::resnest_like_graph(o);
   expect_cuda_matches_reference(graph, {random_tensor({c.batch, 3, 64, 64}, 7)},
@@ -241,16 +247,6 @@ TEST(CudaBackendTest, ReplaysSeeEachRunsOwnInput) {
   const auto replay_ms = model->time_device_replays(3);
   ASSERT_TRUE(replay_ms.has_value());
   EXPECT_GT(*replay_ms, 0.0);
-}
-
-testing::ResnestLikeOptions small_resnest() {
-  testing::ResnestLikeOptions o;
-  o.image = 64;
-  o.stem_width = 8;
-  o.base_width = 16;
-  o.depths = {1, 1, 1, 1};
-  o.classes = 10;
-  return o;
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {

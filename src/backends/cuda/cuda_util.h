@@ -7,6 +7,7 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -22,6 +23,15 @@ inline void check(cudnnStatus_t status, std::string_view what) {
 }
 inline void check(cublasStatus_t status, std::string_view what) {
   if (status != CUBLAS_STATUS_SUCCESS) fail("cuda backend: ", what, ": ", cublasLtGetStatusName(status));
+}
+
+// The current device's name, e.g. "NVIDIA H200" (tactics record where they were timed).
+inline std::string current_device_name() {
+  int device = 0;
+  check(cudaGetDevice(&device), "querying the current device");
+  cudaDeviceProp properties{};
+  check(cudaGetDeviceProperties(&properties, device), "querying the device's properties");
+  return properties.name;
 }
 
 // Device memory, freed on destruction.

@@ -36,11 +36,7 @@ cublasLtMatrixLayout_t column_major(Elem e, int rows, int cols, int ld) {
 
 // The current device's name, whitespace replaced so that it fits in a key.
 std::string device_name() {
-  int device = 0;
-  check(cudaGetDevice(&device), "querying the current device");
-  cudaDeviceProp properties{};
-  check(cudaGetDeviceProperties(&properties, device), "querying the device's properties");
-  std::string name = properties.name;
+  std::string name = current_device_name();
   for (char& c : name) {
     if (std::isspace(static_cast<unsigned char>(c)) != 0) c = '_';
   }

@@ -201,11 +201,7 @@ CudaModel::CudaModel(const Graph& graph, const CompileOptions& options) : option
   check(cudnnCreate(&cudnn_), "creating the cuDNN handle");
   check(cudnnSetStream(cudnn_, stream_), "binding cuDNN to the stream");
   check(cublasLtCreate(&cublaslt_), "creating the cuBLASLt handle");
-  int device = 0;
-  cudaDeviceProp properties{};
-  check(cudaGetDevice(&device), "querying the device");
-  check(cudaGetDeviceProperties(&properties, device), "querying the device");
-  device_name_ = properties.name;
+  device_name_ = current_device_name();
   build(graph);
   // One eager run loads every kernel before the graph is captured.
   enqueue_all();
@@ -393,10 +389,17 @@ void CudaModel::build(const Graph& graph) {
     std::shared_ptr<void> layer;  // what `launch` calls into
     std::function<void(cudaStream_t)> launch;
   };
-  // A candidate's tactic: the cache's if it still applies, else `choose` (which may find none).
-  const auto resolve = [&](Candidate c, const std::function<bool(const ConvTactic&)>& apply,
+  // A candidate's tactic: `given` (the plan's) when there is one and it applies; otherwise the cache's
+  // if it still applies, else `choose` (which may find none).
+  const auto resolve = [&](Candidate c, const std::optional<ConvTactic>& given,
+                           const std::function<bool(const ConvTactic&)>& apply,
                            const std::function<std::optional<ConvTactic>()>& choose,
                            bool remember) -> std::optional<Candidate> {
+    if (given) {
+      if (!apply(*given)) return std::nullopt;
+      c.tactic = *given;
+      return c;
+    }
     if (const auto cached = cache.find(c.key); cached && apply(*cached)) {
       c.tactic = *cached;
       ++tactic_cache_hits_;
@@ -470,11 +473,8 @@ void CudaModel::build(const Graph& graph) {
       CudnnGraphConv* raw = layer.get();
       Candidate c{api, layer->key(), {}, layer,
                   [this, raw, io](cudaStream_t s) { raw->enqueue(io, workspace_.data(), s); }};
-      const auto apply = [raw](const ConvTactic& t) { return raw->set_tactic(t); };
-      if (given) return apply(*given) ? std::optional<Candidate>(Candidate{c.api, c.key, *given, c.layer, c.launch})
-                                      : std::nullopt;
       return resolve(
-          c, apply,
+          c, given, [raw](const ConvTactic& t) { return raw->set_tactic(t); },
           [&] { return raw->choose(search_here, io, search_workspace.data(), kSearchWorkspace, stream_); },
           search_here);
     };
@@ -487,13 +487,8 @@ void CudaModel::build(const Graph& graph) {
         raw->set_tactic(t);
         return true;
       };
-      if (given) {
-        apply(*given);
-        c.tactic = *given;
-        return std::optional<Candidate>(c);
-      }
       return resolve(
-          c, apply,
+          c, given, apply,
           [&] {
             return std::optional<ConvTactic>(
                 raw->choose(search_here, b, search_workspace.data(), kSearchWorkspace, stream_));
@@ -529,11 +524,8 @@ void CudaModel::build(const Graph& graph) {
       const LinearBuffers lb{b.x, b.weight, b.bias, b.y};
       Candidate c{kApiCublasLt, layer->key(), {}, layer,
                   [this, raw, lb](cudaStream_t s) { raw->enqueue(lb, workspace_.data(), s); }};
-      const auto apply = [raw](const ConvTactic& t) { return raw->set_tactic(t); };
-      if (given) return apply(*given) ? std::optional<Candidate>(Candidate{c.api, c.key, *given, c.layer, c.launch})
-                                      : std::nullopt;
       return resolve(
-          c, apply,
+          c, given, [raw](const ConvTactic& t) { return raw->set_tactic(t); },
           [&] { return raw->choose(search_here, lb, search_workspace.data(), kSearchWorkspace, stream_); },
           search_here);
     };
