@@ -1,7 +1,7 @@
 // A compiled graph: runs its steps in order on one oneDNN stream.
 #pragma once
 
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "runtime/backend.h"
 
 namespace kiln::onednn {
