@@ -67,7 +67,7 @@ cudaError_t quantize_e4m3(const void* x, Elem e, std::uint8_t* y, std::int64_t c
 // The epilogue of an FP8 convolution cuDNN could not fuse: y = act(acc * scale[c] + bias[c] (+ residual)),
 // from its f32 accumulator (acc, rows x channels) to y of type e; scale and bias are f32, residual
 // (type e) may be null.
-cudaError_t scale_bias_act(const float* acc, const float* scale, const float* bias, const void* residual,
-                           void* y, Elem e, std::int64_t rows, int channels, Act act, cudaStream_t stream);
+cudaError_t scale_bias_act(const float* acc, const float* scale, const float* bias, const void* residual, void* y,
+                           Elem e, std::int64_t rows, int channels, Act act, cudaStream_t stream);
 
 }  // namespace kiln::cuda

@@ -17,8 +17,7 @@ namespace kiln::cuda {
 // same, and ones with 98k and 393k weights 7.6 and 15.3 us; so gates above 32k weights stay on cuDNN.
 bool squeeze_mlp_fits(int in, int hidden, int out);
 
-cudaError_t squeeze_mlp(const void* x, const void* w1, const void* b1, Act act, const void* w2,
-                        const void* b2, void* y, Elem e, int n, int in, int hidden, int out,
-                        cudaStream_t stream);
+cudaError_t squeeze_mlp(const void* x, const void* w1, const void* b1, Act act, const void* w2, const void* b2,
+                        void* y, Elem e, int n, int in, int hidden, int out, cudaStream_t stream);
 
 }  // namespace kiln::cuda
