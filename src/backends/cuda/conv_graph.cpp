@@ -65,7 +65,7 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
   const cudnnDataType_t operands = fp8_ ? CUDNN_DATA_FP8_E4M3 : io;
   const std::vector<std::int64_t> x_dims{g_.n, g_.c, g_.h, g_.w}, w_dims{g_.k, g_.c / g_.groups, g_.r, g_.s},
-      y_dims{g_.n, g_.k, g_.out_h, g_.out_w}, b_dims{1, g_.k, 1, 1};
+      y_dims{g_.n, g_.k, g_.out_h, g_.out_w};
   Desc x = tensor(kX, x_dims, operands, false);
   Desc w = tensor(kW, w_dims, operands, false);
   // Unfused FP8: the convolution's own output is the f32 accumulator kiln's epilogue kernel reads.
@@ -100,38 +100,7 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
   check(cudnnBackendFinalize(op), "finalizing a cuDNN convolution operation");
   ops.push_back(op);
 
-  if (has_epilogue) {
-    // Pointwise stages: + bias, [+ residual], [ReLU]; the last one writes y.
-    struct Stage {
-      cudnnPointwiseMode_t mode;
-      Desc operand;  // null for unary stages
-    };
-    std::vector<Stage> stages;
-    if (fp8_) stages.push_back({CUDNN_POINTWISE_MUL, tensor(kScale, b_dims, f32, false)});
-    stages.push_back({CUDNN_POINTWISE_ADD, tensor(kBias, b_dims, fp8_ ? f32 : io, false)});
-    if (residual_) stages.push_back({CUDNN_POINTWISE_ADD, tensor(kResidual, y_dims, io, false)});
-    if (act_ == Act::kRelu) stages.push_back({CUDNN_POINTWISE_RELU_FWD, nullptr});
-    Desc in = conv_out;
-    for (std::size_t i = 0; i < stages.size(); ++i) {
-      const bool last = i + 1 == stages.size();
-      Desc out = last ? y : tensor(102 + static_cast<std::int64_t>(i), y_dims, f32, true);
-      Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-      set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &stages[i].mode);
-      set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
-      check(cudnnBackendFinalize(pw), "finalizing a cuDNN pointwise descriptor");
-      Desc pw_op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in);
-      if (stages[i].operand != nullptr) {
-        set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-            &stages[i].operand);
-      }
-      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out);
-      check(cudnnBackendFinalize(pw_op), "finalizing a cuDNN pointwise operation");
-      ops.push_back(pw_op);
-      in = out;
-    }
-  }
+  if (has_epilogue) add_epilogue(conv_out, y, y_dims, ops);
 
   Desc graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_);
@@ -139,6 +108,42 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
       static_cast<std::int64_t>(ops.size()), ops.data());
   check(cudnnBackendFinalize(graph), "finalizing a cuDNN operation graph");
   return graph;
+}
+
+// Pointwise stages after the convolution: [x scale], + bias, [+ residual], [ReLU]; the last one writes y.
+void CudnnGraphConv::add_epilogue(Desc conv_out, Desc y, const std::vector<std::int64_t>& y_dims,
+                                  std::vector<Desc>& ops) {
+  const cudnnDataType_t io = elem_ == Elem::kF32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
+  const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+  const std::vector<std::int64_t> b_dims{1, g_.k, 1, 1};
+  struct Stage {
+    cudnnPointwiseMode_t mode;
+    Desc operand;  // null for unary stages
+  };
+  std::vector<Stage> stages;
+  if (fp8_) stages.push_back({CUDNN_POINTWISE_MUL, tensor(kScale, b_dims, f32, false)});
+  stages.push_back({CUDNN_POINTWISE_ADD, tensor(kBias, b_dims, fp8_ ? f32 : io, false)});
+  if (residual_) stages.push_back({CUDNN_POINTWISE_ADD, tensor(kResidual, y_dims, io, false)});
+  if (act_ == Act::kRelu) stages.push_back({CUDNN_POINTWISE_RELU_FWD, nullptr});
+  Desc in = conv_out;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const bool last = i + 1 == stages.size();
+    Desc out = last ? y : tensor(102 + static_cast<std::int64_t>(i), y_dims, f32, true);
+    Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &stages[i].mode);
+    set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    check(cudnnBackendFinalize(pw), "finalizing a cuDNN pointwise descriptor");
+    Desc pw_op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
+    set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in);
+    if (stages[i].operand != nullptr) {
+      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &stages[i].operand);
+    }
+    set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out);
+    check(cudnnBackendFinalize(pw_op), "finalizing a cuDNN pointwise operation");
+    ops.push_back(pw_op);
+    in = out;
+  }
 }
 
 std::vector<CudnnGraphConv::Desc> CudnnGraphConv::configs(Desc graph) {

@@ -57,6 +57,7 @@ class CudnnGraphConv {
   Desc make(cudnnBackendDescriptorType_t type);
   Desc tensor(std::int64_t uid, const std::vector<std::int64_t>& dims, cudnnDataType_t type, bool is_virtual);
   Desc operation_graph(bool fused);
+  void add_epilogue(Desc conv_out, Desc y, const std::vector<std::int64_t>& y_dims, std::vector<Desc>& ops);
   // Engine configurations ranked by heuristics, without run-time compiled ones.
   std::vector<Desc> configs(Desc graph);
   // An execution plan for `config`, or nothing if cuDNN cannot finalize it.

@@ -113,7 +113,8 @@ std::string radix_weighted_sum_reason(const Graph& graph, const Node& node) {
 std::string quantize_reason(const Graph& graph, const Node& node) {
   if (is_constant(graph, node.inputs[0])) return "quantize of a constant";
   if (passes::is_graph_output(graph, node.output)) return "E4M3 codes as a graph output";
-  for (const NodeId reader : graph.consumers()[static_cast<std::size_t>(node.output)]) {
+  const auto consumers = graph.consumers();
+  for (const NodeId reader : consumers[static_cast<std::size_t>(node.output)]) {
     const Node& r = graph.node(reader);
     if (r.op != OpKind::kConv2d || r.precision != Precision::kF8 || r.inputs[0] != node.output)
       return cat("E4M3 codes read by '", r.name, "', which is no FP8 convolution");
@@ -124,7 +125,8 @@ std::string quantize_reason(const Graph& graph, const Node& node) {
 // Folded into the FP8 convolutions that read it.
 std::string dequantize_reason(const Graph& graph, const Node& node) {
   if (!constants_reason(graph, node, 0, "").empty()) return "dequantize of a computed tensor";
-  for (const NodeId reader : graph.consumers()[static_cast<std::size_t>(node.output)]) {
+  const auto consumers = graph.consumers();
+  for (const NodeId reader : consumers[static_cast<std::size_t>(node.output)]) {
     const Node& r = graph.node(reader);
     if (r.op != OpKind::kConv2d || r.precision != Precision::kF8 || r.inputs[1] != node.output)
       return cat("dequantized weights read by '", r.name, "', which is no FP8 convolution");
