@@ -2,6 +2,8 @@
 // table), the plan's tactic records, the activation arena and the constants prepared for the kernels.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #if KILN_HAVE_CUDA
 #include "backends/cuda/arena.h"
 #include "backends/cuda/host_constants.h"
@@ -20,13 +22,11 @@ namespace {
 using testing::conv_attrs;
 using testing::SmallGraph;
 
+// A ResNeSt of one block per stage, a few channels wide.
 testing::ResnestLikeOptions tiny_resnest() {
   testing::ResnestLikeOptions o;
-  o.image = 32;
-  o.stem_width = 8;
-  o.base_width = 16;
+  std::tie(o.image, o.stem_width, o.base_width, o.classes) = std::make_tuple(32, 8, 16, 10);
   o.depths = {1, 1, 1, 1};
-  o.classes = 10;
   return o;
 }
 

@@ -9,30 +9,34 @@
 
 namespace kiln::cuda {
 
+template <class Layer, class Buffers>
+std::optional<ProgramBuilder::Candidate> ProgramBuilder::candidate(
+    const char* api, std::shared_ptr<Layer> layer, const Buffers& io, bool search_here,
+    const std::optional<TacticRecord>& stored) {
+  const auto tactic = pick_tactic(*layer, stored, cache_, tactic_search(search_here), io, program_->tactics);
+  if (!tactic) return std::nullopt;
+  Layer* raw = layer.get();
+  const DeviceBuffer* workspace = &program_->workspace;
+  return Candidate{api, layer->key(), *tactic, std::move(layer),
+                   [workspace, raw, io](cudaStream_t s) { raw->enqueue(io, workspace->data(), s); }};
+}
+
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::graph_candidate(
     const ConvLayer& layer, const ConvGeometry& geometry, const ConvBuffers& io, const char* api,
     bool search_here, const std::optional<TacticRecord>& stored) {
   auto conv = std::make_shared<CudnnGraphConv>(handles_.cudnn, elem_, geometry, act_of(layer.activation),
                                                layer.residual, layer.fp8);
-  const auto tactic = pick_tactic(*conv, stored, cache_, tactic_search(search_here), io, program_->tactics);
-  if (!tactic) return std::nullopt;
-  CudnnGraphConv* raw = conv.get();
-  const DeviceBuffer* workspace = &program_->workspace;
-  return Candidate{api, conv->key(), *tactic, conv,
-                   [workspace, raw, io](cudaStream_t s) { raw->enqueue(io, workspace->data(), s); }};
+  return candidate(api, std::move(conv), io, search_here, stored);
 }
 
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::legacy_candidate(
     const ConvLayer& layer, bool search_here, const std::optional<TacticRecord>& stored) {
   auto conv = std::make_shared<CudnnConv>(handles_.cudnn, elem_, layer.geometry, act_of(layer.activation),
                                           layer.residual);
-  const ConvBuffers& b = layer.buffers;
-  const auto tactic = pick_tactic(*conv, stored, cache_, tactic_search(search_here), b, program_->tactics);
-  if (!tactic) fail("cuda backend: no cuDNN algorithm ran convolution ", conv->key());
-  const CudnnConv* raw = conv.get();
-  const DeviceBuffer* workspace = &program_->workspace;
-  return Candidate{kApiLegacy, conv->key(), *tactic, conv,
-                   [workspace, raw, b](cudaStream_t s) { raw->enqueue(b, workspace->data(), s); }};
+  const std::string key = conv->key();
+  std::optional<Candidate> c = candidate(kApiLegacy, std::move(conv), layer.buffers, search_here, stored);
+  if (!c) fail("cuda backend: no cuDNN algorithm ran convolution ", key);
+  return c;
 }
 
 // A grouped convolution with few groups may run faster as one dense convolution over block-diagonal
@@ -52,13 +56,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::cublaslt_candidate(
   auto linear =
       std::make_shared<CublasLtLinear>(handles_.cublaslt, elem_, g.n, g.c, g.k, act_of(layer.activation));
   const ConvBuffers& b = layer.buffers;
-  const LinearBuffers io{b.x, b.weight, b.bias, b.y};
-  const auto tactic = pick_tactic(*linear, stored, cache_, tactic_search(search_here), io, program_->tactics);
-  if (!tactic) return std::nullopt;
-  CublasLtLinear* raw = linear.get();
-  const DeviceBuffer* workspace = &program_->workspace;
-  return Candidate{kApiCublasLt, linear->key(), *tactic, linear,
-                   [workspace, raw, io](cudaStream_t s) { raw->enqueue(io, workspace->data(), s); }};
+  return candidate(kApiCublasLt, std::move(linear), LinearBuffers{b.x, b.weight, b.bias, b.y}, search_here,
+                   stored);
 }
 
 // The plan's tactic, on the library it names where that library may run the layer.

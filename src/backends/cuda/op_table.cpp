@@ -109,29 +109,28 @@ std::string radix_weighted_sum_reason(const Graph& graph, const Node& node) {
   return vector_reason(graph, node.inputs[1]);
 }
 
+// Why a reader of `value` cannot take it: each must be an FP8 convolution reading it as input `slot`.
+std::string fp8_readers_reason(const Graph& graph, ValueId value, std::size_t slot, const char* what) {
+  const auto consumers = graph.consumers();
+  for (const NodeId reader : consumers[static_cast<std::size_t>(value)]) {
+    const Node& r = graph.node(reader);
+    if (r.op != OpKind::kConv2d || r.precision != Precision::kF8 || r.inputs[slot] != value)
+      return cat(what, " read by '", r.name, "', which is no FP8 convolution");
+  }
+  return {};
+}
+
 // A quantize point writes E4M3 codes, which only an FP8 convolution reads (as its input).
 std::string quantize_reason(const Graph& graph, const Node& node) {
   if (is_constant(graph, node.inputs[0])) return "quantize of a constant";
   if (passes::is_graph_output(graph, node.output)) return "E4M3 codes as a graph output";
-  const auto consumers = graph.consumers();
-  for (const NodeId reader : consumers[static_cast<std::size_t>(node.output)]) {
-    const Node& r = graph.node(reader);
-    if (r.op != OpKind::kConv2d || r.precision != Precision::kF8 || r.inputs[0] != node.output)
-      return cat("E4M3 codes read by '", r.name, "', which is no FP8 convolution");
-  }
-  return {};
+  return fp8_readers_reason(graph, node.output, 0, "E4M3 codes");
 }
 
 // Folded into the FP8 convolutions that read it.
 std::string dequantize_reason(const Graph& graph, const Node& node) {
   if (!constants_reason(graph, node, 0, "").empty()) return "dequantize of a computed tensor";
-  const auto consumers = graph.consumers();
-  for (const NodeId reader : consumers[static_cast<std::size_t>(node.output)]) {
-    const Node& r = graph.node(reader);
-    if (r.op != OpKind::kConv2d || r.precision != Precision::kF8 || r.inputs[1] != node.output)
-      return cat("dequantized weights read by '", r.name, "', which is no FP8 convolution");
-  }
-  return {};
+  return fp8_readers_reason(graph, node.output, 1, "dequantized weights");
 }
 
 }  // namespace

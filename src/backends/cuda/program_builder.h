@@ -100,6 +100,10 @@ class ProgramBuilder {
 
   // conv_candidates.cpp
   Candidate choose_candidate(const ConvLayer& layer);
+  // `layer` with its tactic from pick_tactic(), launched on `io`; nothing when no tactic runs it.
+  template <class Layer, class Buffers>
+  std::optional<Candidate> candidate(const char* api, std::shared_ptr<Layer> layer, const Buffers& io,
+                                     bool search_here, const std::optional<TacticRecord>& stored);
   std::optional<Candidate> stored_candidate(const ConvLayer& layer, const StoredTactic& stored);
   std::optional<Candidate> graph_candidate(const ConvLayer& layer, const ConvGeometry& geometry,
                                            const ConvBuffers& io, const char* api, bool search_here,
