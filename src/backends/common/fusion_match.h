@@ -1,4 +1,4 @@
-// The condition every backend's fusion planning starts from: a node may compute its producer inside its
+// The condition every backend's fusions start from: a node may compute its producer inside its
 // own step when nobody else sees the intermediate value (passes::sole_reader).
 #pragma once
 

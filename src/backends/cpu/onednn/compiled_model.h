@@ -14,7 +14,7 @@ class CompiledProgram final : public CompiledModel {
 
   std::size_t arena_bytes() const { return program_.workspace->arena_bytes(); }
   // One line per step: the layer it is reported under and what runs.
-  std::string describe() const;
+  std::string describe() const override;
 
  private:
   CompileOptions options_;

@@ -99,7 +99,7 @@ class ProgramBuilder {
   bool try_step(NodeId reported, const Node& result, const std::function<void()>& build);
   // One node in a step of its own: natively when possible, else on the reference kernel.
   void emit(NodeId id);
-  // A node with whatever the fusion plan absorbed into it.
+  // A node with whatever find_fusions() absorbed into it.
   void add_node(NodeId id);
   void add_native(const Node& node);
 
