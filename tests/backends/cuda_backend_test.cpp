@@ -9,10 +9,10 @@
 
 #include "builder/precision.h"
 #include "core/error.h"
-#include "quant/fp8_rewrite.h"
-#include "quant/layer_selection.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
+#include "quant/fp8_rewrite.h"
+#include "quant/layer_selection.h"
 #include "resnest_like_graph.h"
 
 #if KILN_HAVE_CUDA
@@ -182,6 +182,40 @@ TEST(CudaBackendTest, UnfoldedBatchNormActivationAndAdd) {
   expect_cuda_matches_reference(m.graph, {random_tensor({2, 24, 10, 10}, 6)}, kF32Tolerance, 0);
 }
 
+// Subgraphs as a partitioner hands them over: several inputs, intermediate tensors among them, of rank
+// 4 ([N, C, H, W]) or 2 ([N, C]), one f32 tensor per input in graph order.
+TEST(CudaBackendTest, SeveralInputsOfRankTwoOrFour) {
+  KILN_SKIP_WITHOUT_GPU();
+  GraphMaker m;
+  const ValueId x = m.input("x", {16, 8, 8});
+  const ValueId residual = m.input("residual", {16, 8, 8});
+  const ValueId main = m.conv(x, 16, conv_attrs(3, 1, 1));
+  m.output(m.node(OpKind::kAdd, {main, residual}, AddAttrs{Activation::kRelu}));
+  expect_cuda_matches_reference(m.graph, {random_tensor({2, 16, 8, 8}, 31), random_tensor({2, 16, 8, 8}, 32)},
+                                kF32Tolerance);
+  GraphMaker h;
+  const ValueId features = h.input("features", {32});
+  const ValueId shift = h.input("shift", {10});
+  const ValueId logits =
+      h.node(OpKind::kLinear, {features, h.constant("w", {10, 32}), h.constant("b", {10})});
+  h.output(h.node(OpKind::kAdd, {logits, shift}, AddAttrs{}));
+  h.output(h.node(OpKind::kActivation, {features}, ActivationAttrs{Activation::kSigmoid}));
+  expect_cuda_matches_reference(h.graph, {random_tensor({3, 32}, 33), random_tensor({3, 10}, 34)},
+                                kF32Tolerance);
+  const Graph fp16 = as_fp16(h.graph);
+  expect_cuda_matches_reference(fp16, {random_tensor({3, 32}, 35), random_tensor({3, 10}, 36)},
+                                kF16Tolerance);
+}
+
+TEST(CudaBackendTest, OperatorsWithoutAKernelAreNotSupported) {
+  if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
+  GraphMaker m;
+  const ValueId x = m.input("x", {4, 8, 8});
+  const ValueId up = m.node(OpKind::kUpsample, {x}, UpsampleAttrs{2});
+  m.output(up);
+  EXPECT_FALSE(make_backend("cuda")->supports(m.graph, m.producer(up)));
+}
+
 struct NetworkCase {
   bool fused;
   bool fp16;
@@ -285,7 +319,8 @@ TEST(CudaBackendTest, StoredTacticsAreReusedWithoutTiming) {
   for (const auto& [layer, data] : chosen) {
     ASSERT_TRUE(data.contains("tactic")) << layer;
     const std::string api = data["tactic"].value("api", "");
-    EXPECT_TRUE(api == "cudnn-graph" || api == "cudnn-legacy" || api == "cudnn-graph-dense" || api == "cublaslt")
+    EXPECT_TRUE(api == "cudnn-graph" || api == "cudnn-legacy" || api == "cudnn-graph-dense" ||
+                api == "cublaslt")
         << layer << ": " << api;
     EXPECT_FALSE(data["tactic"].value("device", "").empty()) << layer;
     EXPECT_GT(data["tactic"].value("us", 0.0), 0.0) << layer << " was timed";
@@ -313,8 +348,9 @@ TEST(CudaBackendTest, StoredTacticsAreReusedWithoutTiming) {
     make_backend("cuda")->compile(graph, options);
     ADD_FAILURE() << "a malformed stored tactic was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(cat("layer '", options.layer_data.begin()->first, "': malformed tactic")),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find(cat("layer '", options.layer_data.begin()->first, "': malformed tactic")),
+        std::string::npos)
         << e.what();
   }
 }
@@ -353,7 +389,8 @@ TEST(CudaBackendTest, Fp8ConvolutionsMatchTheReference) {
   widen_constants_to_f32(graph);  // as the Engine hands graphs to backends
   const Tensor x = random_tensor({2, 3, 64, 64}, 21);
   const Tensor reference = run_on("cpu-reference", graph, {x}).front();
-  const double noise = relative_difference(run_on("cpu-reference", graph, {jittered(x, 121)}).front(), reference);
+  const double noise =
+      relative_difference(run_on("cpu-reference", graph, {jittered(x, 121)}).front(), reference);
   ASSERT_GT(noise, 0.0);
   ASSERT_LT(noise, 0.1);  // the network must not be so chaotic that the check means nothing
   for (const std::int64_t opt_level : {0, 1}) {

@@ -1,10 +1,8 @@
 #include "backends/cuda/conv.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "backends/cuda/cuda_util.h"
-#include "backends/cuda/timing.h"
 
 namespace kiln::cuda {
 namespace {
@@ -85,8 +83,13 @@ cudnnStatus_t CudnnConv::launch(bool fused, int algorithm, const ConvBuffers& b,
   return epilogue == cudaSuccess ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_EXECUTION_FAILED;
 }
 
-ConvTactic CudnnConv::choose(bool search, const ConvBuffers& buffers, void* workspace,
-                             std::size_t workspace_limit, cudaStream_t stream) {
+bool CudnnConv::restore(const TacticRecord& stored) {
+  tactic_ = {stored.fused, stored.algorithm, stored.workspace, stored.milliseconds};
+  return true;
+}
+
+void CudnnConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
+                                 std::size_t workspace_limit) {
   int count = 0;
   check(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &count), "counting conv algorithms");
   std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(count));
@@ -94,7 +97,7 @@ ConvTactic CudnnConv::choose(bool search, const ConvBuffers& buffers, void* work
   check(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x_desc_, w_desc_, conv_desc_, y_desc_, count,
                                                &returned, perf.data()),
         cat("asking cuDNN for algorithms (", key_, ")"));
-  std::vector<ConvTactic> candidates;
+  std::vector<Tactic> candidates;
   for (int i = 0; i < returned; ++i) {
     const auto& p = perf[static_cast<std::size_t>(i)];
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > workspace_limit) continue;
@@ -103,33 +106,14 @@ ConvTactic CudnnConv::choose(bool search, const ConvBuffers& buffers, void* work
     candidates.push_back({false, algorithm, p.memory, 0});
   }
   require(!candidates.empty(), "cuda backend: cuDNN offers no algorithm for convolution ", key_);
-
-  std::vector<ConvTactic> timed;
-  for (ConvTactic candidate : candidates) {
+  for (const Tactic& candidate : candidates) {
     // A launch cuDNN refuses (no fused kernel for this algorithm and shape) is not a candidate.
-    const auto launch_candidate = [&](cudaStream_t s) {
+    const auto run = [&](cudaStream_t s) {
       return launch(candidate.fused, candidate.algorithm, buffers, workspace, candidate.workspace, s) ==
              CUDNN_STATUS_SUCCESS;
     };
-    if (!search) {
-      if (!launch_candidate(stream)) {
-        cudaGetLastError();
-        continue;
-      }
-      check(cudaStreamSynchronize(stream), "running a convolution");
-      tactic_ = candidate;
-      return tactic_;
-    }
-    const auto ms = time_launch(stream, launch_candidate);
-    if (!ms) continue;
-    candidate.milliseconds = *ms;
-    timed.push_back(candidate);
+    if (!race.offer(candidate, run)) return;
   }
-  require(!timed.empty(), "cuda backend: no cuDNN algorithm ran convolution ", key_);
-  tactic_ = *std::min_element(timed.begin(), timed.end(), [](const ConvTactic& a, const ConvTactic& b) {
-    return a.milliseconds < b.milliseconds;
-  });
-  return tactic_;
 }
 
 void CudnnConv::enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) const {

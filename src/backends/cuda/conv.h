@@ -9,7 +9,7 @@
 #include <string>
 
 #include "backends/cuda/kernels.h"
-#include "backends/cuda/tactic_cache.h"
+#include "backends/cuda/tactic.h"
 
 namespace kiln::cuda {
 
@@ -34,8 +34,20 @@ struct ConvBuffers {
   float* accumulator = nullptr;
 };
 
+// A tactic of cuDNN's legacy API: `algorithm` is a cudnnConvolutionFwdAlgo_t; fused runs
+// cudnnConvolutionBiasActivationForward (else cudnnConvolutionForward and kiln's epilogue kernel).
+struct LegacyConvTactic {
+  bool fused = true;
+  int algorithm = 0;
+  std::size_t workspace = 0;
+  double milliseconds = 0;
+};
+
+// Takes part in pick_tactic() (tactic.h).
 class CudnnConv {
  public:
+  using Tactic = LegacyConvTactic;
+
   CudnnConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& geometry, Act act, bool residual);
   ~CudnnConv();
   CudnnConv(const CudnnConv&) = delete;
@@ -43,13 +55,14 @@ class CudnnConv {
 
   // Identifies the convolution for the tactic cache.
   const std::string& key() const { return key_; }
-  // Picks the algorithm: cuDNN's first heuristic choice (search false), or the fastest of its
-  // candidates timed with CUDA events on `buffers` (search true). `workspace` holds `workspace_limit`
-  // bytes; candidates that need more are skipped.
-  ConvTactic choose(bool search, const ConvBuffers& buffers, void* workspace, std::size_t workspace_limit,
-                    cudaStream_t stream);
-  void set_tactic(const ConvTactic& tactic) { tactic_ = tactic; }
-  const ConvTactic& tactic() const { return tactic_; }
+  // Any stored algorithm applies: cuDNN refuses one it has no kernel for when it runs.
+  bool restore(const TacticRecord& stored);
+  // cuDNN's ranked algorithms, fused (where the activation allows) and unfused, that fit in
+  // `workspace_limit` bytes; fails when cuDNN offers none.
+  void offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
+                        std::size_t workspace_limit);
+  void use(const Tactic& chosen) { tactic_ = chosen; }
+  static TacticRecord record(const Tactic& t) { return {t.fused, t.algorithm, t.workspace, t.milliseconds}; }
   // Enqueues the convolution with the chosen tactic on the handle's stream.
   void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) const;
 
@@ -64,7 +77,7 @@ class CudnnConv {
   bool residual_;
   bool can_fuse_;
   std::string key_;
-  ConvTactic tactic_;
+  Tactic tactic_;
   cudnnTensorDescriptor_t x_desc_ = nullptr, y_desc_ = nullptr, bias_desc_ = nullptr;
   cudnnFilterDescriptor_t w_desc_ = nullptr;
   cudnnConvolutionDescriptor_t conv_desc_ = nullptr;

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "backends/cuda/cuda_util.h"
-#include "backends/cuda/timing.h"
 
 namespace kiln::cuda {
 namespace {
@@ -29,11 +28,10 @@ CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeomet
                                bool fp8)
     : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual), fp8_(fp8) {
   can_fuse_ = act == Act::kNone || act == Act::kRelu;
-  key_ = cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n,
-             "c", g.c, "h",
-             g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x",
-             g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act", static_cast<int>(act),
-             ":res", residual ? 1 : 0);
+  key_ = cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n",
+             g.n, "c", g.c, "h", g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u",
+             g.stride_h, "x", g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act",
+             static_cast<int>(act), ":res", residual ? 1 : 0);
 }
 
 CudnnGraphConv::~CudnnGraphConv() {
@@ -67,7 +65,7 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
   const cudnnDataType_t operands = fp8_ ? CUDNN_DATA_FP8_E4M3 : io;
   const std::vector<std::int64_t> x_dims{g_.n, g_.c, g_.h, g_.w}, w_dims{g_.k, g_.c / g_.groups, g_.r, g_.s},
-      y_dims{g_.n, g_.k, g_.out_h, g_.out_w}, b_dims{1, g_.k, 1, 1};
+      y_dims{g_.n, g_.k, g_.out_h, g_.out_w};
   Desc x = tensor(kX, x_dims, operands, false);
   Desc w = tensor(kW, w_dims, operands, false);
   // Unfused FP8: the convolution's own output is the f32 accumulator kiln's epilogue kernel reads.
@@ -102,38 +100,7 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
   check(cudnnBackendFinalize(op), "finalizing a cuDNN convolution operation");
   ops.push_back(op);
 
-  if (has_epilogue) {
-    // Pointwise stages: + bias, [+ residual], [ReLU]; the last one writes y.
-    struct Stage {
-      cudnnPointwiseMode_t mode;
-      Desc operand;  // null for unary stages
-    };
-    std::vector<Stage> stages;
-    if (fp8_) stages.push_back({CUDNN_POINTWISE_MUL, tensor(kScale, b_dims, f32, false)});
-    stages.push_back({CUDNN_POINTWISE_ADD, tensor(kBias, b_dims, fp8_ ? f32 : io, false)});
-    if (residual_) stages.push_back({CUDNN_POINTWISE_ADD, tensor(kResidual, y_dims, io, false)});
-    if (act_ == Act::kRelu) stages.push_back({CUDNN_POINTWISE_RELU_FWD, nullptr});
-    Desc in = conv_out;
-    for (std::size_t i = 0; i < stages.size(); ++i) {
-      const bool last = i + 1 == stages.size();
-      Desc out = last ? y : tensor(102 + static_cast<std::int64_t>(i), y_dims, f32, true);
-      Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-      set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &stages[i].mode);
-      set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
-      check(cudnnBackendFinalize(pw), "finalizing a cuDNN pointwise descriptor");
-      Desc pw_op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in);
-      if (stages[i].operand != nullptr) {
-        set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-            &stages[i].operand);
-      }
-      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out);
-      check(cudnnBackendFinalize(pw_op), "finalizing a cuDNN pointwise operation");
-      ops.push_back(pw_op);
-      in = out;
-    }
-  }
+  if (has_epilogue) add_epilogue(conv_out, y, y_dims, ops);
 
   Desc graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_);
@@ -141,6 +108,42 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
       static_cast<std::int64_t>(ops.size()), ops.data());
   check(cudnnBackendFinalize(graph), "finalizing a cuDNN operation graph");
   return graph;
+}
+
+// Pointwise stages after the convolution: [x scale], + bias, [+ residual], [ReLU]; the last one writes y.
+void CudnnGraphConv::add_epilogue(Desc conv_out, Desc y, const std::vector<std::int64_t>& y_dims,
+                                  std::vector<Desc>& ops) {
+  const cudnnDataType_t io = elem_ == Elem::kF32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
+  const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+  const std::vector<std::int64_t> b_dims{1, g_.k, 1, 1};
+  struct Stage {
+    cudnnPointwiseMode_t mode;
+    Desc operand;  // null for unary stages
+  };
+  std::vector<Stage> stages;
+  if (fp8_) stages.push_back({CUDNN_POINTWISE_MUL, tensor(kScale, b_dims, f32, false)});
+  stages.push_back({CUDNN_POINTWISE_ADD, tensor(kBias, b_dims, fp8_ ? f32 : io, false)});
+  if (residual_) stages.push_back({CUDNN_POINTWISE_ADD, tensor(kResidual, y_dims, io, false)});
+  if (act_ == Act::kRelu) stages.push_back({CUDNN_POINTWISE_RELU_FWD, nullptr});
+  Desc in = conv_out;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const bool last = i + 1 == stages.size();
+    Desc out = last ? y : tensor(102 + static_cast<std::int64_t>(i), y_dims, f32, true);
+    Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &stages[i].mode);
+    set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    check(cudnnBackendFinalize(pw), "finalizing a cuDNN pointwise descriptor");
+    Desc pw_op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
+    set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in);
+    if (stages[i].operand != nullptr) {
+      set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &stages[i].operand);
+    }
+    set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out);
+    check(cudnnBackendFinalize(pw_op), "finalizing a cuDNN pointwise operation");
+    ops.push_back(pw_op);
+    in = out;
+  }
 }
 
 std::vector<CudnnGraphConv::Desc> CudnnGraphConv::configs(Desc graph) {
@@ -225,28 +228,30 @@ bool CudnnGraphConv::launch(bool fused, Desc p, const ConvBuffers& b, void* work
   cudnnBackendDestroyDescriptor(pack);
   const std::int64_t rows = static_cast<std::int64_t>(g_.n) * g_.out_h * g_.out_w;
   if (ok && !fused && fp8_) {
-    ok = scale_bias_act(b.accumulator, b.scale, static_cast<const float*>(b.bias), b.residual, b.y, elem_, rows,
-                        g_.k, act_, stream) == cudaSuccess;
+    ok = scale_bias_act(b.accumulator, b.scale, static_cast<const float*>(b.bias), b.residual, b.y, elem_,
+                        rows, g_.k, act_, stream) == cudaSuccess;
   } else if (ok && !fused) {
     ok = add_bias_act(b.y, b.residual, b.bias, b.y, elem_, rows, g_.k, act_, stream) == cudaSuccess;
   }
   return ok;
 }
 
-std::optional<ConvTactic> CudnnGraphConv::choose(bool search, const ConvBuffers& buffers, void* workspace,
-                                                 std::size_t workspace_limit, cudaStream_t stream) {
-  std::optional<ConvTactic> best;
-  Desc best_plan = nullptr;
+std::optional<CudnnGraphConv::Desc> CudnnGraphConv::try_operation_graph(bool fused) {
+  try {
+    return operation_graph(fused);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void CudnnGraphConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
+                                      std::size_t workspace_limit) {
   // The fused graph first: with heuristics only, its first working engine is taken.
   for (const bool fused : {true, false}) {
     if (fused && !can_fuse_) continue;
-    Desc graph = nullptr;
-    try {
-      graph = operation_graph(fused);
-    } catch (const Error&) {
-      continue;  // cuDNN does not support this graph
-    }
-    const std::vector<Desc> candidates = configs(graph);
+    const std::optional<Desc> graph = try_operation_graph(fused);
+    if (!graph) continue;
+    const std::vector<Desc> candidates = configs(*graph);
     std::size_t tried = 0;
     for (std::size_t index = 0; index < candidates.size() && tried < kCandidates; ++index) {
       const auto p = plan(candidates[index]);
@@ -258,53 +263,28 @@ std::optional<ConvTactic> CudnnGraphConv::choose(bool search, const ConvBuffers&
         continue;
       }
       ++tried;
-      ConvTactic tactic{fused, static_cast<int>(index), static_cast<std::size_t>(bytes), 0};
+      const Tactic tactic{fused, static_cast<int>(index), static_cast<std::size_t>(bytes), 0, *p};
       const auto run = [&](cudaStream_t s) { return launch(fused, *p, buffers, workspace, s); };
-      if (!search) {
-        if (!run(stream) || cudaStreamSynchronize(stream) != cudaSuccess) {
-          cudaGetLastError();
-          continue;
-        }
-        tactic_ = tactic;
-        plan_ = *p;
-        return tactic_;
-      }
-      const auto ms = time_launch(stream, run);
-      if (!ms) continue;
-      tactic.milliseconds = *ms;
-      if (!best || tactic.milliseconds < best->milliseconds) {
-        best = tactic;
-        best_plan = *p;
-      }
+      if (!race.offer(tactic, run)) return;
     }
   }
-  if (best) {
-    tactic_ = *best;
-    plan_ = best_plan;
-  }
-  return best;
 }
 
-bool CudnnGraphConv::set_tactic(const ConvTactic& tactic) {
-  if (tactic.fused && !can_fuse_) return false;
-  Desc graph = nullptr;
-  try {
-    graph = operation_graph(tactic.fused);
-  } catch (const Error&) {
-    return false;
-  }
-  const std::vector<Desc> candidates = configs(graph);
-  if (tactic.algorithm < 0 || static_cast<std::size_t>(tactic.algorithm) >= candidates.size()) return false;
-  const auto p = plan(candidates[static_cast<std::size_t>(tactic.algorithm)]);
+bool CudnnGraphConv::restore(const TacticRecord& stored) {
+  if (stored.fused && !can_fuse_) return false;
+  const std::optional<Desc> graph = try_operation_graph(stored.fused);
+  if (!graph) return false;
+  const std::vector<Desc> candidates = configs(*graph);
+  if (stored.algorithm < 0 || static_cast<std::size_t>(stored.algorithm) >= candidates.size()) return false;
+  const auto p = plan(candidates[static_cast<std::size_t>(stored.algorithm)]);
   if (!p) return false;
-  tactic_ = tactic;
-  plan_ = *p;
+  tactic_ = {stored.fused, stored.algorithm, stored.workspace, stored.milliseconds, *p};
   return true;
 }
 
 void CudnnGraphConv::enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) {
-  require(launch(tactic_.fused, plan_, buffers, workspace, stream), "cuda backend: running convolution ",
-          key_, " on cuDNN's graph API failed");
+  require(launch(tactic_.fused, tactic_.plan, buffers, workspace, stream),
+          "cuda backend: running convolution ", key_, " on cuDNN's graph API failed");
 }
 
 }  // namespace kiln::cuda

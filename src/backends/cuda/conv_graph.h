@@ -16,11 +16,25 @@
 #include <vector>
 
 #include "backends/cuda/conv.h"
+#include "backends/cuda/tactic.h"
 
 namespace kiln::cuda {
 
+// A tactic of cuDNN's graph API: `engine` indexes the heuristics' ranked engine configurations of the
+// fused (conv -> epilogue) or the unfused operation graph; `plan` is the execution plan made from it.
+struct GraphConvTactic {
+  bool fused = true;
+  int engine = 0;
+  std::size_t workspace = 0;
+  double milliseconds = 0;
+  cudnnBackendDescriptor_t plan = nullptr;  // owned by the CudnnGraphConv it came from
+};
+
+// Takes part in pick_tactic() (tactic.h).
 class CudnnGraphConv {
  public:
+  using Tactic = GraphConvTactic;
+
   CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& geometry, Act act, bool residual,
                  bool fp8 = false);
   ~CudnnGraphConv();
@@ -28,13 +42,14 @@ class CudnnGraphConv {
   CudnnGraphConv& operator=(const CudnnGraphConv&) = delete;
 
   const std::string& key() const { return key_; }
-  // Heuristics' first working engine (search false) or the fastest of the first few of each graph,
-  // timed as CUDA graph replays. Nothing when cuDNN offers no engine for either graph.
-  std::optional<ConvTactic> choose(bool search, const ConvBuffers& buffers, void* workspace,
-                                   std::size_t workspace_limit, cudaStream_t stream);
-  // Re-creates the plan of a cached tactic; false if it no longer builds.
-  bool set_tactic(const ConvTactic& tactic);
-  const ConvTactic& tactic() const { return tactic_; }
+  // Re-creates the execution plan of a stored tactic; false if it no longer builds.
+  bool restore(const TacticRecord& stored);
+  // The first few working engines of each graph, the fused one first; none when cuDNN offers no engine
+  // for either graph.
+  void offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
+                        std::size_t workspace_limit);
+  void use(const Tactic& chosen) { tactic_ = chosen; }
+  static TacticRecord record(const Tactic& t) { return {t.fused, t.engine, t.workspace, t.milliseconds}; }
   void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream);
 
  private:
@@ -42,10 +57,13 @@ class CudnnGraphConv {
   Desc make(cudnnBackendDescriptorType_t type);
   Desc tensor(std::int64_t uid, const std::vector<std::int64_t>& dims, cudnnDataType_t type, bool is_virtual);
   Desc operation_graph(bool fused);
+  void add_epilogue(Desc conv_out, Desc y, const std::vector<std::int64_t>& y_dims, std::vector<Desc>& ops);
   // Engine configurations ranked by heuristics, without run-time compiled ones.
   std::vector<Desc> configs(Desc graph);
   // An execution plan for `config`, or nothing if cuDNN cannot finalize it.
   std::optional<Desc> plan(Desc config);
+  // The operation graph, or nothing where cuDNN does not support it.
+  std::optional<Desc> try_operation_graph(bool fused);
   bool launch(bool fused, Desc plan, const ConvBuffers& buffers, void* workspace, cudaStream_t stream);
 
   cudnnHandle_t handle_;
@@ -56,8 +74,7 @@ class CudnnGraphConv {
   bool fp8_;
   bool can_fuse_;
   std::string key_;
-  ConvTactic tactic_;
-  Desc plan_ = nullptr;
+  Tactic tactic_;
   std::vector<Desc> owned_;  // every descriptor made, destroyed together
 };
 

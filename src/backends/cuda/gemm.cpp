@@ -5,7 +5,6 @@
 #include <cstdint>
 
 #include "backends/cuda/cuda_util.h"
-#include "backends/cuda/timing.h"
 
 namespace kiln::cuda {
 namespace {
@@ -13,8 +12,8 @@ namespace {
 // Heuristic results requested, ranked best first; a search times every usable one.
 constexpr int kCandidates = 8;
 // The workspace the heuristics may plan for: cuBLAS's recommended workspace on Hopper. A constant rather
-// than choose()'s limit because the heuristics' list depends on it and the cache keeps an index into that
-// list: the same key must give the same list. choose() skips results that need more than its limit.
+// than the search's limit because the heuristics' list depends on it and the cache keeps an index into that
+// list: the same key must give the same list. offer_candidates() skips results that need more than its limit.
 constexpr std::uint64_t kHeuristicWorkspace = std::uint64_t{32} << 20;
 
 cudaDataType_t data_type(Elem e) { return e == Elem::kF32 ? CUDA_R_32F : CUDA_R_16F; }
@@ -83,7 +82,7 @@ CublasLtLinear::~CublasLtLinear() = default;  // the descriptors' owners destroy
 
 std::vector<cublasLtMatmulHeuristicResult_t> CublasLtLinear::heuristic_results() {
   // The heuristics read the bias pointer only for its alignment. A null stand-in (aligned to anything)
-  // keeps the list independent of the buffers, so set_tactic() finds the list choose() saw.
+  // keeps the list independent of the buffers, so restore() finds the list offer_candidates() saw.
   set(matmul_desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(nullptr));
   std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
   int returned = 0;
@@ -121,62 +120,41 @@ bool CublasLtLinear::launch(const cublasLtMatmulAlgo_t& algo, std::size_t worksp
          activation(b, stream) == cudaSuccess;
 }
 
-std::optional<ConvTactic> CublasLtLinear::choose(bool search, const LinearBuffers& buffers, void* workspace,
-                                                 std::size_t workspace_limit, cudaStream_t stream) {
+void CublasLtLinear::offer_candidates(TacticRace<Tactic>& race, const LinearBuffers& buffers, void* workspace,
+                                      std::size_t workspace_limit) {
   const std::vector<cublasLtMatmulHeuristicResult_t> results = heuristic_results();
-  std::optional<ConvTactic> best;
-  cublasLtMatmulAlgo_t best_algo{};
   for (std::size_t index = 0; index < results.size(); ++index) {
     const cublasLtMatmulHeuristicResult_t& result = results[index];
     if (result.state != CUBLAS_STATUS_SUCCESS || result.workspaceSize > workspace_limit) continue;
-    ConvTactic tactic{fused_, static_cast<int>(index), result.workspaceSize, 0};
+    const Tactic tactic{fused_, static_cast<int>(index), result.workspaceSize, 0, result.algo};
     const auto run = [&](cudaStream_t s) {
       return launch(result.algo, result.workspaceSize, buffers, workspace, s);
     };
-    if (!search) {
-      if (!run(stream) || cudaStreamSynchronize(stream) != cudaSuccess) {
-        cudaGetLastError();
-        continue;
-      }
-      tactic_ = tactic;
-      algo_ = result.algo;
-      has_algo_ = true;
-      return tactic_;
-    }
-    const auto ms = time_launch(stream, run);
-    if (!ms) continue;
-    tactic.milliseconds = *ms;
-    if (!best || tactic.milliseconds < best->milliseconds) {
-      best = tactic;
-      best_algo = result.algo;
-    }
+    if (!race.offer(tactic, run)) return;
   }
-  if (best) {
-    tactic_ = *best;
-    algo_ = best_algo;
-    has_algo_ = true;
-  }
-  return best;
 }
 
-bool CublasLtLinear::set_tactic(const ConvTactic& tactic) {
-  if (tactic.fused != fused_ || tactic.algorithm < 0) return false;
+void CublasLtLinear::use(const Tactic& chosen) {
+  tactic_ = chosen;
+  has_algo_ = true;
+}
+
+bool CublasLtLinear::restore(const TacticRecord& stored) {
+  if (stored.fused != fused_ || stored.algorithm < 0) return false;
   const std::vector<cublasLtMatmulHeuristicResult_t> results = heuristic_results();
-  const auto index = static_cast<std::size_t>(tactic.algorithm);
+  const auto index = static_cast<std::size_t>(stored.algorithm);
   // A different workspace size means the list is not the one the tactic was chosen from.
   if (index >= results.size() || results[index].state != CUBLAS_STATUS_SUCCESS ||
-      results[index].workspaceSize != tactic.workspace) {
+      results[index].workspaceSize != stored.workspace) {
     return false;
   }
-  tactic_ = tactic;
-  algo_ = results[index].algo;
-  has_algo_ = true;
+  use({stored.fused, stored.algorithm, stored.workspace, stored.milliseconds, results[index].algo});
   return true;
 }
 
 void CublasLtLinear::enqueue(const LinearBuffers& buffers, void* workspace, cudaStream_t stream) {
   require(has_algo_, "cuda backend: linear layer ", key_, " runs before a tactic was chosen");
-  if (const cublasStatus_t status = matmul(algo_, tactic_.workspace, buffers, workspace, stream);
+  if (const cublasStatus_t status = matmul(tactic_.algo, tactic_.workspace, buffers, workspace, stream);
       status != CUBLAS_STATUS_SUCCESS) {
     check(status, cat("running linear layer ", key_, " on cuBLASLt"));
   }

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "backends/cuda/kernels.h"
-#include "backends/cuda/tactic_cache.h"
+#include "backends/cuda/tactic.h"
 
 namespace kiln::cuda {
 
@@ -32,8 +32,21 @@ struct LinearBuffers {
   void* y = nullptr;             // [rows, out]
 };
 
+// A tactic of cuBLASLt: `heuristic` indexes the heuristics' ranked results for the layer's key (the same
+// list for the same key); fused: the epilogue applies the activation (none or ReLU).
+struct MatmulTactic {
+  bool fused = true;
+  int heuristic = 0;
+  std::size_t workspace = 0;
+  double milliseconds = 0;
+  cublasLtMatmulAlgo_t algo{};  // the ranked result's algorithm
+};
+
+// Takes part in pick_tactic() (tactic.h).
 class CublasLtLinear {
  public:
+  using Tactic = MatmulTactic;
+
   CublasLtLinear(cublasLtHandle_t handle, Elem elem, int rows, int in, int out, Act act);
   ~CublasLtLinear();
   CublasLtLinear(const CublasLtLinear&) = delete;
@@ -42,16 +55,15 @@ class CublasLtLinear {
   // Identifies the layer for the tactic cache: cuBLASLt's version, the device, the precision, the shape
   // and the activation, as one whitespace-free token.
   const std::string& key() const { return key_; }
-  // Heuristics' first algorithm that runs (search false), or the fastest of the first few heuristic
-  // results, timed as CUDA graph replays (search true). `workspace` holds `workspace_limit` bytes;
-  // algorithms that need more are skipped. Nothing when no algorithm runs.
-  std::optional<ConvTactic> choose(bool search, const LinearBuffers& buffers, void* workspace,
-                                   std::size_t workspace_limit, cudaStream_t stream);
-  // Selects a cached tactic's algorithm from a fresh heuristic query; false if the heuristics no longer
+  // Selects a stored tactic's algorithm from a fresh heuristic query; false if the heuristics no longer
   // offer it (out of range, unusable, or a different workspace size: the list changed).
-  bool set_tactic(const ConvTactic& tactic);
-  const ConvTactic& tactic() const { return tactic_; }
-  // Enqueues the layer with the chosen tactic; `workspace` holds at least tactic().workspace bytes. The
+  bool restore(const TacticRecord& stored);
+  // The usable heuristic results, best ranked first, that fit in `workspace_limit` bytes.
+  void offer_candidates(TacticRace<Tactic>& race, const LinearBuffers& buffers, void* workspace,
+                        std::size_t workspace_limit);
+  void use(const Tactic& chosen);
+  static TacticRecord record(const Tactic& t) { return {t.fused, t.heuristic, t.workspace, t.milliseconds}; }
+  // Enqueues the layer with the chosen tactic; `workspace` holds at least the tactic's workspace bytes. The
   // buffers may differ from call to call (the bias pointer is set on every call).
   void enqueue(const LinearBuffers& buffers, void* workspace, cudaStream_t stream);
 
@@ -85,8 +97,7 @@ class CublasLtLinear {
   MatmulDesc matmul_desc_;
   Layout weight_layout_, x_layout_, y_layout_;
   Preference preference_;
-  ConvTactic tactic_;
-  cublasLtMatmulAlgo_t algo_{};
+  Tactic tactic_;
   bool has_algo_ = false;
 };
 

@@ -20,7 +20,7 @@ TacticCache::TacticCache(std::filesystem::path path) : path_(std::move(path)) {
     std::istringstream fields(line);
     std::string key;
     int fused = 0;
-    ConvTactic tactic;
+    TacticRecord tactic;
     fields >> key >> fused >> tactic.algorithm >> tactic.workspace >> tactic.milliseconds;
     require(!fields.fail() && (fused == 0 || fused == 1), "tactic cache ", path_.string(), " line ", number,
             ": expected '<key> <fused 0|1> <algorithm> <workspace> <ms>'");
@@ -29,13 +29,13 @@ TacticCache::TacticCache(std::filesystem::path path) : path_(std::move(path)) {
   }
 }
 
-std::optional<ConvTactic> TacticCache::find(const std::string& key) const {
+std::optional<TacticRecord> TacticCache::find(const std::string& key) const {
   const auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
   return it->second;
 }
 
-void TacticCache::put(const std::string& key, const ConvTactic& tactic) {
+void TacticCache::put(const std::string& key, const TacticRecord& tactic) {
   entries_[key] = tactic;
   dirty_ = true;
 }

@@ -1,7 +1,7 @@
-// Timed convolution tactics, kept in a text file so that rebuilding an engine on the same machine
-// picks the same algorithms without timing them again. One line per convolution shape:
+// Timed tactics (cuDNN convolutions, cuBLASLt matmuls), kept in a text file so that rebuilding an engine on
+// the same machine picks the same algorithms without timing them again. One line per layer shape:
 //   <key> <fused 0|1> <algorithm> <workspace bytes> <milliseconds>
-// The key names the cuDNN version, the device, the precision, the shapes, the attributes and the
+// The key names the library and its version, the device, the precision, the shapes, the attributes and the
 // epilogue, so an entry never applies to anything else.
 #pragma once
 
@@ -13,9 +13,11 @@
 
 namespace kiln::cuda {
 
-struct ConvTactic {
-  bool fused = true;  // cudnnConvolutionBiasActivationForward (else: convolution + kiln's epilogue kernel)
-  int algorithm = 0;  // cudnnConvolutionFwdAlgo_t
+// A tactic as the cache file and a plan store it, whichever library it is for; each library reads it into
+// its own tactic type (conv.h, conv_graph.h, gemm.h), which says what `algorithm` counts.
+struct TacticRecord {
+  bool fused = true;  // the library applies the epilogue (else: kiln's epilogue kernel after it)
+  int algorithm = 0;  // the library's algorithm number or its index in the library's ranked candidates
   std::size_t workspace = 0;
   double milliseconds = 0;  // as timed (0 when chosen by heuristics)
 };
@@ -24,14 +26,14 @@ class TacticCache {
  public:
   // An empty path keeps tactics in memory only.
   explicit TacticCache(std::filesystem::path path);
-  std::optional<ConvTactic> find(const std::string& key) const;
-  void put(const std::string& key, const ConvTactic& tactic);
+  std::optional<TacticRecord> find(const std::string& key) const;
+  void put(const std::string& key, const TacticRecord& tactic);
   // Writes the file (atomically) when entries were added.
   void save() const;
 
  private:
   std::filesystem::path path_;
-  std::map<std::string, ConvTactic> entries_;
+  std::map<std::string, TacticRecord> entries_;
   bool dirty_ = false;
 };
 

@@ -1,7 +1,7 @@
 // A compiled graph: runs its steps in order on one oneDNN stream.
 #pragma once
 
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "runtime/backend.h"
 
 namespace kiln::onednn {
@@ -14,7 +14,7 @@ class CompiledProgram final : public CompiledModel {
 
   std::size_t arena_bytes() const { return program_.workspace->arena_bytes(); }
   // One line per step: the layer it is reported under and what runs.
-  std::string describe() const;
+  std::string describe() const override;
 
  private:
   CompileOptions options_;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "backends/cpu/onednn/activation.h"
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "backends/cpu/onednn/precision.h"
 #include "core/error.h"
 
@@ -40,7 +40,7 @@ bool winograd_candidate(const ConvAttrs& a, const Shape& x, const Shape& y) {
 
 }  // namespace
 
-void PlanBuilder::add_grouped_winograd(const Node& conv, const Tensor& w, const Tensor* b) {
+void ProgramBuilder::add_grouped_winograd(const Node& conv, const Tensor& w, const Tensor* b) {
   const ConvAttrs& a = conv.attr<ConvAttrs>();
   const ValueId x = conv.inputs[0];
   const Shape& xs = shape(x);
@@ -78,7 +78,7 @@ void PlanBuilder::add_grouped_winograd(const Node& conv, const Tensor& w, const 
   }
 }
 
-void PlanBuilder::add_conv(const Node& conv, const Node* fused_add) {
+void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
   const ConvAttrs& a = conv.attr<ConvAttrs>();
   const ValueId x = conv.inputs[0];
   const Value& weight = graph_.value(conv.inputs[1]);
@@ -130,7 +130,7 @@ void PlanBuilder::add_conv(const Node& conv, const Node* fused_add) {
   if (fused_add == nullptr) {
     args[DNNL_ARG_DST] = output(y, pd.dst_desc());
   } else {
-    const ValueId other = FusionPlan::other_operand(graph_, *fused_add, graph_.value(conv.output).producer);
+    const ValueId other = Fusions::other_operand(graph_, *fused_add, graph_.value(conv.output).producer);
     const bool read_by_conv = std::find(conv.inputs.begin(), conv.inputs.end(), other) != conv.inputs.end();
     if (!read_by_conv && last_read_here(other, graph_.value(conv.output).producer) &&
         slot(other).desc == pd.dst_desc()) {

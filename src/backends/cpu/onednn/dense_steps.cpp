@@ -1,11 +1,11 @@
 // Linear layers through oneDNN's inner product (weights packed once, bias fused).
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "backends/cpu/onednn/precision.h"
 #include "core/error.h"
 
 namespace kiln::onednn {
 
-void PlanBuilder::add_linear(const Node& node) {
+void ProgramBuilder::add_linear(const Node& node) {
   const ValueId x = node.inputs[0];
   const Value& weight = graph_.value(node.inputs[1]);
   const bool has_bias = node.inputs.size() > 2;

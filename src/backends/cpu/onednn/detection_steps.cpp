@@ -1,12 +1,12 @@
 // Detection operators through oneDNN: concatenation (any layouts in, oneDNN's choice out), nearest
 // upsampling (resampling) and a contiguous channel range (a sub-memory view reordered out). Cases oneDNN
 // refuses, such as a channel range inside a padded channel block, fall back to the reference kernels.
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "core/error.h"
 
 namespace kiln::onednn {
 
-void PlanBuilder::add_concat(const Node& node) {
+void ProgramBuilder::add_concat(const Node& node) {
   const int axis = static_cast<int>(node.attr<ConcatAttrs>().axis);
   std::vector<dnnl::memory> sources;
   std::vector<Desc> descs;
@@ -23,7 +23,7 @@ void PlanBuilder::add_concat(const Node& node) {
   call(primitive_call(dnnl::concat(pd), std::move(args)));
 }
 
-void PlanBuilder::add_upsample(const Node& node) {
+void ProgramBuilder::add_upsample(const Node& node) {
   const ValueId x = node.inputs[0];
   const dnnl::memory src = input(x);
   dnnl::resampling_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_nearest,
@@ -35,7 +35,7 @@ void PlanBuilder::add_upsample(const Node& node) {
   call(primitive_call(dnnl::resampling_forward(pd), std::move(args)));
 }
 
-void PlanBuilder::add_channel_slice(const Node& node) {
+void ProgramBuilder::add_channel_slice(const Node& node) {
   const SliceAttrs& a = node.attr<SliceAttrs>();
   if (a.groups != 1) throw NotNative{};
   const ValueId x = node.inputs[0];

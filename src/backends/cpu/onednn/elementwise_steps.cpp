@@ -1,12 +1,12 @@
 // Batch norm, activations, adds, flatten and FP8 quantization: steps that keep their input's layout.
 #include "backends/cpu/onednn/activation.h"
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "backends/cpu/onednn/precision.h"
 #include "core/error.h"
 
 namespace kiln::onednn {
 
-void PlanBuilder::add_batch_norm(const Node& node) {
+void ProgramBuilder::add_batch_norm(const Node& node) {
   const ValueId x = node.inputs[0];
   const dnnl::memory src = input(x);
   const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
@@ -30,7 +30,7 @@ void PlanBuilder::add_batch_norm(const Node& node) {
   call(primitive_call(dnnl::batch_normalization_forward(pd), std::move(args)));
 }
 
-void PlanBuilder::add_activation(const Node& node) {
+void ProgramBuilder::add_activation(const Node& node) {
   const ValueId x = node.inputs[0];
   const dnnl::memory src = input(x);
   const Activation activation = node.attr<ActivationAttrs>().activation;
@@ -49,7 +49,7 @@ void PlanBuilder::add_activation(const Node& node) {
   call(primitive_call(dnnl::eltwise_forward(pd), std::move(args)));
 }
 
-void PlanBuilder::add_add(const Node& node) {
+void ProgramBuilder::add_add(const Node& node) {
   const ValueId a = node.inputs[0], b = node.inputs[1];
   const dnnl::memory src0 = input(a);
   const Desc layout = slot(a).desc;
@@ -64,7 +64,7 @@ void PlanBuilder::add_add(const Node& node) {
   call(primitive_call(dnnl::binary(pd), std::move(args)));
 }
 
-void PlanBuilder::add_flatten(const Node& node) {
+void ProgramBuilder::add_flatten(const Node& node) {
   const ValueId x = node.inputs[0];
   const dnnl::memory src = input(x);
   note("flatten");
@@ -73,7 +73,7 @@ void PlanBuilder::add_flatten(const Node& node) {
   reorder(src, view(node.output, plain_desc(shape(x))));
 }
 
-void PlanBuilder::add_quantize(const Node& node) {
+void ProgramBuilder::add_quantize(const Node& node) {
   const ValueId x = node.inputs[0];
   const dnnl::memory src = input(x);
   const float scale = node.attr<QuantizeAttrs>().scale;

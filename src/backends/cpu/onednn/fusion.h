@@ -10,7 +10,7 @@
 
 namespace kiln::onednn {
 
-struct FusionPlan {
+struct Fusions {
   std::vector<NodeId> conv_into_add;        // per node: for an add, the convolution fused into it
   std::vector<NodeId> radix_sum_into_pool;  // per node: for a global pool, the radix_sum fused into it
   std::vector<bool> absorbed;               // per node: computed in another node's step
@@ -20,6 +20,6 @@ struct FusionPlan {
   static ValueId other_operand(const Graph& graph, const Node& add, NodeId conv);
 };
 
-FusionPlan plan_fusions(const Graph& graph, const std::vector<NodeId>& order);
+Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order);
 
 }  // namespace kiln::onednn

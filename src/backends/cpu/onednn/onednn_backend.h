@@ -1,6 +1,6 @@
 // The fast CPU backend ("cpu"): convolutions, pooling, batch norm, element-wise ops and linear layers on
 // oneDNN primitives in the blocked layouts oneDNN prefers, split attention on the backend's own kernels,
-// activation memory planned once at compile time. Nodes it has no kernel for run on the reference
+// activation memory placed once at compile time. Nodes it has no kernel for run on the reference
 // kernels.
 #pragma once
 

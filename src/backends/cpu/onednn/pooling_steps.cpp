@@ -1,13 +1,13 @@
 // Max and average pooling through oneDNN; global average pooling (optionally with the radix_sum before
 // it) on the backend's own kernel, which reads any channel-blocked layout in one pass.
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "backends/cpu/onednn/radix_kernels.h"
 #include "backends/cpu/onednn/support.h"
 #include "core/error.h"
 
 namespace kiln::onednn {
 
-void PlanBuilder::add_pool(const Node& node) {
+void ProgramBuilder::add_pool(const Node& node) {
   const PoolAttrs& p = node.attr<PoolAttrs>();
   const ValueId x = node.inputs[0];
   const Shape& xs = shape(x);
@@ -33,7 +33,7 @@ void PlanBuilder::add_pool(const Node& node) {
   call(primitive_call(dnnl::pooling_forward(pd), std::move(args)));
 }
 
-void PlanBuilder::add_global_pool(const Node& node, const Node* radix_sum) {
+void ProgramBuilder::add_global_pool(const Node& node, const Node* radix_sum) {
   const ValueId x = radix_sum != nullptr ? radix_sum->inputs[0] : node.inputs[0];
   const std::int64_t radix = radix_sum != nullptr ? radix_sum->attr<RadixAttrs>().radix : 1;
   ChannelLayout layout;

@@ -1,7 +1,7 @@
 // Split attention steps on the backend's own kernels (radix_kernels.h), in the layout the producer chose
 // when the radix splits are whole channel blocks, else in NCHW. A channel scale (squeeze-excite's gate)
 // is the weighted sum over a single split.
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "backends/cpu/onednn/radix_kernels.h"
 #include "core/error.h"
 
@@ -13,7 +13,7 @@ float* mutable_data(const dnnl::memory& memory) { return static_cast<float*>(mem
 
 }  // namespace
 
-dnnl::memory PlanBuilder::radix_input(ValueId value, std::int64_t radix, ChannelLayout& layout) {
+dnnl::memory ProgramBuilder::radix_input(ValueId value, std::int64_t radix, ChannelLayout& layout) {
   const Shape& s = shape(value);
   if (s.size() != 4) throw NotNative{};
   layout = channel_layout(slot(value).desc, s);
@@ -23,7 +23,7 @@ dnnl::memory PlanBuilder::radix_input(ValueId value, std::int64_t radix, Channel
   return input_as(value, plain_desc(s));
 }
 
-dnnl::memory PlanBuilder::channel_vector(ValueId value, std::int64_t& stride) {
+dnnl::memory ProgramBuilder::channel_vector(ValueId value, std::int64_t& stride) {
   const Shape& s = shape(value);
   if (s.size() == 4 && s[2] == 1 && s[3] == 1) {
     // Channel k of image n sits at n * image_stride + k in every channel layout of 1x1 images.
@@ -39,7 +39,7 @@ dnnl::memory PlanBuilder::channel_vector(ValueId value, std::int64_t& stride) {
   return input_as(value, plain_desc(s));
 }
 
-void PlanBuilder::add_radix_sum(const Node& node) {
+void ProgramBuilder::add_radix_sum(const Node& node) {
   const std::int64_t radix = node.attr<RadixAttrs>().radix;
   ChannelLayout layout;
   const dnnl::memory src = radix_input(node.inputs[0], radix, layout);
@@ -51,7 +51,7 @@ void PlanBuilder::add_radix_sum(const Node& node) {
   });
 }
 
-void PlanBuilder::add_radix_softmax(const Node& node) {
+void ProgramBuilder::add_radix_softmax(const Node& node) {
   const RadixAttrs& a = node.attr<RadixAttrs>();
   const Shape& s = shape(node.inputs[0]);
   const std::int64_t batch = s[0], total = s[1];
@@ -65,7 +65,7 @@ void PlanBuilder::add_radix_softmax(const Node& node) {
   });
 }
 
-void PlanBuilder::add_radix_weighted_sum(const Node& node) {
+void ProgramBuilder::add_radix_weighted_sum(const Node& node) {
   const std::int64_t radix = node.attr<RadixAttrs>().radix;
   ChannelLayout layout;
   const dnnl::memory src = radix_input(node.inputs[0], radix, layout);
@@ -81,7 +81,7 @@ void PlanBuilder::add_radix_weighted_sum(const Node& node) {
   });
 }
 
-void PlanBuilder::add_channel_scale(const Node& node) {
+void ProgramBuilder::add_channel_scale(const Node& node) {
   ChannelLayout layout;
   const dnnl::memory src = radix_input(node.inputs[0], 1, layout);
   std::int64_t g_stride = 0;

@@ -74,15 +74,13 @@ bool native_support(const Graph& graph, const Node& node) {
     case OpKind::kChannelSlice:
     case OpKind::kUpsample:
       return graph.value(node.inputs[0]).shape.size() == 4 && !graph.value(node.inputs[0]).is_constant();
-    case OpKind::kAttention:  // on the reference kernels for now
-    case OpKind::kDetectDecode:
-      return false;
     case OpKind::kQuantize:
       return true;
-    case OpKind::kDequantize:  // of constant weights only, which compile() folds away beforehand
+    default:
+      // No kernel of the backend's own (attention, detect_decode, and a dequantize, which compile()
+      // folds into constants beforehand): the reference fallback step runs it.
       return false;
   }
-  return false;
 }
 
 }  // namespace kiln::onednn

@@ -19,7 +19,7 @@ int Workspace::add_buffer(std::size_t bytes) {
 
 void Workspace::use(int buffer, int step) {
   const auto index = static_cast<std::size_t>(buffer);
-  BufferLifetime& lifetime = lifetimes_[index];
+  backends::BufferLifetime& lifetime = lifetimes_[index];
   if (!used_[index]) {
     lifetime.first = lifetime.last = step;
     used_[index] = true;
@@ -57,11 +57,11 @@ Workspace::Block Workspace::allocate(std::size_t bytes) {
 }
 
 void Workspace::finalize() {
-  const MemoryPlan plan = plan_memory(lifetimes_, kAlignment);
-  arena_bytes_ = plan.total_bytes;
+  const backends::ArenaLayout layout = backends::place_buffers(lifetimes_, kAlignment);
+  arena_bytes_ = layout.total_bytes;
   arena_ = allocate(arena_bytes_);
   for (Binding& binding : bound_) {
-    binding.memory.set_data_handle(arena_.get() + plan.offsets[static_cast<std::size_t>(binding.buffer)] +
+    binding.memory.set_data_handle(arena_.get() + layout.offsets[static_cast<std::size_t>(binding.buffer)] +
                                    binding.offset);
   }
   scratch_ = allocate(scratch_bytes_);

@@ -1,5 +1,6 @@
-// The memory a compiled model runs in: activation buffers planned into one arena (see memory_plan.h)
-// and one scratchpad shared by every primitive, since primitives run one at a time.
+// The memory a compiled model runs in: activation buffers placed in one arena
+// (backends/common/arena_planner.h) and one scratchpad shared by every primitive, since primitives run one at
+// a time.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
 
-#include "backends/cpu/onednn/memory_plan.h"
+#include "backends/common/arena_planner.h"
 
 namespace kiln::onednn {
 
@@ -41,7 +42,7 @@ class Workspace {
   static Block allocate(std::size_t bytes);
 
   dnnl::engine engine_;
-  std::vector<BufferLifetime> lifetimes_;
+  std::vector<backends::BufferLifetime> lifetimes_;
   std::vector<bool> used_;
   struct Binding {
     dnnl::memory memory;

@@ -1,4 +1,4 @@
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 
 #include <algorithm>
 #include <climits>
@@ -12,7 +12,7 @@
 
 namespace kiln::onednn {
 
-PlanBuilder::PlanBuilder(const Graph& graph, const CompileOptions& options)
+ProgramBuilder::ProgramBuilder(const Graph& graph, const CompileOptions& options)
     : graph_(graph), options_(options), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
   require(options.batch >= 1, "onednn backend: batch must be at least 1, got ", options.batch);
   program_.engine = engine_;
@@ -20,7 +20,7 @@ PlanBuilder::PlanBuilder(const Graph& graph, const CompileOptions& options)
   program_.io = std::make_shared<RunIo>();
 }
 
-Program PlanBuilder::build() {
+Program ProgramBuilder::build() {
   std::vector<Shape> input_shapes;
   for (const ValueId input : graph_.inputs()) {
     Shape s = graph_.value(input).shape;
@@ -39,14 +39,14 @@ Program PlanBuilder::build() {
     require(precision_supported(node.precision), "layer '", node.name, "': precision ",
             precision_name(node.precision), " is not supported by the cpu backend yet");
   }
-  fusion_ = plan_fusions(graph_, order_);
+  fusions_ = find_fusions(graph_, order_);
   position_.assign(graph_.nodes().size(), -1);
   for (std::size_t i = 0; i < order_.size(); ++i)
     position_[static_cast<std::size_t>(order_[i])] = static_cast<int>(i);
   // An absorbed node runs (and reads its inputs) at its absorber's place.
   for (const NodeId id : order_) {
     const auto index = static_cast<std::size_t>(id);
-    for (const NodeId inner : {fusion_.conv_into_add[index], fusion_.radix_sum_into_pool[index]}) {
+    for (const NodeId inner : {fusions_.conv_into_add[index], fusions_.radix_sum_into_pool[index]}) {
       if (inner != kNoNode) position_[static_cast<std::size_t>(inner)] = position_[index];
     }
   }
@@ -62,14 +62,14 @@ Program PlanBuilder::build() {
   probe_preferred_layout();
   add_inputs();
   for (const NodeId id : order_) {
-    if (!fusion_.absorbed[static_cast<std::size_t>(id)]) add_node(id);
+    if (!fusions_.absorbed[static_cast<std::size_t>(id)]) add_node(id);
   }
   add_outputs();
   program_.workspace->finalize();
   return std::move(program_);
 }
 
-void PlanBuilder::probe_preferred_layout() {
+void ProgramBuilder::probe_preferred_layout() {
   const Shape x{1, 64, 56, 56};
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                        dnnl::algorithm::convolution_direct, any_desc(x),
@@ -82,11 +82,11 @@ void PlanBuilder::probe_preferred_layout() {
   }
 }
 
-Desc PlanBuilder::preferred_desc(const Shape& s) const {
+Desc ProgramBuilder::preferred_desc(const Shape& s) const {
   return channel_layout_desc(s, preferred_kind_, preferred_block_);
 }
 
-ChannelLayout PlanBuilder::radix_output_layout(const ChannelLayout& x, const Shape& y) const {
+ChannelLayout ProgramBuilder::radix_output_layout(const ChannelLayout& x, const Shape& y) const {
   const ChannelLayout own = channel_layout(channel_layout_desc(y, x.kind, x.block), y);
   const ChannelLayout preferred = channel_layout(preferred_desc(y), y);
   // From NCHW a per-pixel scatter would cost more than the reorder it saves.
@@ -94,14 +94,14 @@ ChannelLayout PlanBuilder::radix_output_layout(const ChannelLayout& x, const Sha
   return worth_it && radix_output_supported(x, preferred) ? preferred : own;
 }
 
-void PlanBuilder::begin_step(NodeId node) {
+void ProgramBuilder::begin_step(NodeId node) {
   current_ = Step{};
   current_.node = node;
 }
 
-void PlanBuilder::end_step() { program_.steps.push_back(std::move(current_)); }
+void ProgramBuilder::end_step() { program_.steps.push_back(std::move(current_)); }
 
-dnnl::memory PlanBuilder::input(ValueId value) {
+dnnl::memory ProgramBuilder::input(ValueId value) {
   const Slot& s = slot(value);
   require(s.buffer >= 0, "onednn backend: value '", graph_.value(value).name,
           "' is read before it is computed");
@@ -121,7 +121,7 @@ dnnl::memory PlanBuilder::input(ValueId value) {
   return rounded;
 }
 
-dnnl::memory PlanBuilder::input_as(ValueId value, const Desc& desc) {
+dnnl::memory ProgramBuilder::input_as(ValueId value, const Desc& desc) {
   dnnl::memory source = input(value);
   if (slot(value).desc == desc) return source;
   dnnl::memory converted = temporary(desc);
@@ -130,7 +130,7 @@ dnnl::memory PlanBuilder::input_as(ValueId value, const Desc& desc) {
   return converted;
 }
 
-dnnl::memory PlanBuilder::output(ValueId value, const Desc& desc) {
+dnnl::memory ProgramBuilder::output(ValueId value, const Desc& desc) {
   Slot& s = slots_[static_cast<std::size_t>(value)];
   s.buffer = program_.workspace->add_buffer(desc.get_size());
   s.desc = desc;
@@ -139,43 +139,43 @@ dnnl::memory PlanBuilder::output(ValueId value, const Desc& desc) {
   return s.memory;
 }
 
-dnnl::memory PlanBuilder::output_in_place(ValueId value, ValueId source) {
+dnnl::memory ProgramBuilder::output_in_place(ValueId value, ValueId source) {
   Slot& s = slots_[static_cast<std::size_t>(value)];
   s = slot(source);
   program_.workspace->use(s.buffer, step_index());
   return s.memory;
 }
 
-dnnl::memory PlanBuilder::temporary(const Desc& desc) {
+dnnl::memory ProgramBuilder::temporary(const Desc& desc) {
   const int buffer = program_.workspace->add_buffer(desc.get_size());
   program_.workspace->use(buffer, step_index());
   return program_.workspace->memory(buffer, desc);
 }
 
-dnnl::memory PlanBuilder::view(ValueId value, const Desc& desc) {
+dnnl::memory ProgramBuilder::view(ValueId value, const Desc& desc) {
   const Slot& s = slot(value);
   program_.workspace->use(s.buffer, step_index());
   return program_.workspace->memory(s.buffer, desc);
 }
 
-void PlanBuilder::reorder(const dnnl::memory& src, const dnnl::memory& dst) {
+void ProgramBuilder::reorder(const dnnl::memory& src, const dnnl::memory& dst) {
   dnnl::reorder::primitive_desc pd(engine_, src.get_desc(), engine_, dst.get_desc(), attributes());
   call(primitive_call(dnnl::reorder(pd),
                       {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}}));
 }
 
-dnnl::primitive_attr PlanBuilder::attributes(const dnnl::post_ops& post_ops) const {
+dnnl::primitive_attr ProgramBuilder::attributes(const dnnl::post_ops& post_ops) const {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   attr.set_post_ops(post_ops);
   return attr;
 }
 
-dnnl::memory PlanBuilder::scratchpad(const dnnl::primitive_desc_base& pd) {
+dnnl::memory ProgramBuilder::scratchpad(const dnnl::primitive_desc_base& pd) {
   return program_.workspace->scratchpad(pd.scratchpad_desc());
 }
 
-dnnl::memory PlanBuilder::pack_constant(const Tensor& values, const Desc& plain, const Desc& desc) {
+dnnl::memory ProgramBuilder::pack_constant(const Tensor& values, const Desc& plain, const Desc& desc) {
   require(values.nbytes() == plain.get_size(), "onednn backend: constant of ", values.nbytes(),
           " bytes for a layout of ", plain.get_size());
   dnnl::memory packed(desc, engine_);
@@ -187,11 +187,11 @@ dnnl::memory PlanBuilder::pack_constant(const Tensor& values, const Desc& plain,
   return packed;
 }
 
-bool PlanBuilder::last_read_here(ValueId value, NodeId reader) const {
+bool ProgramBuilder::last_read_here(ValueId value, NodeId reader) const {
   return last_reader_[static_cast<std::size_t>(value)] == position_[static_cast<std::size_t>(reader)];
 }
 
-void PlanBuilder::add_inputs() {
+void ProgramBuilder::add_inputs() {
   const auto& inputs = graph_.inputs();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ValueId value = inputs[i];
@@ -215,7 +215,7 @@ void PlanBuilder::add_inputs() {
   }
 }
 
-void PlanBuilder::add_outputs() {
+void ProgramBuilder::add_outputs() {
   for (const ValueId value : graph_.outputs()) {
     const Value& v = graph_.value(value);
     require(!v.is_constant(), "onednn backend: graph output '", v.name, "' is a constant");
@@ -230,7 +230,7 @@ void PlanBuilder::add_outputs() {
   }
 }
 
-bool PlanBuilder::try_step(NodeId reported, const Node& result, const std::function<void()>& build) {
+bool ProgramBuilder::try_step(NodeId reported, const Node& result, const std::function<void()>& build) {
   begin_step(reported);
   reading_precision_ = result.precision;
   try {
@@ -259,28 +259,28 @@ bool PlanBuilder::try_step(NodeId reported, const Node& result, const std::funct
   return true;
 }
 
-void PlanBuilder::emit(NodeId id) {
+void ProgramBuilder::emit(NodeId id) {
   const Node& node = graph_.node(id);
   if (native_support(graph_, node) && try_step(id, node, [&] { add_native(node); })) return;
   const bool done = try_step(id, node, [&] { add_fallback(node); });
   require(done, "layer '", node.name, "': the cpu backend could not compile it");
 }
 
-void PlanBuilder::add_node(NodeId id) {
+void ProgramBuilder::add_node(NodeId id) {
   const Node& node = graph_.node(id);
   const auto index = static_cast<std::size_t>(id);
-  if (const NodeId conv = fusion_.conv_into_add[index]; conv != kNoNode) {
+  if (const NodeId conv = fusions_.conv_into_add[index]; conv != kNoNode) {
     // Reported under the convolution: it is where the time goes.
     if (try_step(conv, node, [&] { add_conv(graph_.node(conv), &node); })) return;
     emit(conv);
-  } else if (const NodeId sum = fusion_.radix_sum_into_pool[index]; sum != kNoNode) {
+  } else if (const NodeId sum = fusions_.radix_sum_into_pool[index]; sum != kNoNode) {
     if (try_step(id, node, [&] { add_global_pool(node, &graph_.node(sum)); })) return;
     emit(sum);
   }
   emit(id);
 }
 
-void PlanBuilder::add_native(const Node& node) {
+void ProgramBuilder::add_native(const Node& node) {
   switch (node.op) {
     case OpKind::kConv2d:
       return add_conv(node, nullptr);
@@ -313,15 +313,11 @@ void PlanBuilder::add_native(const Node& node) {
       return add_upsample(node);
     case OpKind::kChannelSlice:
       return add_channel_slice(node);
-    case OpKind::kAttention:  // native_support() sends these to the reference fallback
-    case OpKind::kDetectDecode:
-      break;
     case OpKind::kQuantize:
       return add_quantize(node);
-    case OpKind::kDequantize:
-      break;  // folded into constants before planning (onednn_backend.cpp)
+    default:
+      throw NotNative{};  // native_support() keeps these on the reference fallback
   }
-  fail("layer '", node.name, "': unknown operator");
 }
 
 }  // namespace kiln::onednn

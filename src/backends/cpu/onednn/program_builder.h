@@ -1,0 +1,146 @@
+// Compiles a graph into steps over oneDNN primitives and the backend's own kernels. One builder compiles
+// one graph; its op-specific parts live in *_steps.cpp files.
+//
+// Each value gets the layout its producer chose (format_tag::any lets oneDNN's convolutions pick their
+// blocked layouts) and a buffer in the workspace; a consumer that needs another layout gets a reorder
+// into a temporary, run as part of its own step. Buffers' lifetimes are the steps that touch them, so the
+// workspace can reuse memory once a value's last reader has run.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <vector>
+
+#include "backends/cpu/onednn/fusion.h"
+#include "backends/cpu/onednn/layout.h"
+#include "backends/cpu/onednn/step.h"
+#include "backends/cpu/onednn/support.h"
+#include "backends/cpu/onednn/workspace.h"
+#include "runtime/backend.h"
+
+namespace kiln::onednn {
+
+// Inputs and outputs of the run in progress, shared between the model and its staging steps.
+struct RunIo {
+  const std::vector<Tensor>* inputs = nullptr;
+  std::vector<Tensor> outputs;
+};
+
+// Everything a compiled model owns.
+struct Program {
+  dnnl::engine engine;
+  std::unique_ptr<Workspace> workspace;
+  std::vector<Step> steps;
+  std::shared_ptr<RunIo> io;
+  std::vector<Shape> input_shapes;
+  std::vector<Shape> output_shapes;
+  std::vector<dnnl::memory> output_memories;  // plain views of the output tensors, rebound per run
+  std::vector<dnnl::memory> constants;        // packed weights, kept alive here
+};
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Graph& graph, const CompileOptions& options);
+  Program build();
+
+ private:
+  struct Slot {
+    int buffer = -1;
+    Desc desc;
+    dnnl::memory memory;
+  };
+
+  // Step construction: calls added between begin_step and end_step form one step.
+  void begin_step(NodeId node);
+  void end_step();
+  void call(Call c) { current_.calls.push_back(std::move(c)); }
+  void note(std::string_view text) {
+    if (!current_.label.empty()) current_.label += ' ';
+    current_.label.append(text);
+  }
+  int step_index() const { return static_cast<int>(program_.steps.size()); }
+
+  const Shape& shape(ValueId value) const { return shapes_[static_cast<std::size_t>(value)]; }
+  // The layout oneDNN's convolutions pick for themselves on this machine (NHWC for the brgemm kernels
+  // of AVX-512 machines, a blocked layout elsewhere), found by asking for one; the backend's own
+  // kernels write their results in it where they can.
+  void probe_preferred_layout();
+  Desc preferred_desc(const Shape& shape) const;
+  // The layout a radix kernel reading `x` writes its [N, C, H, W] result `y` in.
+  ChannelLayout radix_output_layout(const ChannelLayout& x, const Shape& y) const;
+  const Slot& slot(ValueId value) const { return slots_[static_cast<std::size_t>(value)]; }
+  // The value as its producer laid it out, used by the current step (rounded first when the step's node
+  // stores below fp32, see precision.h).
+  dnnl::memory input(ValueId value);
+  // The value in layout `desc`: itself when it already has it, else a reorder into a temporary.
+  dnnl::memory input_as(ValueId value, const Desc& desc);
+  // A new buffer for `value` in layout `desc`, written by the current step.
+  dnnl::memory output(ValueId value, const Desc& desc);
+  // `value` takes over the buffer of `source` (whose last reader is the current step), in `source`'s layout.
+  dnnl::memory output_in_place(ValueId value, ValueId source);
+  // A buffer used only by the current step.
+  dnnl::memory temporary(const Desc& desc);
+  // A second view of the buffer of `value`'s slot with another layout of the same bytes.
+  dnnl::memory view(ValueId value, const Desc& desc);
+  void reorder(const dnnl::memory& src, const dnnl::memory& dst);
+  // Attributes every primitive gets (the scratchpad is ours), plus `post_ops`.
+  dnnl::primitive_attr attributes(const dnnl::post_ops& post_ops = dnnl::post_ops()) const;
+  dnnl::memory scratchpad(const dnnl::primitive_desc_base& pd);
+  // A constant packed into `desc` once, now.
+  dnnl::memory pack_constant(const Tensor& values, const Desc& plain, const Desc& desc);
+  // Whether the current step is the last to read `value` (so it may be overwritten).
+  bool last_read_here(ValueId value, NodeId reader) const;
+
+  void add_inputs();
+  void add_outputs();
+  // Builds one step reported under `reported` whose result is `result`'s output (rounded to the node's
+  // precision); false when oneDNN refused a primitive on the way.
+  bool try_step(NodeId reported, const Node& result, const std::function<void()>& build);
+  // One node in a step of its own: natively when possible, else on the reference kernel.
+  void emit(NodeId id);
+  // A node with whatever find_fusions() absorbed into it.
+  void add_node(NodeId id);
+  void add_native(const Node& node);
+
+  void add_conv(const Node& conv, const Node* fused_add);  // conv_steps.cpp
+  void add_grouped_winograd(const Node& conv, const Tensor& weights, const Tensor* bias);
+  void add_batch_norm(const Node& node);  // elementwise_steps.cpp
+  void add_activation(const Node& node);
+  void add_add(const Node& node);
+  void add_flatten(const Node& node);
+  void add_quantize(const Node& node);
+  void add_pool(const Node& node);  // pooling_steps.cpp
+  void add_global_pool(const Node& node, const Node* fused_radix_sum);
+  void add_linear(const Node& node);  // dense_steps.cpp
+  // A radix tensor in a layout the radix kernels read (its own, else NCHW); sets `layout`.
+  dnnl::memory radix_input(ValueId value, std::int64_t radix, ChannelLayout& layout);
+  // A per-image channel vector and the floats between its images.
+  dnnl::memory channel_vector(ValueId value, std::int64_t& stride);
+  void add_radix_sum(const Node& node);  // radix_steps.cpp
+  void add_radix_softmax(const Node& node);
+  void add_radix_weighted_sum(const Node& node);
+  void add_channel_scale(const Node& node);
+  void add_concat(const Node& node);  // detection_steps.cpp
+  void add_upsample(const Node& node);
+  void add_channel_slice(const Node& node);
+  void add_fallback(const Node& node);  // fallback_step.cpp
+
+  const Graph& graph_;
+  CompileOptions options_;
+  dnnl::engine engine_;
+  dnnl::stream stream_;  // for packing constants at compile time
+  Program program_;
+  std::vector<Shape> shapes_;
+  std::vector<Slot> slots_;
+  std::vector<NodeId> order_;
+  Fusions fusions_;
+  std::vector<int> last_reader_;  // per value: position in order_ of its last reader (outputs: past the end)
+  std::vector<int> position_;     // per node: position in order_
+  Step current_;
+  Precision reading_precision_ = Precision::kF32;  // of the node whose step is being built
+  ChannelLayout::Kind preferred_kind_ = ChannelLayout::Kind::kBlocked;
+  std::int64_t preferred_block_ = 1;
+};
+
+}  // namespace kiln::onednn

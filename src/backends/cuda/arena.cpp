@@ -1,0 +1,71 @@
+#include "backends/cuda/arena.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace kiln::cuda {
+namespace {
+
+// Adds the buffer of `value`, written at step `first`.
+void add_buffer(const Graph& graph, const std::vector<Shape>& shapes, std::size_t elem_size, ValueId value,
+                int first, ArenaAssignment& a) {
+  const NodeId producer = graph.value(value).producer;
+  const bool codes = producer != kNoNode && graph.node(producer).op == OpKind::kQuantize;
+  a.buffer_of[static_cast<std::size_t>(value)] = static_cast<int>(a.buffers.size());
+  const auto elements = static_cast<std::size_t>(shape_numel(shapes[static_cast<std::size_t>(value)]));
+  a.buffers.push_back({elements * (codes ? 1 : elem_size), first, first});
+}
+
+}  // namespace
+
+Schedule schedule_steps(const Graph& graph, const std::vector<NodeId>& order, const Fusions& fusions) {
+  Schedule s;
+  for (const NodeId id : order) {
+    if (!fusions.absorbed[static_cast<std::size_t>(id)]) s.executed.push_back(id);
+  }
+  s.position.assign(graph.nodes().size(), -1);
+  for (std::size_t i = 0; i < s.executed.size(); ++i)
+    s.position[static_cast<std::size_t>(s.executed[i])] = static_cast<int>(i) + 1;
+  for (const NodeId id : s.executed) {
+    for (const NodeId inner : fusions.inner(id)) {
+      if (inner != kNoNode)
+        s.position[static_cast<std::size_t>(inner)] = s.position[static_cast<std::size_t>(id)];
+    }
+  }
+  s.output_step = static_cast<int>(s.executed.size()) + 1;
+  return s;
+}
+
+ArenaAssignment assign_arena(const Graph& graph, const std::vector<NodeId>& order, const Schedule& schedule,
+                             const std::vector<Shape>& shapes, std::size_t elem_size) {
+  ArenaAssignment a;
+  a.buffer_of.assign(graph.values().size(), -1);
+  for (const ValueId input : graph.inputs()) add_buffer(graph, shapes, elem_size, input, 0, a);
+  for (const NodeId id : schedule.executed) {
+    const Node& node = graph.node(id);
+    if (node.op == OpKind::kFlatten) {
+      a.buffer_of[static_cast<std::size_t>(node.output)] =
+          a.buffer_of[static_cast<std::size_t>(node.inputs[0])];
+    } else {
+      add_buffer(graph, shapes, elem_size, node.output, schedule.position[static_cast<std::size_t>(id)], a);
+    }
+  }
+  for (const NodeId id : order) {
+    for (const ValueId v : graph.node(id).inputs) {
+      const int b = a.buffer_of[static_cast<std::size_t>(v)];
+      if (b < 0) continue;
+      int& last = a.buffers[static_cast<std::size_t>(b)].last;
+      last = std::max(last, schedule.position[static_cast<std::size_t>(id)]);
+    }
+  }
+  for (const ValueId v : graph.outputs()) {
+    const int b = a.buffer_of[static_cast<std::size_t>(v)];
+    require(b >= 0, "cuda backend: graph output '", graph.value(v).name, "' is not computed by a layer");
+    a.buffers[static_cast<std::size_t>(b)].last = schedule.output_step;
+  }
+  a.layout = backends::place_buffers(a.buffers, kArenaAlignment);
+  return a;
+}
+
+}  // namespace kiln::cuda

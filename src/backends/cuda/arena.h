@@ -1,0 +1,39 @@
+// Where each activation of a CUDA program lives: the steps' order, every materialized value's buffer and
+// its lifetime in steps, placed in one arena by the shared planner (backends/common/arena_planner.h).
+// Host code only.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "backends/common/arena_planner.h"
+#include "backends/cuda/fusion.h"
+#include "graph/graph.h"
+
+namespace kiln::cuda {
+
+// The buffers' alignment: what cuDNN, cuBLASLt (their default assumption) and kiln's kernels want.
+inline constexpr std::size_t kArenaAlignment = 256;
+
+// Step 0 converts the graph inputs, then one step per executed node, then the output conversions.
+struct Schedule {
+  std::vector<NodeId> executed;  // nodes with a step of their own, in order
+  std::vector<int> position;     // per node: its step (an absorbed node's is its absorber's); -1: none
+  int output_step = 0;
+};
+
+Schedule schedule_steps(const Graph& graph, const std::vector<NodeId>& order, const Fusions& fusions);
+
+struct ArenaAssignment {
+  std::vector<int> buffer_of;  // per value: its buffer, -1 when it has none (constants, absorbed values)
+  std::vector<backends::BufferLifetime> buffers;
+  backends::ArenaLayout layout;
+};
+
+// One buffer per graph input and per executed node's output (a flatten's output is its input's buffer; a
+// quantize point's holds one E4M3 byte per element, the others `elem_size` bytes per element), alive from
+// the step writing it to its last reader's (graph outputs: the output step). `shapes`: per value.
+ArenaAssignment assign_arena(const Graph& graph, const std::vector<NodeId>& order, const Schedule& schedule,
+                             const std::vector<Shape>& shapes, std::size_t elem_size);
+
+}  // namespace kiln::cuda

@@ -1,0 +1,109 @@
+// Convolutions and linear layers (on cuDNN or cuBLASLt, their tactics from conv_candidates.cpp) and the
+// attention gate's two 1x1 convolutions as one squeeze_mlp launch.
+#include "backends/cuda/host_constants.h"
+#include "backends/cuda/program_builder.h"
+#include "backends/cuda/squeeze_mlp.h"
+
+namespace kiln::cuda {
+void ProgramBuilder::add_conv2d(NodeId id) {
+  const Node& node = graph_.node(id);
+  const NodeId squeeze = fusions_.squeeze_into_expand[static_cast<std::size_t>(id)];
+  if (squeeze != kNoNode) return add_squeeze_mlp(id, squeeze);
+  add_conv_layer(node, id, node.attr<ConvAttrs>().activation, nullptr, ptr(node.output), shape(node.output));
+}
+
+void ProgramBuilder::add_linear(NodeId id) {
+  const Node& node = graph_.node(id);
+  add_conv_layer(node, id, Activation::kNone, nullptr, ptr(node.output), shape(node.output));
+}
+
+void ProgramBuilder::add_squeeze_mlp(NodeId fc2, NodeId squeeze) {
+  const Node& node = graph_.node(fc2);
+  const Node& fc1 = graph_.node(squeeze);
+  const Tensor& w1 = constant(fc1.inputs[1]);
+  const Tensor& w2 = constant(node.inputs[1]);
+  const int n = to_int(shape(node.output)[0]), in = to_int(w1.dim(1)), hidden = to_int(w1.dim(0)),
+            out = to_int(w2.dim(0));
+  // Biases default to zeros; [O, I, 1, 1] weights are already the row-major [O, I] the kernel reads.
+  const auto bias_of = [&](const Node& conv, std::int64_t count) {
+    return conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {count});
+  };
+  const Elem e = elem_;
+  const void* pw1 = keep(upload(w1, e));
+  const void* pb1 = keep(upload(bias_of(fc1, hidden), e));
+  const void* pw2 = keep(upload(w2, e));
+  const void* pb2 = keep(upload(bias_of(node, out), e));
+  const Act act1 = act_of(fc1.attr<ConvAttrs>().activation);
+  const void* x = ptr(fc1.inputs[0]);
+  void* y = ptr(node.output);
+  add_step(fc2, cat("attention gate fc1 + act + fc2 (squeeze_mlp, ", in, " -> ", hidden, " -> ", out, ")"),
+           [=](cudaStream_t s) {
+             check(squeeze_mlp(x, pw1, pb1, act1, pw2, pb2, y, e, n, in, hidden, out, s), "attention gate");
+           });
+}
+
+ConvGeometry ProgramBuilder::conv_geometry(const Node& conv, const Tensor& weights,
+                                           const Shape& y_shape) const {
+  const Shape& xs = shape(conv.inputs[0]);
+  ConvGeometry g;
+  g.n = to_int(xs[0]);
+  g.c = to_int(xs[1]);
+  g.k = to_int(weights.dim(0));
+  if (conv.op == OpKind::kLinear) return g;
+  const auto& a = conv.attr<ConvAttrs>();
+  g.h = to_int(xs[2]);
+  g.w = to_int(xs[3]);
+  g.r = to_int(a.kernel[0]);
+  g.s = to_int(a.kernel[1]);
+  g.out_h = to_int(y_shape[2]);
+  g.out_w = to_int(y_shape[3]);
+  g.pad_h = to_int(a.padding[0]);
+  g.pad_w = to_int(a.padding[1]);
+  g.stride_h = to_int(a.stride[0]);
+  g.stride_w = to_int(a.stride[1]);
+  g.dilation_h = to_int(a.dilation[0]);
+  g.dilation_w = to_int(a.dilation[1]);
+  g.groups = to_int(a.groups);
+  return g;
+}
+
+// Weights as the kernels read them: E4M3 codes (exact: they came from E4M3) or the storage type.
+void* ProgramBuilder::upload_weights(const ConvLayer& layer, const Tensor& weights) {
+  return keep(layer.fp8 ? upload_bytes(weights.to(DType::kF8E4M3)) : upload(weights, elem_));
+}
+
+// y = (sum of code products) * input scale * weight scale[k] + bias.
+void ProgramBuilder::add_fp8_scales(const Node& conv, const Tensor& weight_scales, ConvLayer& layer) {
+  const float input_scale = graph_.node(graph_.value(conv.inputs[0]).producer).attr<QuantizeAttrs>().scale;
+  const Tensor scale = fp8_output_scales(input_scale, weight_scales, layer.geometry.k);
+  layer.buffers.scale = static_cast<const float*>(keep(upload(scale, Elem::kF32)));
+  layer.buffers.accumulator = static_cast<float*>(program_->fp8_accumulator.data());
+}
+
+void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activation activation,
+                                    const void* residual, void* y, const Shape& y_shape) {
+  ConvLayer layer;
+  layer.node = &conv;
+  layer.reported = reported;
+  layer.name = graph_.node(reported).name;
+  layer.linear = conv.op == OpKind::kLinear;
+  layer.fp8 = conv.precision == Precision::kF8;
+  // An FP8 layer's weights: the E4M3 codes and per-channel scales its dequantize point holds.
+  const Node* dequantize = layer.fp8 ? &graph_.node(graph_.value(conv.inputs[1]).producer) : nullptr;
+  const Tensor& weight = layer.fp8 ? constant(dequantize->inputs[0]) : constant(conv.inputs[1]);
+  layer.geometry = conv_geometry(conv, weight, y_shape);
+  layer.weights = layer.linear ? weight.to(DType::kF32) : to_krsc(weight);
+  layer.buffers.x = ptr(conv.inputs[0]);
+  layer.buffers.weight = upload_weights(layer, layer.weights);
+  const Tensor bias =
+      conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {layer.geometry.k});
+  layer.buffers.bias = keep(upload(bias, layer.fp8 ? Elem::kF32 : elem_));
+  if (layer.fp8) add_fp8_scales(conv, constant(dequantize->inputs[1]), layer);
+  layer.buffers.residual = residual;
+  layer.buffers.y = y;
+  layer.activation = activation;
+  layer.residual = residual != nullptr;
+  add_layer_step(layer, choose_candidate(layer));
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,60 @@
+// Adds (alone or as a convolution's residual epilogue), activations and unfolded batch norms: kiln's
+// row-by-channel kernels.
+#include "backends/cuda/host_constants.h"
+#include "backends/cuda/program_builder.h"
+
+namespace kiln::cuda {
+
+void ProgramBuilder::add_add(NodeId id) {
+  const Node& node = graph_.node(id);
+  const Shape& out_shape = shape(node.output);
+  const Activation act = node.attr<AddAttrs>().activation;
+  const NodeId conv = fusions_.conv_into_add[static_cast<std::size_t>(id)];
+  if (conv != kNoNode) {
+    const Node& c = graph_.node(conv);
+    const ValueId other = node.inputs[0] == c.output ? node.inputs[1] : node.inputs[0];
+    return add_conv_layer(c, conv, act, ptr(other), ptr(node.output), out_shape);
+  }
+  const void* a = ptr(node.inputs[0]);
+  const void* b = ptr(node.inputs[1]);
+  void* y = ptr(node.output);
+  const std::int64_t rows = rows_of(out_shape);
+  const int ch = to_int(channels_of(out_shape));
+  const Elem e = elem_;
+  add_step(id, cat("add act ", activation_name(act)), [=](cudaStream_t s) {
+    check(add_bias_act(a, b, nullptr, y, e, rows, ch, act_of(act), s), "add");
+  });
+}
+
+void ProgramBuilder::add_activation(NodeId id) {
+  const Node& node = graph_.node(id);
+  const Shape& out_shape = shape(node.output);
+  const Act act = act_of(node.attr<ActivationAttrs>().activation);
+  const void* x = ptr(node.inputs[0]);
+  void* y = ptr(node.output);
+  const std::int64_t rows = rows_of(out_shape);
+  const int ch = to_int(channels_of(out_shape));
+  const Elem e = elem_;
+  add_step(id, "activation", [=](cudaStream_t s) {
+    check(add_bias_act(x, nullptr, nullptr, y, e, rows, ch, act, s), "activation");
+  });
+}
+
+void ProgramBuilder::add_batch_norm(NodeId id) {
+  const Node& node = graph_.node(id);
+  const Shape& out_shape = shape(node.output);
+  const ScaleShift folded =
+      fold_batch_norm(constant(node.inputs[1]), constant(node.inputs[2]), constant(node.inputs[3]),
+                      constant(node.inputs[4]), node.attr<BatchNormAttrs>().epsilon);
+  const auto* sc = static_cast<const float*>(keep(upload(folded.scale, Elem::kF32)));
+  const auto* sh = static_cast<const float*>(keep(upload(folded.shift, Elem::kF32)));
+  const void* x = ptr(node.inputs[0]);
+  void* y = ptr(node.output);
+  const std::int64_t rows = rows_of(out_shape);
+  const int ch = to_int(channels_of(out_shape));
+  const Elem e = elem_;
+  add_step(id, "batch norm (scale, shift)",
+           [=](cudaStream_t s) { check(scale_shift(x, sc, sh, y, e, rows, ch, s), "batch norm"); });
+}
+
+}  // namespace kiln::cuda

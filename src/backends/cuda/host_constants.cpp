@@ -1,0 +1,67 @@
+#include "backends/cuda/host_constants.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln::cuda {
+
+Tensor to_krsc(const Tensor& w) {
+  const Tensor f = w.to(DType::kF32);
+  const std::int64_t o = f.dim(0), in = f.dim(1), kh = f.dim(2), kw = f.dim(3);
+  Tensor out(DType::kF32, {o, kh, kw, in});
+  const auto src = f.f32();
+  const auto dst = out.mutable_f32();
+  for (std::int64_t a = 0; a < o; ++a)
+    for (std::int64_t c = 0; c < in; ++c)
+      for (std::int64_t y = 0; y < kh; ++y)
+        for (std::int64_t x = 0; x < kw; ++x)
+          dst[static_cast<std::size_t>(((a * kh + y) * kw + x) * in + c)] =
+              src[static_cast<std::size_t>(((a * in + c) * kh + y) * kw + x)];
+  return out;
+}
+
+Tensor block_diagonal(const Tensor& w, std::int64_t channels_in, std::int64_t groups) {
+  const std::int64_t k = w.dim(0), r = w.dim(1), s = w.dim(2);
+  const std::int64_t per_group_in = channels_in / groups, per_group_out = k / groups, taps = r * s;
+  Tensor wide(DType::kF32, {k, r, s, channels_in});
+  const auto src = w.f32();
+  const auto dst = wide.mutable_f32();
+  std::fill(dst.begin(), dst.end(), 0.0f);
+  for (std::int64_t o = 0; o < k; ++o) {
+    const std::int64_t first = o / per_group_out * per_group_in;
+    for (std::int64_t tap = 0; tap < taps; ++tap) {
+      for (std::int64_t i = 0; i < per_group_in; ++i) {
+        dst[static_cast<std::size_t>((o * taps + tap) * channels_in + first + i)] =
+            src[static_cast<std::size_t>((o * taps + tap) * per_group_in + i)];
+      }
+    }
+  }
+  return wide;
+}
+
+ScaleShift fold_batch_norm(const Tensor& gamma_in, const Tensor& beta_in, const Tensor& mean_in,
+                           const Tensor& var_in, float epsilon) {
+  const Tensor gamma = gamma_in.to(DType::kF32), beta = beta_in.to(DType::kF32);
+  const Tensor mean = mean_in.to(DType::kF32), var = var_in.to(DType::kF32);
+  const std::int64_t channels = gamma.numel();
+  ScaleShift folded{Tensor(DType::kF32, {channels}), Tensor(DType::kF32, {channels})};
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    const double s = gamma.f32()[i] / std::sqrt(static_cast<double>(var.f32()[i]) + epsilon);
+    folded.scale.mutable_f32()[i] = static_cast<float>(s);
+    folded.shift.mutable_f32()[i] = static_cast<float>(beta.f32()[i] - mean.f32()[i] * s);
+  }
+  return folded;
+}
+
+Tensor fp8_output_scales(float input_scale, const Tensor& weight_scales_in, std::int64_t channels) {
+  const Tensor weight_scales = weight_scales_in.to(DType::kF32);
+  Tensor scale(DType::kF32, {channels});
+  for (std::int64_t k = 0; k < channels; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    scale.mutable_f32()[i] = input_scale * weight_scales.f32()[weight_scales.numel() == 1 ? 0 : i];
+  }
+  return scale;
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,42 @@
+// Max and average pools, and the global average pool (with the radix sum it pools on the fly).
+#include "backends/cuda/program_builder.h"
+
+namespace kiln::cuda {
+
+void ProgramBuilder::add_pool(NodeId id) {
+  const Node& node = graph_.node(id);
+  const Shape& out_shape = shape(node.output);
+  const auto& a = node.attr<PoolAttrs>();
+  const Shape& xs = shape(node.inputs[0]);
+  const PoolShape p{to_int(xs[0]),        to_int(xs[1]),        to_int(xs[2]),        to_int(xs[3]),
+                    to_int(out_shape[2]), to_int(out_shape[3]), to_int(a.kernel[0]),  to_int(a.kernel[1]),
+                    to_int(a.stride[0]),  to_int(a.stride[1]),  to_int(a.padding[0]), to_int(a.padding[1]),
+                    to_int(a.padding[2]), to_int(a.padding[3]), a.count_include_pad};
+  const void* x = ptr(node.inputs[0]);
+  void* y = ptr(node.output);
+  const bool is_max = node.op == OpKind::kMaxPool2d;
+  const Elem e = elem_;
+  add_step(id, is_max ? "max pool" : "avg pool", [=](cudaStream_t s) {
+    check(is_max ? max_pool(x, y, e, p, s) : avg_pool(x, y, e, p, s), "pooling");
+  });
+}
+
+void ProgramBuilder::add_global_pool(NodeId id) {
+  const Node& node = graph_.node(id);
+  const NodeId sum = fusions_.radix_sum_into_pool[static_cast<std::size_t>(id)];
+  const ValueId source = sum != kNoNode ? graph_.node(sum).inputs[0] : node.inputs[0];
+  const int radix = sum != kNoNode ? to_int(graph_.node(sum).attr<RadixAttrs>().radix) : 1;
+  const Shape& xs = shape(source);
+  const int n = to_int(xs[0]), hw = to_int(xs[2] * xs[3]), c = to_int(xs[1]) / radix;
+  DeviceBuffer partial(2 * static_cast<std::size_t>(n) * static_cast<std::size_t>(c) * 4);
+  check(cudaMemset(partial.data(), 0, partial.bytes()), "zeroing pool scratch");
+  auto* scratch = static_cast<float*>(keep(std::move(partial)));
+  const void* x = ptr(source);
+  void* y = ptr(node.output);
+  const Elem e = elem_;
+  add_step(
+      sum != kNoNode ? sum : id, sum != kNoNode ? "radix sum + global avg pool" : "global avg pool",
+      [=](cudaStream_t s) { check(radix_global_pool(x, y, scratch, e, n, hw, radix, c, s), "global pool"); });
+}
+
+}  // namespace kiln::cuda

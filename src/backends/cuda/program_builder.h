@@ -1,0 +1,148 @@
+// Compiles a graph into a CUDA program (program.h). One builder compiles one graph: it checks the storage
+// precision (precision.h), infers the batch's shapes, finds the fusions (fusion.h), places every
+// activation in the arena (arena.h), stages the inputs and outputs, and adds each executed node's steps
+// through the operator table (op_table.h), whose cases live in *_steps.cpp by operator family.
+// Convolution and linear layers get their tactics from pick_tactic() (tactic.h), over the candidates of
+// each library (conv_candidates.cpp).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/arena.h"
+#include "backends/cuda/conv.h"
+#include "backends/cuda/fusion.h"
+#include "backends/cuda/program.h"
+#include "backends/cuda/stored_tactic.h"
+#include "backends/cuda/tactic.h"
+
+namespace kiln::cuda {
+
+struct CudaOp;
+
+// Extents as the kernels take them.
+inline int to_int(std::int64_t v) { return static_cast<int>(v); }
+// [N, C, H, W] or [N, C] as NHWC extents: rows (N*H*W) and channels.
+inline std::int64_t rows_of(const Shape& s) { return s.size() == 4 ? s[0] * s[2] * s[3] : s[0]; }
+inline std::int64_t channels_of(const Shape& s) { return s[1]; }
+
+inline Act act_of(Activation a) {
+  switch (a) {
+    case Activation::kNone:
+      return Act::kNone;
+    case Activation::kRelu:
+      return Act::kRelu;
+    case Activation::kSilu:
+      return Act::kSilu;
+    case Activation::kSigmoid:
+      return Act::kSigmoid;
+  }
+  return Act::kNone;
+}
+
+// Uploads a host tensor as `elem` (f32 or fp16), or its bytes as they are.
+DeviceBuffer upload(const Tensor& t, Elem elem);
+DeviceBuffer upload_bytes(const Tensor& t);
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Graph& graph, const CompileOptions& options, const LibraryHandles& handles,
+                 std::string device_name);
+  std::unique_ptr<Program> build();
+
+ private:
+  friend const CudaOp* find_cuda_op(OpKind op);
+
+  // A convolution or linear layer as its candidates see it (conv_steps.cpp).
+  struct ConvLayer {
+    const Node* node = nullptr;
+    NodeId reported = kNoNode;  // the layer its step and tactic are reported under
+    std::string name;           // that layer's name
+    bool linear = false, fp8 = false;
+    ConvGeometry geometry;
+    ConvBuffers buffers;
+    Tensor weights;  // f32, KRSC (convolutions) or [O, I] (linear layers)
+    Activation activation = Activation::kNone;
+    bool residual = false;
+  };
+  // One way to run a layer: a cuDNN or cuBLASLt object configured for it, and its tactic.
+  struct Candidate {
+    std::string api;  // kApi*
+    std::string key;  // the tactic cache's key
+    TacticRecord tactic;
+    std::shared_ptr<void> layer;  // what `launch` calls into
+    std::function<void(cudaStream_t)> launch;
+  };
+
+  // program_builder.cpp
+  std::vector<Shape> batch_input_shapes() const;
+  void stage_inputs();
+  void stage_outputs();
+  void add_node(NodeId id);
+  void add_step(NodeId node, std::string label, std::function<void(cudaStream_t)> launch);
+  const Shape& shape(ValueId value) const { return shapes_[static_cast<std::size_t>(value)]; }
+  void* ptr(ValueId value) const;
+  const Tensor& constant(ValueId value) const;
+  void* keep(DeviceBuffer buffer);  // a constant kept alive with the program; its device address
+  TacticSearch tactic_search(bool timed);
+
+  // conv_steps.cpp
+  void add_conv2d(NodeId id);
+  void add_linear(NodeId id);
+  void add_squeeze_mlp(NodeId fc2, NodeId fc1);
+  void add_conv_layer(const Node& conv, NodeId reported, Activation activation, const void* residual, void* y,
+                      const Shape& y_shape);
+  ConvGeometry conv_geometry(const Node& conv, const Tensor& weights, const Shape& y_shape) const;
+  void* upload_weights(const ConvLayer& layer, const Tensor& weights);
+  void add_fp8_scales(const Node& conv, const Tensor& weight_scales, ConvLayer& layer);
+
+  // conv_candidates.cpp
+  Candidate choose_candidate(const ConvLayer& layer);
+  // `layer` with its tactic from pick_tactic(), launched on `io`; nothing when no tactic runs it.
+  template <class Layer, class Buffers>
+  std::optional<Candidate> candidate(const char* api, std::shared_ptr<Layer> layer, const Buffers& io,
+                                     bool search_here, const std::optional<TacticRecord>& stored);
+  std::optional<Candidate> stored_candidate(const ConvLayer& layer, const StoredTactic& stored);
+  std::optional<Candidate> graph_candidate(const ConvLayer& layer, const ConvGeometry& geometry,
+                                           const ConvBuffers& io, const char* api, bool search_here,
+                                           const std::optional<TacticRecord>& stored);
+  std::optional<Candidate> legacy_candidate(const ConvLayer& layer, bool search_here,
+                                            const std::optional<TacticRecord>& stored);
+  std::optional<Candidate> dense_candidate(const ConvLayer& layer, const std::optional<TacticRecord>& stored);
+  std::optional<Candidate> cublaslt_candidate(const ConvLayer& layer, bool search_here,
+                                              const std::optional<TacticRecord>& stored);
+  void add_layer_step(const ConvLayer& layer, Candidate chosen);
+
+  // elementwise_steps.cpp
+  void add_add(NodeId id);
+  void add_activation(NodeId id);
+  void add_batch_norm(NodeId id);
+  // pooling_steps.cpp
+  void add_pool(NodeId id);
+  void add_global_pool(NodeId id);
+  // split_attention_steps.cpp
+  void add_radix_sum(NodeId id);
+  void add_radix_softmax(NodeId id);
+  void add_radix_weighted_sum(NodeId id);
+  // quantization_steps.cpp
+  void add_quantize(NodeId id);
+
+  const Graph& graph_;
+  const CompileOptions& options_;
+  const LibraryHandles& handles_;
+  std::string device_name_;
+  std::unique_ptr<Program> program_;
+  Elem elem_ = Elem::kF32;
+  std::vector<NodeId> order_;
+  std::vector<Shape> shapes_;  // per value, at the compiled batch
+  Fusions fusions_;
+  Schedule schedule_;
+  ArenaAssignment arena_;
+  TacticCache cache_;
+  DeviceBuffer search_workspace_;  // what candidates may use while tactics are searched
+  std::size_t workspace_bytes_ = 0;
+};
+
+}  // namespace kiln::cuda

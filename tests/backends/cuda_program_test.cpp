@@ -1,0 +1,195 @@
+// The host side of the CUDA backend, checked without a GPU: which nodes it compiles (the operator
+// table), the plan's tactic records, the activation arena and the constants prepared for the kernels.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#if KILN_HAVE_CUDA
+#include "backends/cuda/arena.h"
+#include "backends/cuda/host_constants.h"
+#include "backends/cuda/op_table.h"
+#include "backends/cuda/stored_tactic.h"
+#include "core/error.h"
+#include "graph/shape_inference.h"
+#include "onednn_graph_util.h"
+#include "resnest_like_graph.h"
+#endif
+
+namespace kiln {
+namespace {
+
+#if KILN_HAVE_CUDA
+using testing::conv_attrs;
+using testing::SmallGraph;
+
+// A ResNeSt of one block per stage, a few channels wide.
+testing::ResnestLikeOptions tiny_resnest() {
+  testing::ResnestLikeOptions o;
+  std::tie(o.image, o.stem_width, o.base_width, o.classes) = std::make_tuple(32, 8, 16, 10);
+  o.depths = {1, 1, 1, 1};
+  return o;
+}
+
+TEST(CudaOpTableTest, EveryNodeOfAResnestCompiles) {
+  const Graph graph = testing::resnest_like_graph(tiny_resnest());
+  for (const NodeId id : graph.topological_order()) {
+    const Node& node = graph.node(id);
+    EXPECT_EQ(cuda::unsupported_reason(graph, node), "") << node.name;
+  }
+}
+
+TEST(CudaOpTableTest, AnOperatorWithoutAnEntryHasNoKernel) {
+  SmallGraph m;
+  const ValueId x = m.input("x", {4, 8, 8});
+  const ValueId gate = m.input("gate", {4, 1, 1});
+  const ValueId y = m.node(OpKind::kChannelScale, {x, gate});
+  m.output(y);
+  EXPECT_EQ(cuda::find_cuda_op(OpKind::kChannelScale), nullptr);
+  EXPECT_EQ(cuda::unsupported_reason(m.graph, m.producer(y)), "channel_scale has no CUDA kernel yet");
+  EXPECT_NE(cuda::find_cuda_op(OpKind::kConv2d), nullptr);
+}
+
+TEST(CudaOpTableTest, RanksTheKernelsCannotTakeAreRefused) {
+  SmallGraph m;
+  const ValueId x = m.input("x", {4, 2, 2});
+  const ValueId flat = m.node(OpKind::kFlatten, {x});
+  const ValueId sequence = m.input("sequence", {4, 5});
+  const ValueId relu = m.node(OpKind::kActivation, {sequence}, ActivationAttrs{Activation::kRelu});
+  m.output(flat);
+  m.output(relu);
+  // A flatten of several pixels would need a reorder in NHWC; the row kernels take [N, C] or NHWC only.
+  EXPECT_NE(cuda::unsupported_reason(m.graph, m.producer(flat)), "");
+  EXPECT_EQ(cuda::unsupported_reason(m.graph, m.producer(relu)),
+            "expects [N, C] or [N, C, H, W] tensors, got rank 3");
+  SmallGraph ok;
+  const ValueId p = ok.input("p", {4, 1, 1});
+  const ValueId pflat = ok.node(OpKind::kFlatten, {p});
+  ok.output(pflat);
+  EXPECT_EQ(cuda::unsupported_reason(ok.graph, ok.producer(pflat)), "");
+}
+
+TEST(CudaOpTableTest, CodesOnlyFeedFp8Convolutions) {
+  SmallGraph m;
+  const ValueId x = m.input("x", {16, 4, 4});
+  const ValueId q = m.node(OpKind::kQuantize, {x}, QuantizeAttrs{0.1f});
+  const ValueId relu = m.node(OpKind::kActivation, {q}, ActivationAttrs{Activation::kRelu});
+  m.output(relu);
+  EXPECT_NE(cuda::unsupported_reason(m.graph, m.producer(q)).find("which is no FP8 convolution"),
+            std::string::npos);
+}
+
+TEST(CudaStoredTacticTest, AnEntryReadsBackAsWritten) {
+  const cuda::StoredTactic chosen{cuda::kApiGraph, "graph91000:f16:n1c16", {false, 3, 4096, 0.0125}};
+  const nlohmann::json entry = cuda::tactic_entry(chosen, "NVIDIA H200");
+  // The plan's format: these keys, microseconds.
+  EXPECT_EQ(entry, nlohmann::json::parse(R"({"tactic": {"api": "cudnn-graph", "key": "graph91000:f16:n1c16",
+      "device": "NVIDIA H200", "fused": false, "algorithm": 3, "workspace": 4096, "us": 12.5}})"));
+  const std::map<std::string, nlohmann::json> layer_data{{"layer1.conv", entry}};
+  const auto back = cuda::stored_tactic(layer_data, "layer1.conv", "NVIDIA H200");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->api, chosen.api);
+  EXPECT_EQ(back->key, chosen.key);
+  EXPECT_EQ(back->tactic.fused, false);
+  EXPECT_EQ(back->tactic.algorithm, 3);
+  EXPECT_EQ(back->tactic.workspace, 4096u);
+  EXPECT_DOUBLE_EQ(back->tactic.milliseconds, 0.0125);
+  EXPECT_FALSE(cuda::stored_tactic(layer_data, "layer1.conv", "another GPU").has_value());
+  EXPECT_FALSE(cuda::stored_tactic(layer_data, "layer2.conv", "NVIDIA H200").has_value());
+}
+
+TEST(CudaStoredTacticTest, AMalformedEntryNamesTheLayer) {
+  nlohmann::json entry = cuda::tactic_entry({cuda::kApiLegacy, "k", {}}, "gpu");
+  entry["tactic"].erase("algorithm");
+  try {
+    cuda::stored_tactic({{"stem.conv", entry}}, "stem.conv", "gpu");
+    FAIL() << "a malformed tactic was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plan: layer 'stem.conv': malformed tactic"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CudaArenaTest, LiveValuesNeverShareBytes) {
+  const Graph graph = testing::resnest_like_graph(tiny_resnest());
+  const std::vector<NodeId> order = graph.topological_order();
+  const cuda::Fusions fusions = cuda::find_fusions(graph, order);
+  const cuda::Schedule schedule = cuda::schedule_steps(graph, order, fusions);
+  const std::vector<Shape> shapes = infer_shapes(graph, {{2, 3, 32, 32}});
+  const cuda::ArenaAssignment a = cuda::assign_arena(graph, order, schedule, shapes, 2);
+  ASSERT_EQ(a.layout.offsets.size(), a.buffers.size());
+  EXPECT_EQ(a.buffers.front().first, 0);  // the input, converted by step 0
+  EXPECT_EQ(a.buffers.front().bytes, 2u * 3 * 32 * 32 * 2);
+  for (std::size_t i = 0; i < a.buffers.size(); ++i) {
+    EXPECT_EQ(a.layout.offsets[i] % cuda::kArenaAlignment, 0u);
+    for (std::size_t j = i + 1; j < a.buffers.size(); ++j) {
+      const auto& p = a.buffers[i];
+      const auto& q = a.buffers[j];
+      if (p.first > q.last || q.first > p.last) continue;
+      const bool apart = a.layout.offsets[i] + p.bytes <= a.layout.offsets[j] ||
+                         a.layout.offsets[j] + q.bytes <= a.layout.offsets[i];
+      EXPECT_TRUE(apart) << i << ", " << j;
+    }
+  }
+  // Every graph output lives until the output step.
+  for (const ValueId v : graph.outputs()) {
+    EXPECT_EQ(a.buffers[static_cast<std::size_t>(a.buffer_of[static_cast<std::size_t>(v)])].last,
+              schedule.output_step);
+  }
+}
+
+TEST(CudaArenaTest, EveryInputGetsABufferAtStepZero) {
+  SmallGraph m;
+  const ValueId x = m.input("x", {8, 4, 4});
+  const ValueId residual = m.input("residual", {8, 4, 4});
+  const ValueId c = m.conv(x, 8, conv_attrs(3, 1, 1));
+  m.output(m.node(OpKind::kAdd, {c, residual}, AddAttrs{Activation::kRelu}));
+  const std::vector<NodeId> order = m.graph.topological_order();
+  const cuda::Fusions fusions = cuda::find_fusions(m.graph, order);
+  const cuda::Schedule schedule = cuda::schedule_steps(m.graph, order, fusions);
+  EXPECT_EQ(schedule.executed.size(), 1u);  // the convolution runs with the add as its residual epilogue
+  const cuda::ArenaAssignment a =
+      cuda::assign_arena(m.graph, order, schedule, infer_shapes(m.graph, {{1, 8, 4, 4}, {1, 8, 4, 4}}), 4);
+  ASSERT_EQ(a.buffers.size(), 3u);
+  for (const ValueId input : {x, residual}) {
+    const int b = a.buffer_of[static_cast<std::size_t>(input)];
+    ASSERT_GE(b, 0);
+    EXPECT_EQ(a.buffers[static_cast<std::size_t>(b)].first, 0);
+    EXPECT_EQ(a.buffers[static_cast<std::size_t>(b)].last, 1);
+  }
+}
+
+TEST(CudaHostConstantsTest, FiltersGoKrscAndGroupsGoBlockDiagonal) {
+  // [O=2, I=2, 1, 2]: value = 1000 o + 100 i + x.
+  std::vector<float> w;
+  for (int o = 0; o < 2; ++o)
+    for (int i = 0; i < 2; ++i)
+      for (int x = 0; x < 2; ++x) w.push_back(static_cast<float>(1000 * o + 100 * i + x));
+  const Tensor krsc = cuda::to_krsc(Tensor::from_f32({2, 2, 1, 2}, w));
+  EXPECT_EQ(krsc.shape(), (Shape{2, 1, 2, 2}));
+  EXPECT_EQ(std::vector<float>(krsc.f32().begin(), krsc.f32().end()),
+            (std::vector<float>{0, 100, 1, 101, 1000, 1100, 1001, 1101}));
+  // Two groups of one input channel each: output 0 reads channel 0, output 1 channel 1.
+  const Tensor grouped = Tensor::from_f32({2, 1, 1, 1}, std::vector<float>{5, 7});
+  const Tensor dense = cuda::block_diagonal(grouped, 2, 2);
+  EXPECT_EQ(std::vector<float>(dense.f32().begin(), dense.f32().end()), (std::vector<float>{5, 0, 0, 7}));
+}
+
+TEST(CudaHostConstantsTest, BatchNormFoldsToScaleAndShift) {
+  const auto vec = [](std::vector<float> v) {
+    return Tensor::from_f32({static_cast<std::int64_t>(v.size())}, v);
+  };
+  const cuda::ScaleShift f =
+      cuda::fold_batch_norm(vec({2, 1}), vec({1, 0}), vec({3, -1}), vec({4, 0.25f}), 0);
+  EXPECT_FLOAT_EQ(f.scale.f32()[0], 1.0f);   // 2 / sqrt(4)
+  EXPECT_FLOAT_EQ(f.shift.f32()[0], -2.0f);  // 1 - 3 * 1
+  EXPECT_FLOAT_EQ(f.scale.f32()[1], 2.0f);   // 1 / sqrt(0.25)
+  EXPECT_FLOAT_EQ(f.shift.f32()[1], 2.0f);   // 0 + 1 * 2
+  const Tensor s = cuda::fp8_output_scales(0.5f, vec({4}), 3);
+  EXPECT_EQ(std::vector<float>(s.f32().begin(), s.f32().end()), (std::vector<float>{2, 2, 2}));
+}
+#else
+TEST(CudaProgramTest, Skipped) { GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)"; }
+#endif
+
+}  // namespace
+}  // namespace kiln
