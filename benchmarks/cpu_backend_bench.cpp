@@ -7,7 +7,7 @@
 //
 // With --checkpoint the family builder makes the graph from the checkpoint (config.json beside it) and
 // the graph passes optimize it, as `kiln` does. Without, the graph is a ResNeSt-50d-shaped one with
-// seeded random weights (tests/backends/resnest_like_graph.h); --unfused then keeps batch norms and
+// seeded random weights (testing/resnest_like_graph.h); --unfused then keeps batch norms and
 // ReLUs as nodes of their own instead of the form the graph passes produce.
 #include <algorithm>
 #include <chrono>
@@ -25,9 +25,9 @@
 #include "io/safetensors.h"
 #include "io/timm_config.h"
 #include "passes/pass_manager.h"
-#include "reference_test_util.h"
-#include "resnest_like_graph.h"
 #include "runtime/backend.h"
+#include "testing/random_tensor.h"
+#include "testing/resnest_like_graph.h"
 #if KILN_HAVE_ONEDNN
 #include "backends/cpu/onednn/compiled_model.h"
 #endif

@@ -1,30 +1,11 @@
 #include "families/yolov10/postprocess.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "core/error.h"
+#include "eval/top_k.h"
 
 namespace kiln {
-
-namespace {
-
-// Indices of the `k` largest values, largest first; equal values keep index order.
-std::vector<std::int64_t> top_k(const std::vector<float>& values, std::int64_t k) {
-  std::vector<std::int64_t> order(values.size());
-  std::iota(order.begin(), order.end(), 0);
-  const auto count = std::min<std::size_t>(static_cast<std::size_t>(k), order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count), order.end(),
-                    [&](std::int64_t a, std::int64_t b) {
-                      const float va = values[static_cast<std::size_t>(a)],
-                                  vb = values[static_cast<std::size_t>(b)];
-                      return va > vb || (va == vb && a < b);
-                    });
-  order.resize(count);
-  return order;
-}
-
-}  // namespace
 
 std::vector<std::vector<Detection>> select_detections(const Tensor& decoded, std::int64_t max_det) {
   require(decoded.dtype() == DType::kF32 && decoded.rank() == 3 && decoded.dim(1) > 4,
@@ -44,13 +25,13 @@ std::vector<std::vector<Detection>> select_detections(const Tensor& decoded, std
       for (std::int64_t c = 1; c < classes; ++c) m = std::max(m, at(4 + c, a));
       best[static_cast<std::size_t>(a)] = m;
     }
-    const auto kept = top_k(best, max_det);
+    const auto kept = top_k_indices(best, static_cast<std::size_t>(max_det));
     std::vector<float> scores;
     scores.reserve(kept.size() * static_cast<std::size_t>(classes));
     for (const std::int64_t a : kept) {
       for (std::int64_t c = 0; c < classes; ++c) scores.push_back(at(4 + c, a));
     }
-    for (const std::int64_t flat : top_k(scores, max_det)) {
+    for (const std::int64_t flat : top_k_indices(scores, static_cast<std::size_t>(max_det))) {
       const std::int64_t a = kept[static_cast<std::size_t>(flat / classes)];
       const float cx = at(0, a), cy = at(1, a), w = at(2, a), h = at(3, a);
       result[static_cast<std::size_t>(n)].push_back({cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2,

@@ -16,7 +16,8 @@ struct Detection {
   std::int64_t label = 0;
 };
 
-// Per image, `max_det` detections in descending score order (ties: the lower anchor, then class, first).
+// Per image, `max_det` detections in descending score order (ties: the lower anchor, then class, first;
+// a NaN score ranks below every number, as eval/top_k.h ranks).
 std::vector<std::vector<Detection>> select_detections(const Tensor& decoded, std::int64_t max_det);
 
 }  // namespace kiln

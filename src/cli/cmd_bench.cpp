@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/model_loading.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "pipeline/model_loading.h"
 #include "runtime/benchmark.h"
 
 namespace kiln::cli {
@@ -50,7 +50,7 @@ nlohmann::json stats_json(const LatencyStats& stats) {
 }
 
 void bench(const BenchOptions& options) {
-  const auto plan = load_plan(options.plan);
+  const auto plan = pipeline::load_plan(options.plan);
   CompileOptions compile;
   compile.batch = options.batch.value_or(plan->info.batch);
   compile.threads = options.threads;

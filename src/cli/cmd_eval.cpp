@@ -3,7 +3,6 @@
 // parses options, prints a summary and writes the JSON report.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -11,12 +10,13 @@
 #include <optional>
 
 #include "cli/commands.h"
-#include "cli/model_loading.h"
 #include "core/error.h"
 #include "data/open_dataset.h"
 #include "data/sampling.h"
 #include "eval/evaluate.h"
 #include "io/atomic_file.h"
+#include "pipeline/model_loading.h"
+#include "plan/plan_magic.h"
 
 namespace kiln::cli {
 
@@ -46,10 +46,7 @@ struct EvalCliOptions {
 // anything else is read as a checkpoint.
 bool is_checkpoint(const std::filesystem::path& path) {
   if (path.extension() == ".kplan") return false;
-  std::ifstream in(path, std::ios::binary);
-  std::string magic(8, '\0');
-  in.read(magic.data(), 8);
-  return !(in && magic == "KILNPLAN");
+  return !looks_like_plan(path);
 }
 
 std::string percent(double fraction) {
@@ -163,7 +160,7 @@ std::vector<std::size_t> choose_indices(const EvalCliOptions& options, const Dat
 }
 
 void eval(const EvalCliOptions& options) {
-  const std::shared_ptr<const Plan> plan = load_plan(options.plan);
+  const std::shared_ptr<const Plan> plan = pipeline::load_plan(options.plan);
   require(!options.per_layer || options.reference,
           "--per-layer compares layers with a reference: give --reference");
   const Dataset dataset = open_dataset(options.data);
@@ -177,13 +174,13 @@ void eval(const EvalCliOptions& options) {
     if (is_checkpoint(*options.reference)) {
       const std::string family = options.family.empty() ? plan->info.family : options.family;
       reference_plan =
-          std::make_shared<const Plan>(build_in_memory(family, *options.reference, options.config));
+          std::make_shared<const Plan>(pipeline::build_in_memory(family, *options.reference, options.config));
       reference_kind = cat("checkpoint, ", family, ", built in memory at fp32");
     } else {
       require(options.family.empty() && !options.config,
               "--family and --config describe a checkpoint --reference, but ", options.reference->string(),
               " is a plan");
-      reference_plan = load_plan(*options.reference);
+      reference_plan = pipeline::load_plan(*options.reference);
       reference_kind = cat("plan, ", precision_name(reference_plan->info.precision));
     }
   }

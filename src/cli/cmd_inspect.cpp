@@ -1,13 +1,13 @@
 // kiln inspect: list a checkpoint's tensors, print the graph a family builds from it, or describe a plan.
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/model_loading.h"
 #include "core/error.h"
 #include "graph/printer.h"
+#include "pipeline/model_loading.h"
+#include "plan/plan_magic.h"
 
 namespace kiln::cli {
 
@@ -48,32 +48,22 @@ void list_tensors(const InspectOptions& options) {
 }
 
 // A detector's graph for any batch, from its config.json (beside the checkpoint unless --config).
-LoadedModel load_detector(const DetectorInfo& detector, const InspectOptions& options) {
-  const std::filesystem::path config =
-      options.config ? *options.config : options.file.parent_path() / "config.json";
-  require(std::filesystem::exists(config), config.string(),
-          ": missing; a detector checkpoint needs its config.json (model, imgsz, names)");
-  const SafetensorsFile file = SafetensorsFile::open(options.file);
-  std::map<std::string, Tensor> weights;
-  for (const auto& name : file.names()) weights.emplace(name, file.tensor(name));
-  LoadedModel model;
-  try {
-    DetectorModel detected = detector.load(weights, config, -1);
-    model.graph = std::move(detected.graph);
-    if (!options.json) {
-      std::cout << "# " << detected.unused_keys.size()
-                << " checkpoint tensors unused (the one-to-many head)\n";
-    }
-  } catch (const Error& error) {
-    fail(options.file.string(), ": ", error.what());
+Graph detector_graph(const DetectorInfo& detector, const InspectOptions& options) {
+  DetectorModel model = pipeline::load_detector(detector, options.file, options.config, -1);
+  if (!options.json) {
+    std::cout << "# " << model.unused_keys.size() << " checkpoint tensors unused (the one-to-many head)\n";
   }
-  return model;
+  return std::move(model.graph);
 }
 
 void print_model(const InspectOptions& options) {
   const DetectorInfo* detector = find_detector(options.family);
-  const LoadedModel model =
-      detector ? load_detector(*detector, options) : load_model(options.family, options.file, options.config);
+  pipeline::LoadedModel model;
+  if (detector) {
+    model.graph = detector_graph(*detector, options);
+  } else {
+    model = pipeline::load_model(options.family, options.file, options.config);
+  }
   const std::string family = detector ? std::string(detector->name) : std::string(model.family->name);
   std::size_t convolutions = 0;
   for (const auto& node : model.graph.nodes()) convolutions += node.op == OpKind::kConv2d ? 1 : 0;
@@ -97,15 +87,8 @@ void print_model(const InspectOptions& options) {
             << model.graph.parameter_count() << " parameters\n";
 }
 
-bool is_plan_file(const std::filesystem::path& path) {
-  char magic[8] = {};
-  std::ifstream in(path, std::ios::binary);
-  in.read(magic, sizeof magic);
-  return in.gcount() == 8 && std::string_view(magic, 8) == "KILNPLAN";
-}
-
 void print_plan(const InspectOptions& options) {
-  const auto plan = load_plan(options.file);
+  const auto plan = pipeline::load_plan(options.file);
   const Graph& graph = plan->graph;
   std::map<std::string, std::size_t> by_precision;
   std::size_t fp8_convolutions = 0;
@@ -176,7 +159,7 @@ void add_inspect_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_flag("--json", options->json, "Print JSON instead of text");
   cmd->callback([options] {
-    if (is_plan_file(options->file)) {
+    if (looks_like_plan(options->file)) {
       print_plan(*options);
     } else if (options->family.empty()) {
       list_tensors(*options);

@@ -2,9 +2,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/model_loading.h"
 #include "core/error.h"
+#include "families/registry.h"
 #include "io/npy.h"
+#include "pipeline/input_batch.h"
 
 namespace kiln::cli {
 
@@ -21,16 +22,18 @@ struct PreprocessOptions {
 
 void add_preprocess_command(CLI::App& app) {
   auto options = std::make_shared<PreprocessOptions>();
-  CLI::App* cmd = app.add_subcommand("preprocess", "Preprocess images as timm's eval transform and save them as .npy");
+  CLI::App* cmd =
+      app.add_subcommand("preprocess", "Preprocess images as timm's eval transform and save them as .npy");
   cmd->add_option("--input", options->inputs, "Images (JPEG/PNG)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--family", options->family, "Family whose default preprocessing applies")->capture_default_str();
+  cmd->add_option("--family", options->family, "Family whose default preprocessing applies")
+      ->capture_default_str();
   cmd->add_option("--config", options->config, "timm config.json whose pretrained_cfg sets the preprocessing")
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", options->output, "Output .npy, float32 [N, 3, H, W]")->required();
   cmd->callback([options] {
     ModelConfig config = find_family(options->family).default_config;
     if (options->config) config = read_timm_config(*options->config, config);
-    const InputBatch batch = load_inputs(options->inputs, config.preprocess);
+    const pipeline::InputBatch batch = pipeline::load_inputs(options->inputs, config.preprocess);
     write_npy(options->output, batch.tensor);
     std::cout << "wrote " << options->output.string() << " " << shape_str(batch.tensor.shape()) << "\n";
   });

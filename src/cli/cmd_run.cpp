@@ -6,17 +6,16 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <numeric>
 
 #include "cli/commands.h"
-#include "cli/model_loading.h"
 #include "core/error.h"
+#include "eval/top_k.h"
 #include "io/atomic_file.h"
 #include "io/image.h"
 #include "io/npy.h"
-#include "io/safetensors.h"
-#include "passes/pass_manager.h"
-#include "runtime/backend.h"
+#include "pipeline/detector_engine.h"
+#include "pipeline/input_batch.h"
+#include "pipeline/model_loading.h"
 #include "runtime/engine.h"
 
 namespace kiln::cli {
@@ -37,33 +36,6 @@ struct RunOptions {
   double min_score = 0.25;                    // detectors: boxes printed, drawn and written to JSON
   std::optional<std::filesystem::path> draw;  // detectors: PNG with the boxes drawn
 };
-
-struct Ranked {
-  std::int64_t index;
-  double probability;
-  double logit;
-};
-
-std::vector<Ranked> top_k(std::span<const float> logits, int k) {
-  const double peak = *std::max_element(logits.begin(), logits.end());
-  double total = 0.0;
-  for (const float logit : logits) total += std::exp(logit - peak);
-  std::vector<std::int64_t> order(logits.size());
-  std::iota(order.begin(), order.end(), 0);
-  const auto count = std::min<std::size_t>(static_cast<std::size_t>(k), order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count), order.end(),
-                    [&](std::int64_t a, std::int64_t b) {
-                      const auto la = logits[static_cast<std::size_t>(a)];
-                      const auto lb = logits[static_cast<std::size_t>(b)];
-                      return la != lb ? la > lb : a < b;
-                    });
-  std::vector<Ranked> ranked;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double logit = logits[static_cast<std::size_t>(order[i])];
-    ranked.push_back({order[i], std::exp(logit - peak) / total, logit});
-  }
-  return ranked;
-}
 
 // Where the drawing of input `index` of `count` goes: the path itself for one input, else name_<index>.png.
 std::filesystem::path drawing_path(const std::filesystem::path& path, std::size_t index, std::size_t count) {
@@ -100,66 +72,35 @@ void draw_box(Image& image, const Detection& d) {
 void run_detector(const DetectorInfo& detector, const RunOptions& options) {
   require(options.plan.empty() && !options.checkpoint.empty(), "--family ", detector.name,
           " runs a checkpoint: give --checkpoint (detectors have no plan files yet)");
-  const std::filesystem::path config =
-      options.config ? *options.config : options.checkpoint.parent_path() / "config.json";
-  require(std::filesystem::exists(config), config.string(),
-          ": missing; a detector checkpoint needs its config.json (model, imgsz, names)");
-  const SafetensorsFile file = SafetensorsFile::open(options.checkpoint);
-  std::map<std::string, Tensor> weights;
-  for (const auto& name : file.names()) weights.emplace(name, file.tensor(name));
-
-  std::vector<Image> images;
-  for (const auto& input : options.inputs) {
-    require(input.extension() != ".npy", input.string(), ": detectors take images (JPEG, PNG, WebP)");
-    images.push_back(decode_image(input));
-  }
+  const std::vector<Image> images = pipeline::load_detector_images(options.inputs);
   const auto batch = static_cast<std::int64_t>(images.size());
-  DetectorModel model;
-  try {
-    model = detector.load(weights, config, batch);
-  } catch (const Error& error) {
-    fail(options.checkpoint.string(), ": ", error.what());
-  }
-  run_passes(model.graph);
-  const std::int64_t size = model.config.imgsz;
-  std::vector<Letterbox> boxes;
-  Tensor input(DType::kF32, {batch, 3, size, size});
-  for (std::size_t i = 0; i < images.size(); ++i) {
-    boxes.push_back(detector.prepare(images[i], size));
-    const Tensor x = letterbox_tensor(boxes.back());
-    std::copy(x.f32().begin(), x.f32().end(),
-              input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
-  }
-  CompileOptions compile;
-  compile.batch = batch;
-  const std::string backend = options.backend.empty() ? default_backend() : options.backend;
-  auto compiled = make_backend(backend)->compile(model.graph, compile);
-  const auto start = std::chrono::steady_clock::now();
-  const Tensor decoded = compiled->run({input}).at(0);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (options.save_output) write_npy(*options.save_output, decoded);
-  const auto selected = detector.select(decoded, model.config.max_det);
+  pipeline::DetectorEngine engine(detector, options.checkpoint, options.config, batch, options.backend);
+  const pipeline::DetectorRun run = engine.detect(images);
+  if (options.save_output) write_npy(*options.save_output, run.decoded);
+  const YoloConfig& config = engine.config();
+  const std::int64_t size = config.imgsz;
+  const std::string& backend = engine.backend();
+  const double seconds = run.seconds;
 
-  std::cout << detector.name << " (" << model.config.model << ", " << size << "x" << size << ") on " << batch
+  std::cout << detector.name << " (" << config.model << ", " << size << "x" << size << ") on " << batch
             << " image(s), " << backend << ", " << std::fixed << std::setprecision(1) << seconds * 1000.0
-            << " ms; " << model.unused_keys.size() << " checkpoint tensors unused (the one-to-many head)\n";
+            << " ms; " << engine.unused_keys().size()
+            << " checkpoint tensors unused (the one-to-many head)\n";
   nlohmann::json report = {{"family", detector.name},
                            {"model", options.checkpoint.string()},
                            {"backend", backend},
                            {"seconds", seconds},
                            {"min_score", options.min_score},
-                           {"unused_keys", model.unused_keys},
+                           {"unused_keys", engine.unused_keys()},
                            {"results", nlohmann::json::array()}};
   for (std::size_t i = 0; i < images.size(); ++i) {
     std::cout << options.inputs[i].string() << " (" << images[i].width << "x" << images[i].height << ")\n";
     nlohmann::json found = nlohmann::json::array();
     Image drawing = images[i];
-    for (const Detection& raw : selected[i]) {
-      if (raw.score < options.min_score) continue;
-      const Detection d = detector.to_original(raw, boxes[i]);
+    for (const Detection& d : run.detections[i]) {
+      if (d.score < options.min_score) continue;
       const auto label = static_cast<std::size_t>(d.label);
-      const std::string name =
-          label < model.config.names.size() ? model.config.names[label] : cat("class ", label);
+      const std::string name = label < config.names.size() ? config.names[label] : cat("class ", label);
       std::cout << "  " << std::setprecision(3) << d.score << "  " << name << " (" << d.label << ")  ["
                 << std::setprecision(1) << d.x1 << ", " << d.y1 << ", " << d.x2 << ", " << d.y2 << "]\n";
       found.push_back(
@@ -181,11 +122,11 @@ void run(const RunOptions& options) {
   require(!options.draw, "--draw is for detector families");
   require(options.plan.empty() != (options.family.empty() && options.checkpoint.empty()),
           "give either a plan file or --family with --checkpoint");
-  std::shared_ptr<const Plan> plan =
-      options.plan.empty()
-          ? std::make_shared<const Plan>(build_in_memory(options.family, options.checkpoint, options.config))
-          : load_plan(options.plan);
-  const InputBatch batch = load_inputs(options.inputs, plan->config.preprocess);
+  std::shared_ptr<const Plan> plan = options.plan.empty()
+                                         ? std::make_shared<const Plan>(pipeline::build_in_memory(
+                                               options.family, options.checkpoint, options.config))
+                                         : pipeline::load_plan(options.plan);
+  const pipeline::InputBatch batch = pipeline::load_inputs(options.inputs, plan->config.preprocess);
   CompileOptions compile;
   compile.batch = batch.tensor.dim(0);
   compile.tactic_cache = options.tactic_cache;
@@ -196,7 +137,7 @@ void run(const RunOptions& options) {
   const Tensor& logits = outputs.at(0);
   if (options.save_output) write_npy(*options.save_output, logits);
 
-  const std::vector<std::string> names = class_names(plan->config);
+  const std::vector<std::string> names = pipeline::class_names(plan->config);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
   nlohmann::json report = {
       {"family", plan->info.family},
@@ -208,7 +149,8 @@ void run(const RunOptions& options) {
   std::cout << plan->info.family << " on " << batch.labels.size() << " input(s), " << engine.backend() << ", "
             << std::fixed << std::setprecision(1) << seconds * 1000.0 << " ms\n";
   for (std::size_t row = 0; row < batch.labels.size(); ++row) {
-    const auto ranked = top_k(logits.f32().subspan(row * classes, classes), options.topk);
+    const auto ranked =
+        top_k_classes(logits.f32().subspan(row * classes, classes), static_cast<std::size_t>(options.topk));
     std::cout << batch.labels[row] << "\n";
     nlohmann::json entries = nlohmann::json::array();
     for (std::size_t i = 0; i < ranked.size(); ++i) {

@@ -3,11 +3,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/model_loading.h"
 #include "core/error.h"
-#include "core/sha256.h"
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
+#include "pipeline/model_source.h"
 #include "runtime/engine.h"
 #include "study/study_report.h"
 #include "study/study_runner.h"
@@ -43,10 +42,7 @@ std::string shell_quoted(const std::string& text) {
 void study(const StudyCommandOptions& options) {
   require(!options.manifest.empty(),
           "kiln study needs a family (families/NAME, a manifest.toml or a family name)");
-  const Manifest manifest = load_manifest(resolve_manifest_path(options.manifest, options.families_dir));
-  std::vector<std::string> known;
-  for (const auto& family : families()) known.emplace_back(family.name);
-  validate_manifest(manifest, known);
+  const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
   StudySpec spec = study_spec_from_manifest(manifest);
   if (options.batch) spec.batch = *options.batch;
   if (options.rounds) spec.rounds = *options.rounds;
@@ -81,17 +77,11 @@ void study(const StudyCommandOptions& options) {
            "tensor cores).\n";
   }
 
-  const std::string digest = sha256_file_hex(checkpoint);
-  LoadedModel model = load_model(manifest.family, checkpoint, options.config);
-  StudyInputs inputs{BuildInput{std::move(model.graph), model.config, std::string(model.family->name),
-                                checkpoint.filename().string(), digest},
-                     spec,
-                     data,
-                     backend,
-                     out,
-                     demo,
-                     options.command_line,
-                     manifest.path};
+  pipeline::ModelSource source =
+      pipeline::load_model_source(manifest, checkpoint, options.config,
+                                  demo ? pipeline::Sha256Pin::kNotThisFile : pipeline::Sha256Pin::kEnforce);
+  StudyInputs inputs{std::move(source.input), spec,         data, backend, out, demo,
+                     options.command_line,    manifest.path};
   const StudyResult result = run_study(inputs);
   write_study(out, result);
   const std::string report = study_markdown(result);

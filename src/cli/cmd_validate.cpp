@@ -7,6 +7,7 @@
 #include "families/registry.h"
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
+#include "pipeline/model_source.h"
 #include "study/study_spec.h"
 
 namespace kiln::cli {
@@ -66,8 +67,7 @@ nlohmann::json to_json(const Outcome& outcome) {
 }
 
 void validate(const ValidateOptions& options) {
-  std::vector<std::string> known_families;
-  for (const auto& family : families()) known_families.emplace_back(family.name);
+  std::vector<std::string> known_families = pipeline::known_family_names();
   for (const auto& detector : detectors()) known_families.emplace_back(detector.name);
 
   std::vector<std::string> arguments = options.manifests;

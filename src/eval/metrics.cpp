@@ -4,21 +4,9 @@
 #include <limits>
 
 #include "core/error.h"
+#include "eval/top_k.h"
 
 namespace kiln {
-
-namespace {
-
-// True when class a ranks above class b.
-bool ranks_above(std::span<const float> logits, std::size_t a, std::size_t b) {
-  const float x = logits[a];
-  const float y = logits[b];
-  if (std::isnan(x)) return false;
-  if (std::isnan(y)) return true;
-  return x != y ? x > y : a < b;
-}
-
-}  // namespace
 
 double relative_error_from_sums(double sum_sq_diff, double sum_sq_ref) {
   if (std::isnan(sum_sq_diff) || std::isnan(sum_sq_ref)) return std::numeric_limits<double>::quiet_NaN();
@@ -49,7 +37,7 @@ std::int64_t top1_class(std::span<const float> logits) {
   require(!logits.empty(), "top-1 of an empty set of logits");
   std::size_t best = 0;
   for (std::size_t i = 1; i < logits.size(); ++i) {
-    if (ranks_above(logits, i, best)) best = i;
+    if (ranks_above(logits[i], i, logits[best], best)) best = i;
   }
   return static_cast<std::int64_t>(best);
 }
@@ -60,7 +48,7 @@ std::int64_t rank_of(std::span<const float> logits, std::int64_t label) {
   const auto target = static_cast<std::size_t>(label);
   std::int64_t above = 0;
   for (std::size_t i = 0; i < logits.size(); ++i) {
-    if (i != target && ranks_above(logits, i, target)) ++above;
+    if (i != target && ranks_above(logits[i], i, logits[target], target)) ++above;
   }
   return above;
 }

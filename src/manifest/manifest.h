@@ -37,13 +37,13 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "quant/calibrator.h"
+#include "quant/calibration_method.h"
 
 namespace kiln {
 
 enum class Task : std::uint8_t { kClassification, kDetection };
 enum class QuantGranularity : std::uint8_t { kPerChannel, kPerTensor };
-using Calibration = CalibrationMethod;  // quant/calibrator.h
+using Calibration = CalibrationMethod;  // quant/calibration_method.h
 
 std::string_view task_name(Task task);
 std::string_view granularity_name(QuantGranularity granularity);

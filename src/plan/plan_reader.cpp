@@ -22,6 +22,7 @@
 #include "plan/json_field.h"
 #include "plan/plan_format.h"
 #include "plan/plan_info_json.h"
+#include "plan/plan_magic.h"
 
 namespace kiln {
 
@@ -82,7 +83,7 @@ Sections check_container(const FileBuffer& file, const std::string& name, bool v
   const std::byte* bytes = file.data.get();
   const std::size_t size = file.size;
   require(size != 0, name, ": empty file, not a kiln plan");
-  require(std::memcmp(bytes, fmt::kMagic.data(), std::min(size, fmt::kMagic.size())) == 0, name,
+  require(agrees_with_plan_magic({bytes, size}), name,
           ": not a kiln plan (it does not start with \"KILNPLAN\")");
   require(size >= fmt::kPreambleSize, name, ": truncated: the file ends inside its ", fmt::kPreambleSize,
           "-byte preamble");

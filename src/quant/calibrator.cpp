@@ -36,13 +36,6 @@ namespace kiln {
 
 namespace {
 
-constexpr std::array<std::pair<CalibrationMethod, std::string_view>, 4> kMethodNames = {{
-    {CalibrationMethod::kMax, "max"},
-    {CalibrationMethod::kPercentile, "percentile"},
-    {CalibrationMethod::kEntropy, "entropy"},
-    {CalibrationMethod::kMse, "mse"},
-}};
-
 constexpr double kSmoothing = 1e-4;
 
 float edge(const AbsHistogram& histogram, std::size_t bins) {
@@ -178,20 +171,6 @@ std::size_t occupied_bins(const AbsHistogram& histogram) {
 }
 
 }  // namespace
-
-std::string_view calibration_method_name(CalibrationMethod method) {
-  for (const auto& [value, name] : kMethodNames) {
-    if (value == method) return name;
-  }
-  fail("unknown calibration method ", static_cast<int>(method));
-}
-
-std::optional<CalibrationMethod> calibration_method_from_name(std::string_view name) {
-  for (const auto& [value, known] : kMethodNames) {
-    if (known == name) return value;
-  }
-  return std::nullopt;
-}
 
 CalibrationResult choose_amax(const AbsHistogram& histogram, CalibrationMethod method,
                               const CalibrationOptions& options) {

@@ -7,18 +7,10 @@
 #include <optional>
 #include <string_view>
 
+#include "quant/calibration_method.h"
 #include "quant/histogram.h"
 
 namespace kiln {
-
-enum class CalibrationMethod : std::uint8_t {
-  kMax,         // the exact amax
-  kPercentile,  // the given percentile of |x|
-  kEntropy,     // minimum KL divergence between the histogram and its E4M3 fake-quantized form
-  kMse,         // minimum squared error of E4M3 fake quantization over the histogram
-};
-std::string_view calibration_method_name(CalibrationMethod method);  // "max", "percentile", "entropy", "mse"
-std::optional<CalibrationMethod> calibration_method_from_name(std::string_view name);
 
 struct CalibrationOptions {
   double percentile = 99.99;  // kPercentile: in (0, 100]

@@ -28,6 +28,34 @@ std::string family_of(std::string_view path) {
   return slash == std::string_view::npos ? "" : std::string(rest.substr(0, slash));
 }
 
+// Files that belong to another layer than their folder's (see include_boundaries.h).
+struct PlacedFile {
+  std::string_view path_without_extension;
+  std::string_view layer;
+};
+constexpr std::array<PlacedFile, 3> kPlacedFiles = {{
+    {"src/runtime/backend", "backends"},
+    {"src/runtime/reference_executor", "backends"},
+    {"src/builder/precision", "graph"},
+}};
+
+int rank_of(std::string_view layer) {
+  const auto& order = layer_order();
+  const auto found = std::find(order.begin(), order.end(), layer);
+  return found == order.end() ? -1 : static_cast<int>(found - order.begin());
+}
+
+std::optional<std::string> layer_violation(const std::string& from, const std::string& to) {
+  const auto from_layer = layer_of(from);
+  const auto to_layer = layer_of(to);
+  if (!from_layer || !to_layer) return std::nullopt;
+  for (const std::string& layer : {*from_layer, *to_layer}) {
+    if (rank_of(layer) < 0) return "src/" + layer + " is in no layer of the order (add it)";
+  }
+  if (rank_of(*to_layer) <= rank_of(*from_layer)) return std::nullopt;
+  return "the " + *from_layer + " layer must not include the " + *to_layer + " layer above it";
+}
+
 // The repository path an include names: relative to the including file first (for quoted includes),
 // then to the include roots (the repository and src/). An include of families/ that names no file yet
 // still counts as one.
@@ -48,14 +76,24 @@ std::optional<std::string> resolve_include(const fs::path& root, const fs::path&
   return std::nullopt;
 }
 
-}  // namespace
+// A quoted include found through an include path into tests/ (a build that adds tests/backends to a
+// benchmark's include directories): the file under tests/ it names, if any.
+std::optional<std::string> find_under_tests(const fs::path& root, const std::string& spelled) {
+  std::error_code error;
+  if (!fs::is_directory(root / "tests", error)) return std::nullopt;
+  for (const auto& entry : fs::recursive_directory_iterator(root / "tests")) {
+    if (!entry.is_directory() || !fs::is_regular_file(entry.path() / spelled, error)) continue;
+    return (entry.path() / spelled).lexically_normal().lexically_relative(root).generic_string();
+  }
+  return std::nullopt;
+}
 
-std::optional<std::string> include_violation(const std::string& from, const std::string& to) {
+std::optional<std::string> family_violation(const std::string& from, const std::string& to) {
   if (!starts_with(to, kFamilies)) return std::nullopt;
   if (starts_with(from, "src/")) {
-    if (starts_with(from, "src/cli/")) {
+    if (starts_with(from, "src/cli/") || starts_with(from, "src/pipeline/")) {
       if (to == kRegistryHeader) return std::nullopt;
-      return "the application layer (src/cli) may include families/registry.h only";
+      return "the application layers (src/pipeline, src/cli) may include families/registry.h only";
     }
     return "shared code under src/ must not include anything from families/";
   }
@@ -63,18 +101,49 @@ std::optional<std::string> include_violation(const std::string& from, const std:
   const std::string from_family = family_of(from);
   const std::string to_family = family_of(to);
   if (from_family.empty()) return std::nullopt;  // the registry lists every family
-  if (to_family.empty()) return "only src/cli and tests may include the family registry";
+  if (to_family.empty()) return "only src/pipeline, src/cli and tests may include the family registry";
   if (to_family == "common" || to_family == from_family) return std::nullopt;
   if (from_family == "common") return "families/common is shared by every family and must not include one";
   return "families/" + from_family + " must not include families/" + to_family +
          " (share code through families/common)";
 }
 
+}  // namespace
+
+const std::vector<std::string_view>& layer_order() {
+  static const std::vector<std::string_view> order = {
+      "core",    "io",   "data",  "graph",    "plan",  "backends", "passes",   "runtime",
+      "builder", "eval", "quant", "manifest", "study", "families", "pipeline", "cli"};
+  return order;
+}
+
+std::optional<std::string> layer_of(const std::string& path) {
+  if (starts_with(path, kFamilies)) return "families";
+  if (!starts_with(path, "src/")) return std::nullopt;
+  const std::string stem = fs::path(path).replace_extension().generic_string();
+  for (const auto& placed : kPlacedFiles) {
+    if (stem == placed.path_without_extension) return std::string(placed.layer);
+  }
+  const std::string_view rest = std::string_view(path).substr(4);
+  const std::size_t slash = rest.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  return std::string(rest.substr(0, slash));
+}
+
+std::optional<std::string> include_violation(const std::string& from, const std::string& to) {
+  const bool support = starts_with(from, "benchmarks/") || starts_with(from, "testing/");
+  if (support && starts_with(to, "tests/")) {
+    return "benchmarks/ and testing/ must not include tests/ (share test support through testing/)";
+  }
+  if (auto reason = family_violation(from, to)) return reason;
+  return layer_violation(from, to);
+}
+
 IncludeScan scan_include_boundaries(const fs::path& root_dir) {
   const fs::path root = root_dir.lexically_normal();
   static const std::regex kInclude(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
   IncludeScan scan;
-  for (const char* top : {"src", "families"}) {
+  for (const char* top : {"src", "families", "benchmarks", "testing"}) {
     if (!fs::is_directory(root / top)) continue;
     std::vector<fs::path> files;
     for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
@@ -92,7 +161,11 @@ IncludeScan scan_include_boundaries(const fs::path& root_dir) {
       for (int line = 1; std::getline(in, text); ++line) {
         std::smatch match;
         if (!std::regex_search(text, match, kInclude)) continue;
-        const auto to = resolve_include(root, file.parent_path(), match[1] == "\"", match[2]);
+        const bool quoted = match[1] == "\"";
+        auto to = resolve_include(root, file.parent_path(), quoted, match[2]);
+        if (!to && quoted && !starts_with(from, "src/") && !starts_with(from, kFamilies)) {
+          to = find_under_tests(root, match[2]);
+        }
         if (!to) continue;
         if (auto reason = include_violation(from, *to)) {
           scan.violations.push_back({from, line, text, *reason});

@@ -1,18 +1,44 @@
-// Who may include what, checked over the source tree:
-//   - src/ (shared code) includes nothing from families/, except that src/cli, the application layer,
-//     may include families/registry.h;
+// Who may include what, checked over the source tree.
+//
+// Layers, lowest first; a file may include its own layer and the layers below it, never one above:
+//
+//   core < io < data < graph < plan < backends < passes < runtime < builder < eval < quant < manifest
+//        < study < families < pipeline < cli
+//
+// A layer is a folder of src/ (families/ is one layer), with three files placed by what they are rather
+// than where they sit today:
+//   - src/runtime/backend.h, the Backend interface every backend implements, is part of the backends
+//     layer (the backends include it; the runtime's registry and Engine above them use it);
+//   - src/runtime/reference_executor.*, which runs a graph on the reference kernels, is part of the
+//     backends layer (it belongs in src/backends/cpu/reference/);
+//   - src/builder/precision.*, per-node precision and widening constants to f32, is part of the graph
+//     layer (it belongs in src/graph/).
+// So each may move to its folder without changing the rule. Sub-folders of src/backends (common, cpu,
+// cuda) are one layer. A src/ folder missing from the order is itself a violation: add it.
+//
+// Besides the order:
+//   - of src/, only src/pipeline and src/cli include the families, and only families/registry.h;
 //   - families/A/ includes only families/A/ and families/common/ (the shared family helpers);
-//   - families/common/ includes only families/common/;
-//   - files directly in families/ (the registry) may include any family;
+//   - families/common/ includes only families/common/; files directly in families/ (the registry) may
+//     include any family;
+//   - benchmarks/ and testing/ (test support shared by tests and benchmarks) never include tests/;
 //   - tests are not restricted.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::testing {
+
+// The layer order above, lowest first.
+const std::vector<std::string_view>& layer_order();
+
+// The layer of a repository-relative file ("src/graph/graph.h" -> "graph", "families/yolov10/x.h" ->
+// "families"); nullopt outside the layered tree (tests/, benchmarks/, testing/, third-party headers).
+std::optional<std::string> layer_of(const std::string& path);
 
 struct IncludeViolation {
   std::string file;          // repository-relative, e.g. "families/timm_resnet/builder.cpp"
@@ -29,7 +55,7 @@ struct IncludeScan {
 // Why `from` may not include `to` (both repository-relative, '/'-separated); nullopt when it may.
 std::optional<std::string> include_violation(const std::string& from, const std::string& to);
 
-// Scans every C++ source and header under ROOT/src and ROOT/families.
+// Scans every C++ source and header under ROOT/src, ROOT/families, ROOT/benchmarks and ROOT/testing.
 IncludeScan scan_include_boundaries(const std::filesystem::path& root);
 
 }  // namespace kiln::testing

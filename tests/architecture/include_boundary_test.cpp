@@ -1,7 +1,9 @@
-// The ownership boundaries between shared code, the application layer and the model families.
+// The layer order of the source tree and the ownership boundaries between shared code, the application
+// layers and the model families.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -29,17 +31,17 @@ TEST(IncludeBoundaries, SharedCodeIncludesNoFamily) {
 
 TEST(IncludeBoundaries, ApplicationLayerIncludesTheRegistryOnly) {
   EXPECT_FALSE(include_violation("src/cli/cmd_validate.cpp", "families/registry.h"));
+  EXPECT_FALSE(include_violation("src/pipeline/model_loading.h", "families/registry.h"));
+  EXPECT_TRUE(include_violation("src/pipeline/detector_engine.cpp", "families/yolov10/letterbox.h"));
   EXPECT_TRUE(include_violation("src/cli/cmd_run.cpp", "families/timm_resnet/builder.h"));
   EXPECT_TRUE(include_violation("src/cli/cmd_run.cpp", "families/common/layer_builder.h"));
 }
 
 TEST(IncludeBoundaries, FamiliesIncludeThemselvesAndCommonOnly) {
-  EXPECT_FALSE(
-      include_violation("families/timm_resnet/builder.cpp", "families/common/resnet_skeleton.h"));
+  EXPECT_FALSE(include_violation("families/timm_resnet/builder.cpp", "families/common/resnet_skeleton.h"));
   EXPECT_FALSE(include_violation("families/timm_resnet/builder.cpp", "families/common/layer_builder.h"));
   EXPECT_FALSE(include_violation("families/timm_resnet/builder.cpp", "src/graph/graph.h"));
-  EXPECT_FALSE(
-      include_violation("families/timm_resnest/builder.cpp", "families/common/resnet_skeleton.h"));
+  EXPECT_FALSE(include_violation("families/timm_resnest/builder.cpp", "families/common/resnet_skeleton.h"));
   EXPECT_TRUE(include_violation("families/timm_resnest/builder.cpp", "families/timm_resnet/builder.h"));
   EXPECT_TRUE(include_violation("families/timm_resnest/builder.cpp", "families/registry.h"));
   EXPECT_TRUE(include_violation("families/common/layer_builder.cpp", "families/timm_resnet/builder.h"));
@@ -49,6 +51,68 @@ TEST(IncludeBoundaries, FamiliesIncludeThemselvesAndCommonOnly) {
 TEST(IncludeBoundaries, RegistryAndTestsMayIncludeAnyFamily) {
   EXPECT_FALSE(include_violation("families/registry.cpp", "families/timm_resnest/builder.h"));
   EXPECT_FALSE(include_violation("tests/families/timm_resnet_test.cpp", "families/timm_resnet/builder.h"));
+}
+
+TEST(IncludeLayers, EveryLayerIsNamedOnceAndEverySourceFolderHasOne) {
+  const auto& order = layer_order();
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(std::count(order.begin(), order.end(), order[i]), 1) << order[i];
+  }
+  for (const auto& entry : fs::directory_iterator(fs::path(KILN_SOURCE_DIR) / "src")) {
+    if (!entry.is_directory()) continue;
+    const std::string folder = entry.path().filename().string();
+    EXPECT_EQ(layer_of("src/" + folder + "/x.h"), folder);
+    EXPECT_NE(std::find(order.begin(), order.end(), folder), order.end()) << "src/" << folder;
+  }
+}
+
+TEST(IncludeLayers, ALowerLayerIncludingAHigherOneIsAViolation) {
+  EXPECT_FALSE(include_violation("src/runtime/engine.cpp", "src/plan/plan.h"));
+  EXPECT_FALSE(include_violation("src/cli/cmd_run.cpp", "src/pipeline/detector_engine.h"));
+  EXPECT_TRUE(include_violation("src/graph/graph.h", "src/runtime/engine.h"));
+  EXPECT_TRUE(include_violation("src/eval/metrics.cpp", "src/quant/fp8_build.h"));
+  EXPECT_TRUE(include_violation("src/manifest/manifest.h", "src/study/study_spec.h"));
+  EXPECT_TRUE(include_violation("src/study/study_runner.cpp", "src/pipeline/model_source.h"));
+  EXPECT_TRUE(include_violation("src/pipeline/model_source.cpp", "src/cli/commands.h"));
+  EXPECT_TRUE(include_violation("families/yolov10/postprocess.cpp", "src/pipeline/input_batch.h"));
+  EXPECT_FALSE(include_violation("families/yolov10/postprocess.cpp", "src/eval/top_k.h"));
+  EXPECT_EQ(include_violation("src/plan/plan.h", "src/runtime/engine.h"),
+            "the plan layer must not include the runtime layer above it");
+  EXPECT_EQ(include_violation("src/graph/x.h", "src/widgets/y.h"),
+            "src/widgets is in no layer of the order (add it)");
+}
+
+TEST(IncludeLayers, BackendsAreOneLayerThatIncludesTheBackendInterface) {
+  EXPECT_FALSE(include_violation("src/backends/cuda/program.h", "src/runtime/backend.h"));
+  EXPECT_FALSE(include_violation("src/backends/cuda/conv.cpp", "src/backends/common/tensor_layout.h"));
+  EXPECT_FALSE(
+      include_violation("src/backends/cpu/onednn/plan_builder.h", "src/backends/cpu/reference_kernels.h"));
+  EXPECT_FALSE(include_violation("src/runtime/backend_registry.cpp", "src/backends/cuda/cuda_backend.h"));
+  EXPECT_TRUE(include_violation("src/backends/cuda/program.cpp", "src/runtime/engine.h"));
+  EXPECT_TRUE(include_violation("src/backends/cpu/onednn/support.cpp", "src/passes/pass.h"));
+}
+
+// The files moving to their folders are in the same layer at either place.
+TEST(IncludeLayers, MovedFilesKeepTheirLayerAtTheOldAndTheNewPlace) {
+  EXPECT_FALSE(include_violation("src/passes/fold_constants.cpp", "src/runtime/reference_executor.h"));
+  EXPECT_FALSE(
+      include_violation("src/passes/fold_constants.cpp", "src/backends/cpu/reference/reference_executor.h"));
+  EXPECT_FALSE(include_violation("src/runtime/engine.cpp", "src/builder/precision.h"));
+  EXPECT_FALSE(include_violation("src/runtime/engine.cpp", "src/graph/precision.h"));
+  EXPECT_FALSE(include_violation("src/eval/layer_errors.cpp", "src/builder/precision.h"));
+  EXPECT_EQ(layer_of("src/runtime/reference_executor.cpp"), "backends");
+  EXPECT_EQ(layer_of("src/builder/precision.h"), "graph");
+  EXPECT_EQ(layer_of("src/builder/build_plan.h"), "builder");
+  EXPECT_EQ(layer_of("src/runtime/engine.h"), "runtime");
+  EXPECT_EQ(layer_of("tests/eval/metrics_test.cpp"), std::nullopt);
+}
+
+TEST(IncludeLayers, BenchmarksAndTestSupportIncludeNoTest) {
+  EXPECT_TRUE(include_violation("benchmarks/cpu_backend_bench.cpp", "tests/backends/resnest_like_graph.h"));
+  EXPECT_TRUE(include_violation("testing/resnest_like_graph.h", "tests/backends/reference_test_util.h"));
+  EXPECT_FALSE(include_violation("benchmarks/cpu_backend_bench.cpp", "testing/resnest_like_graph.h"));
+  EXPECT_FALSE(include_violation("benchmarks/cpu_backend_bench.cpp", "families/registry.h"));
+  EXPECT_FALSE(include_violation("tests/backends/onednn_network_test.cpp", "testing/resnest_like_graph.h"));
 }
 
 // A throwaway tree with one bad include of each kind, spelled the ways code spells them.
@@ -92,6 +156,28 @@ TEST_F(IncludeScanOfATree, ReportsFileLineAndIncludeOfEachViolation) {
   EXPECT_EQ(scan.violations[2].reason,
             "families/b must not include families/a (share code through families/common)");
   EXPECT_EQ(scan.violations[3].file, "families/b/other.cpp");
+}
+
+TEST_F(IncludeScanOfATree, ReportsLayerBackEdgesAndBenchmarksReachingIntoTests) {
+  write("src/runtime/engine.h", "#pragma once\n");
+  write("src/runtime/backend.h", "#pragma once\n");
+  write("src/graph/graph.h", "#pragma once\n#include \"runtime/backend.h\"\n#include \"runtime/engine.h\"\n");
+  write("src/backends/cpu/kernels.h",
+        "#pragma once\n#include \"runtime/backend.h\"\n#include \"graph/graph.h\"\n");
+  write("tests/backends/helper.h", "#pragma once\n");
+  write("benchmarks/bench.cpp", "#include \"graph/graph.h\"\n#include \"helper.h\"\n");
+
+  const IncludeScan scan = scan_include_boundaries(root_);
+  EXPECT_EQ(scan.files_scanned, 5);
+  ASSERT_EQ(scan.violations.size(), 3u);  // kernels.h may include the interface and the graph
+  EXPECT_EQ(scan.violations[0].file, "src/graph/graph.h");
+  EXPECT_EQ(scan.violations[0].line, 2);
+  EXPECT_EQ(scan.violations[0].reason, "the graph layer must not include the backends layer above it");
+  EXPECT_EQ(scan.violations[1].file, "src/graph/graph.h");
+  EXPECT_EQ(scan.violations[1].line, 3);
+  EXPECT_EQ(scan.violations[1].reason, "the graph layer must not include the runtime layer above it");
+  EXPECT_EQ(scan.violations[2].file, "benchmarks/bench.cpp");
+  EXPECT_EQ(scan.violations[2].line, 2);
 }
 
 }  // namespace

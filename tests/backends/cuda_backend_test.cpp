@@ -13,7 +13,7 @@
 #include "onednn_test_util.h"
 #include "quant/fp8_rewrite.h"
 #include "quant/layer_selection.h"
-#include "resnest_like_graph.h"
+#include "testing/resnest_like_graph.h"
 
 #if KILN_HAVE_CUDA
 #include <cuda_runtime_api.h>

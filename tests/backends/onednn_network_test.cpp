@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "onednn_test_util.h"
-#include "resnest_like_graph.h"
+#include "testing/resnest_like_graph.h"
 
 namespace kiln {
 namespace {

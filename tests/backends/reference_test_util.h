@@ -9,17 +9,9 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "testing/random_tensor.h"
 
 namespace kiln::testing {
-
-// Uniform values in [low, high) from a fixed seed, so every run sees the same data.
-inline Tensor random_tensor(Shape shape, std::uint32_t seed, float low = -1.0f, float high = 1.0f) {
-  Tensor t(DType::kF32, std::move(shape));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(low, high);
-  for (float& v : t.mutable_f32()) v = dist(rng);
-  return t;
-}
 
 inline double relative_error(const Tensor& y, const std::vector<double>& ref) {
   const auto ys = y.f32();

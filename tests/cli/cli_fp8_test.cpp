@@ -117,5 +117,18 @@ TEST(CliFp8, OneBadImageIsSkippedUnlessStrict) {
   EXPECT_NE(strict.output.find("b.jpg"), std::string::npos) << strict.output;
 }
 
+// A calibration cache holds FP8 scales: a build of another precision calibrates nothing and writes none.
+TEST(CliFp8, ACalibrationCacheIsNotWrittenByANonFp8Build) {
+  const Scratch scratch;
+  const fs::path cache = scratch.dir() / "scales.json";
+  const auto result =
+      run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+               (kTiny / "model.safetensors").string() + " -o " + (scratch.dir() / "a.kplan").string() +
+               " --precision fp16 --calib-cache " + cache.string());
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(fs::exists(scratch.dir() / "a.kplan"));
+  EXPECT_FALSE(fs::exists(cache));
+}
+
 }  // namespace
 }  // namespace kiln

@@ -1,12 +1,13 @@
-// What the subcommands share: loading a checkpoint with its config into a graph, and turning the
-// user's --input files into one batch.
+// Loading a model from a checkpoint and its config into a graph, in one place for every command: the
+// config beside the checkpoint, the family's defaults, the classifier-width check; a detector's own
+// config.json; and building a checkpoint into a plan in memory.
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "families/registry.h"
 #include "graph/graph.h"
@@ -14,7 +15,7 @@
 #include "io/timm_config.h"
 #include "plan/plan.h"
 
-namespace kiln::cli {
+namespace kiln::pipeline {
 
 struct LoadedModel {
   const FamilyInfo* family = nullptr;
@@ -24,10 +25,18 @@ struct LoadedModel {
   Graph graph;
 };
 
+// Every tensor of a checkpoint by name (views into the mapped file).
+std::map<std::string, Tensor> checkpoint_weights(const SafetensorsFile& file);
+
 // config.json is taken from `config_path`, else from beside the checkpoint if present, else the
 // family's defaults apply.
 LoadedModel load_model(const std::string& family, const std::filesystem::path& checkpoint,
                        const std::optional<std::filesystem::path>& config_path);
+
+// A detector's graph for batches of `batch` images (-1: any), from its config.json: `config_path`, else
+// the one beside the checkpoint, which must exist.
+DetectorModel load_detector(const DetectorInfo& detector, const std::filesystem::path& checkpoint,
+                            const std::optional<std::filesystem::path>& config_path, std::int64_t batch);
 
 // A checkpoint built into a plan in memory, with the default build settings (fp32, all passes), for
 // running a checkpoint without a separate `kiln build`.
@@ -36,15 +45,4 @@ Plan build_in_memory(const std::string& family, const std::filesystem::path& che
 
 std::shared_ptr<const Plan> load_plan(const std::filesystem::path& path);
 
-struct InputBatch {
-  Tensor tensor;                      // [N, 3, H, W] f32
-  std::vector<std::string> labels;    // one per image: the file, with "[i]" for rows of a .npy batch
-};
-
-// Images are decoded and preprocessed as timm would; .npy files are NCHW f32 batches used as given.
-InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const PreprocessConfig& preprocess);
-
-// The class names to print: the config's labels, ImageNet's for a 1000-class model, else none.
-std::vector<std::string> class_names(const ModelConfig& config);
-
-}  // namespace kiln::cli
+}  // namespace kiln::pipeline

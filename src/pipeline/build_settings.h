@@ -1,0 +1,29 @@
+// A build's settings: what the caller overrides, else what the family manifest says.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "builder/build_plan.h"
+#include "manifest/manifest.h"
+#include "pipeline/fp8_settings.h"
+
+namespace kiln::pipeline {
+
+struct BuildOverrides {
+  std::optional<Precision> precision;
+  std::optional<std::int64_t> opt_level;
+  std::optional<std::int64_t> batch;   // default: the manifest's first batch size
+  std::optional<std::string> backend;  // default: the manifest's first backend
+  std::set<std::string> disabled_passes;
+  std::string tactic_cache;
+  Fp8Options fp8;  // used when the precision is fp8
+};
+
+// For fp8 this makes the quantizer, loading its calibration images (pipeline/fp8_settings.h).
+BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overrides,
+                           const BuildInput& input);
+
+}  // namespace kiln::pipeline

@@ -1,0 +1,29 @@
+// Turning input files into what a model runs on: images and .npy batches into one classifier batch,
+// images for a detector, and the class names to report.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "io/image.h"
+#include "io/timm_config.h"
+
+namespace kiln::pipeline {
+
+struct InputBatch {
+  Tensor tensor;                    // [N, 3, H, W] f32
+  std::vector<std::string> labels;  // one per image: the file, with "[i]" for rows of a .npy batch
+};
+
+// Images are decoded and preprocessed as timm would; .npy files are NCHW f32 batches used as given.
+InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const PreprocessConfig& preprocess);
+
+// Decoded images for a detector (JPEG, PNG, WebP; .npy batches are refused: detectors letterbox photos).
+std::vector<Image> load_detector_images(const std::vector<std::filesystem::path>& files);
+
+// The class names to print: the config's labels, ImageNet's for a 1000-class model, else none.
+std::vector<std::string> class_names(const ModelConfig& config);
+
+}  // namespace kiln::pipeline

@@ -1,0 +1,35 @@
+#include "pipeline/model_source.h"
+
+#include "core/error.h"
+#include "core/sha256.h"
+#include "manifest/manifest_location.h"
+#include "pipeline/model_loading.h"
+
+namespace kiln::pipeline {
+
+std::vector<std::string> known_family_names() {
+  std::vector<std::string> known;
+  for (const auto& family : families()) known.emplace_back(family.name);
+  return known;
+}
+
+Manifest load_validated_manifest(const std::string& argument, const std::filesystem::path& families_dir) {
+  const Manifest manifest = load_manifest(resolve_manifest_path(argument, families_dir));
+  validate_manifest(manifest, known_family_names());
+  return manifest;
+}
+
+ModelSource load_model_source(const Manifest& manifest, const std::filesystem::path& checkpoint,
+                              const std::optional<std::filesystem::path>& config_path, Sha256Pin pin) {
+  const std::string digest = sha256_file_hex(checkpoint);
+  const bool pinned = pin == Sha256Pin::kEnforce && !manifest.checkpoint_sha256.empty();
+  require(!pinned || manifest.checkpoint_sha256 == digest, checkpoint.string(), ": sha256 ", digest,
+          " differs from the ", manifest.checkpoint_sha256, " that ", manifest.path.string(), " pins");
+  LoadedModel model = load_model(manifest.family, checkpoint, config_path);
+  require(model.config.preprocess.input_size == manifest.input_size, manifest.path.string(), ": input size ",
+          manifest.input_size, " differs from the checkpoint config's ", model.config.preprocess.input_size);
+  return {model.family, BuildInput{std::move(model.graph), model.config, std::string(model.family->name),
+                                   checkpoint.filename().string(), digest}};
+}
+
+}  // namespace kiln::pipeline

@@ -1,0 +1,99 @@
+// The detector engine runs a plan through an Engine; its boxes are those of the detector's graph
+// compiled and run directly on the same backend, detection for detection.
+#include "pipeline/detector_engine.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "passes/pass_manager.h"
+#include "pipeline/input_batch.h"
+#include "pipeline/model_loading.h"
+
+namespace kiln::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kYolo = fs::path(KILN_TEST_DATA_DIR) / "golden" / "yolov10n";
+const fs::path kPhotos = fs::path(KILN_TEST_DATA_DIR) / "photos";
+
+// The graph as the family builds it, every pass run, compiled on `backend`: no plan, no engine.
+std::vector<std::vector<Detection>> detect_directly(const DetectorInfo& detector,
+                                                    const std::vector<Image>& images,
+                                                    const std::string& backend) {
+  const auto batch = static_cast<std::int64_t>(images.size());
+  DetectorModel model = load_detector(detector, kYolo / "model.safetensors", std::nullopt, batch);
+  run_passes(model.graph);
+  const std::int64_t size = model.config.imgsz;
+  std::vector<Letterbox> boxes;
+  Tensor input(DType::kF32, {batch, 3, size, size});
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    boxes.push_back(detector.prepare(images[i], size));
+    const Tensor x = letterbox_tensor(boxes.back());
+    std::copy(x.f32().begin(), x.f32().end(),
+              input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
+  }
+  CompileOptions compile;
+  compile.batch = batch;
+  const Tensor decoded = make_backend(backend)->compile(model.graph, compile)->run({input}).at(0);
+  auto selected = detector.select(decoded, model.config.max_det);
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    for (Detection& d : selected[i]) d = detector.to_original(d, boxes[i]);
+  }
+  return selected;
+}
+
+TEST(DetectorEngine, BoxesAreThoseOfTheGraphRunDirectly) {
+  const DetectorInfo* detector = find_detector("yolov10");
+  ASSERT_NE(detector, nullptr);
+  const std::vector<Image> images = load_detector_images({kPhotos / "dog.jpg", kPhotos / "kite.jpg"});
+  for (const std::string backend : {"cpu", "cpu-reference"}) {
+    DetectorEngine engine(*detector, kYolo / "model.safetensors", std::nullopt, 2, backend);
+    EXPECT_EQ(engine.backend(), backend);
+    EXPECT_EQ(engine.unused_keys().size(), 102u);
+    const DetectorRun run = engine.detect(images);
+    EXPECT_EQ(run.decoded.dim(0), 2);
+    const auto expected = detect_directly(*detector, images, backend);
+    ASSERT_EQ(run.detections.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_EQ(run.detections[i].size(), expected[i].size()) << backend;
+      ASSERT_EQ(run.detections[i].size(), static_cast<std::size_t>(engine.config().max_det));
+      for (std::size_t k = 0; k < expected[i].size(); ++k) {
+        const Detection& a = run.detections[i][k];
+        const Detection& b = expected[i][k];
+        EXPECT_EQ(a.label, b.label) << backend << " image " << i << " detection " << k;
+        EXPECT_EQ(a.score, b.score);
+        EXPECT_EQ(a.x1, b.x1);
+        EXPECT_EQ(a.y1, b.y1);
+        EXPECT_EQ(a.x2, b.x2);
+        EXPECT_EQ(a.y2, b.y2);
+      }
+    }
+  }
+}
+
+TEST(DetectorEngine, RefusesAnotherBatchSizeAndNpyInputs) {
+  const DetectorInfo* detector = find_detector("yolov10");
+  ASSERT_NE(detector, nullptr);
+  DetectorEngine engine(*detector, kYolo / "model.safetensors", std::nullopt, 1, "cpu");
+  const std::vector<Image> two = load_detector_images({kPhotos / "dog.jpg", kPhotos / "kite.jpg"});
+  EXPECT_THROW(engine.detect(two), Error);
+  EXPECT_THROW(load_detector_images({kYolo / "input_u8.npy"}), Error);
+}
+
+TEST(DetectorEngine, NeedsTheConfigBesideTheCheckpoint) {
+  const DetectorInfo* detector = find_detector("yolov10");
+  ASSERT_NE(detector, nullptr);
+  try {
+    DetectorEngine(*detector, kYolo / "model.safetensors", kYolo / "missing.json", 1, "cpu");
+    FAIL() << "a missing config.json loaded";
+  } catch (const Error& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("missing.json: missing; a detector checkpoint needs its config.json"),
+        std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::pipeline
