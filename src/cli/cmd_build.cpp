@@ -30,6 +30,7 @@ struct BuildCommandOptions {
   std::optional<std::int64_t> opt_level;
   std::optional<std::int64_t> batch;
   std::optional<std::string> backend;
+  bool strict_backend = false;
   std::vector<std::string> disabled_passes;
   std::filesystem::path families_dir{kDefaultFamiliesDir};
   // FP8
@@ -134,6 +135,7 @@ void build(const BuildCommandOptions& options) {
   build_options.backend = options.backend.value_or(manifest.backends.front());
   build_options.disabled_passes = {options.disabled_passes.begin(), options.disabled_passes.end()};
   build_options.tactic_cache = options.tactic_cache;
+  build_options.strict_backend = options.strict_backend;
   if (make_backend(build_options.backend)->chooses_tactics()) {
     std::cerr << "timing kernels on the " << build_options.backend << " backend (opt level "
               << build_options.opt_level << (build_options.opt_level == 0 ? ": heuristics only" : "")
@@ -153,6 +155,11 @@ void build(const BuildCommandOptions& options) {
 
   const auto bytes = std::filesystem::file_size(options.output);
   if (options.verbose) std::cout << result.passes.str();
+  if (!result.fallback_layers.empty()) {
+    std::cerr << fallback_warning(result.fallback_layers, build_options.backend, default_backend()) << "\n";
+    for (const std::string& layer : options.verbose ? result.fallback_layers : std::vector<std::string>{})
+      std::cout << "runs on " << default_backend() << ": " << layer << "\n";
+  }
   std::cout << "built " << options.output.string() << ": " << model.family->name << ", "
             << result.plan.graph.live_node_count() << " layers, " << precision_name(build_options.precision)
             << (build_options.precision == Precision::kF8
@@ -244,6 +251,7 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend,
                   "Backend the plan targets (default: the manifest's first); for cuda the build times each "
                   "layer's kernels on this machine's GPU and the plan stores the fastest");
+  cmd->add_flag("--strict-backend", options->strict_backend, cat(kStrictBackendHelp, "; --verbose lists them"));
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "cuda: file of timed tactics to reuse and extend, so rebuilds pick the same kernels fast");
   cmd->add_option("--disable-pass", options->disabled_passes, "Skip a graph pass by name (repeatable)");

@@ -18,6 +18,7 @@
 #include "passes/pass_manager.h"
 #include "runtime/backend.h"
 #include "runtime/engine.h"
+#include "runtime/partitioned_model.h"
 
 namespace kiln::cli {
 
@@ -26,6 +27,7 @@ namespace {
 struct RunOptions {
   std::filesystem::path plan;
   std::string backend;
+  bool strict_backend = false;
   std::string family;
   std::filesystem::path checkpoint;
   std::optional<std::filesystem::path> config;
@@ -132,8 +134,13 @@ void run_detector(const DetectorInfo& detector, const RunOptions& options) {
   }
   CompileOptions compile;
   compile.batch = batch;
+  compile.strict_backend = options.strict_backend;
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
-  auto compiled = make_backend(backend)->compile(model.graph, compile);
+  const FallbackCompile fallback =
+      compile_with_fallback(model.graph, *make_backend(backend), *make_backend(default_backend()), compile);
+  if (!fallback.fallback_layers.empty())
+    std::cerr << fallback_warning(fallback.fallback_layers, backend, default_backend()) << "\n";
+  const auto& compiled = fallback.model;
   const auto start = std::chrono::steady_clock::now();
   const Tensor decoded = compiled->run({input}).at(0);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -189,7 +196,9 @@ void run(const RunOptions& options) {
   CompileOptions compile;
   compile.batch = batch.tensor.dim(0);
   compile.tactic_cache = options.tactic_cache;
+  compile.strict_backend = options.strict_backend;
   Engine engine(plan, options.backend.empty() ? default_backend() : options.backend, compile);
+  if (!engine.fallback_layers().empty()) std::cerr << fallback_warning(engine) << "\n";
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Tensor> outputs = engine.run(batch.tensor);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -252,6 +261,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", options->backend,
                   "Backend to run on (default: the fastest CPU backend built in)");
+  cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("--topk", options->topk, "Classes to print per input")->check(CLI::Range(1, 1000));
   cmd->add_option("--save-output", options->save_output, "Write the logits [N, classes] as float32 .npy");
   cmd->add_option("--tactic-cache", options->tactic_cache,

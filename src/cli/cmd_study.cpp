@@ -22,6 +22,7 @@ struct StudyCommandOptions {
   std::optional<std::filesystem::path> config;
   std::optional<std::string> data;
   std::string backend;
+  bool strict_backend = false;
   std::optional<std::filesystem::path> output;
   std::optional<std::int64_t> batch;
   std::optional<int> rounds;
@@ -88,6 +89,7 @@ void study(const StudyCommandOptions& options) {
                      spec,
                      data,
                      backend,
+                     options.strict_backend,
                      out,
                      demo,
                      options.command_line,
@@ -123,6 +125,7 @@ void add_study_command(CLI::App& app) {
       "shards (default with the demo: the repository's photos)");
   cmd->add_option("--backend", options->backend,
                   "Backend every variant runs on (default: the fastest CPU backend)");
+  cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("-o,--output", options->output, "Report folder (default: study-FAMILY)");
   cmd->add_option("--batch", options->batch, "Batch size to time (default: the manifest's)")
       ->check(CLI::PositiveNumber);

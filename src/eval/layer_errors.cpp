@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "builder/precision.h"
+#include "graph/precision_assignment.h"
 #include "core/error.h"
 
 namespace kiln {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "builder/precision.h"
+#include "graph/precision_assignment.h"
 #include "core/error.h"
 #include "eval/metrics.h"
 #include "quant/fp8_rewrite.h"

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "backends/cpu/reference_kernels.h"
-#include "builder/precision.h"
+#include "graph/precision_assignment.h"
 #include "families/timm_resnest/builder.h"
 #include "passes/pass_manager.h"
 #include "quant/activation_calibration.h"
