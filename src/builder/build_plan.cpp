@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "graph/precision_assignment.h"
 #include "core/error.h"
+#include "graph/precision_assignment.h"
 #include "graph/verifier.h"
 #include "runtime/engine.h"
 

@@ -251,7 +251,8 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend,
                   "Backend the plan targets (default: the manifest's first); for cuda the build times each "
                   "layer's kernels on this machine's GPU and the plan stores the fastest");
-  cmd->add_flag("--strict-backend", options->strict_backend, cat(kStrictBackendHelp, "; --verbose lists them"));
+  cmd->add_flag("--strict-backend", options->strict_backend,
+                cat(kStrictBackendHelp, "; --verbose lists them"));
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "cuda: file of timed tactics to reuse and extend, so rebuilds pick the same kernels fast");
   cmd->add_option("--disable-pass", options->disabled_passes, "Skip a graph pass by name (repeatable)");

@@ -197,7 +197,8 @@ void eval(const EvalCliOptions& options) {
   Engine engine(plan, backend, compile);
   std::optional<Engine> reference;
   if (reference_plan) reference.emplace(reference_plan, backend, compile);
-  for (const std::string& warning : std::set<std::string>{fallback_warning(engine), reference ? fallback_warning(*reference) : ""})
+  for (const std::string& warning :
+       std::set<std::string>{fallback_warning(engine), reference ? fallback_warning(*reference) : ""})
     if (!warning.empty()) std::cerr << warning << "\n";
 
   std::cout << "eval       " << options.plan.string() << " (" << plan->info.family << ", "

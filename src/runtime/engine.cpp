@@ -17,7 +17,8 @@ Engine::Engine(std::shared_ptr<const Plan> plan, const Backend& backend, const B
   Graph graph = plan_->graph;
   widen_constants_to_f32(graph);
   if (options_.opt_level < 0) options_.opt_level = plan_->info.opt_level;
-  if (options_.layer_data.empty() && plan_->info.backend == backend_) options_.layer_data = plan_->info.layer_data;
+  if (options_.layer_data.empty() && plan_->info.backend == backend_)
+    options_.layer_data = plan_->info.layer_data;
   FallbackCompile compiled = compile_with_fallback(graph, backend, fallback, options_);
   compiled_ = std::move(compiled.model);
   fallback_layers_ = std::move(compiled.fallback_layers);

@@ -16,7 +16,9 @@ std::vector<NodeId> grouped_order(const Graph& graph, const std::vector<int>& pl
   const std::size_t count = graph.nodes().size();
   std::vector<int> pending(count, 0);
   std::vector<std::vector<NodeId>> readers(count);
-  const auto counted = [&](NodeId id) { return !graph.node(id).dead && !skipped[static_cast<std::size_t>(id)]; };
+  const auto counted = [&](NodeId id) {
+    return !graph.node(id).dead && !skipped[static_cast<std::size_t>(id)];
+  };
   for (std::size_t i = 0; i < count; ++i) {
     if (!counted(static_cast<NodeId>(i))) continue;
     for (const ValueId input : graph.node(static_cast<NodeId>(i)).inputs) {
@@ -91,7 +93,8 @@ std::vector<bool> computes_from_constants(const Graph& graph) {
     bool only_constants = !node.inputs.empty();
     for (const ValueId v : node.inputs) {
       const Value& value = graph.value(v);
-      only_constants &= value.is_constant() || (value.producer != kNoNode && result[static_cast<std::size_t>(value.producer)]);
+      only_constants &= value.is_constant() ||
+                        (value.producer != kNoNode && result[static_cast<std::size_t>(value.producer)]);
     }
     result[static_cast<std::size_t>(id)] = only_constants;
   }
@@ -99,8 +102,9 @@ std::vector<bool> computes_from_constants(const Graph& graph) {
 }
 
 std::vector<NodeId> placement_order(const Graph& graph, const std::vector<int>& placement) {
-  require(placement.size() == graph.nodes().size(), "a placement needs one entry per node: ",
-          graph.nodes().size(), " nodes, ", placement.size(), " entries");
+  require(placement.size() == graph.nodes().size(),
+          "a placement needs one entry per node: ", graph.nodes().size(), " nodes, ", placement.size(),
+          " entries");
   const std::vector<NodeId> topological = graph.topological_order();
   for (const NodeId id : topological) {
     require(placement[static_cast<std::size_t>(id)] >= 0, "layer '", graph.node(id).name,

@@ -1,5 +1,6 @@
 #include "runtime/partitioned_model.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -30,7 +31,9 @@ bool follow_readers(const Graph& graph, std::vector<int>& placement) {
   return moved;
 }
 
-std::string plural(std::size_t count, const char* word) { return cat(count, " ", word, count == 1 ? "" : "s"); }
+std::string plural(std::size_t count, const char* word) {
+  return cat(count, " ", word, count == 1 ? "" : "s");
+}
 
 }  // namespace
 
@@ -40,6 +43,7 @@ std::vector<int> place_on_backend(const Graph& graph, const Backend& backend) {
     const Node& node = graph.node(static_cast<NodeId>(id));
     if (!node.dead && !backend.supports(graph, node)) placement[id] = kOnFallback;
   }
+  if (std::find(placement.begin(), placement.end(), kOnFallback) == placement.end()) return placement;
   for (bool moved = true; moved;) {
     moved = follow_readers(graph, placement);
     for (const Segment& segment : split_graph(graph, placement)) {
@@ -127,10 +131,11 @@ std::string PartitionedModel::describe() const {
     for (std::size_t i = 0; i < part.segment.inputs.size(); ++i) {
       const auto from = computed_on.find(part.segment.inputs[i]);
       if (from == computed_on.end() || *from->second == part.backend) continue;
-      text += cat("copy '", part.segment.graph.value(part.segment.graph.inputs()[i]).name, "' ", *from->second,
-                  " -> ", part.backend, "\n");
+      text += cat("copy '", part.segment.graph.value(part.segment.graph.inputs()[i]).name, "' ",
+                  *from->second, " -> ", part.backend, "\n");
     }
-    text += cat("segment ", s + 1, " on ", part.backend, ": ", plural(part.segment.nodes.size(), "layer"), "\n");
+    text +=
+        cat("segment ", s + 1, " on ", part.backend, ": ", plural(part.segment.nodes.size(), "layer"), "\n");
     std::string steps = part.model->describe();
     if (!steps.empty() && steps.back() != '\n') steps += '\n';
     text += steps;

@@ -48,8 +48,8 @@ class PartitionedModel final : public CompiledModel {
 
  private:
   std::vector<Part> parts_;
-  std::vector<ValueId> inputs_;     // the whole graph's inputs
-  std::vector<ValueId> outputs_;    // and outputs
+  std::vector<ValueId> inputs_;           // the whole graph's inputs
+  std::vector<ValueId> outputs_;          // and outputs
   std::vector<Tensor> constant_outputs_;  // per output: its tensor when it is a constant
 };
 

@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <string>
 
-#include "graph/precision_assignment.h"
 #include "core/error.h"
-#include "quant/fp8_rewrite.h"
-#include "quant/layer_selection.h"
+#include "cuda_test_util.h"
+#include "graph/precision_assignment.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
-#include "cuda_test_util.h"
+#include "quant/fp8_rewrite.h"
+#include "quant/layer_selection.h"
 #include "resnest_like_graph.h"
 
 namespace kiln {
@@ -214,7 +214,8 @@ TEST(CudaBackendTest, StoredTacticsAreReusedWithoutTiming) {
   for (const auto& [layer, data] : chosen) {
     ASSERT_TRUE(data.contains("tactic")) << layer;
     const std::string api = data["tactic"].value("api", "");
-    EXPECT_TRUE(api == "cudnn-graph" || api == "cudnn-legacy" || api == "cudnn-graph-dense" || api == "cublaslt")
+    EXPECT_TRUE(api == "cudnn-graph" || api == "cudnn-legacy" || api == "cudnn-graph-dense" ||
+                api == "cublaslt")
         << layer << ": " << api;
     EXPECT_FALSE(data["tactic"].value("device", "").empty()) << layer;
     EXPECT_GT(data["tactic"].value("us", 0.0), 0.0) << layer << " was timed";
@@ -242,8 +243,9 @@ TEST(CudaBackendTest, StoredTacticsAreReusedWithoutTiming) {
     make_backend("cuda")->compile(graph, options);
     ADD_FAILURE() << "a malformed stored tactic was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(cat("layer '", options.layer_data.begin()->first, "': malformed tactic")),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find(cat("layer '", options.layer_data.begin()->first, "': malformed tactic")),
+        std::string::npos)
         << e.what();
   }
 }
@@ -282,7 +284,8 @@ TEST(CudaBackendTest, Fp8ConvolutionsMatchTheReference) {
   widen_constants_to_f32(graph);  // as the Engine hands graphs to backends
   const Tensor x = random_tensor({2, 3, 64, 64}, 21);
   const Tensor reference = run_on("cpu-reference", graph, {x}).front();
-  const double noise = relative_difference(run_on("cpu-reference", graph, {jittered(x, 121)}).front(), reference);
+  const double noise =
+      relative_difference(run_on("cpu-reference", graph, {jittered(x, 121)}).front(), reference);
   ASSERT_GT(noise, 0.0);
   ASSERT_LT(noise, 0.1);  // the network must not be so chaotic that the check means nothing
   for (const std::int64_t opt_level : {0, 1}) {

@@ -30,6 +30,6 @@ inline bool gpu_present() {
 
 }  // namespace kiln::testing
 
-#define KILN_SKIP_WITHOUT_GPU()                                                                       \
+#define KILN_SKIP_WITHOUT_GPU()                                                                           \
   if (!::kiln::testing::cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)"; \
   if (!::kiln::testing::gpu_present()) GTEST_SKIP() << "no CUDA device on this machine"

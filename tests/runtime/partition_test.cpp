@@ -1,45 +1,23 @@
 // Partitioning a graph between a backend and the CPU fallback: the split into segments, a partitioned
 // run against the whole graph on the reference backend, strict compiles and fully supported graphs. The
 // backend under test is defined here: the reference backend, minus the nodes a predicate refuses.
+#include "runtime/partition.h"
+
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <random>
 
 #include "backends/cpu/reference_backend.h"
 #include "core/error.h"
+#include "picky_backend.h"
 #include "runtime/engine.h"
-#include "runtime/partition.h"
 #include "runtime/partitioned_model.h"
 
 namespace kiln {
 namespace {
 
-using Refuses = std::function<bool(const Graph&, const Node&)>;
-
-// Runs graphs on the reference kernels but refuses the nodes `refuses` picks; compiling a graph with
-// such a node fails, so a test passes only if the partition kept them off this backend.
-class PickyBackend final : public Backend {
- public:
-  explicit PickyBackend(Refuses refuses) : refuses_(std::move(refuses)) {}
-  std::string_view name() const override { return "picky"; }
-  bool supports(const Graph& graph, const Node& node) const override { return !refuses_(graph, node); }
-  std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override {
-    for (const NodeId id : graph.topological_order())
-      require(supports(graph, graph.node(id)), "picky backend: given layer '", graph.node(id).name, "'");
-    compiled_node_counts.push_back(graph.live_node_count());
-    return reference_.compile(graph, options);
-  }
-  mutable std::vector<std::size_t> compiled_node_counts;
-
- private:
-  Refuses refuses_;
-  ReferenceBackend reference_;
-};
-
-Refuses refuse_op(OpKind op) {
-  return [op](const Graph&, const Node& node) { return node.op == op; };
-}
+using testing::PickyBackend;
+using testing::refuse_op;
 
 Tensor random_tensor(Shape shape, std::uint32_t seed) {
   Tensor t(DType::kF32, std::move(shape));
@@ -62,7 +40,8 @@ ValueId conv3x3(Graph& g, const std::string& name, ValueId x, std::uint32_t seed
 Graph residual_graph() {
   Graph g;
   const ValueId x = g.add_input("x", {-1, 4, 6, 6});
-  const ValueId relu = g.add_node(OpKind::kActivation, "relu", {conv3x3(g, "conv1", x, 1)}, ActivationAttrs{});
+  const ValueId relu =
+      g.add_node(OpKind::kActivation, "relu", {conv3x3(g, "conv1", x, 1)}, ActivationAttrs{});
   const ValueId add1 = g.add_node(OpKind::kAdd, "add1", {relu, x}, AddAttrs{});
   const ValueId conv2 = conv3x3(g, "conv2", add1, 2);
   g.mark_output(g.add_node(OpKind::kAdd, "add2", {conv2, add1}, AddAttrs{}));
@@ -106,7 +85,8 @@ TEST(SplitGraph, MaximalRunsWithTheValuesCrossingBetweenThem) {
   const Graph& first = segments[0].graph;
   const ValueId weight = first.node(0).inputs[1];
   EXPECT_EQ(first.value(weight).name, "conv1.weight");
-  EXPECT_EQ(first.value(weight).constant.f32().data(), graph.value(graph.node(0).inputs[1]).constant.f32().data());
+  EXPECT_EQ(first.value(weight).constant.f32().data(),
+            graph.value(graph.node(0).inputs[1]).constant.f32().data());
   EXPECT_EQ(first.value(first.inputs()[0]).shape, (Shape{-1, 4, 6, 6}));
 }
 
@@ -114,7 +94,8 @@ TEST(SplitGraph, KeepsEachPlacementTogetherAcrossIndependentBranches) {
   // Three branches off x, alternating placement by node id: in id order that would be three segments.
   Graph g;
   const ValueId x = g.add_input("x", {-1, 4, 2, 2});
-  for (const char* name : {"a", "b", "c"}) g.mark_output(g.add_node(OpKind::kActivation, name, {x}, ActivationAttrs{}));
+  for (const char* name : {"a", "b", "c"})
+    g.mark_output(g.add_node(OpKind::kActivation, name, {x}, ActivationAttrs{}));
   const std::vector<Segment> segments = split_graph(g, {1, 0, 1});
   ASSERT_EQ(segments.size(), 2u);
   EXPECT_EQ(node_names(segments[0].graph), (Names{"a", "c"}));
@@ -129,7 +110,8 @@ TEST(SplitGraph, ConstantOnlyNodesGoBeforeTheirFirstReader) {
   const ValueId codes = g.add_constant("w.codes", Tensor(DType::kF8E4M3, {4, 4, 1, 1}));
   const ValueId scales = g.add_constant("w.scales", Tensor::from_f32({4}, std::vector<float>(4, 0.5f)));
   const ValueId w = g.add_node(OpKind::kDequantize, "w.dequantize", {codes, scales});
-  const ValueId sig = g.add_node(OpKind::kActivation, "sigmoid", {relu}, ActivationAttrs{Activation::kSigmoid});
+  const ValueId sig =
+      g.add_node(OpKind::kActivation, "sigmoid", {relu}, ActivationAttrs{Activation::kSigmoid});
   g.mark_output(g.add_node(OpKind::kConv2d, "conv", {sig, w}, ConvAttrs{}));
   // In id order the dequantize would join relu's segment and its output cross to the convolution's.
   const std::vector<Segment> segments = split_graph(g, {1, 1, 0, 1});

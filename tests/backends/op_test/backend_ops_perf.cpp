@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "op_case.h"
+#include "runtime/backend.h"
 
 namespace kiln::testing {
 namespace {
@@ -25,8 +26,10 @@ PerfOptions parse(int argc, char** argv) {
     const std::string arg = argv[i];
     if ((arg == "--runs" || arg == "--filter") && i + 1 < argc) {
       const std::string value = argv[++i];
-      if (arg == "--filter") options.filter = value;
-      else options.runs = std::max(1, std::atoi(value.c_str()));
+      if (arg == "--filter")
+        options.filter = value;
+      else
+        options.runs = std::max(1, std::atoi(value.c_str()));
     } else {
       fail("usage: backend_ops_perf [--runs N] [--filter TEXT]; got '", arg, "'");
     }
@@ -40,7 +43,8 @@ double median_ms(CompiledModel& model, const std::vector<Tensor>& inputs, int ru
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     model.run(inputs);
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
@@ -48,8 +52,8 @@ double median_ms(CompiledModel& model, const std::vector<Tensor>& inputs, int ru
 
 int perf_main(int argc, char** argv) {
   const PerfOptions options = parse(argc, argv);
-  std::cout << std::left << std::setw(52) << "case" << std::setw(15) << "backend" << "median ms (" << options.runs
-            << " runs)\n";
+  std::cout << std::left << std::setw(52) << "case" << std::setw(15) << "backend"
+            << "median ms (" << options.runs << " runs)\n";
   for (const OpCase& c : op_cases()) {
     if (c.name.find(options.filter) == std::string::npos) continue;
     const CaseGraph graph = c.make();
@@ -64,7 +68,8 @@ int perf_main(int argc, char** argv) {
       compile.batch = graph.inputs.front().dim(0);
       compile.opt_level = 1;
       const auto model = make_backend(backend)->compile(graph.graph, compile);
-      std::cout << std::fixed << std::setprecision(4) << median_ms(*model, graph.inputs, options.runs) << "\n";
+      std::cout << std::fixed << std::setprecision(4) << median_ms(*model, graph.inputs, options.runs)
+                << "\n";
     }
   }
   return 0;

@@ -58,7 +58,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, BackendOpsTest, ::testing::ValuesIn(all_params()
 TEST(BackendOpsCoverage, EveryOperatorHasACase) {
   for (int op = 0; op < kOpKindCount; ++op) {
     const auto kind = static_cast<OpKind>(op);
-    const bool covered = std::any_of(op_cases().begin(), op_cases().end(), [&](const OpCase& c) { return c.op == kind; });
+    const bool covered =
+        std::any_of(op_cases().begin(), op_cases().end(), [&](const OpCase& c) { return c.op == kind; });
     EXPECT_TRUE(covered) << op_kind_name(kind) << " has no case in tests/backends/op_test/";
   }
 }
@@ -67,7 +68,8 @@ TEST(BackendOpsCoverage, EachCaseHoldsItsOperator) {
   for (const OpCase& c : op_cases()) {
     const CaseGraph graph = c.make();
     const auto& nodes = graph.graph.nodes();
-    EXPECT_TRUE(std::any_of(nodes.begin(), nodes.end(), [&](const Node& n) { return n.op == c.op; })) << c.name;
+    EXPECT_TRUE(std::any_of(nodes.begin(), nodes.end(), [&](const Node& n) { return n.op == c.op; }))
+        << c.name;
     EXPECT_EQ(graph.inputs.size(), graph.graph.inputs().size()) << c.name;
   }
 }

@@ -74,7 +74,8 @@ std::vector<OpCase> convolution_cases() {
     }
   }
   cases.push_back(fp8_conv_case("dequantize_fp8_conv_1x1", 32, conv_attrs(1, 1, 0), false));
-  cases.push_back(fp8_conv_case("dequantize_fp8_conv_3x3_relu", 16, conv_attrs(3, 1, 1, 1, Activation::kRelu), true));
+  cases.push_back(
+      fp8_conv_case("dequantize_fp8_conv_3x3_relu", 16, conv_attrs(3, 1, 1, 1, Activation::kRelu), true));
   cases.push_back(fp8_conv_case("dequantize_fp8_conv_grouped", 32, conv_attrs(3, 1, 1, 2), true));
   return cases;
 }
