@@ -157,8 +157,10 @@ void build(const BuildCommandOptions& options) {
   if (options.verbose) std::cout << result.passes.str();
   if (!result.fallback_layers.empty()) {
     std::cerr << fallback_warning(result.fallback_layers, build_options.backend, default_backend()) << "\n";
-    for (const std::string& layer : options.verbose ? result.fallback_layers : std::vector<std::string>{})
-      std::cout << "runs on " << default_backend() << ": " << layer << "\n";
+    if (options.verbose) {
+      for (const std::string& layer : result.fallback_layers)
+        std::cout << "runs on " << default_backend() << ": " << layer << "\n";
+    }
   }
   std::cout << "built " << options.output.string() << ": " << model.family->name << ", "
             << result.plan.graph.live_node_count() << " layers, " << precision_name(build_options.precision)

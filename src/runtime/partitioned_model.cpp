@@ -31,6 +31,17 @@ bool follow_readers(const Graph& graph, std::vector<int>& placement) {
   return moved;
 }
 
+// Fails naming the first node `backend` does not support, its operator and the backend's reason.
+void require_supported(const Graph& graph, const Backend& backend, const Backend& fallback) {
+  for (const NodeId id : graph.topological_order()) {
+    const Node& node = graph.node(id);
+    if (backend.supports(graph, node)) continue;
+    fail("layer '", node.name, "' (", op_kind_name(node.op), ") does not run on the ", backend.name(),
+         " backend: ", backend.unsupported_reason(graph, node), " (without --strict-backend it runs on ",
+         fallback.name(), ")");
+  }
+}
+
 std::string plural(std::size_t count, const char* word) {
   return cat(count, " ", word, count == 1 ? "" : "s");
 }
@@ -65,13 +76,7 @@ FallbackCompile compile_with_fallback(const Graph& graph, const Backend& backend
     result.model = backend.compile(graph, options);
     return result;
   }
-  for (const NodeId id : graph.topological_order()) {
-    const Node& node = graph.node(id);
-    if (!options.strict_backend || backend.supports(graph, node)) continue;
-    fail("layer '", node.name, "' (", op_kind_name(node.op), ") does not run on the ", backend.name(),
-         " backend: ", backend.unsupported_reason(graph, node), " (without --strict-backend it runs on ",
-         fallback.name(), ")");
-  }
+  if (options.strict_backend) require_supported(graph, backend, fallback);
   const std::vector<int> placement = place_on_backend(graph, backend);
   for (std::size_t id = 0; id < placement.size(); ++id) {
     const Node& node = graph.node(static_cast<NodeId>(id));
