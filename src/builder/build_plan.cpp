@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "builder/precision.h"
 #include "core/error.h"
+#include "graph/precision_assignment.h"
 #include "graph/verifier.h"
 #include "runtime/engine.h"
 
@@ -52,8 +52,10 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
     compile.batch = options.batch;
     compile.opt_level = options.opt_level;
     compile.tactic_cache = options.tactic_cache;
+    compile.strict_backend = options.strict_backend;
     const Engine engine(std::make_shared<const Plan>(result.plan), options.backend, compile);
     result.plan.info.layer_data = engine.layer_data();
+    result.fallback_layers = engine.fallback_layers();
   }
   return result;
 }

@@ -26,6 +26,7 @@ struct BuildOptions {
   // stores the choices. A file of timed tactics to reuse and extend (empty: none).
   std::string tactic_cache;
   std::set<std::string> disabled_passes;
+  bool strict_backend = false;  // refuse layers the backend does not run instead of timing the rest
 };
 
 struct BuildInput {
@@ -39,6 +40,7 @@ struct BuildInput {
 struct BuildResult {
   Plan plan;
   PassReport passes;
+  std::vector<std::string> fallback_layers;  // layers the tactic-timing backend left to the CPU
 };
 
 BuildResult build_plan(BuildInput input, const BuildOptions& options);

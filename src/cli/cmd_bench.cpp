@@ -18,6 +18,7 @@ namespace {
 struct BenchOptions {
   std::filesystem::path plan;
   std::string backend;
+  bool strict_backend = false;
   std::optional<std::int64_t> batch;
   BenchSettings settings;
   bool profile = false;
@@ -55,7 +56,9 @@ void bench(const BenchOptions& options) {
   compile.batch = options.batch.value_or(plan->info.batch);
   compile.threads = options.threads;
   compile.tactic_cache = options.tactic_cache;
+  compile.strict_backend = options.strict_backend;
   Engine engine(plan, options.backend.empty() ? default_backend() : options.backend, compile);
+  if (!engine.fallback_layers().empty()) std::cerr << fallback_warning(engine) << "\n";
   const Tensor input = random_input(compile.batch, plan->config.preprocess.input_size);
 
   std::cerr << "bench " << options.plan.string() << ": " << engine.backend() << ", batch " << compile.batch
@@ -122,6 +125,7 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", options->backend,
                   "Backend to run on (default: the fastest CPU backend built in)");
+  cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("--batch", options->batch, "Batch size (default: the plan's)")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", options->settings.warmup_seconds, "Seconds of untimed runs first")
       ->capture_default_str()

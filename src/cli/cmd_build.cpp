@@ -28,6 +28,7 @@ struct BuildCommandOptions {
   std::optional<std::int64_t> opt_level;
   std::optional<std::int64_t> batch;
   std::optional<std::string> backend;
+  bool strict_backend = false;
   std::vector<std::string> disabled_passes;
   std::filesystem::path families_dir{kDefaultFamiliesDir};
   std::string tactic_cache;
@@ -49,6 +50,7 @@ pipeline::BuildOverrides build_overrides(const BuildCommandOptions& options) {
   overrides.backend = options.backend;
   overrides.disabled_passes = {options.disabled_passes.begin(), options.disabled_passes.end()};
   overrides.tactic_cache = options.tactic_cache;
+  overrides.strict_backend = options.strict_backend;
   overrides.fp8 = options.fp8;
   return overrides;
 }
@@ -80,6 +82,13 @@ void build(const BuildCommandOptions& options) {
 
   const auto bytes = std::filesystem::file_size(options.output);
   if (options.verbose) std::cout << result.passes.str();
+  if (!result.fallback_layers.empty()) {
+    std::cerr << fallback_warning(result.fallback_layers, build_options.backend, default_backend()) << "\n";
+    if (options.verbose) {
+      for (const std::string& layer : result.fallback_layers)
+        std::cout << "runs on " << default_backend() << ": " << layer << "\n";
+    }
+  }
   std::cout << "built " << options.output.string() << ": " << source.family->name << ", "
             << result.plan.graph.live_node_count() << " layers, " << precision_name(build_options.precision)
             << (build_options.precision == Precision::kF8
@@ -172,6 +181,8 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend,
                   "Backend the plan targets (default: the manifest's first); for cuda the build times each "
                   "layer's kernels on this machine's GPU and the plan stores the fastest");
+  cmd->add_flag("--strict-backend", options->strict_backend,
+                cat(kStrictBackendHelp, "; --verbose lists them"));
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "cuda: file of timed tactics to reuse and extend, so rebuilds pick the same kernels fast");
   cmd->add_option("--disable-pass", options->disabled_passes, "Skip a graph pass by name (repeatable)");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+#include <set>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -31,6 +32,7 @@ struct EvalCliOptions {
   std::string family;
   std::optional<std::filesystem::path> config;
   std::string backend;
+  bool strict_backend = false;
   std::optional<std::size_t> images;
   std::optional<std::size_t> every;
   std::string split;
@@ -187,10 +189,14 @@ void eval(const EvalCliOptions& options) {
 
   CompileOptions compile;
   compile.batch = options.batch.value_or(plan->info.batch);
+  compile.strict_backend = options.strict_backend;
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
   Engine engine(plan, backend, compile);
   std::optional<Engine> reference;
   if (reference_plan) reference.emplace(reference_plan, backend, compile);
+  for (const std::string& warning :
+       std::set<std::string>{fallback_warning(engine), reference ? fallback_warning(*reference) : ""})
+    if (!warning.empty()) std::cerr << warning << "\n";
 
   std::cout << "eval       " << options.plan.string() << " (" << plan->info.family << ", "
             << precision_name(plan->info.precision) << ") on " << backend << ", batch " << compile.batch
@@ -268,6 +274,7 @@ void add_eval_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", options->backend,
                   "Backend to run the plan and the reference on (default: the fastest CPU backend built in)");
+  cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("--batch", options->batch,
                   "Images per engine run (default: the plan's batch); a last partial batch is padded")
       ->check(CLI::PositiveNumber);

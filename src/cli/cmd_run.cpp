@@ -25,6 +25,7 @@ namespace {
 struct RunOptions {
   std::filesystem::path plan;
   std::string backend;
+  bool strict_backend = false;
   std::string family;
   std::filesystem::path checkpoint;
   std::optional<std::filesystem::path> config;
@@ -74,7 +75,10 @@ void run_detector(const DetectorInfo& detector, const RunOptions& options) {
           " runs a checkpoint: give --checkpoint (detectors have no plan files yet)");
   const std::vector<Image> images = pipeline::load_detector_images(options.inputs);
   const auto batch = static_cast<std::int64_t>(images.size());
-  pipeline::DetectorEngine engine(detector, options.checkpoint, options.config, batch, options.backend);
+  CompileOptions compile;
+  compile.strict_backend = options.strict_backend;
+  pipeline::DetectorEngine engine(detector, options.checkpoint, options.config, batch, options.backend, compile);
+  if (!engine.engine().fallback_layers().empty()) std::cerr << fallback_warning(engine.engine()) << "\n";
   const pipeline::DetectorRun run = engine.detect(images);
   if (options.save_output) write_npy(*options.save_output, run.decoded);
   const YoloConfig& config = engine.config();
@@ -130,7 +134,9 @@ void run(const RunOptions& options) {
   CompileOptions compile;
   compile.batch = batch.tensor.dim(0);
   compile.tactic_cache = options.tactic_cache;
+  compile.strict_backend = options.strict_backend;
   Engine engine(plan, options.backend.empty() ? default_backend() : options.backend, compile);
+  if (!engine.fallback_layers().empty()) std::cerr << fallback_warning(engine) << "\n";
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Tensor> outputs = engine.run(batch.tensor);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -194,6 +200,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", options->backend,
                   "Backend to run on (default: the fastest CPU backend built in)");
+  cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("--topk", options->topk, "Classes to print per input")->check(CLI::Range(1, 1000));
   cmd->add_option("--save-output", options->save_output, "Write the logits [N, classes] as float32 .npy");
   cmd->add_option("--tactic-cache", options->tactic_cache,

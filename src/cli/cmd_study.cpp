@@ -21,6 +21,7 @@ struct StudyCommandOptions {
   std::optional<std::filesystem::path> config;
   std::optional<std::string> data;
   std::string backend;
+  bool strict_backend = false;
   std::optional<std::filesystem::path> output;
   std::optional<std::int64_t> batch;
   std::optional<int> rounds;
@@ -80,8 +81,8 @@ void study(const StudyCommandOptions& options) {
   pipeline::ModelSource source =
       pipeline::load_model_source(manifest, checkpoint, options.config,
                                   demo ? pipeline::Sha256Pin::kNotThisFile : pipeline::Sha256Pin::kEnforce);
-  StudyInputs inputs{std::move(source.input), spec,         data, backend, out, demo,
-                     options.command_line,    manifest.path};
+  StudyInputs inputs{std::move(source.input), spec, data, backend, options.strict_backend, out, demo,
+                     options.command_line, manifest.path};
   const StudyResult result = run_study(inputs);
   write_study(out, result);
   const std::string report = study_markdown(result);
@@ -113,6 +114,7 @@ void add_study_command(CLI::App& app) {
       "shards (default with the demo: the repository's photos)");
   cmd->add_option("--backend", options->backend,
                   "Backend every variant runs on (default: the fastest CPU backend)");
+  cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("-o,--output", options->output, "Report folder (default: study-FAMILY)");
   cmd->add_option("--batch", options->batch, "Batch size to time (default: the manifest's)")
       ->check(CLI::PositiveNumber);

@@ -5,6 +5,11 @@
 
 namespace kiln::cli {
 
+// --help of --strict-backend, on every command that takes --backend.
+inline constexpr const char* kStrictBackendHelp =
+    "Fail if the backend does not support a layer, instead of running that layer on the CPU fallback "
+    "(default: run it there, with a warning)";
+
 void add_run_command(CLI::App& app);
 void add_build_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

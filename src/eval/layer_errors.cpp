@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "builder/precision.h"
 #include "core/error.h"
+#include "graph/precision_assignment.h"
 
 namespace kiln {
 

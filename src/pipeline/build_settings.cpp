@@ -17,6 +17,7 @@ BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overr
   options.backend = overrides.backend.value_or(manifest.backends.front());
   options.disabled_passes = overrides.disabled_passes;
   options.tactic_cache = overrides.tactic_cache;
+  options.strict_backend = overrides.strict_backend;
   return options;
 }
 

@@ -19,6 +19,7 @@ struct BuildOverrides {
   std::optional<std::string> backend;  // default: the manifest's first backend
   std::set<std::string> disabled_passes;
   std::string tactic_cache;
+  bool strict_backend = false;  // refuse layers the backend cannot run instead of a CPU fallback
   Fp8Options fp8;  // used when the precision is fp8
 };
 

@@ -32,6 +32,7 @@ class DetectorEngine {
   const YoloConfig& config() const { return config_; }
   const std::vector<std::string>& unused_keys() const { return unused_keys_; }
   const std::string& backend() const { return engine_->backend(); }
+  const Engine& engine() const { return *engine_; }
   // `images` must be as many as the engine's batch.
   DetectorRun detect(const std::vector<Image>& images);
 

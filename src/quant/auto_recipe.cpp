@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "builder/precision.h"
 #include "core/error.h"
 #include "eval/metrics.h"
+#include "graph/precision_assignment.h"
 #include "quant/fp8_rewrite.h"
 #include "runtime/backend.h"
 

@@ -6,7 +6,7 @@
 // The weight codes and per-channel scales (amax / 448 of the batch-norm-folded kernel) are computed
 // here, once; the activation scale per tensor comes from calibration. Convolutions reading the same
 // tensor share one quantize point, as they share its scale. The bias stays f32 and the layer writes
-// fp16 (see builder/precision.h).
+// fp16 (see graph/precision_assignment.h).
 #pragma once
 
 #include <map>

@@ -34,6 +34,9 @@ struct CompileOptions {
   // it, keyed by node name). Entries that no longer apply (another GPU, library or shape) are ignored
   // and those layers chosen afresh.
   std::map<std::string, nlohmann::json> layer_data;
+  // Refuse a graph with a node the backend does not support instead of running that node on the CPU
+  // fallback (Engine, compile_with_fallback in runtime/partitioned_model.h).
+  bool strict_backend = false;
 };
 
 class CompiledModel {
@@ -59,6 +62,10 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
   virtual bool supports(const Graph& graph, const Node& node) const = 0;
+  // Why the backend does not support `node`, or empty when it does.
+  virtual std::string unsupported_reason(const Graph& graph, const Node& node) const {
+    return supports(graph, node) ? std::string() : std::string("not supported");
+  }
   virtual std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const = 0;
   // Whether compiling times kernels to choose among them (a plan built for such a backend stores the
   // choices, so that loading it does not time them again).

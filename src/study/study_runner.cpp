@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -50,6 +51,7 @@ Plan build_variant(const StudyInputs& inputs, const StudyVariant& variant,
   options.opt_level = inputs.spec.opt_level;
   options.batch = inputs.spec.batch;
   options.backend = inputs.backend;
+  options.strict_backend = inputs.strict_backend;
   // Variants share convolution shapes: a backend that times kernels (cuda) times each shape once.
   options.tactic_cache = (inputs.out_dir / "plans" / "tactics.txt").string();
   if (variant.precision == Precision::kF8) {
@@ -178,9 +180,16 @@ StudyResult run_study(const StudyInputs& inputs) {
   // The fp32 reference every variant is compared with.
   CompileOptions compile;
   compile.batch = spec.batch;
+  compile.strict_backend = inputs.strict_backend;
+  std::set<std::string> warned;  // each distinct fallback warning once
+  const auto warn_fallback = [&](const Engine& engine) {
+    const std::string warning = fallback_warning(engine);
+    if (!warning.empty() && warned.insert(warning).second) std::cerr << warning << "\n";
+  };
   StudyVariant fp32{"fp32", Precision::kF32, "", CalibrationMethod::kMax};
   auto reference_plan = std::make_shared<const Plan>(build_variant(inputs, fp32, calibration));
   Engine reference(reference_plan, inputs.backend, compile);
+  warn_fallback(reference);
   ReferenceLogitsCache reference_cache;
 
   std::filesystem::create_directories(inputs.out_dir / "plans");
@@ -204,6 +213,7 @@ StudyResult run_study(const StudyInputs& inputs) {
     r.quantization = plan->info.quantization;
     plans.push_back(plan);
     engines.push_back(std::make_unique<Engine>(plan, inputs.backend, compile));
+    warn_fallback(*engines.back());
     EvalOptions eval;
     eval.progress = true;
     eval.reference_cache = &reference_cache;

@@ -21,6 +21,7 @@ struct StudyInputs {
   StudySpec spec;
   std::string data;               // anything open_dataset() takes
   std::string backend;            // runs every variant
+  bool strict_backend = false;    // refuse layers the backend does not run instead of using the CPU
   std::filesystem::path out_dir;  // plans are written to out_dir/plans/
   bool demo = false;              // the shipped reduced model and photos
   std::string command;            // the command line that re-makes the study

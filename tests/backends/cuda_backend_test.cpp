@@ -1,52 +1,32 @@
-// The CUDA backend against the reference backend: single operators (pooling rules, the split-attention
-// tail with cardinality, batch norm, activations), whole ResNeSt-like networks in fp32 and fp16, and
-// repeated runs of one captured CUDA graph. Tests that need a GPU skip (reported as skipped, not
-// passed) where none is present, as on CI; the no-device error is checked there instead.
+// The CUDA backend against the reference backend: whole ResNeSt-like networks in fp32, fp16 and FP8,
+// repeated runs of one captured CUDA graph, its own kernels for gates and classifiers, tactics stored in
+// plans, and the no-device error (single operators are in the cross-backend operator test, op_test/).
+// Tests that need a GPU skip (reported as skipped, not passed) where none is present, as on CI; the
+// no-device error is checked there instead.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 
-#include "builder/precision.h"
 #include "core/error.h"
+#include "cuda_test_util.h"
+#include "graph/precision_assignment.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
 #include "quant/fp8_rewrite.h"
 #include "quant/layer_selection.h"
 #include "testing/resnest_like_graph.h"
 
-#if KILN_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 namespace kiln {
 namespace {
 
 using testing::conv_attrs;
+using testing::cuda_built;
+using testing::gpu_present;
 using GraphMaker = testing::SmallGraph;
-using testing::pool_attrs;
-using testing::radix_attrs;
 using testing::random_tensor;
 using testing::relative_difference;
 using testing::run_on;
-
-bool cuda_built() {
-  const auto names = backend_names();
-  return std::find(names.begin(), names.end(), "cuda") != names.end();
-}
-
-bool gpu_present() {
-#if KILN_HAVE_CUDA
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-#else
-  return false;
-#endif
-}
-
-#define KILN_SKIP_WITHOUT_GPU()                                                          \
-  if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)"; \
-  if (!gpu_present()) GTEST_SKIP() << "no CUDA device on this machine"
 
 // cuDNN in f32 with TF32 off (FMA math) accumulates in f32 in its own order: about sqrt(K) * 2^-24
 // relative per layer, compounding through depth; 1e-4 is the project's f32 bar and any indexing or
@@ -131,59 +111,6 @@ TEST(CudaBackendTest, Fp8ConvolutionsNeedTheirQuantizePointsAndWideChannels) {
   EXPECT_FALSE(backend->supports(m.graph, conv));
 }
 
-TEST(CudaBackendTest, PoolingFollowsTheReferenceWindowRules) {
-  KILN_SKIP_WITHOUT_GPU();
-  GraphMaker m;
-  const ValueId x = m.input("x", {16, 15, 15});
-  const ValueId a = m.node(OpKind::kMaxPool2d, {x}, pool_attrs(3, 2, 1, true));
-  const ValueId b =
-      m.node(OpKind::kAvgPool2d, {x}, pool_attrs(2, 2, 0, true, false));  // ResNeSt's shortcut pool
-  const ValueId c = m.node(OpKind::kAvgPool2d, {x}, pool_attrs(3, 2, 1, false, true));  // avd pool
-  const ValueId d = m.node(OpKind::kAvgPool2d, {x}, pool_attrs(3, 2, 1, true, false));
-  for (const ValueId v : {a, b, c, d}) m.output(v);
-  expect_cuda_matches_reference(m.graph, {random_tensor({2, 16, 15, 15}, 3)}, 1e-6);
-  // 6 channels: no 16-byte packs, the scalar path.
-  GraphMaker s;
-  const ValueId xs = s.input("x", {6, 9, 9});
-  s.output(s.node(OpKind::kAvgPool2d, {xs}, pool_attrs(2, 2, 0, true, false)));
-  expect_cuda_matches_reference(s.graph, {random_tensor({1, 6, 9, 9}, 4)}, 1e-6);
-}
-
-TEST(CudaBackendTest, SplitAttentionTailWithCardinality) {
-  KILN_SKIP_WITHOUT_GPU();
-  for (const bool fp16 : {false, true}) {
-    GraphMaker m;
-    const std::int64_t radix = 4, cardinality = 2, channels = 16;
-    const ValueId x = m.input("x", {8, 12, 12});
-    const ValueId splits = m.conv(x, radix * channels, conv_attrs(3, 1, 1, 2, Activation::kRelu));
-    const ValueId sum = m.node(OpKind::kRadixSum, {splits}, radix_attrs(radix, cardinality));
-    const ValueId gap = m.node(OpKind::kGlobalAvgPool, {sum});
-    const ValueId fc1 = m.conv(gap, 32, conv_attrs(1, 1, 0, cardinality, Activation::kRelu));
-    const ValueId fc2 = m.conv(fc1, radix * channels, conv_attrs(1, 1, 0, cardinality));
-    const ValueId weights = m.node(OpKind::kRadixSoftmax, {fc2}, radix_attrs(radix, cardinality));
-    m.output(m.node(OpKind::kRadixWeightedSum, {splits, weights}, radix_attrs(radix, cardinality)));
-    const Graph graph = fp16 ? as_fp16(m.graph) : m.graph;
-    expect_cuda_matches_reference(graph, {random_tensor({3, 8, 12, 12}, 5)},
-                                  fp16 ? kF16Tolerance : kF32Tolerance);
-  }
-}
-
-TEST(CudaBackendTest, UnfoldedBatchNormActivationAndAdd) {
-  KILN_SKIP_WITHOUT_GPU();
-  GraphMaker m;
-  const ValueId x = m.input("x", {24, 10, 10});
-  const ValueId c = m.conv(x, 24, conv_attrs(3, 1, 1));
-  const ValueId bn = m.node(OpKind::kBatchNorm,
-                            {c, m.constant("g", {24}, 0.5f, 1.5f), m.constant("b", {24}),
-                             m.constant("m", {24}), m.constant("v", {24}, 0.5f, 2.0f)},
-                            BatchNormAttrs{1e-5f});
-  const ValueId act = m.node(OpKind::kActivation, {bn}, ActivationAttrs{Activation::kSilu});
-  m.output(m.node(OpKind::kAdd, {act, x}, AddAttrs{Activation::kRelu}));
-  expect_cuda_matches_reference(m.graph, {random_tensor({2, 24, 10, 10}, 6)}, kF32Tolerance, 0);
-}
-
-// Subgraphs as a partitioner hands them over: several inputs, intermediate tensors among them, of rank
-// 4 ([N, C, H, W]) or 2 ([N, C]), one f32 tensor per input in graph order.
 TEST(CudaBackendTest, SeveralInputsOfRankTwoOrFour) {
   KILN_SKIP_WITHOUT_GPU();
   GraphMaker m;

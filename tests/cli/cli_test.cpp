@@ -195,6 +195,27 @@ TEST(Cli, BuildingForCudaWithoutAGpuWritesNoPlan) {
   EXPECT_FALSE(fs::exists(plan));
 }
 
+// EfficientNet's squeeze-excite scales have no CUDA kernel: --strict-backend refuses them by name
+// before any device is needed; without it they would run on the CPU and the rest needs the GPU.
+TEST(Cli, StrictBackendRefusesLayersTheBackendDoesNotRun) {
+  if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA driver (and likely a GPU)";
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "cuda.kplan";
+  const std::string build = "build " + (kFamilies / "timm_efficientnet").string() + " --checkpoint " +
+                            (testing::kData / "golden" / "efficientnet_tiny" / "model.safetensors").string() + " -o " +
+                            plan.string() + " --precision fp16 --backend cuda";
+  const auto strict = run_kiln(build + " --strict-backend");
+  EXPECT_NE(strict.exit_code, 0);
+  const bool not_built = strict.output.find("kiln: error: unknown backend 'cuda'") != std::string::npos;
+  if (not_built) GTEST_SKIP() << "the CUDA backend is not built";
+  EXPECT_NE(strict.output.find("(channel_scale) does not run on the cuda backend: "), std::string::npos)
+      << strict.output;
+  const auto lenient = run_kiln(build);
+  EXPECT_NE(lenient.exit_code, 0);
+  EXPECT_NE(lenient.output.find("kiln: error: no CUDA device"), std::string::npos) << lenient.output;
+  EXPECT_FALSE(fs::exists(plan));
+}
+
 // A plan built for a backend that times kernels (cuda) stores each layer's tactic; inspect lists them and
 // other backends run the plan regardless.
 TEST(Cli, InspectListsStoredTactics) {

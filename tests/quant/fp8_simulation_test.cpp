@@ -7,8 +7,8 @@
 #include <random>
 
 #include "backends/cpu/reference_kernels.h"
-#include "builder/precision.h"
 #include "families/timm_resnest/builder.h"
+#include "graph/precision_assignment.h"
 #include "passes/pass_manager.h"
 #include "quant/activation_calibration.h"
 #include "quant/auto_recipe.h"

@@ -12,6 +12,10 @@ bool CudaBackend::supports(const Graph& graph, const Node& node) const {
   return cuda::unsupported_reason(graph, node).empty();
 }
 
+std::string CudaBackend::unsupported_reason(const Graph& graph, const Node& node) const {
+  return cuda::unsupported_reason(graph, node);
+}
+
 std::unique_ptr<CompiledModel> CudaBackend::compile(const Graph& graph, const CompileOptions& options) const {
   int devices = 0;
   const cudaError_t status = cudaGetDeviceCount(&devices);

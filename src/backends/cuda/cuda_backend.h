@@ -13,6 +13,7 @@ class CudaBackend final : public Backend {
  public:
   std::string_view name() const override { return "cuda"; }
   bool supports(const Graph& graph, const Node& node) const override;
+  std::string unsupported_reason(const Graph& graph, const Node& node) const override;
   std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
   bool chooses_tactics() const override { return true; }
 };

@@ -1,4 +1,4 @@
-#include "builder/precision.h"
+#include "graph/precision_assignment.h"
 
 #include "core/error.h"
 

@@ -1,0 +1,83 @@
+// Convolutions: kernel sizes, strides, padding (symmetric and not), dilation, groups up to depthwise,
+// fused activations, channel counts off the backends' blocks, fp16, and the FP8 path (quantize point,
+// dequantized E4M3 weights, fp16 output), which is where kDequantize is checked.
+#include "op_case_util.h"
+
+namespace kiln::testing {
+namespace {
+
+struct ConvCase {
+  const char* name;
+  std::int64_t in, out, size, batch;
+  ConvAttrs attrs;
+  bool bias = true;
+};
+
+OpCase conv_case(const ConvCase& c) {
+  return graph_case(c.name, OpKind::kConv2d, c.batch, [c](SmallGraph& g) {
+    g.output(g.conv(g.input("x", {c.in, c.size, c.size}), c.out, c.attrs, c.bias));
+  });
+}
+
+ConvAttrs asymmetric_padding() {
+  ConvAttrs a = conv_attrs(3, 2, 0);
+  a.padding = {0, 0, 1, 1};  // TensorFlow's "same" for stride 2: padding at the end only
+  return a;
+}
+
+// An FP8 layer as quant/fp8_rewrite.h makes it: x -> quantize -> conv (fp8) <- dequantize <- codes,
+// per-channel scales. E4M3 codes of uniform values in [-2, 2).
+OpCase fp8_conv_case(const char* name, std::int64_t channels, const ConvAttrs& attrs, bool bias) {
+  OpCase c = graph_case(name, OpKind::kDequantize, 2, [=](SmallGraph& g) {
+    const ValueId x = g.input("x", {channels, 8, 8});
+    const ValueId q = g.graph.add_node(OpKind::kQuantize, "x.quantize", {x}, QuantizeAttrs{0.01f});
+    const Shape weight{channels, channels / attrs.groups, attrs.kernel[0], attrs.kernel[1]};
+    const ValueId codes =
+        g.graph.add_constant("conv.weight.codes", random_tensor(weight, 31, -2.0f, 2.0f).to(DType::kF8E4M3));
+    const ValueId scales = g.constant("conv.weight.scales", {channels}, 0.01f, 0.05f);
+    const ValueId w = g.graph.add_node(OpKind::kDequantize, "conv.weight.dequantize", {codes, scales});
+    std::vector<ValueId> inputs{q, w};
+    if (bias) inputs.push_back(g.constant("conv.bias", {channels}, -0.5f, 0.5f));
+    const ValueId y = g.graph.add_node(OpKind::kConv2d, "conv", inputs, attrs);
+    g.producer(y).precision = Precision::kF8;
+    g.output(y);
+  });
+  c.bound = kFp8Bound;
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> convolution_cases() {
+  const ConvCase convs[] = {
+      {"conv2d_3x3", 16, 32, 9, 2, conv_attrs(3, 1, 1)},
+      {"conv2d_1x1_no_bias", 24, 40, 7, 1, conv_attrs(1, 1, 0), false},
+      {"conv2d_7x7_stride2_stem", 3, 16, 32, 1, conv_attrs(7, 2, 3)},
+      {"conv2d_3x3_stride2", 16, 16, 12, 2, conv_attrs(3, 2, 1)},
+      {"conv2d_3x3_unpadded", 8, 8, 9, 1, conv_attrs(3, 1, 0)},
+      {"conv2d_asymmetric_padding", 8, 16, 10, 1, asymmetric_padding()},
+      {"conv2d_dilated", 8, 8, 11, 1, conv_attrs(3, 1, 2, 1, Activation::kNone, 2)},
+      {"conv2d_grouped", 32, 64, 8, 2, conv_attrs(3, 1, 1, 4)},
+      {"conv2d_grouped_1x1", 32, 32, 1, 3, conv_attrs(1, 1, 0, 2)},
+      {"conv2d_depthwise", 24, 24, 10, 1, conv_attrs(3, 1, 1, 24)},
+      {"conv2d_depthwise_5x5_stride2", 16, 16, 11, 2, conv_attrs(5, 2, 2, 16)},
+      {"conv2d_13_channels", 13, 13, 6, 2, conv_attrs(3, 1, 1)},
+      {"conv2d_relu", 16, 16, 8, 1, conv_attrs(3, 1, 1, 1, Activation::kRelu)},
+      {"conv2d_silu", 16, 24, 8, 2, conv_attrs(1, 1, 0, 1, Activation::kSilu)},
+      {"conv2d_sigmoid", 8, 16, 1, 2, conv_attrs(1, 1, 0, 1, Activation::kSigmoid)},
+  };
+  std::vector<OpCase> cases;
+  for (const ConvCase& c : convs) cases.push_back(conv_case(c));
+  for (const char* name : {"conv2d_3x3", "conv2d_grouped", "conv2d_depthwise", "conv2d_relu"}) {
+    for (const ConvCase& c : convs) {
+      if (std::string(c.name) == name) cases.push_back(fp16_case(conv_case(c)));
+    }
+  }
+  cases.push_back(fp8_conv_case("dequantize_fp8_conv_1x1", 32, conv_attrs(1, 1, 0), false));
+  cases.push_back(
+      fp8_conv_case("dequantize_fp8_conv_3x3_relu", 16, conv_attrs(3, 1, 1, 1, Activation::kRelu), true));
+  cases.push_back(fp8_conv_case("dequantize_fp8_conv_grouped", 32, conv_attrs(3, 1, 1, 2), true));
+  return cases;
+}
+
+}  // namespace kiln::testing
