@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "graph/shape_inference.h"
 #include "onednn_graph_util.h"
-#include "resnest_like_graph.h"
+#include "testing/resnest_like_graph.h"
 #endif
 
 namespace kiln {
