@@ -4,7 +4,7 @@
 // with channel counts that are and are not multiples of its blocks.
 #include <gtest/gtest.h>
 
-#include "backends/cpu/reference_kernels.h"
+#include "backends/cpu/reference/kernels.h"
 #include "core/error.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"

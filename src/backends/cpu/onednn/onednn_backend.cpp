@@ -4,7 +4,7 @@
 #include "backends/cpu/onednn/plan_builder.h"
 #include "backends/cpu/onednn/support.h"
 #include "backends/cpu/onednn/thread_scope.h"
-#include "backends/cpu/reference_kernels.h"
+#include "backends/cpu/reference/kernels.h"
 
 namespace kiln {
 namespace {
