@@ -25,6 +25,14 @@ std::string_view activation_name(Activation activation);
 inline constexpr std::int64_t kPositive = 1;     // kernels, strides, dilations, groups, radices, ...
 inline constexpr std::int64_t kNonNegative = 0;  // paddings, offsets
 
+// The sliding window convolutions and pools share.
+template <typename Self, typename Visit>
+void window_fields(Self& a, Visit&& visit) {
+  visit("kernel", a.kernel, kPositive);
+  visit("stride", a.stride, kPositive);
+  visit("padding", a.padding, kNonNegative);
+}
+
 struct ConvAttrs {
   std::array<std::int64_t, 2> kernel{1, 1};         // kh, kw
   std::array<std::int64_t, 2> stride{1, 1};         // sh, sw
@@ -37,9 +45,7 @@ struct ConvAttrs {
   static constexpr std::string_view kName = "conv";
   template <typename Self, typename Visit>
   static void fields(Self& a, Visit&& visit) {
-    visit("kernel", a.kernel, kPositive);
-    visit("stride", a.stride, kPositive);
-    visit("padding", a.padding, kNonNegative);
+    window_fields(a, visit);
     visit("dilation", a.dilation, kPositive);
     visit("groups", a.groups, kPositive);
     visit("activation", a.activation);
@@ -79,9 +85,7 @@ struct PoolAttrs {
   static constexpr std::string_view kName = "pool";
   template <typename Self, typename Visit>
   static void fields(Self& a, Visit&& visit) {
-    visit("kernel", a.kernel, kPositive);
-    visit("stride", a.stride, kPositive);
-    visit("padding", a.padding, kNonNegative);
+    window_fields(a, visit);
     visit("ceil_mode", a.ceil_mode);
     visit("count_include_pad", a.count_include_pad);
   }

@@ -1,8 +1,12 @@
-// The operators kiln knows and what every part of kiln needs to know about each: the one place an
-// operator is registered. Adding one takes its enum entry and its row in kOpTable below; shape inference
-// (graph/shape_inference.cpp) and the reference dispatch (backends/cpu/reference/run_op.cpp) switch over
-// OpKind without a default case, so the compiler lists them too. Faster backends handle the operators
-// they have kernels for and fall back to the reference kernels for the rest.
+// The operators kiln knows and what the verifier, the passes, profiles, the printer and plan files need to
+// know about each: the one place an operator is registered. An operator with a reference kernel is added
+// in five files:
+//   1. here: its OpKind entry and its row in kOpTable (and its attribute struct, if new, in attributes.h);
+//   2. graph/shape_inference.cpp: its output shape;
+//   3. its kernel in its family's file under backends/cpu/reference/ (conv, dense, pooling, ...);
+//   4. the kernel's declaration in backends/cpu/reference/kernels.h;
+//   5. its case in backends/cpu/reference/run_op.cpp.
+// Shape inference and run_op switch over OpKind without a default case, so the compiler lists 2 and 5.
 #pragma once
 
 #include <array>
