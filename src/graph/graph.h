@@ -17,7 +17,7 @@
 #include "core/dtype.h"
 #include "core/tensor.h"
 #include "graph/attributes.h"
-#include "graph/op_kind.h"
+#include "graph/op_info.h"
 
 namespace kiln {
 

@@ -8,48 +8,35 @@ namespace kiln {
 
 namespace {
 
+// "key=value" per field, in the order attributes.h lists them. Pairs are (h, w) and print as 3x3;
+// paddings are (top, left, bottom, right) and print as 1,1,1,1.
+class FieldPrinter {
+ public:
+  void operator()(std::string_view key, std::int64_t value, std::int64_t /*min*/) { add(key, cat(value)); }
+  template <std::size_t N>
+  void operator()(std::string_view key, const std::array<std::int64_t, N>& value, std::int64_t /*min*/) {
+    std::string text;
+    for (std::size_t i = 0; i < N; ++i) text += cat(i == 0 ? "" : (N == 2 ? "x" : ","), value[i]);
+    add(key, text);
+  }
+  void operator()(std::string_view key, float value) { add(key, cat(value)); }
+  void operator()(std::string_view key, bool value) { add(key, value ? "true" : "false"); }
+  void operator()(std::string_view key, Activation value) { add(key, std::string(activation_name(value))); }
+  const std::string& text() const { return text_; }
+
+ private:
+  void add(std::string_view key, const std::string& value) {
+    text_ += cat(text_.empty() ? "" : " ", key, "=", value);
+  }
+  std::string text_;
+};
+
 std::string describe_attrs(const Attributes& attrs) {
-  struct Describe {
-    std::string operator()(std::monostate) const { return ""; }
-    std::string operator()(const ConvAttrs& a) const {
-      std::string text = cat("k", a.kernel[0], "x", a.kernel[1], " s", a.stride[0], "x", a.stride[1], " p",
-                             a.padding[0], ",", a.padding[1], ",", a.padding[2], ",", a.padding[3]);
-      if (a.dilation[0] != 1 || a.dilation[1] != 1) text += cat(" d", a.dilation[0], "x", a.dilation[1]);
-      if (a.groups != 1) text += cat(" g", a.groups);
-      if (a.activation != Activation::kNone) text += cat(" +", activation_name(a.activation));
-      return text;
-    }
-    std::string operator()(const BatchNormAttrs& a) const { return cat("eps=", a.epsilon); }
-    std::string operator()(const ActivationAttrs& a) const {
-      return std::string(activation_name(a.activation));
-    }
-    std::string operator()(const PoolAttrs& a) const {
-      std::string text = cat("k", a.kernel[0], "x", a.kernel[1], " s", a.stride[0], "x", a.stride[1], " p",
-                             a.padding[0], ",", a.padding[1], ",", a.padding[2], ",", a.padding[3]);
-      if (a.ceil_mode) text += " ceil";
-      if (!a.count_include_pad) text += " exclude_pad";
-      return text;
-    }
-    std::string operator()(const AddAttrs& a) const {
-      return a.activation == Activation::kNone ? "" : cat("+", activation_name(a.activation));
-    }
-    std::string operator()(const RadixAttrs& a) const {
-      return cat("radix=", a.radix, " card=", a.cardinality);
-    }
-    std::string operator()(const QuantizeAttrs& a) const { return cat("scale=", a.scale); }
-    std::string operator()(const ConcatAttrs& a) const { return cat("axis=", a.axis); }
-    std::string operator()(const SliceAttrs& a) const {
-      return cat("[", a.begin, ":", a.end, ")", a.groups == 1 ? "" : cat(" of ", a.groups, " groups"));
-    }
-    std::string operator()(const UpsampleAttrs& a) const { return cat("nearest x", a.scale); }
-    std::string operator()(const AttentionAttrs& a) const {
-      return cat("heads=", a.heads, " key=", a.key_dim, " head=", a.head_dim);
-    }
-    std::string operator()(const DetectAttrs& a) const {
-      return cat("reg_max=", a.reg_max, " stride=", a.stride);
-    }
-  };
-  return std::visit(Describe{}, attrs);
+  FieldPrinter printer;
+  visit_attribute_struct(attrs, [&](const auto& alternative) {
+    std::decay_t<decltype(alternative)>::fields(alternative, printer);
+  });
+  return printer.text();
 }
 
 std::string describe_value(const Graph& graph, ValueId id) {

@@ -7,41 +7,16 @@ namespace kiln {
 
 namespace {
 
-// Which inputs of an operator are weights and must therefore be constants.
-bool input_must_be_constant(OpKind op, std::size_t index) {
-  switch (op) {
-    case OpKind::kConv2d:
-    case OpKind::kLinear:
-      return index >= 1;
-    case OpKind::kBatchNorm:
-      return index >= 1;
-    case OpKind::kDequantize:  // weights only: activations are quantized per tensor by kQuantize
-      return true;
-    case OpKind::kActivation:
-    case OpKind::kAdd:
-    case OpKind::kMaxPool2d:
-    case OpKind::kAvgPool2d:
-    case OpKind::kGlobalAvgPool:
-    case OpKind::kFlatten:
-    case OpKind::kRadixSum:
-    case OpKind::kRadixSoftmax:
-    case OpKind::kRadixWeightedSum:
-    case OpKind::kQuantize:
-    case OpKind::kChannelScale:
-    case OpKind::kConcat:
-    case OpKind::kChannelSlice:
-    case OpKind::kUpsample:
-    case OpKind::kAttention:
-    case OpKind::kDetectDecode:
-      return false;
-  }
-  return false;
-}
-
 // An FP8 weight: the output of a kDequantize, whose own inputs the verifier checks are constants.
 bool is_dequantized_weight(const Graph& graph, ValueId value) {
   const NodeId producer = graph.value(value).producer;
   return producer != kNoNode && graph.node(producer).op == OpKind::kDequantize;
+}
+
+// "conv attributes", or "no attributes" for std::monostate.
+std::string describe_struct(std::size_t attributes) {
+  if (attributes == kAttributeIndex<std::monostate>) return "no attributes";
+  return cat(kAttributeStructNames[attributes], " attributes");
 }
 
 }  // namespace
@@ -59,17 +34,19 @@ void verify(const Graph& graph) {
   for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.nodes()[i];
     if (node.dead) continue;
+    const OpInfo& info = op_info(node.op);
     require(in_range(node.output), "layer '", node.name, "': output value does not exist");
     require(graph.value(node.output).producer == static_cast<NodeId>(i), "layer '", node.name,
             "': its output value names another producer");
+    require(node.attrs.index() == info.attributes, "layer '", node.name, "' (", info.name, "): holds ",
+            describe_struct(node.attrs.index()), ", expected ", describe_struct(info.attributes));
     std::vector<Shape> input_shapes;
     for (std::size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId input = node.inputs[k];
       require(in_range(input), "layer '", node.name, "': input ", k, " does not exist");
       const Value& value = graph.value(input);
-      require(
-          !input_must_be_constant(node.op, k) || value.is_constant() || is_dequantized_weight(graph, input),
-          "layer '", node.name, "': input ", k, " ('", value.name, "') must be a constant weight");
+      require(!info.input_must_be_constant(k) || value.is_constant() || is_dequantized_weight(graph, input),
+              "layer '", node.name, "': input ", k, " ('", value.name, "') must be a constant weight");
       require(!value.is_constant() || value.constant.shape() == value.shape, "constant '", value.name,
               "': stored shape differs from its tensor");
       input_shapes.push_back(value.shape);

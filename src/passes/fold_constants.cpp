@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "backends/cpu/reference/executor.h"
 #include "core/error.h"
 #include "passes/pass.h"
-#include "runtime/reference_executor.h"
 
 namespace kiln {
 

@@ -1,5 +1,5 @@
 // The list of backends built into kiln.
-#include "backends/cpu/reference_backend.h"
+#include "backends/cpu/reference/reference_backend.h"
 #include "core/error.h"
 #include "runtime/backend.h"
 #if KILN_HAVE_ONEDNN

@@ -84,39 +84,7 @@ LatencyStats summarize(const std::vector<double>& milliseconds, std::int64_t bat
   return stats;
 }
 
-std::string layer_group(OpKind op) {
-  switch (op) {
-    case OpKind::kConv2d:
-      return "convolution";
-    case OpKind::kRadixSum:
-    case OpKind::kRadixSoftmax:
-    case OpKind::kRadixWeightedSum:
-      return "split-attention tail";
-    case OpKind::kMaxPool2d:
-    case OpKind::kAvgPool2d:
-    case OpKind::kGlobalAvgPool:
-      return "pooling";
-    case OpKind::kQuantize:
-    case OpKind::kDequantize:
-      return "quantization";
-    case OpKind::kAttention:
-      return "attention";
-    case OpKind::kDetectDecode:
-      return "detection head";
-    case OpKind::kConcat:
-    case OpKind::kChannelSlice:
-    case OpKind::kUpsample:
-      return "data movement";
-    case OpKind::kBatchNorm:
-    case OpKind::kActivation:
-    case OpKind::kAdd:
-    case OpKind::kChannelScale:
-    case OpKind::kFlatten:
-    case OpKind::kLinear:
-      return "other";
-  }
-  return "other";
-}
+std::string layer_group(OpKind op) { return std::string(op_info(op).layer_group); }
 
 LayerProfile profile_engine(Engine& engine, const Tensor& input, int iterations) {
   require(iterations >= 1, "profile iterations must be >= 1");

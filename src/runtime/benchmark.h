@@ -33,7 +33,7 @@ inline constexpr int kReplaysPerSample = 20;
 std::string timed_region(Engine& engine);
 LatencyStats summarize(const std::vector<double>& milliseconds, std::int64_t batch);
 
-// The kernel-time groups: convolutions, the split-attention tail (radix ops), pooling, the rest.
+// The kernel-time group of an operator (one of kLayerGroups; its row in graph/op_info.h says which).
 std::string layer_group(OpKind op);
 
 struct LayerProfile {

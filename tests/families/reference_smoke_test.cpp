@@ -4,10 +4,10 @@
 
 #include <cmath>
 
+#include "backends/cpu/reference/executor.h"
 #include "families/timm_efficientnet/builder.h"
 #include "families/timm_resnest/builder.h"
 #include "families/timm_resnet/builder.h"
-#include "runtime/reference_executor.h"
 #include "tests/families/synthetic_checkpoint.h"
 
 namespace kiln {

@@ -138,8 +138,10 @@ TEST(Graph, RemovingANodeAndCompacting) {
 TEST(Graph, PrinterShowsEveryLayer) {
   const Graph graph = small_graph();
   const std::string text = print_graph(graph);
-  for (const char* name : {"conv2d conv(", "batch_norm bn", "max_pool2d pool", "linear fc", "fc.weight[5, 8]",
-                           "{k3x3 s2x2 p1,1,1,1}", "-> [-1, 5]"}) {
+  for (const char* name :
+       {"conv2d conv(", "batch_norm bn", "max_pool2d pool", "linear fc", "fc.weight[5, 8]",
+        "{kernel=3x3 stride=2x2 padding=1,1,1,1 dilation=1x1 groups=1 activation=none}", "{epsilon=1e-05}",
+        "{activation=relu}", "ceil_mode=false count_include_pad=true}", "flatten flatten(%", "-> [-1, 5]"}) {
     EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
   }
 }

@@ -63,6 +63,19 @@ TEST(EliminateIdentity, KeepsNodesThatChangeTheirInput) {
   EXPECT_EQ(graph.live_node_count(), 5u);
 }
 
+TEST(EliminateIdentity, KeepsOperatorsWhoseRowHasNoIdentityRule) {
+  // Each returns its input here and has its shape, but op_info.h gives them no rule: they stay.
+  Graph graph;
+  const ValueId x = graph.add_input("x", {-1, 4, 1, 1});
+  const ValueId conv = add_conv(graph, "conv", x, {.kernel = 1}, 1);
+  const ValueId gap = graph.add_node(OpKind::kGlobalAvgPool, "gap", {conv});
+  const ValueId joined = graph.add_node(OpKind::kConcat, "concat", {gap}, ConcatAttrs{1});
+  const ValueId sliced = graph.add_node(OpKind::kChannelSlice, "slice", {joined}, SliceAttrs{1, 0, 4});
+  graph.mark_output(graph.add_node(OpKind::kUpsample, "upsample", {sliced}, UpsampleAttrs{1}));
+  EXPECT_TRUE(eliminate_identity(graph).empty());
+  EXPECT_EQ(graph.live_node_count(), 5u);
+}
+
 TEST(EliminateIdentity, KeepsIdentityBetweenGraphInputAndOutput) {
   // Bypassing it would make a graph input a graph output, with no node producing it.
   Graph graph;

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/reference/executor.h"
 #include "graph/graph.h"
-#include "runtime/reference_executor.h"
 
 namespace kiln::testing {
 

@@ -8,11 +8,11 @@
 #include <set>
 #include <sstream>
 
+#include "backends/cpu/reference/executor.h"
 #include "core/error.h"
 #include "plan/plan_reader.h"
 #include "plan/plan_writer.h"
 #include "plan_test_util.h"
-#include "runtime/reference_executor.h"
 
 namespace kiln {
 namespace {

@@ -6,7 +6,8 @@
 #include <cmath>
 #include <random>
 
-#include "backends/cpu/reference_kernels.h"
+#include "backends/cpu/reference/executor.h"
+#include "backends/cpu/reference/kernels.h"
 #include "families/timm_resnest/builder.h"
 #include "graph/precision_assignment.h"
 #include "passes/pass_manager.h"
@@ -15,7 +16,6 @@
 #include "quant/fp8_rewrite.h"
 #include "quant/layer_selection.h"
 #include "runtime/backend.h"
-#include "runtime/reference_executor.h"
 #include "tests/families/family_test_util.h"
 #include "tests/families/synthetic_checkpoint.h"
 

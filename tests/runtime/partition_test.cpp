@@ -7,7 +7,7 @@
 
 #include <random>
 
-#include "backends/cpu/reference_backend.h"
+#include "backends/cpu/reference/reference_backend.h"
 #include "core/error.h"
 #include "picky_backend.h"
 #include "runtime/engine.h"

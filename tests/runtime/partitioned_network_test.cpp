@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cpu/reference_backend.h"
+#include "backends/cpu/reference/reference_backend.h"
 #include "families/registry.h"
 #include "graph/precision_assignment.h"
 #include "io/npy.h"

@@ -3,13 +3,13 @@
 // kernels return new tensors); compiled ResNet/ResNeSt graphs never take it.
 #include <cstring>
 
-#include "backends/cpu/onednn/plan_builder.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "backends/cpu/onednn/precision.h"
-#include "backends/cpu/reference_kernels.h"
+#include "backends/cpu/reference/kernels.h"
 #include "core/error.h"
 
 namespace kiln::onednn {
-void PlanBuilder::add_fallback(const Node& node) {
+void ProgramBuilder::add_fallback(const Node& node) {
   // Per input: a constant tensor, or a row-major view of the value's buffer made at run time.
   struct Operand {
     Tensor constant;

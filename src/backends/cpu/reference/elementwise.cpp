@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference_kernels.h"
+#include "backends/cpu/reference/kernels.h"
 
 namespace kiln::reference {
 

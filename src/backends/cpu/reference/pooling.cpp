@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference_kernels.h"
+#include "backends/cpu/reference/kernels.h"
 
 namespace kiln::reference {
 namespace {

@@ -1,7 +1,7 @@
 // FP8 quantization points: per-tensor fake quantization of activations and per-output-channel
 // dequantization of E4M3 weight codes.
 #include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference_kernels.h"
+#include "backends/cpu/reference/kernels.h"
 
 namespace kiln::reference {
 

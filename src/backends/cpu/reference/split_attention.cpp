@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference_kernels.h"
+#include "backends/cpu/reference/kernels.h"
 
 namespace kiln::reference {
 namespace {

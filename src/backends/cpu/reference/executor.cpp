@@ -1,6 +1,6 @@
-#include "runtime/reference_executor.h"
+#include "backends/cpu/reference/executor.h"
 
-#include "backends/cpu/reference_kernels.h"
+#include "backends/cpu/reference/kernels.h"
 #include "core/error.h"
 #include "graph/shape_inference.h"
 

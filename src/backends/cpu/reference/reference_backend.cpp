@@ -1,9 +1,9 @@
-#include "backends/cpu/reference_backend.h"
+#include "backends/cpu/reference/reference_backend.h"
 
 #include <chrono>
 
+#include "backends/cpu/reference/executor.h"
 #include "core/error.h"
-#include "runtime/reference_executor.h"
 
 namespace kiln {
 
@@ -40,7 +40,8 @@ class ReferenceModel final : public CompiledModel {
 
 bool ReferenceBackend::supports(const Graph&, const Node&) const { return true; }
 
-std::unique_ptr<CompiledModel> ReferenceBackend::compile(const Graph& graph, const CompileOptions& options) const {
+std::unique_ptr<CompiledModel> ReferenceBackend::compile(const Graph& graph,
+                                                         const CompileOptions& options) const {
   return std::make_unique<ReferenceModel>(graph, options);
 }
 

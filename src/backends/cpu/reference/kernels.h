@@ -30,7 +30,7 @@ Tensor quantize(const Tensor& x, float scale);
 Tensor dequantize(const Tensor& codes, const Tensor& scales);
 // x [N, C, H, W] times gate [N, C, 1, 1]: every pixel of channel c of image n scaled by gate[n, c].
 Tensor channel_scale(const Tensor& x, const Tensor& gate);
-// Detection operators (reference/detection.cpp), as attributes.h and op_kind.h define them.
+// Detection operators (reference/detection.cpp), as attributes.h and op_info.h define them.
 Tensor concat(const std::vector<const Tensor*>& inputs, std::int64_t axis);
 Tensor channel_slice(const Tensor& x, const SliceAttrs& attrs);
 Tensor upsample_nearest(const Tensor& x, std::int64_t scale);
