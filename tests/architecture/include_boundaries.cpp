@@ -28,15 +28,16 @@ std::string family_of(std::string_view path) {
   return slash == std::string_view::npos ? "" : std::string(rest.substr(0, slash));
 }
 
-// Files that belong to another layer than their folder's (see include_boundaries.h).
-struct PlacedFile {
-  std::string_view path_without_extension;
+// Paths that belong to another layer than their folder's (see include_boundaries.h), most specific
+// first: a file's layer is the first entry its path (without extension) starts with.
+struct PlacedPath {
+  std::string_view prefix;
   std::string_view layer;
 };
-constexpr std::array<PlacedFile, 3> kPlacedFiles = {{
+constexpr std::array<PlacedPath, 3> kPlacedPaths = {{
+    {"src/backends/cpu/reference/reference_backend", "backends"},
+    {"src/backends/cpu/reference/", "reference"},
     {"src/runtime/backend", "backends"},
-    {"src/runtime/reference_executor", "backends"},
-    {"src/builder/precision", "graph"},
 }};
 
 int rank_of(std::string_view layer) {
@@ -112,8 +113,8 @@ std::optional<std::string> family_violation(const std::string& from, const std::
 
 const std::vector<std::string_view>& layer_order() {
   static const std::vector<std::string_view> order = {
-      "core",    "io",   "data",  "graph",    "plan",  "backends", "passes",   "runtime",
-      "builder", "eval", "quant", "manifest", "study", "families", "pipeline", "cli"};
+      "core",    "io",   "data",  "graph",    "plan",  "reference", "passes",   "backends", "runtime",
+      "builder", "eval", "quant", "manifest", "study", "families",  "pipeline", "cli"};
   return order;
 }
 
@@ -121,8 +122,8 @@ std::optional<std::string> layer_of(const std::string& path) {
   if (starts_with(path, kFamilies)) return "families";
   if (!starts_with(path, "src/")) return std::nullopt;
   const std::string stem = fs::path(path).replace_extension().generic_string();
-  for (const auto& placed : kPlacedFiles) {
-    if (stem == placed.path_without_extension) return std::string(placed.layer);
+  for (const auto& placed : kPlacedPaths) {
+    if (starts_with(stem, placed.prefix)) return std::string(placed.layer);
   }
   const std::string_view rest = std::string_view(path).substr(4);
   const std::size_t slash = rest.find('/');

@@ -2,19 +2,18 @@
 //
 // Layers, lowest first; a file may include its own layer and the layers below it, never one above:
 //
-//   core < io < data < graph < plan < backends < passes < runtime < builder < eval < quant < manifest
-//        < study < families < pipeline < cli
+//   core < io < data < graph < plan < reference < passes < backends < runtime < builder < eval < quant
+//        < manifest < study < families < pipeline < cli
 //
-// A layer is a folder of src/ (families/ is one layer), with three files placed by what they are rather
-// than where they sit today:
+// A layer is a folder of src/ (families/ is one layer), with these placed by what they are rather than by
+// their folder:
+//   - src/backends/cpu/reference/ (the reference kernels and the graph executor on them) is the
+//     reference layer: the semantics of every operator, which passes (constant folding) and every
+//     backend build on; its ReferenceBackend class, a Backend like the others, is in the backends layer;
 //   - src/runtime/backend.h, the Backend interface every backend implements, is part of the backends
-//     layer (the backends include it; the runtime's registry and Engine above them use it);
-//   - src/runtime/reference_executor.*, which runs a graph on the reference kernels, is part of the
-//     backends layer (it belongs in src/backends/cpu/reference/);
-//   - src/builder/precision.*, per-node precision and widening constants to f32, is part of the graph
-//     layer (it belongs in src/graph/).
-// So each may move to its folder without changing the rule. Sub-folders of src/backends (common, cpu,
-// cuda) are one layer. A src/ folder missing from the order is itself a violation: add it.
+//     layer (the backends include it; the runtime's registry and Engine above them use it).
+// Sub-folders of src/backends (common, cpu, cuda) are one layer. A src/ folder missing from the order is
+// itself a violation: add it.
 //
 // Besides the order:
 //   - of src/, only src/pipeline and src/cli include the families, and only families/registry.h;
