@@ -36,14 +36,6 @@ source tools/device/cuda_env.sh
 BASELINE=.carry/bin/kiln_baseline
 [[ -x "$BASELINE" ]] || { echo "no $BASELINE"; exit 1; }
 log "== new: $($KILN --version | head -1); baseline: $($BASELINE --version | head -1)"
-run_carried_unit_tests
-for test in .carry/bin/*_test; do
-  [[ -x "$test" && "$(basename "$test")" != cuda_backend_test ]] || continue
-  timeout 300 "$test" >"$OUT/$(basename "$test").log" 2>&1
-  log "== $(basename "$test") (rc $?): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/$(basename "$test").log" | tr '\n' ' ')"
-  grep -E '^\[  FAILED  \]' "$OUT/$(basename "$test").log" | head -20 | tee -a "$OUT/summary.txt"
-done
-
 start=$(date +%s)
 PYTHONUNBUFFERED=1 python3 tools/goldens/make_timm_goldens.py --photos tests/data/photos --out "$WORK/goldens" \
   --models "$(echo $models | tr ' ' ',')" --skip-preprocess --device cuda >"$OUT/goldens.log" 2>&1 \
@@ -119,8 +111,8 @@ PY
     done
   done
 done
-(cd "$OUT" && tar czf results.tgz --exclude=results.tgz --exclude=summary.txt ./* \
-  && find . -mindepth 1 -maxdepth 1 ! -name results.tgz ! -name summary.txt -exec rm -rf {} +)
+(cd "$OUT" && tar czf compare.tgz --exclude='*.tgz' --exclude=summary.txt ./* \
+  && find . -mindepth 1 -maxdepth 1 ! -name '*.tgz' ! -name summary.txt -exec rm -rf {} +)
 echo
 echo "===== summary ====="
 cat "$OUT/summary.txt"
