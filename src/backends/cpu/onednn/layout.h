@@ -19,7 +19,7 @@ dnnl::memory::dims to_dims(const Shape& shape);
 Desc plain_desc(const Shape& shape);
 // Lets a primitive choose the layout.
 Desc any_desc(const Shape& shape);
-// A short name for plan dumps: "nchw", "nhwc", "nChw16c", ... or "blocked".
+// A short name for step listings (describe()): "nchw", "nhwc", "nChw16c", ... or "blocked".
 std::string layout_name(const Desc& desc);
 
 // A rank-4 layout that stores `block` consecutive channels of one pixel together:

@@ -18,7 +18,7 @@ using Args = std::unordered_map<int, dnnl::memory>;
 struct Step {
   NodeId node = kNoNode;  // the layer the step's time is reported under
   std::vector<Call> calls;
-  std::string label;  // what runs, for plan dumps: "conv nChw16c + sum in place"
+  std::string label;  // what runs, as describe() lists it: "conv nChw16c + sum in place"
 };
 
 inline Call primitive_call(dnnl::primitive primitive, Args args) {
