@@ -13,17 +13,9 @@
 
 #include "backends/cpu/reference/executor.h"
 #include "graph/graph.h"
+#include "testing/random_tensor.h"
 
 namespace kiln::testing {
-
-// Uniform values in [low, high) from a fixed seed, so every run sees the same data.
-inline Tensor random_tensor(Shape shape, std::uint32_t seed, float low = -1.0f, float high = 1.0f) {
-  Tensor tensor(DType::kF32, std::move(shape));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(low, high);
-  for (float& value : tensor.mutable_f32()) value = dist(rng);
-  return tensor;
-}
 
 struct ConvSpec {
   std::int64_t in = 4;
