@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "graph/precision_assignment.h"
+#include "runtime/engine.h"
+#include "runtime/partitioned_model.h"
 
 namespace kiln {
 
@@ -26,7 +28,9 @@ LayerTap::LayerTap(const Plan& plan, const std::string& backend, std::int64_t ba
   }
   CompileOptions options;
   options.batch = batch;
-  compiled_ = make_backend(backend)->compile(graph, options);
+  // Layers the backend cannot run are tapped on the CPU fallback, as the engine under test runs them.
+  compiled_ =
+      compile_with_fallback(graph, *make_backend(backend), *make_backend(default_backend()), options).model;
 }
 
 std::vector<Tensor> LayerTap::run(const Tensor& input) {
