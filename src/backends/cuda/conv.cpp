@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/elementwise_kernels.h"
 
 namespace kiln::cuda {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "backends/cuda/kernels.h"
+#include "backends/cuda/kernel_types.h"
 #include "backends/cuda/tactic.h"
 
 namespace kiln::cuda {

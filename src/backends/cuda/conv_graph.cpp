@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/elementwise_kernels.h"
+#include "backends/cuda/quantization_kernels.h"
 
 namespace kiln::cuda {
 namespace {

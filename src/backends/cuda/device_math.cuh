@@ -4,7 +4,7 @@
 
 #include <cuda_fp16.h>
 
-#include "backends/cuda/kernels.h"
+#include "backends/cuda/kernel_types.h"
 
 namespace kiln::cuda {
 

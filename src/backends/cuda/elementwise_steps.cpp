@@ -1,5 +1,6 @@
 // Adds (alone or as a convolution's residual epilogue), activations and unfolded batch norms: kiln's
 // row-by-channel kernels.
+#include "backends/cuda/elementwise_kernels.h"
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/program_builder.h"
 

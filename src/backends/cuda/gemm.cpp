@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/elementwise_kernels.h"
 
 namespace kiln::cuda {
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/kernels.h"
+#include "backends/cuda/kernel_types.h"
 #include "backends/cuda/tactic.h"
 
 namespace kiln::cuda {

@@ -1,4 +1,5 @@
 // Max and average pools, and the global average pool (with the radix sum it pools on the fly).
+#include "backends/cuda/pooling_kernels.h"
 #include "backends/cuda/program_builder.h"
 
 namespace kiln::cuda {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "backends/cuda/kernels.h"
+#include "backends/cuda/kernel_types.h"
 #include "graph/graph.h"
 
 namespace kiln::cuda {

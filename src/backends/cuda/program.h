@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_util.h"
-#include "backends/cuda/kernels.h"
+#include "backends/cuda/kernel_types.h"
 #include "backends/cuda/tactic.h"
 #include "runtime/backend.h"
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backends/cuda/layout_kernels.h"
 #include "backends/cuda/op_table.h"
 #include "backends/cuda/precision.h"
 #include "graph/shape_inference.h"

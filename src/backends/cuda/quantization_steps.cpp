@@ -1,6 +1,7 @@
 // FP8 quantize points: E4M3 codes of an activation, which the FP8 convolutions reading it take as input
 // (their dequantize points are folded into them at compile time, conv_steps.cpp).
 #include "backends/cuda/program_builder.h"
+#include "backends/cuda/quantization_kernels.h"
 
 namespace kiln::cuda {
 

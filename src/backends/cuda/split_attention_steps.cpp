@@ -1,6 +1,7 @@
 // ResNeSt's split-attention operators: the radix sum, the radix softmax and the weighted sum (which
 // computes a fused softmax inline).
 #include "backends/cuda/program_builder.h"
+#include "backends/cuda/split_attention_kernels.h"
 
 namespace kiln::cuda {
 

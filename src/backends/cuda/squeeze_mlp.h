@@ -7,7 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backends/cuda/kernels.h"
+#include "backends/cuda/kernel_types.h"
 
 namespace kiln::cuda {
 

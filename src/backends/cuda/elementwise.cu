@@ -1,0 +1,79 @@
+// The elementwise kernels (see elementwise_kernels.h).
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "backends/cuda/device_math.cuh"
+#include "backends/cuda/elementwise_kernels.h"
+#include "backends/cuda/kernel_launch.cuh"
+
+namespace kiln::cuda {
+namespace {
+
+template <typename T, int V>
+__global__ void add_bias_act_kernel(const T* a, const T* b, const T* bias, T* y, std::int64_t packs,
+                                    int channels, Act act) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= packs) return;
+  const std::int64_t offset = i * V;
+  float v[V];
+  load<T, V>(a + offset, v);
+  if (b != nullptr) {
+    float w[V];
+    load<T, V>(b + offset, w);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] += w[k];
+  }
+  if (bias != nullptr) {
+    float w[V];
+    load<T, V>(bias + offset % channels, w);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] += w[k];
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k) v[k] = activate(v[k], act);
+  store<T, V>(y + offset, v);
+}
+
+template <typename T, int V>
+__global__ void scale_shift_kernel(const T* x, const float* scale, const float* shift, T* y,
+                                   std::int64_t packs, int channels) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= packs) return;
+  const std::int64_t offset = i * V;
+  const int ch = static_cast<int>(offset % channels);
+  float v[V];
+  load<T, V>(x + offset, v);
+#pragma unroll
+  for (int k = 0; k < V; ++k) v[k] = v[k] * scale[ch + k] + shift[ch + k];
+  store<T, V>(y + offset, v);
+}
+
+}  // namespace
+
+cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y, Elem e, std::int64_t rows,
+                         int channels, Act act, cudaStream_t stream) {
+  return dispatch(e, channels, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::int64_t packs = rows * channels / V;
+    add_bias_act_kernel<T, V><<<blocks_for(packs), kBlock, 0, stream>>>(
+        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(bias), static_cast<T*>(y),
+        packs, channels, act);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t scale_shift(const void* x, const float* scale, const float* shift, void* y, Elem e,
+                        std::int64_t rows, int channels, cudaStream_t stream) {
+  return dispatch(e, channels, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::int64_t packs = rows * channels / V;
+    scale_shift_kernel<T, V><<<blocks_for(packs), kBlock, 0, stream>>>(static_cast<const T*>(x), scale, shift,
+                                                                       static_cast<T*>(y), packs, channels);
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace kiln::cuda

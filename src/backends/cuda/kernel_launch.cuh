@@ -1,0 +1,71 @@
+// Launch configuration and 16-byte channel access shared by kiln's NHWC kernels. They are memory-bound:
+// each thread moves 16 bytes of channels at a time when the channel count allows it (8 fp16 or 4 f32
+// values), reads each input once and computes in f32. Every kernel is instantiated for f32 and fp16 only,
+// to keep compile times short.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "backends/cuda/device_math.cuh"
+#include "backends/cuda/kernel_types.h"
+
+namespace kiln::cuda {
+
+constexpr int kBlock = 256;
+
+// Values per 16-byte access.
+template <typename T>
+constexpr int kPack = 16 / static_cast<int>(sizeof(T));
+
+template <typename T, int V>
+__device__ inline void load(const T* p, float (&out)[V]) {
+  if constexpr (V * sizeof(T) == 16) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+    const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = to_float(e[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = to_float(p[i]);
+  }
+}
+
+template <typename T, int V>
+__device__ inline void store(T* p, const float (&in)[V]) {
+  if constexpr (V * sizeof(T) == 16) {
+    uint4 raw;
+    T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < V; ++i) e[i] = from_float<T>(in[i]);
+    *reinterpret_cast<uint4*>(p) = raw;
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) p[i] = from_float<T>(in[i]);
+  }
+}
+
+inline unsigned blocks_for(std::int64_t threads) {
+  return static_cast<unsigned>((threads + kBlock - 1) / kBlock);
+}
+
+// The element type and pack width a launch is instantiated for.
+template <typename T, int V>
+struct Kind {
+  using type = T;
+  static constexpr int pack = V;
+};
+
+// Calls launch(Kind<T, V>{}) with the element type and the widest pack `channels` allows.
+template <typename Launch>
+cudaError_t dispatch(Elem e, std::int64_t channels, Launch launch) {
+  if (e == Elem::kF32) {
+    if (channels % kPack<float> == 0) return launch(Kind<float, kPack<float>>{});
+    return launch(Kind<float, 1>{});
+  }
+  if (channels % kPack<__half> == 0) return launch(Kind<__half, kPack<__half>>{});
+  return launch(Kind<__half, 1>{});
+}
+
+}  // namespace kiln::cuda

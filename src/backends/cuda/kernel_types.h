@@ -1,0 +1,19 @@
+// The element and activation types of kiln's own CUDA kernels: everything the CUDA backend runs besides
+// cuDNN's convolutions, declared one operator family per header (layout_kernels.h, elementwise_kernels.h,
+// pooling_kernels.h, split_attention_kernels.h, quantization_kernels.h; squeeze_mlp.h). Tensors are NHWC
+// (channels innermost), stored as f32 or fp16; fp16 kernels accumulate in f32. Every launcher is
+// asynchronous on `stream` and returns the launch error (cudaSuccess when the launch was accepted).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln::cuda {
+
+enum class Elem : std::uint8_t { kF32, kF16 };
+inline std::size_t elem_bytes(Elem e) { return e == Elem::kF32 ? 4 : 2; }
+
+// Activations kernels apply after an add, a bias or on their own (kiln::Activation's values).
+enum class Act : std::uint8_t { kNone, kRelu, kSilu, kSigmoid };
+
+}  // namespace kiln::cuda

@@ -1,0 +1,168 @@
+// The pooling kernels (see pooling_kernels.h): PyTorch's window rules, as the reference kernels state
+// them, and the global pool of the radix sum.
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "backends/cuda/device_math.cuh"
+#include "backends/cuda/kernel_launch.cuh"
+#include "backends/cuda/pooling_kernels.h"
+
+namespace kiln::cuda {
+namespace {
+
+template <typename T, int V, bool kMax>
+__global__ void pool_kernel(const T* x, T* y, PoolShape s) {
+  const int packs = s.c / V;
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * packs;
+  if (i >= total) return;
+  const int cp = static_cast<int>(i % packs);
+  const int ox = static_cast<int>((i / packs) % s.out_w);
+  const int oy = static_cast<int>((i / packs / s.out_w) % s.out_h);
+  const int image = static_cast<int>(i / packs / s.out_w / s.out_h);
+  const int start_y = oy * s.stride_h - s.pad_top, start_x = ox * s.stride_w - s.pad_left;
+  const int stop_y = min(start_y + s.kernel_h, s.in_h + s.pad_bottom);
+  const int stop_x = min(start_x + s.kernel_w, s.in_w + s.pad_right);
+  const int y0 = max(start_y, 0), y1 = min(stop_y, s.in_h), x0 = max(start_x, 0), x1 = min(stop_x, s.in_w);
+  float acc[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) acc[k] = kMax ? -INFINITY : 0.0f;
+  for (int iy = y0; iy < y1; ++iy) {
+    for (int ix = x0; ix < x1; ++ix) {
+      float v[V];
+      load<T, V>(x + ((static_cast<std::int64_t>(image) * s.in_h + iy) * s.in_w + ix) * s.c + cp * V, v);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        if constexpr (kMax) {
+          if (v[k] > acc[k] || isnan(v[k])) acc[k] = isnan(acc[k]) ? acc[k] : v[k];
+        } else {
+          acc[k] += v[k];
+        }
+      }
+    }
+  }
+  if constexpr (!kMax) {
+    const int divisor = s.count_include_pad ? (stop_y - start_y) * (stop_x - start_x) : (y1 - y0) * (x1 - x0);
+    const float inverse = 1.0f / static_cast<float>(divisor);
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc[k] *= inverse;
+  }
+  store<T, V>(y + i * V, acc);
+}
+
+constexpr int kPoolThreads = 256;      // threads per block of the global pool
+constexpr int kPoolRowsPerThread = 4;  // pixels each thread sums at least, to keep atomics few
+
+// Partial sums of the radix sum over a slice of pixels (blockIdx.z), added into partial[n, c] (f32,
+// atomics). A block is blockDim.x lanes along the channel packs by blockDim.y along the pixels, shaped
+// to the channel count so that narrow layers keep every thread busy. The last block to finish a
+// (channel block, image) pair, told by a counter, writes the mean and leaves the partial sums and the
+// counter at zero for the next run: one launch in all.
+template <typename T, int V>
+__global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix,
+                                  int c, int rows_per_split, float inverse_hw) {
+  __shared__ float sums[kPoolThreads][V];
+  __shared__ bool last;
+  const int lanes = static_cast<int>(blockDim.x), rows = static_cast<int>(blockDim.y);
+  const int slot = static_cast<int>(threadIdx.y) * lanes + static_cast<int>(threadIdx.x);
+  const int cp = static_cast<int>(blockIdx.x) * lanes + static_cast<int>(threadIdx.x);
+  const int image = blockIdx.y;
+  const bool active = cp * V < c;
+  const int begin = blockIdx.z * rows_per_split, end = min(begin + rows_per_split, hw);
+  float acc[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) acc[k] = 0.0f;
+  if (active) {
+    for (int p = begin + static_cast<int>(threadIdx.y); p < end; p += rows) {
+      const T* row = x + (static_cast<std::int64_t>(image) * hw + p) * radix * c + cp * V;
+      for (int r = 0; r < radix; ++r) {
+        float v[V];
+        load<T, V>(row + r * c, v);
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc[k] += v[k];
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k) sums[slot][k] = acc[k];
+  __syncthreads();
+  float* mine = partial + static_cast<std::int64_t>(image) * c + cp * V;
+  if (threadIdx.y == 0 && active) {
+    for (int row = 1; row < rows; ++row) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[k] += sums[row * lanes + threadIdx.x][k];
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) atomicAdd(mine + k, acc[k]);
+    __threadfence();
+  }
+  __syncthreads();
+  unsigned* counter = counters + image * gridDim.x + blockIdx.x;
+  if (threadIdx.x == 0 && threadIdx.y == 0) last = atomicAdd(counter, 1u) == gridDim.z - 1;
+  __syncthreads();
+  if (!last) return;
+  if (threadIdx.y == 0 && active) {
+    float mean[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      mean[k] = __ldcg(mine + k) * inverse_hw;
+      mine[k] = 0.0f;
+    }
+    store<T, V>(y + static_cast<std::int64_t>(image) * c + cp * V, mean);
+  }
+  if (threadIdx.x == 0 && threadIdx.y == 0) *counter = 0;
+}
+
+}  // namespace
+
+cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStream_t stream) {
+  return dispatch(e, s.c, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * (s.c / V);
+    pool_kernel<T, V, true>
+        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), s);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStream_t stream) {
+  return dispatch(e, s.c, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * (s.c / V);
+    pool_kernel<T, V, false>
+        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), s);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
+                              cudaStream_t stream) {
+  return dispatch(e, c, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    // Lanes along the channel packs (a power of two up to 32), the rest of the block along the pixels.
+    const int packs = c / V;
+    int lanes = 1;
+    while (lanes < packs && lanes < 32) lanes *= 2;
+    const int rows = kPoolThreads / lanes;
+    const int channel_blocks = (packs + lanes - 1) / lanes;
+    // Split the pixels so that the grid covers the chip about twice (132 multiprocessors on the H200),
+    // but give every thread a few pixels: each split adds one atomic per channel, and atomics on the
+    // same few cache lines serialize.
+    const int wanted = max(1, 264 / (channel_blocks * n));
+    const int splits =
+        max(1, min(wanted, (hw + rows * kPoolRowsPerThread - 1) / (rows * kPoolRowsPerThread)));
+    const int rows_per_split = (hw + splits - 1) / splits;
+    auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(n) * c);
+    radix_pool_kernel<T, V><<<dim3(channel_blocks, n, splits), dim3(lanes, rows), 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), partial, counters, hw, radix, c, rows_per_split,
+        1.0f / static_cast<float>(hw));
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,25 @@
+// Pooling CUDA kernels on NHWC tensors (see kernel_types.h).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "backends/cuda/kernel_types.h"
+
+namespace kiln::cuda {
+
+struct PoolShape {
+  int n, c, in_h, in_w, out_h, out_w;
+  int kernel_h, kernel_w, stride_h, stride_w;
+  int pad_top, pad_left, pad_bottom, pad_right;
+  bool count_include_pad;
+};
+cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& shape, cudaStream_t stream);
+cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& shape, cudaStream_t stream);
+
+// Global average pool of the radix sum: x [n, hw, radix * c] -> y [n, c] (radix 1: a plain global pool).
+// `partial` is an f32 scratch of 2 * n * c values that must hold zeros (sums, then block counters);
+// the kernel leaves it zeroed again.
+cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
+                              cudaStream_t stream);
+
+}  // namespace kiln::cuda
