@@ -161,50 +161,40 @@ std::vector<std::size_t> choose_indices(const EvalCliOptions& options, const Dat
   return indices;
 }
 
-void eval(const EvalCliOptions& options) {
-  const std::shared_ptr<const Plan> plan = pipeline::load_plan(options.plan);
-  require(!options.per_layer || options.reference,
-          "--per-layer compares layers with a reference: give --reference");
-  const Dataset dataset = open_dataset(options.data);
-  const std::int64_t classes = plan->graph.value(plan->graph.outputs().at(0)).shape.back();
-  if (dataset.labelled()) dataset.check_labels(classes);
-  const std::vector<std::size_t> indices = choose_indices(options, dataset);
+// What the plan is compared with: a plan file, or a checkpoint built in memory at fp32.
+struct ReferenceModel {
+  std::shared_ptr<const Plan> plan;  // null without --reference
+  std::string kind;                  // how it was made, for the header line
+};
 
-  std::shared_ptr<const Plan> reference_plan;
-  std::string reference_kind;
-  if (options.reference) {
-    if (is_checkpoint(*options.reference)) {
-      const std::string family = options.family.empty() ? plan->info.family : options.family;
-      reference_plan =
-          std::make_shared<const Plan>(pipeline::build_in_memory(family, *options.reference, options.config));
-      reference_kind = cat("checkpoint, ", family, ", built in memory at fp32");
-    } else {
-      require(options.family.empty() && !options.config,
-              "--family and --config describe a checkpoint --reference, but ", options.reference->string(),
-              " is a plan");
-      reference_plan = pipeline::load_plan(*options.reference);
-      reference_kind = cat("plan, ", precision_name(reference_plan->info.precision));
-    }
+ReferenceModel load_reference(const EvalCliOptions& options, const Plan& plan) {
+  ReferenceModel reference;
+  if (!options.reference) return reference;
+  if (is_checkpoint(*options.reference)) {
+    const std::string family = options.family.empty() ? plan.info.family : options.family;
+    reference.plan =
+        std::make_shared<const Plan>(pipeline::build_in_memory(family, *options.reference, options.config));
+    reference.kind = cat("checkpoint, ", family, ", built in memory at fp32");
+  } else {
+    require(options.family.empty() && !options.config,
+            "--family and --config describe a checkpoint --reference, but ", options.reference->string(),
+            " is a plan");
+    reference.plan = pipeline::load_plan(*options.reference);
+    reference.kind = cat("plan, ", precision_name(reference.plan->info.precision));
   }
+  return reference;
+}
 
-  CompileOptions compile;
-  compile.batch = options.batch.value_or(plan->info.batch);
-  compile.strict_backend = options.strict_backend;
-  const std::string backend = options.backend.empty() ? default_backend() : options.backend;
-  Engine engine(plan, backend, compile);
-  std::optional<Engine> reference;
-  if (reference_plan) reference.emplace(reference_plan, backend, compile);
-  for (const std::string& warning :
-       std::set<std::string>{fallback_warning(engine), reference ? fallback_warning(*reference) : ""})
-    if (!warning.empty()) std::cerr << warning << "\n";
-
-  std::cout << "eval       " << options.plan.string() << " (" << plan->info.family << ", "
-            << precision_name(plan->info.precision) << ") on " << backend << ", batch " << compile.batch
-            << "\n"
+// The lines before evaluation starts: what runs where, on which images, against which reference.
+void print_header(const EvalCliOptions& options, const Plan& plan, const std::string& backend,
+                  std::int64_t batch, const Dataset& dataset, std::size_t sample_size,
+                  const std::string& reference_kind) {
+  std::cout << "eval       " << options.plan.string() << " (" << plan.info.family << ", "
+            << precision_name(plan.info.precision) << ") on " << backend << ", batch " << batch << "\n"
             << "data       " << dataset.source() << " (" << dataset_kind_name(dataset.kind()) << ", "
             << dataset.size() << " images)\n";
   if (options.images || options.every) {
-    std::cout << "sample     " << indices.size() << " images:";
+    std::cout << "sample     " << sample_size << " images:";
     if (options.images) std::cout << " " << *options.images << " at a fixed stride";
     if (options.every)
       std::cout << (options.images ? "," : "") << " the " << options.split << " part of 1 in "
@@ -214,6 +204,50 @@ void eval(const EvalCliOptions& options) {
   if (options.reference)
     std::cout << "reference  " << options.reference->string() << " (" << reference_kind << ")\n";
   std::cout << std::flush;
+}
+
+// The --json report: the run's settings, then every figure of the result.
+void write_report(const EvalCliOptions& options, const Plan& plan, const std::string& backend,
+                  std::int64_t batch, const Dataset& dataset, const EvalResult& result) {
+  nlohmann::json report = {
+      {"plan", options.plan.string()},
+      {"family", plan.info.family},
+      {"precision", precision_name(plan.info.precision)},
+      {"backend", backend},
+      {"batch", batch},
+      {"data", dataset.source()},
+      {"sample",
+       {{"images", options.images ? nlohmann::json(*options.images) : nlohmann::json(nullptr)},
+        {"every", options.every ? nlohmann::json(*options.every) : nlohmann::json(nullptr)},
+        {"split", options.every ? nlohmann::json(options.split) : nlohmann::json(nullptr)}}},
+      {"reference_model",
+       options.reference ? nlohmann::json(options.reference->string()) : nlohmann::json(nullptr)}};
+  report.update(to_json(result));
+  write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+}
+
+void eval(const EvalCliOptions& options) {
+  const std::shared_ptr<const Plan> plan = pipeline::load_plan(options.plan);
+  require(!options.per_layer || options.reference,
+          "--per-layer compares layers with a reference: give --reference");
+  const Dataset dataset = open_dataset(options.data);
+  const std::int64_t classes = plan->graph.value(plan->graph.outputs().at(0)).shape.back();
+  if (dataset.labelled()) dataset.check_labels(classes);
+  const std::vector<std::size_t> indices = choose_indices(options, dataset);
+  const ReferenceModel reference_model = load_reference(options, *plan);
+
+  CompileOptions compile;
+  compile.batch = options.batch.value_or(plan->info.batch);
+  compile.strict_backend = options.strict_backend;
+  const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  Engine engine(plan, backend, compile);
+  std::optional<Engine> reference;
+  if (reference_model.plan) reference.emplace(reference_model.plan, backend, compile);
+  // The set prints a warning both engines share once.
+  for (const std::string& warning :
+       std::set<std::string>{fallback_warning(engine), reference ? fallback_warning(*reference) : ""})
+    if (!warning.empty()) std::cerr << warning << "\n";
+  print_header(options, *plan, backend, compile.batch, dataset, indices.size(), reference_model.kind);
 
   EvalOptions eval_options;
   eval_options.strict = options.strict;
@@ -223,24 +257,7 @@ void eval(const EvalCliOptions& options) {
   const EvalResult result =
       evaluate(engine, reference ? &*reference : nullptr, dataset, indices, eval_options);
   print_summary(result, std::cout);
-
-  if (options.json) {
-    nlohmann::json report = {
-        {"plan", options.plan.string()},
-        {"family", plan->info.family},
-        {"precision", precision_name(plan->info.precision)},
-        {"backend", backend},
-        {"batch", compile.batch},
-        {"data", dataset.source()},
-        {"sample",
-         {{"images", options.images ? nlohmann::json(*options.images) : nlohmann::json(nullptr)},
-          {"every", options.every ? nlohmann::json(*options.every) : nlohmann::json(nullptr)},
-          {"split", options.every ? nlohmann::json(options.split) : nlohmann::json(nullptr)}}},
-        {"reference_model",
-         options.reference ? nlohmann::json(options.reference->string()) : nlohmann::json(nullptr)}};
-    report.update(to_json(result));
-    write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
-  }
+  if (options.json) write_report(options, *plan, backend, compile.batch, dataset, result);
 }
 
 }  // namespace

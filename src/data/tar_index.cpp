@@ -153,6 +153,71 @@ class TarReader {
   std::uint64_t file_size_ = 0;
 };
 
+// Set by an 'L' or 'x' header for the entry that follows it. (A plain flag rather than an optional
+// size: GCC misreads the optional as maybe-uninitialized.)
+struct NextEntry {
+  std::optional<std::string> path;
+  std::uint64_t size = 0;
+  bool has_size = false;
+};
+
+// Reads the header block at `offset`; false at the zero block that ends the archive.
+bool read_header(TarReader& reader, std::uint64_t offset, Block& block) {
+  const std::uint64_t file_size = reader.file_size();
+  if (file_size - offset < kBlock) {
+    fail(reader.name(), ": truncated tar: ", file_size - offset, " bytes at offset ", offset,
+         " where a 512-byte header was expected");
+  }
+  reader.read(offset, block.data(), kBlock);
+  if (is_zero_block(block)) return false;
+  if (!checksum_matches(block)) {
+    fail(reader.name(), ": bad tar header checksum at offset ", offset,
+         " (not a tar file, or a corrupt one)");
+  }
+  return true;
+}
+
+// An 'L' (GNU long name) or 'x' (pax extended) header: metadata for the entry that follows it.
+void read_metadata(TarReader& reader, char type, std::uint64_t offset, std::uint64_t data_offset,
+                   std::uint64_t size, NextEntry& next) {
+  const std::string& name = reader.name();
+  if (type == 'L') {
+    if (size > kMaxMetadataSize) fail(name, ": oversized GNU long name at offset ", offset);
+    std::string text = reader.read_text(data_offset, size);
+    next.path = text.substr(0, text.find('\0'));
+    return;
+  }
+  if (size > kMaxMetadataSize) fail(name, ": oversized pax header at offset ", offset);
+  const auto values = parse_pax(reader.read_text(data_offset, size));
+  if (!values) fail(name, ": malformed pax header at offset ", offset);
+  if (values->path) next.path = values->path;
+  if (values->size) {
+    next.size = *values->size;
+    next.has_size = true;
+  }
+}
+
+// The member's path from its own header when no 'L' or 'x' header named it.
+std::string header_path(const Block& block) {
+  // Only POSIX ustar ("ustar\0") has a name prefix; GNU tar keeps other data there.
+  const std::string_view magic(block.data() + kMagic.offset, kMagic.size);
+  const std::string_view prefix = field_text(block, kPrefix);
+  std::string path(field_text(block, kName));
+  if (magic == std::string_view("ustar\0", 6) && !prefix.empty()) path = std::string(prefix) + "/" + path;
+  return path;
+}
+
+// Where the next header starts: after the member's data, padded to a whole block.
+std::uint64_t next_header_offset(const TarReader& reader, std::uint64_t offset, std::uint64_t data_offset,
+                                 std::uint64_t size) {
+  const std::uint64_t padded = (size + kBlock - 1) / kBlock * kBlock;
+  if (padded > reader.file_size() - data_offset) {
+    fail(reader.name(), ": truncated tar: the member whose header is at offset ", offset,
+         " lacks the padding to a whole 512-byte block at the end of the file");
+  }
+  return data_offset + padded;
+}
+
 }  // namespace
 
 std::vector<TarMember> index_tar(const std::filesystem::path& path) {
@@ -160,86 +225,36 @@ std::vector<TarMember> index_tar(const std::filesystem::path& path) {
   const std::string& name = reader.name();
   const std::uint64_t file_size = reader.file_size();
   std::vector<TarMember> members;
-  // Set by an 'L' or 'x' header for the entry that follows it. (A plain flag rather than an optional
-  // size: GCC misreads the optional as maybe-uninitialized.)
-  std::optional<std::string> next_path;
-  std::uint64_t next_size = 0;
-  bool has_next_size = false;
+  NextEntry next;
   std::uint64_t offset = 0;
   Block block{};
   // A file that stops right after a member (without the two zero blocks) is accepted, as tar does.
   while (offset < file_size) {
-    if (file_size - offset < kBlock) {
-      fail(name, ": truncated tar: ", file_size - offset, " bytes at offset ", offset,
-           " where a 512-byte header was expected");
-    }
-    reader.read(offset, block.data(), kBlock);
-    if (is_zero_block(block)) break;
-    if (!checksum_matches(block)) {
-      fail(name, ": bad tar header checksum at offset ", offset, " (not a tar file, or a corrupt one)");
-    }
+    if (!read_header(reader, offset, block)) break;
     const auto header_size = parse_number(block, kSize);
     if (!header_size) fail(name, ": malformed size field in the tar header at offset ", offset);
     const char type = block[kTypeFlag];
-    const bool own_size = type == 'x' || type == 'L' || !has_next_size;
-    const std::uint64_t size = own_size ? *header_size : next_size;
+    const bool own_size = type == 'x' || type == 'L' || !next.has_size;
+    const std::uint64_t size = own_size ? *header_size : next.size;
     const std::uint64_t data_offset = offset + kBlock;
     if (size > file_size - data_offset) {
       fail(name, ": truncated tar: the member whose header is at offset ", offset, " has ", size,
            " bytes, but the file ends ", file_size - data_offset, " bytes after the header");
     }
-
-    switch (type) {
-      case 'L': {  // GNU long name for the next entry
-        if (size > kMaxMetadataSize) fail(name, ": oversized GNU long name at offset ", offset);
-        std::string text = reader.read_text(data_offset, size);
-        next_path = text.substr(0, text.find('\0'));
-        break;
-      }
-      case 'x': {  // pax extended header for the next entry
-        if (size > kMaxMetadataSize) fail(name, ": oversized pax header at offset ", offset);
-        const auto values = parse_pax(reader.read_text(data_offset, size));
-        if (!values) fail(name, ": malformed pax header at offset ", offset);
-        if (values->path) next_path = values->path;
-        if (values->size) {
-          next_size = *values->size;
-          has_next_size = true;
+    if (type == 'L' || type == 'x') {
+      read_metadata(reader, type, offset, data_offset, size, next);
+    } else if (type != 'K' && type != 'g') {  // 'K': a link's long link name; 'g': pax global header
+      if (type == '0' || type == '\0' || type == '7') {
+        std::string member_path = next.path ? *next.path : header_path(block);
+        // Old (pre-POSIX) archives mark folders only by a trailing slash.
+        if (member_path.empty() || member_path.back() != '/') {
+          members.push_back({std::move(member_path), offset, data_offset, size});
         }
-        break;
       }
-      case 'K':  // GNU long link name: belongs to the next entry, which is a link
-      case 'g':  // pax global header
-        break;
-      default: {
-        if (type == '0' || type == '\0' || type == '7') {
-          std::string member_path;
-          if (next_path) {
-            member_path = *next_path;
-          } else {
-            // Only POSIX ustar ("ustar\0") has a name prefix; GNU tar keeps other data there.
-            const std::string_view magic(block.data() + kMagic.offset, kMagic.size);
-            const std::string_view prefix = field_text(block, kPrefix);
-            member_path = std::string(field_text(block, kName));
-            if (magic == std::string_view("ustar\0", 6) && !prefix.empty()) {
-              member_path = std::string(prefix) + "/" + member_path;
-            }
-          }
-          // Old (pre-POSIX) archives mark folders only by a trailing slash.
-          if (member_path.empty() || member_path.back() != '/') {
-            members.push_back({std::move(member_path), offset, data_offset, size});
-          }
-        }
-        next_path.reset();
-        has_next_size = false;
-        break;
-      }
+      next.path.reset();
+      next.has_size = false;
     }
-    const std::uint64_t padded = (size + kBlock - 1) / kBlock * kBlock;
-    if (padded > file_size - data_offset) {
-      fail(name, ": truncated tar: the member whose header is at offset ", offset,
-           " lacks the padding to a whole 512-byte block at the end of the file");
-    }
-    offset = data_offset + padded;
+    offset = next_header_offset(reader, offset, data_offset, size);
   }
   return members;
 }

@@ -91,6 +91,97 @@ std::vector<StressResult> run_stress(Engine& engine, Engine* reference, std::int
   return results;
 }
 
+// A reference must take the plan's inputs and give its number of classes.
+void check_reference_fits(const Engine& reference, const PreprocessConfig& preprocess, std::int64_t classes) {
+  require(reference.plan().config.preprocess.input_size == preprocess.input_size, "the reference takes ",
+          reference.plan().config.preprocess.input_size, " x ", reference.plan().config.preprocess.input_size,
+          " inputs but the plan ", preprocess.input_size, " x ", preprocess.input_size);
+  require(class_count(reference) == classes, "the reference gives ", class_count(reference),
+          " classes but the plan ", classes);
+}
+
+// Images read but not yet run: they go through the engine a whole batch at a time.
+struct PendingImages {
+  std::vector<Tensor> images;
+  std::vector<std::size_t> indices;  // into the dataset
+};
+
+// The reference's logits for the pending images: from the cache where it has them, else computed
+// (and cached).
+std::vector<std::vector<float>> reference_rows(Engine* reference, const PendingImages& pending,
+                                               std::int64_t classes, ReferenceLogitsCache* cache) {
+  std::vector<std::vector<float>> rows(reference != nullptr ? pending.images.size() : 0);
+  if (reference == nullptr) return rows;
+  std::vector<Tensor> missing;
+  std::vector<std::size_t> missing_rows;
+  for (std::size_t r = 0; r < pending.images.size(); ++r) {
+    const std::vector<float>* cached = nullptr;
+    if (cache != nullptr) {
+      const auto found = cache->logits.find(pending.indices[r]);
+      if (found != cache->logits.end()) cached = &found->second;
+    }
+    if (cached != nullptr) {
+      require(cached->size() == static_cast<std::size_t>(classes), "the reference logits cache holds ",
+              cached->size(), " logits for image ", pending.indices[r], ", expected ", classes);
+      rows[r] = *cached;
+    } else {
+      missing.push_back(pending.images[r]);
+      missing_rows.push_back(r);
+    }
+  }
+  const Tensor computed = run_rows(*reference, missing, classes);
+  for (std::size_t k = 0; k < missing.size(); ++k) {
+    const auto values = row(computed, k);
+    rows[missing_rows[k]].assign(values.begin(), values.end());
+    if (cache != nullptr) cache->logits[pending.indices[missing_rows[k]]] = rows[missing_rows[k]];
+  }
+  return rows;
+}
+
+// Runs the pending images and adds them to the label, reference and NaN/Inf figures; empties `pending`.
+void score_pending(Engine& engine, Engine* reference, const Dataset& dataset, std::int64_t classes,
+                   ReferenceLogitsCache* cache, PendingImages& pending, EvalResult& result) {
+  if (pending.images.empty()) return;
+  const Tensor logits = run_rows(engine, pending.images, classes);
+  const std::vector<std::vector<float>> reference_logits = reference_rows(reference, pending, classes, cache);
+  for (std::size_t r = 0; r < pending.images.size(); ++r) {
+    const Sample& sample = dataset.sample(pending.indices[r]);
+    const auto y = row(logits, r);
+    const NonFiniteCount non_finite = count_non_finite(y);
+    result.non_finite += non_finite;
+    if (non_finite.total() > 0) {
+      ++result.images_with_non_finite;
+      if (result.non_finite_images.size() < kNonFiniteImagesListed)
+        result.non_finite_images.push_back(sample.name);
+    }
+    if (result.labels) result.labels->add(y, sample.label);
+    if (reference != nullptr) {
+      const std::span<const float> ref = reference_logits[r];
+      result.reference_non_finite += count_non_finite(ref);
+      result.reference->add(y, ref, sample.name);
+      if (result.reference_labels) result.reference_labels->add(ref, sample.label);
+    }
+    ++result.images_evaluated;
+  }
+  pending.images.clear();
+  pending.indices.clear();
+}
+
+// Per-layer errors against the reference on the first images; the plan's tap is kept for the stress
+// inputs, which use it to find the first layer with NaN/Inf.
+std::unique_ptr<LayerTap> compare_layers(Engine& engine, Engine& reference, const std::vector<Tensor>& inputs,
+                                         EvalResult& result) {
+  auto plan_tap = std::make_unique<LayerTap>(engine.plan(), engine.backend(), 1);
+  LayerTap reference_tap(reference.plan(), reference.backend(), 1);
+  LayerErrorAccumulator accumulator(*plan_tap, reference_tap);
+  for (const Tensor& input : inputs) {
+    const Tensor batch = as_batch_of_one(input);
+    accumulator.add(plan_tap->run(batch), reference_tap.run(batch));
+  }
+  result.per_layer = accumulator.report();
+  return plan_tap;
+}
+
 }  // namespace
 
 EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
@@ -101,14 +192,7 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
   result.num_classes = class_count(engine);
   const std::int64_t classes = result.num_classes;
   const PreprocessConfig& preprocess = engine.plan().config.preprocess;
-  if (reference != nullptr) {
-    require(reference->plan().config.preprocess.input_size == preprocess.input_size, "the reference takes ",
-            reference->plan().config.preprocess.input_size, " x ",
-            reference->plan().config.preprocess.input_size, " inputs but the plan ", preprocess.input_size,
-            " x ", preprocess.input_size);
-    require(class_count(*reference) == classes, "the reference gives ", class_count(*reference),
-            " classes but the plan ", classes);
-  }
+  if (reference != nullptr) check_reference_fits(*reference, preprocess, classes);
   require(options.per_layer_images == 0 || reference != nullptr, "per-layer errors need a reference");
   require(!indices.empty(), dataset.source(), ": no images to evaluate");
   if (dataset.labelled()) {
@@ -118,67 +202,11 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
   }
   if (reference != nullptr) result.reference.emplace();
 
-  std::vector<Tensor> pending;
-  std::vector<std::size_t> pending_indices;
+  PendingImages pending;
   std::vector<Tensor> per_layer_inputs;
-  // The reference's logits for the pending images: from the cache where it has them, else computed
-  // (and cached).
-  ReferenceLogitsCache* cache = options.reference_cache;
-  const auto reference_rows = [&] {
-    std::vector<std::vector<float>> rows(reference != nullptr ? pending.size() : 0);
-    if (reference == nullptr) return rows;
-    std::vector<Tensor> missing;
-    std::vector<std::size_t> missing_rows;
-    for (std::size_t r = 0; r < pending.size(); ++r) {
-      const std::vector<float>* cached = nullptr;
-      if (cache != nullptr) {
-        const auto found = cache->logits.find(pending_indices[r]);
-        if (found != cache->logits.end()) cached = &found->second;
-      }
-      if (cached != nullptr) {
-        require(cached->size() == static_cast<std::size_t>(classes), "the reference logits cache holds ",
-                cached->size(), " logits for image ", pending_indices[r], ", expected ", classes);
-        rows[r] = *cached;
-      } else {
-        missing.push_back(pending[r]);
-        missing_rows.push_back(r);
-      }
-    }
-    const Tensor computed = run_rows(*reference, missing, classes);
-    for (std::size_t k = 0; k < missing.size(); ++k) {
-      const auto values = row(computed, k);
-      rows[missing_rows[k]].assign(values.begin(), values.end());
-      if (cache != nullptr) cache->logits[pending_indices[missing_rows[k]]] = rows[missing_rows[k]];
-    }
-    return rows;
-  };
   const auto flush = [&] {
-    if (pending.empty()) return;
-    const Tensor logits = run_rows(engine, pending, classes);
-    const std::vector<std::vector<float>> reference_logits = reference_rows();
-    for (std::size_t r = 0; r < pending.size(); ++r) {
-      const Sample& sample = dataset.sample(pending_indices[r]);
-      const auto y = row(logits, r);
-      const NonFiniteCount non_finite = count_non_finite(y);
-      result.non_finite += non_finite;
-      if (non_finite.total() > 0) {
-        ++result.images_with_non_finite;
-        if (result.non_finite_images.size() < kNonFiniteImagesListed)
-          result.non_finite_images.push_back(sample.name);
-      }
-      if (result.labels) result.labels->add(y, sample.label);
-      if (reference != nullptr) {
-        const std::span<const float> ref = reference_logits[r];
-        result.reference_non_finite += count_non_finite(ref);
-        result.reference->add(y, ref, sample.name);
-        if (result.reference_labels) result.reference_labels->add(ref, sample.label);
-      }
-      ++result.images_evaluated;
-    }
-    pending.clear();
-    pending_indices.clear();
+    score_pending(engine, reference, dataset, classes, options.reference_cache, pending, result);
   };
-
   std::unique_ptr<Progress> progress;
   if (options.progress) progress = std::make_unique<Progress>("eval", indices.size());
   std::vector<SkippedImage> skipped;
@@ -186,9 +214,9 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
       dataset, indices, preprocess,
       [&](std::size_t index, const Tensor& input) {
         if (per_layer_inputs.size() < options.per_layer_images) per_layer_inputs.push_back(input);
-        pending.push_back(input);
-        pending_indices.push_back(index);
-        if (static_cast<std::int64_t>(pending.size()) == engine.batch()) flush();
+        pending.images.push_back(input);
+        pending.indices.push_back(index);
+        if (static_cast<std::int64_t>(pending.images.size()) == engine.batch()) flush();
       },
       options.strict, progress.get(), log, &skipped);
   flush();
@@ -198,16 +226,7 @@ EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
           ")");
 
   std::unique_ptr<LayerTap> plan_tap;
-  if (options.per_layer_images > 0) {
-    plan_tap = std::make_unique<LayerTap>(engine.plan(), engine.backend(), 1);
-    LayerTap reference_tap(reference->plan(), reference->backend(), 1);
-    LayerErrorAccumulator accumulator(*plan_tap, reference_tap);
-    for (const Tensor& input : per_layer_inputs) {
-      const Tensor batch = as_batch_of_one(input);
-      accumulator.add(plan_tap->run(batch), reference_tap.run(batch));
-    }
-    result.per_layer = accumulator.report();
-  }
+  if (options.per_layer_images > 0) plan_tap = compare_layers(engine, *reference, per_layer_inputs, result);
   if (options.stress) result.stress = run_stress(engine, reference, classes, plan_tap.get());
   return result;
 }

@@ -113,6 +113,140 @@ Shape concat_shape(const ShapeChecker& check, const std::vector<Shape>& in, cons
   return out;
 }
 
+// Per operator family below: each checks the attributes and inputs in the order the errors are reported.
+
+// Normalization and elementwise operators keep their input's shape.
+Shape batch_norm_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  check.attrs<BatchNormAttrs>();
+  check.inputs(5, 5);
+  check.check(in[0].size() >= 2, "expected an input of rank >= 2");
+  for (std::size_t i = 1; i < 5; ++i) check.shape(i, {in[0][1]});
+  return in[0];
+}
+
+Shape add_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  check.attrs<AddAttrs>();
+  check.inputs(2, 2);
+  check.shape(1, in[0]);
+  return in[0];
+}
+
+// The classifier head: pooling to one value per channel, flattening, the fully connected layer.
+Shape global_avg_pool_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  check.inputs(1, 1);
+  check.rank(0, 4);
+  return {in[0][0], in[0][1], 1, 1};
+}
+
+Shape flatten_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  check.inputs(1, 1);
+  check.check(in[0].size() >= 2, "expected an input of rank >= 2");
+  std::int64_t features = 1;
+  for (std::size_t axis = 1; axis < in[0].size(); ++axis) features *= in[0][axis];
+  return {in[0][0], features};
+}
+
+Shape linear_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  check.inputs(2, 3);
+  check.rank(0, 2);
+  check.rank(1, 2);
+  check.shape(1, {in[1][0], in[0][1]});
+  if (in.size() == 3) check.shape(2, {in[1][0]});
+  return {in[0][0], in[1][0]};
+}
+
+// ResNeSt's split attention: summing the radix splits, their softmax, and the weighted sum.
+Shape radix_sum_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  check.inputs(1, 1);
+  check.rank(0, 4);
+  return radix_split_shape(check, in[0], check.attrs<RadixAttrs>());
+}
+
+Shape radix_softmax_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  const auto& attrs = check.attrs<RadixAttrs>();
+  check.inputs(1, 1);
+  check.rank(0, 4);
+  check.check(in[0][2] == 1 && in[0][3] == 1, "expected attention logits of shape [N, C, 1, 1]");
+  check.check(in[0][1] % (attrs.radix * attrs.cardinality) == 0,
+              cat("channels ", in[0][1], " are not a multiple of radix x cardinality"));
+  return in[0];
+}
+
+Shape radix_weighted_sum_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  const auto& attrs = check.attrs<RadixAttrs>();
+  check.inputs(2, 2);
+  check.rank(0, 4);
+  check.shape(1, {in[0][0], in[0][1], 1, 1});
+  return radix_split_shape(check, in[0], attrs);
+}
+
+// FP8: quantizing activations, dequantizing weights per output channel, and per-channel rescaling.
+Shape quantize_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  const float scale = check.attrs<QuantizeAttrs>().scale;
+  check.inputs(1, 1);
+  check.check(std::isfinite(scale) && scale > 0.0f, cat("expected a positive finite scale, got ", scale));
+  return in[0];
+}
+
+Shape dequantize_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  check.attrs<std::monostate>();
+  check.inputs(2, 2);
+  check.check(!in[0].empty(), "expected codes of rank >= 1 with output channels on axis 0");
+  check.shape(1, {in[0][0]});
+  return in[0];
+}
+
+Shape channel_scale_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  check.attrs<std::monostate>();
+  check.inputs(2, 2);
+  check.rank(0, 4);
+  check.shape(1, {in[0][0], in[0][1], 1, 1});
+  return in[0];
+}
+
+// YOLOv10's operators: channel slices per group, nearest upsampling, attention and the detection decode.
+Shape channel_slice_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  const auto& a = check.attrs<SliceAttrs>();
+  check.inputs(1, 1);
+  check.check(in[0].size() >= 2, "expected an input of rank >= 2");
+  check.check(a.groups >= 1 && in[0][1] % a.groups == 0,
+              cat("channels ", in[0][1], " do not split into ", a.groups, " groups"));
+  check.check(
+      a.begin >= 0 && a.begin < a.end && a.end <= in[0][1] / a.groups,
+      cat("slice [", a.begin, ", ", a.end, ") is not inside a group of ", in[0][1] / a.groups, " channels"));
+  Shape out = in[0];
+  out[1] = a.groups * (a.end - a.begin);
+  return out;
+}
+
+Shape upsample_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  const std::int64_t scale = check.attrs<UpsampleAttrs>().scale;
+  check.inputs(1, 1);
+  check.rank(0, 4);
+  check.check(scale >= 1, "scale must be positive");
+  return {in[0][0], in[0][1], in[0][2] * scale, in[0][3] * scale};
+}
+
+Shape attention_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  const auto& a = check.attrs<AttentionAttrs>();
+  check.inputs(1, 1);
+  check.rank(0, 4);
+  check.check(a.heads >= 1 && a.key_dim >= 1 && a.head_dim >= 1, "heads and dimensions must be positive");
+  check.check(
+      in[0][1] == a.heads * (2 * a.key_dim + a.head_dim),
+      cat("expected ", a.heads * (2 * a.key_dim + a.head_dim), " channels (heads x (2 key_dim + head_dim))"));
+  return {in[0][0], a.heads * a.head_dim, in[0][2], in[0][3]};
+}
+
+Shape detect_decode_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  const auto& a = check.attrs<DetectAttrs>();
+  check.inputs(1, 1);
+  check.rank(0, 4);
+  check.check(a.reg_max >= 1 && a.stride >= 1, "reg_max and stride must be positive");
+  check.check(in[0][1] > 4 * a.reg_max, cat("expected more than 4 x reg_max = ", 4 * a.reg_max, " channels"));
+  return {in[0][0], in[0][1] - 4 * a.reg_max + 4, in[0][2] * in[0][3]};
+}
+
 }  // namespace
 
 Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
@@ -120,123 +254,45 @@ Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
   switch (node.op) {
     case OpKind::kConv2d:
       return conv_shape(check, in, check.attrs<ConvAttrs>());
-    case OpKind::kBatchNorm: {
-      check.attrs<BatchNormAttrs>();
-      check.inputs(5, 5);
-      check.check(in[0].size() >= 2, "expected an input of rank >= 2");
-      for (std::size_t i = 1; i < 5; ++i) check.shape(i, {in[0][1]});
-      return in[0];
-    }
+    case OpKind::kBatchNorm:
+      return batch_norm_shape(check, in);
     case OpKind::kActivation:
       check.attrs<ActivationAttrs>();
       check.inputs(1, 1);
       return in[0];
     case OpKind::kAdd:
-      check.attrs<AddAttrs>();
-      check.inputs(2, 2);
-      check.shape(1, in[0]);
-      return in[0];
+      return add_shape(check, in);
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
       return pool_shape(check, in, check.attrs<PoolAttrs>());
     case OpKind::kGlobalAvgPool:
-      check.inputs(1, 1);
-      check.rank(0, 4);
-      return {in[0][0], in[0][1], 1, 1};
-    case OpKind::kFlatten: {
-      check.inputs(1, 1);
-      check.check(in[0].size() >= 2, "expected an input of rank >= 2");
-      std::int64_t features = 1;
-      for (std::size_t axis = 1; axis < in[0].size(); ++axis) features *= in[0][axis];
-      return {in[0][0], features};
-    }
-    case OpKind::kLinear: {
-      check.inputs(2, 3);
-      check.rank(0, 2);
-      check.rank(1, 2);
-      check.shape(1, {in[1][0], in[0][1]});
-      if (in.size() == 3) check.shape(2, {in[1][0]});
-      return {in[0][0], in[1][0]};
-    }
+      return global_avg_pool_shape(check, in);
+    case OpKind::kFlatten:
+      return flatten_shape(check, in);
+    case OpKind::kLinear:
+      return linear_shape(check, in);
     case OpKind::kRadixSum:
-      check.inputs(1, 1);
-      check.rank(0, 4);
-      return radix_split_shape(check, in[0], check.attrs<RadixAttrs>());
-    case OpKind::kRadixSoftmax: {
-      const auto& attrs = check.attrs<RadixAttrs>();
-      check.inputs(1, 1);
-      check.rank(0, 4);
-      check.check(in[0][2] == 1 && in[0][3] == 1, "expected attention logits of shape [N, C, 1, 1]");
-      check.check(in[0][1] % (attrs.radix * attrs.cardinality) == 0,
-                  cat("channels ", in[0][1], " are not a multiple of radix x cardinality"));
-      return in[0];
-    }
-    case OpKind::kRadixWeightedSum: {
-      const auto& attrs = check.attrs<RadixAttrs>();
-      check.inputs(2, 2);
-      check.rank(0, 4);
-      check.shape(1, {in[0][0], in[0][1], 1, 1});
-      return radix_split_shape(check, in[0], attrs);
-    }
-    case OpKind::kQuantize: {
-      const float scale = check.attrs<QuantizeAttrs>().scale;
-      check.inputs(1, 1);
-      check.check(std::isfinite(scale) && scale > 0.0f, cat("expected a positive finite scale, got ", scale));
-      return in[0];
-    }
+      return radix_sum_shape(check, in);
+    case OpKind::kRadixSoftmax:
+      return radix_softmax_shape(check, in);
+    case OpKind::kRadixWeightedSum:
+      return radix_weighted_sum_shape(check, in);
+    case OpKind::kQuantize:
+      return quantize_shape(check, in);
     case OpKind::kDequantize:
-      check.attrs<std::monostate>();
-      check.inputs(2, 2);
-      check.check(!in[0].empty(), "expected codes of rank >= 1 with output channels on axis 0");
-      check.shape(1, {in[0][0]});
-      return in[0];
+      return dequantize_shape(check, in);
     case OpKind::kChannelScale:
-      check.attrs<std::monostate>();
-      check.inputs(2, 2);
-      check.rank(0, 4);
-      check.shape(1, {in[0][0], in[0][1], 1, 1});
-      return in[0];
+      return channel_scale_shape(check, in);
     case OpKind::kConcat:
       return concat_shape(check, in, check.attrs<ConcatAttrs>());
-    case OpKind::kChannelSlice: {
-      const auto& a = check.attrs<SliceAttrs>();
-      check.inputs(1, 1);
-      check.check(in[0].size() >= 2, "expected an input of rank >= 2");
-      check.check(a.groups >= 1 && in[0][1] % a.groups == 0,
-                  cat("channels ", in[0][1], " do not split into ", a.groups, " groups"));
-      check.check(a.begin >= 0 && a.begin < a.end && a.end <= in[0][1] / a.groups,
-                  cat("slice [", a.begin, ", ", a.end, ") is not inside a group of ", in[0][1] / a.groups,
-                      " channels"));
-      Shape out = in[0];
-      out[1] = a.groups * (a.end - a.begin);
-      return out;
-    }
-    case OpKind::kUpsample: {
-      const std::int64_t scale = check.attrs<UpsampleAttrs>().scale;
-      check.inputs(1, 1);
-      check.rank(0, 4);
-      check.check(scale >= 1, "scale must be positive");
-      return {in[0][0], in[0][1], in[0][2] * scale, in[0][3] * scale};
-    }
-    case OpKind::kAttention: {
-      const auto& a = check.attrs<AttentionAttrs>();
-      check.inputs(1, 1);
-      check.rank(0, 4);
-      check.check(a.heads >= 1 && a.key_dim >= 1 && a.head_dim >= 1, "heads and dimensions must be positive");
-      check.check(in[0][1] == a.heads * (2 * a.key_dim + a.head_dim),
-                  cat("expected ", a.heads * (2 * a.key_dim + a.head_dim),
-                      " channels (heads x (2 key_dim + head_dim))"));
-      return {in[0][0], a.heads * a.head_dim, in[0][2], in[0][3]};
-    }
-    case OpKind::kDetectDecode: {
-      const auto& a = check.attrs<DetectAttrs>();
-      check.inputs(1, 1);
-      check.rank(0, 4);
-      check.check(a.reg_max >= 1 && a.stride >= 1, "reg_max and stride must be positive");
-      check.check(in[0][1] > 4 * a.reg_max,
-                  cat("expected more than 4 x reg_max = ", 4 * a.reg_max, " channels"));
-      return {in[0][0], in[0][1] - 4 * a.reg_max + 4, in[0][2] * in[0][3]};
-    }
+    case OpKind::kChannelSlice:
+      return channel_slice_shape(check, in);
+    case OpKind::kUpsample:
+      return upsample_shape(check, in);
+    case OpKind::kAttention:
+      return attention_shape(check, in);
+    case OpKind::kDetectDecode:
+      return detect_decode_shape(check, in);
   }
   fail(check.where(), "unknown operator");
 }

@@ -158,31 +158,25 @@ Json parse_json(const std::string& text, const std::string& path) {
   }
 }
 
-}  // namespace
+// Where the settings sit: under pretrained_cfg in the Hub layout, at the top level in the flat one.
+struct TimmLayout {
+  const Json& root;
+  const Json* nested;  // pretrained_cfg; nullptr in the flat layout
+  const Json& cfg;     // *nested, or root
+  std::string prefix;  // how keys under cfg are named in errors
+};
 
-ModelConfig read_timm_config(const std::filesystem::path& path, const ModelConfig& defaults) {
-  const std::string name = path.string();
-  const Json root = parse_json(read_text(path), name);
-  require(root.is_object(), name, ": expected a JSON object at the top level");
-  const ConfigReader reader(name);
-
-  // Flat (older) layout when there is no pretrained_cfg.
-  const Json* nested = ConfigReader::find(root, "pretrained_cfg");
-  if (nested != nullptr && !nested->is_object()) reader.bad("pretrained_cfg", "an object");
-  const Json& cfg = nested != nullptr ? *nested : root;
-  const std::string prefix = nested != nullptr ? "pretrained_cfg." : "";
-
-  ModelConfig out = defaults;
-  if (auto architecture = reader.string(root, "", "architecture")) out.architecture = *architecture;
-
-  // num_classes: top level over pretrained_cfg.
-  std::optional<std::int64_t> num_classes = reader.positive_int(cfg, prefix, "num_classes");
-  if (nested != nullptr) {
-    if (auto top = reader.positive_int(root, "", "num_classes")) num_classes = top;
+// num_classes: top level over pretrained_cfg.
+void read_num_classes(const ConfigReader& reader, const TimmLayout& layout, ModelConfig& out) {
+  std::optional<std::int64_t> num_classes = reader.positive_int(layout.cfg, layout.prefix, "num_classes");
+  if (layout.nested != nullptr) {
+    if (auto top = reader.positive_int(layout.root, "", "num_classes")) num_classes = top;
   }
   if (num_classes) out.num_classes = *num_classes;
+}
 
-  // label_names: top level over pretrained_cfg; in the flat layout, the old name "labels" wins.
+// label_names: top level over pretrained_cfg; in the flat layout, the old name "labels" wins.
+void read_label_names(const ConfigReader& reader, const TimmLayout& layout, ModelConfig& out) {
   const Json* labels = nullptr;
   std::string labels_key;
   const auto take = [&](const Json& object, const std::string& key_prefix, const char* key) {
@@ -191,12 +185,12 @@ ModelConfig read_timm_config(const std::filesystem::path& path, const ModelConfi
       labels_key = key_prefix + key;
     }
   };
-  if (nested != nullptr) {
-    take(*nested, prefix, "label_names");
-    take(root, "", "label_names");
+  if (layout.nested != nullptr) {
+    take(*layout.nested, layout.prefix, "label_names");
+    take(layout.root, "", "label_names");
   } else {
-    take(root, "", "label_names");
-    take(root, "", "labels");
+    take(layout.root, "", "label_names");
+    take(layout.root, "", "labels");
   }
   if (labels != nullptr) {
     out.label_names = reader.names(*labels, labels_key, out.num_classes);
@@ -204,36 +198,39 @@ ModelConfig read_timm_config(const std::filesystem::path& path, const ModelConfi
              static_cast<std::int64_t>(out.label_names.size()) != out.num_classes) {
     out.label_names.clear();  // the default names belong to a different head
   }
+}
 
-  PreprocessConfig& pre = out.preprocess;
-  if (const Json* value = ConfigReader::find(cfg, "input_size")) {
-    pre.input_size = parse_input_size(reader, prefix + "input_size", *value);
-  }
-  // timm repairs older exports whose fixed-size model was built with another img_size.
-  if (const Json* model_args = ConfigReader::find(root, "model_args");
-      model_args != nullptr && nested != nullptr) {
-    if (!model_args->is_object()) reader.bad("model_args", "an object");
-    const Json* fixed = ConfigReader::find(cfg, "fixed_input_size");
-    const Json* img_size = ConfigReader::find(*model_args, "img_size");
-    if (img_size != nullptr && fixed != nullptr && fixed->is_boolean() && fixed->get<bool>()) {
-      const char* expected = "a positive integer or [H, W] with H == W > 0";
-      std::int64_t side = 0;
-      if (img_size->is_number_integer()) {
-        side = img_size->get<std::int64_t>();
-      } else if (img_size->is_array() && img_size->size() == 2 && (*img_size)[0].is_number_integer() &&
-                 (*img_size)[0] == (*img_size)[1]) {
-        side = (*img_size)[0].get<std::int64_t>();
-      }
-      if (side <= 0) reader.bad("model_args.img_size", expected);
-      pre.input_size = side;
+// timm repairs older exports whose fixed-size model was built with another img_size.
+void apply_model_args(const ConfigReader& reader, const TimmLayout& layout, PreprocessConfig& pre) {
+  const Json* model_args = ConfigReader::find(layout.root, "model_args");
+  if (model_args == nullptr || layout.nested == nullptr) return;
+  if (!model_args->is_object()) reader.bad("model_args", "an object");
+  const Json* fixed = ConfigReader::find(layout.cfg, "fixed_input_size");
+  const Json* img_size = ConfigReader::find(*model_args, "img_size");
+  if (img_size != nullptr && fixed != nullptr && fixed->is_boolean() && fixed->get<bool>()) {
+    const char* expected = "a positive integer or [H, W] with H == W > 0";
+    std::int64_t side = 0;
+    if (img_size->is_number_integer()) {
+      side = img_size->get<std::int64_t>();
+    } else if (img_size->is_array() && img_size->size() == 2 && (*img_size)[0].is_number_integer() &&
+               (*img_size)[0] == (*img_size)[1]) {
+      side = (*img_size)[0].get<std::int64_t>();
     }
-    if (const Json* in_chans = ConfigReader::find(*model_args, "in_chans")) {
-      if (!in_chans->is_number_integer() || in_chans->get<std::int64_t>() != 3) {
-        reader.bad("model_args.in_chans", "3 (RGB input)");
-      }
+    if (side <= 0) reader.bad("model_args.img_size", expected);
+    pre.input_size = side;
+  }
+  if (const Json* in_chans = ConfigReader::find(*model_args, "in_chans")) {
+    if (!in_chans->is_number_integer() || in_chans->get<std::int64_t>() != 3) {
+      reader.bad("model_args.in_chans", "3 (RGB input)");
     }
   }
+}
 
+// The eval transform after the input size: resize interpolation, center crop and normalization.
+void read_eval_transform(const ConfigReader& reader, const TimmLayout& layout, const std::string& name,
+                         PreprocessConfig& pre) {
+  const Json& cfg = layout.cfg;
+  const std::string& prefix = layout.prefix;
   if (auto interpolation = reader.string(cfg, prefix, "interpolation")) {
     pre.interpolation = parse_interpolation(reader, prefix + "interpolation", *interpolation);
   }
@@ -253,6 +250,31 @@ ModelConfig read_timm_config(const std::filesystem::path& path, const ModelConfi
   }
   if (auto mean = reader.triple(cfg, prefix, "mean", false)) pre.mean = *mean;
   if (auto stdev = reader.triple(cfg, prefix, "std", true)) pre.std = *stdev;
+}
+
+}  // namespace
+
+ModelConfig read_timm_config(const std::filesystem::path& path, const ModelConfig& defaults) {
+  const std::string name = path.string();
+  const Json root = parse_json(read_text(path), name);
+  require(root.is_object(), name, ": expected a JSON object at the top level");
+  const ConfigReader reader(name);
+
+  // Flat (older) layout when there is no pretrained_cfg.
+  const Json* nested = ConfigReader::find(root, "pretrained_cfg");
+  if (nested != nullptr && !nested->is_object()) reader.bad("pretrained_cfg", "an object");
+  const TimmLayout layout{root, nested, nested != nullptr ? *nested : root,
+                          nested != nullptr ? "pretrained_cfg." : ""};
+
+  ModelConfig out = defaults;
+  if (auto architecture = reader.string(root, "", "architecture")) out.architecture = *architecture;
+  read_num_classes(reader, layout, out);
+  read_label_names(reader, layout, out);
+  if (const Json* value = ConfigReader::find(layout.cfg, "input_size")) {
+    out.preprocess.input_size = parse_input_size(reader, layout.prefix + "input_size", *value);
+  }
+  apply_model_args(reader, layout, out.preprocess);
+  read_eval_transform(reader, layout, name, out.preprocess);
   return out;
 }
 

@@ -171,61 +171,48 @@ FileValue parse_value(const JsonField& field, std::size_t blob_size) {
 // Rebuilds the graph through the Graph API, so shapes are inferred again and checked against the
 // file. Values are added in the canonical order the writer uses; other orders are accepted as long as
 // every layer reads only what was defined before it.
-Graph load_graph(const JsonField& section, const FileBuffer& file, const Sections& sections, PlanInfo& info) {
-  const std::string name(section.file());
-  const auto graph_step = [&](const auto& step) {
-    try {
-      step();
-    } catch (const Error& error) {
-      fail(name, ": ", error.what());
+class GraphLoader {
+ public:
+  GraphLoader(const JsonField& section, const Sections& sections)
+      : name_(section.file()), value_fields_(section["values"].elements()) {
+    values_.reserve(value_fields_.size());
+    for (const JsonField& field : value_fields_) values_.push_back(parse_value(field, sections.blob_size));
+    ids_.assign(values_.size(), -1);
+  }
+
+  void add_inputs(const JsonField& list) {
+    for (const JsonField& field : list.elements()) {
+      const std::size_t id = value_id(field);
+      if (values_[id].constant)
+        field.fail(cat("value ", id, " ('", values_[id].name, "') is a constant, not an input"));
+      if (ids_[id] >= 0) field.fail(cat("value ", id, " is listed twice"));
+      ids_[id] = graph_.add_input(values_[id].name, values_[id].shape, values_[id].dtype);
     }
-  };
-
-  const std::vector<JsonField> value_fields = section["values"].elements();
-  std::vector<FileValue> values;
-  values.reserve(value_fields.size());
-  for (const JsonField& field : value_fields) values.push_back(parse_value(field, sections.blob_size));
-  const auto last_id = static_cast<std::int64_t>(values.size()) - 1;
-  const auto value_id = [&](const JsonField& field) {
-    if (values.empty()) field.fail("refers to a value, but the value table is empty");
-    return static_cast<std::size_t>(field.as_int(0, last_id));
-  };
-
-  Graph graph;
-  std::vector<ValueId> ids(values.size(), -1);  // file value id -> graph value id
-  for (const JsonField& field : section["inputs"].elements()) {
-    const std::size_t id = value_id(field);
-    if (values[id].constant)
-      field.fail(cat("value ", id, " ('", values[id].name, "') is a constant, not an input"));
-    if (ids[id] >= 0) field.fail(cat("value ", id, " is listed twice"));
-    ids[id] = graph.add_input(values[id].name, values[id].shape, values[id].dtype);
-  }
-  const std::byte* blob = file.data.get() + sections.blob_offset;
-  for (std::size_t id = 0; id < values.size(); ++id) {
-    const FileValue& value = values[id];
-    if (!value.constant) continue;
-    Tensor tensor = Tensor::view(value.dtype, value.shape, blob + value.offset, file.data);
-    graph_step([&] { ids[id] = graph.add_constant(value.name, std::move(tensor)); });
   }
 
-  std::set<std::string> layer_names;
-  for (const JsonField& layer : section["layers"].elements()) {
+  // Constants view the file's weight blob; the tensors keep the file's buffer alive.
+  void add_constants(const FileBuffer& file, const Sections& sections) {
+    const std::byte* blob = file.data.get() + sections.blob_offset;
+    for (std::size_t id = 0; id < values_.size(); ++id) {
+      const FileValue& value = values_[id];
+      if (!value.constant) continue;
+      Tensor tensor = Tensor::view(value.dtype, value.shape, blob + value.offset, file.data);
+      graph_step([&] { ids_[id] = graph_.add_constant(value.name, std::move(tensor)); });
+    }
+  }
+
+  void add_layer(const JsonField& layer, PlanInfo& info) {
     const JsonField op_field = layer["op"];
     const std::optional<OpKind> op = op_kind_from_name(op_field.as_string());
     if (!op) op_field.fail(cat("unknown operator '", op_field.as_string(), "' (made by a newer kiln?)"));
     const JsonField name_field = layer["name"];
     const std::string& layer_name = name_field.as_string();
-    if (!layer_names.insert(layer_name).second)
+    if (!layer_names_.insert(layer_name).second)
       name_field.fail(cat("two layers are named '", layer_name, "'"));
-    std::vector<ValueId> inputs;
-    for (const JsonField& input : layer["inputs"].elements()) {
-      const std::size_t id = value_id(input);
-      if (ids[id] < 0) input.fail(cat("layer '", layer_name, "' reads value ", id, " before it is produced"));
-      inputs.push_back(ids[id]);
-    }
+    std::vector<ValueId> inputs = layer_inputs(layer["inputs"], layer_name);
     const JsonField output_field = layer["output"];
     const std::size_t output = value_id(output_field);
-    if (ids[output] >= 0) {
+    if (ids_[output] >= 0) {
       output_field.fail(cat("value ", output, " is already an input, a constant or another layer's output"));
     }
     const JsonField precision_field = layer["precision"];
@@ -234,25 +221,71 @@ Graph load_graph(const JsonField& section, const FileBuffer& file, const Section
     Attributes attrs = attributes_from_json(layer["attributes"]);
 
     ValueId produced = -1;
-    graph_step([&] { produced = graph.add_node(*op, layer_name, std::move(inputs), std::move(attrs)); });
-    // The file's name, dtype and shape win over the defaults add_node chose; verify() below checks the
-    // shape against inference.
-    Value& value = graph.value(produced);
-    value.name = values[output].name;
-    value.dtype = values[output].dtype;
-    value.shape = values[output].shape;
-    graph.node(value.producer).precision = *precision;
-    ids[output] = produced;
+    graph_step([&] { produced = graph_.add_node(*op, layer_name, std::move(inputs), std::move(attrs)); });
+    // The file's name, dtype and shape win over the defaults add_node chose; verify() in finish() checks
+    // the shape against inference.
+    Value& value = graph_.value(produced);
+    value.name = values_[output].name;
+    value.dtype = values_[output].dtype;
+    value.shape = values_[output].shape;
+    graph_.node(value.producer).precision = *precision;
+    ids_[output] = produced;
     if (const std::optional<JsonField> data = layer.find("backend_data"))
       info.layer_data[layer_name] = data->json();
   }
 
-  for (std::size_t id = 0; id < values.size(); ++id) {
-    if (ids[id] < 0) value_fields[id].fail("not an input, a constant or a layer's output");
+  // Every value must have been defined; then the outputs are marked and the whole graph verified.
+  Graph finish(const JsonField& outputs) {
+    for (std::size_t id = 0; id < values_.size(); ++id) {
+      if (ids_[id] < 0) value_fields_[id].fail("not an input, a constant or a layer's output");
+    }
+    for (const JsonField& field : outputs.elements()) graph_.mark_output(ids_[value_id(field)]);
+    graph_step([&] { verify(graph_); });
+    return std::move(graph_);
   }
-  for (const JsonField& field : section["outputs"].elements()) graph.mark_output(ids[value_id(field)]);
-  graph_step([&] { verify(graph); });
-  return graph;
+
+ private:
+  std::size_t value_id(const JsonField& field) const {
+    if (values_.empty()) field.fail("refers to a value, but the value table is empty");
+    const auto last_id = static_cast<std::int64_t>(values_.size()) - 1;
+    return static_cast<std::size_t>(field.as_int(0, last_id));
+  }
+
+  std::vector<ValueId> layer_inputs(const JsonField& list, const std::string& layer_name) const {
+    std::vector<ValueId> inputs;
+    for (const JsonField& input : list.elements()) {
+      const std::size_t id = value_id(input);
+      if (ids_[id] < 0)
+        input.fail(cat("layer '", layer_name, "' reads value ", id, " before it is produced"));
+      inputs.push_back(ids_[id]);
+    }
+    return inputs;
+  }
+
+  // Graph API errors name the layer but not the file; prefix the file.
+  template <typename Step>
+  void graph_step(const Step& step) const {
+    try {
+      step();
+    } catch (const Error& error) {
+      fail(name_, ": ", error.what());
+    }
+  }
+
+  std::string name_;
+  std::vector<JsonField> value_fields_;
+  std::vector<FileValue> values_;
+  std::vector<ValueId> ids_;  // file value id -> graph value id
+  std::set<std::string> layer_names_;
+  Graph graph_;
+};
+
+Graph load_graph(const JsonField& section, const FileBuffer& file, const Sections& sections, PlanInfo& info) {
+  GraphLoader loader(section, sections);
+  loader.add_inputs(section["inputs"]);
+  loader.add_constants(file, sections);
+  for (const JsonField& layer : section["layers"].elements()) loader.add_layer(layer, info);
+  return loader.finish(section["outputs"]);
 }
 
 }  // namespace

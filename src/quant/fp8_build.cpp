@@ -13,6 +13,65 @@ namespace kiln {
 
 namespace {
 constexpr const char* kCacheFormat = "kiln-fp8-calibration";
+// One static scale per FP8 layer input, and what the report says about each tensor.
+struct ActivationScales {
+  std::map<std::string, float> scales;
+  nlohmann::json tensors = nlohmann::json::object();
+};
+
+// Scales from an earlier build's calibration cache; every FP8 input must have one.
+ActivationScales cached_activation_scales(const Graph& graph, const std::vector<std::string>& candidates,
+                                          const std::map<std::string, float>& cache) {
+  ActivationScales out;
+  for (const ValueId value : fp8_activation_inputs(graph, candidates)) {
+    const std::string& name = graph.value(value).name;
+    const auto cached = cache.find(name);
+    require(cached != cache.end(), "fp8: the calibration cache has no scale for '", name, "'");
+    out.scales[name] = cached->second;
+    out.tensors[name] = {{"scale", cached->second}, {"from", "calibration cache"}};
+  }
+  return out;
+}
+
+// Scales calibrated on the images with the settings' method.
+ActivationScales calibrate_activation_scales(const Graph& graph, const std::vector<std::string>& candidates,
+                                             const Fp8Settings& settings, const CalibrationImages& data) {
+  ActivationScales out;
+  ActivationCalibration calibration(graph, fp8_activation_inputs(graph, candidates), settings.backend,
+                                    settings.threads);
+  Progress progress("calibrate", data.images.size());
+  for (const Tensor& image : data.images) {
+    calibration.observe(image);
+    progress.advance();
+  }
+  progress.finish();
+  for (const auto& [name, result] : calibration.choose(settings.method, settings.calibration)) {
+    out.scales[name] = result.scale;
+    const AbsHistogram& histogram = calibration.histogram(name);
+    out.tensors[name] = {{"amax", result.amax},          {"observed_amax", histogram.amax()},
+                         {"scale", result.scale},        {"all_zero", result.all_zero},
+                         {"nan", histogram.nan_count()}, {"inf", histogram.inf_count()}};
+  }
+  return out;
+}
+
+// The auto recipe: keeps the most sensitive candidates out of FP8 until the target is met; returns the
+// layers left in FP8 and adds the search to the report.
+std::vector<std::string> search_auto_layers(Graph& graph, const std::vector<std::string>& candidates,
+                                            std::map<std::string, float>& scales, const Fp8Settings& settings,
+                                            const CalibrationImages& data, nlohmann::json& report) {
+  const std::size_t count = std::min(settings.sensitivity_images, data.images.size());
+  GraphComparer comparer(graph,
+                         {data.images.begin(), data.images.begin() + static_cast<std::ptrdiff_t>(count)},
+                         settings.backend, settings.threads);
+  AutoSearchInput input{
+      &graph, candidates, &scales, settings.per_channel_weights, settings.fallback, settings.auto_target};
+  const AutoSearchResult search = search_auto_recipe(input, comparer);
+  report["auto"] = search.to_json(settings.auto_target);
+  report["auto"]["images"] = count;
+  return search.fp8_layers;
+}
+
 }  // namespace
 
 nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data) {
@@ -24,35 +83,10 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
       automatic ? quantizable_layers(graph) : select_layers(graph, parse_recipe(settings.recipe));
   require(!candidates.empty(), "fp8: recipe '", settings.recipe, "' selects no convolution");
 
-  std::map<std::string, float> scales;
-  nlohmann::json tensors = nlohmann::json::object();
-  if (settings.cached_scales) {
-    for (const ValueId value : fp8_activation_inputs(graph, candidates)) {
-      const std::string& name = graph.value(value).name;
-      const auto cached = settings.cached_scales->find(name);
-      require(cached != settings.cached_scales->end(), "fp8: the calibration cache has no scale for '", name,
-              "'");
-      scales[name] = cached->second;
-      tensors[name] = {{"scale", cached->second}, {"from", "calibration cache"}};
-    }
-  } else {
-    ActivationCalibration calibration(graph, fp8_activation_inputs(graph, candidates), settings.backend,
-                                      settings.threads);
-    Progress progress("calibrate", data.images.size());
-    for (const Tensor& image : data.images) {
-      calibration.observe(image);
-      progress.advance();
-    }
-    progress.finish();
-    for (const auto& [name, result] : calibration.choose(settings.method, settings.calibration)) {
-      scales[name] = result.scale;
-      const AbsHistogram& histogram = calibration.histogram(name);
-      tensors[name] = {{"amax", result.amax},          {"observed_amax", histogram.amax()},
-                       {"scale", result.scale},        {"all_zero", result.all_zero},
-                       {"nan", histogram.nan_count()}, {"inf", histogram.inf_count()}};
-    }
-  }
-
+  ActivationScales activations = settings.cached_scales
+                                     ? cached_activation_scales(graph, candidates, *settings.cached_scales)
+                                     : calibrate_activation_scales(graph, candidates, settings, data);
+  std::map<std::string, float>& scales = activations.scales;
   nlohmann::json report = {
       {"format", "fp8-e4m3"},
       {"recipe", settings.recipe},
@@ -67,19 +101,8 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
   if (settings.method == CalibrationMethod::kPercentile)
     report["percentile"] = settings.calibration.percentile;
 
-  std::vector<std::string> layers = candidates;
-  if (automatic) {
-    const std::size_t count = std::min(settings.sensitivity_images, data.images.size());
-    GraphComparer comparer(graph,
-                           {data.images.begin(), data.images.begin() + static_cast<std::ptrdiff_t>(count)},
-                           settings.backend, settings.threads);
-    AutoSearchInput input{
-        &graph, candidates, &scales, settings.per_channel_weights, settings.fallback, settings.auto_target};
-    const AutoSearchResult search = search_auto_recipe(input, comparer);
-    layers = search.fp8_layers;
-    report["auto"] = search.to_json(settings.auto_target);
-    report["auto"]["images"] = count;
-  }
+  const std::vector<std::string> layers =
+      automatic ? search_auto_layers(graph, candidates, scales, settings, data, report) : candidates;
   const std::vector<Fp8Layer> rewritten = rewrite_to_fp8(graph, layers, scales, settings.per_channel_weights);
   for (const Fp8Layer& layer : rewritten) {
     report["layers"].push_back({{"layer", layer.layer},
@@ -89,7 +112,7 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
                                 {"weight_scale_max", layer.weight_scale_max}});
   }
   report["fp8_layers"] = rewritten.size();
-  report["tensors"] = tensors;
+  report["tensors"] = activations.tensors;
   report["calibration_cache"] = {{"format", kCacheFormat},
                                  {"calibration", calibration_method_name(settings.method)},
                                  {"scales", scales}};

@@ -147,10 +147,9 @@ std::string environment_section(const StudyResult& result) {
   return "## Environment\n\n" + table.str() + "\n";
 }
 
-std::string results_section(const StudyResult& result) {
+// Latency, throughput and plan size of every variant, each against the baseline.
+std::string speed_table(const StudyResult& result) {
   const VariantResult* baseline = find_variant(result, result.inputs.spec.baseline);
-  std::ostringstream md;
-  md << "## Results\n\n### Speed and size\n\n";
   MarkdownTable speed({{"variant"},
                        {"latency ms (median)", Align::kRight},
                        {"spread ms", Align::kRight},
@@ -170,7 +169,11 @@ std::string results_section(const StudyResult& result) {
                    fixed(static_cast<double>(r.plan_bytes) / (1024.0 * 1024.0), 2),
                    fixed(size_ratio, 2) + "x"});
   }
-  md << speed.str() << "\n![latency per variant](latency.svg)\n\n### Quality\n\n";
+  return speed.str();
+}
+
+// Agreement and error against fp32, accuracy when the data is labelled, and NaN/Inf counts.
+std::string quality_table(const StudyResult& result) {
   const bool labelled = !result.variants.empty() && result.variants[0].eval.labels.has_value();
   std::vector<MarkdownTable::Column> columns = {{"variant"},
                                                 {"agreement with fp32", Align::kRight},
@@ -200,8 +203,11 @@ std::string results_section(const StudyResult& result) {
     row.push_back(cat(stress_non_finite(r.eval)));
     quality.add_row(row);
   }
-  md << quality.str()
-     << "\n![accuracy against speed](accuracy_vs_speed.svg)\n\n### Kernel time per group\n\n";
+  return quality.str();
+}
+
+// One column per layer group any variant has, so the variants line up even where a group is missing.
+std::string kernel_time_table(const StudyResult& result) {
   std::set<std::string> groups;
   for (const VariantResult& r : result.variants) {
     for (const auto& [group, ms] : r.profile.group_ms) groups.insert(group);
@@ -221,29 +227,44 @@ std::string results_section(const StudyResult& result) {
     row.push_back(fixed(r.profile.total_ms, 3));
     kernels.add_row(row);
   }
-  md << kernels.str() << "\n";
+  return kernels.str();
+}
+
+// The auto recipe's search: error and agreement as more sensitive layers are kept out of FP8.
+std::string auto_recipe_section(const VariantResult& r) {
+  const nlohmann::json& search = r.quantization["auto"];
+  std::ostringstream md;
+  md << "### auto recipe: " << r.variant.name << "\n\nTarget `" << search.value("target", "") << "` on "
+     << search.value("images", 0) << " calibration images; " << search.value("kept_out_of_fp8", 0)
+     << " convolutions kept in fp16. Each row keeps the k most sensitive out of FP8:\n\n";
+  MarkdownTable curve({{"kept in fp16", Align::kRight},
+                       {"logit error", Align::kRight},
+                       {"agreement", Align::kRight},
+                       {"meets target"}});
+  for (const auto& point : search.value("curve", nlohmann::json::array())) {
+    curve.add_row({cat(point.value("kept", 0)), scientific(point.value("logit_error", 0.0)),
+                   percent(point.value("agreement", 0.0)),
+                   point.value("meets_target", false) ? "yes" : "no"});
+  }
+  md << curve.str() << "\nMost sensitive convolutions (output error when quantized alone): ";
+  const auto& sensitivity = search.value("sensitivity", nlohmann::json::array());
+  for (std::size_t i = 0; i < std::min<std::size_t>(5, sensitivity.size()); ++i) {
+    md << (i ? ", " : "") << "`" << sensitivity[i].value("layer", "") << "` "
+       << scientific(sensitivity[i].value("logit_error", 0.0));
+  }
+  md << ".\n\n";
+  return md.str();
+}
+
+std::string results_section(const StudyResult& result) {
+  std::ostringstream md;
+  md << "## Results\n\n### Speed and size\n\n"
+     << speed_table(result) << "\n![latency per variant](latency.svg)\n\n### Quality\n\n"
+     << quality_table(result)
+     << "\n![accuracy against speed](accuracy_vs_speed.svg)\n\n### Kernel time per group\n\n"
+     << kernel_time_table(result) << "\n";
   for (const VariantResult& r : result.variants) {
-    if (!r.quantization.contains("auto")) continue;
-    const nlohmann::json& search = r.quantization["auto"];
-    md << "### auto recipe: " << r.variant.name << "\n\nTarget `" << search.value("target", "") << "` on "
-       << search.value("images", 0) << " calibration images; " << search.value("kept_out_of_fp8", 0)
-       << " convolutions kept in fp16. Each row keeps the k most sensitive out of FP8:\n\n";
-    MarkdownTable curve({{"kept in fp16", Align::kRight},
-                         {"logit error", Align::kRight},
-                         {"agreement", Align::kRight},
-                         {"meets target"}});
-    for (const auto& point : search.value("curve", nlohmann::json::array())) {
-      curve.add_row({cat(point.value("kept", 0)), scientific(point.value("logit_error", 0.0)),
-                     percent(point.value("agreement", 0.0)),
-                     point.value("meets_target", false) ? "yes" : "no"});
-    }
-    md << curve.str() << "\nMost sensitive convolutions (output error when quantized alone): ";
-    const auto& sensitivity = search.value("sensitivity", nlohmann::json::array());
-    for (std::size_t i = 0; i < std::min<std::size_t>(5, sensitivity.size()); ++i) {
-      md << (i ? ", " : "") << "`" << sensitivity[i].value("layer", "") << "` "
-         << scientific(sensitivity[i].value("logit_error", 0.0));
-    }
-    md << ".\n\n";
+    if (r.quantization.contains("auto")) md << auto_recipe_section(r);
   }
   return md.str();
 }

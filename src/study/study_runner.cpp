@@ -138,6 +138,175 @@ void check_backend_runs(const std::string& backend, const StudySpec& spec) {
   }
 }
 
+// The images the study uses: a fixed-stride sample, every k-th image calibrates, the rest are held out.
+struct StudySample {
+  std::size_t sample_size = 0;
+  CalibrationSplit split;
+  CalibrationImages calibration;  // empty unless a variant is fp8
+};
+
+StudySample sample_images(const StudyInputs& inputs, const Dataset& dataset) {
+  const StudySpec& spec = inputs.spec;
+  StudySample s;
+  s.sample_size = std::min(dataset.size(), spec.images);
+  const std::vector<std::size_t> sample = stride_sample(dataset.size(), s.sample_size);
+  s.split = split_every(sample, spec.every);
+  if (s.split.calibration.size() > spec.calibration_images)
+    s.split.calibration.resize(spec.calibration_images);
+  require(!s.split.held_out.empty(), inputs.data, ": the sample of ", s.sample_size,
+          " images leaves none held out");
+  const bool any_fp8 = std::any_of(spec.variants.begin(), spec.variants.end(),
+                                   [](const StudyVariant& v) { return v.precision == Precision::kF8; });
+  if (any_fp8) {
+    s.calibration =
+        load_calibration_images(dataset, s.split.calibration, inputs.model.config.preprocess, false);
+  }
+  require(!any_fp8 || !s.calibration.images.empty(), inputs.data, ": no calibration image could be read");
+  s.calibration.source = {{"data", inputs.data},
+                          {"sample", s.sample_size},
+                          {"every", spec.every},
+                          {"calibration_images", s.calibration.images.size()}};
+  return s;
+}
+
+// The report's "data" section: the dataset, the sample and its split.
+nlohmann::json data_summary(const StudyInputs& inputs, const Dataset& dataset, const StudySample& s) {
+  return {{"source", inputs.data},
+          {"kind", dataset_kind_name(dataset.kind())},
+          {"dataset_images", dataset.size()},
+          {"labelled", dataset.labelled()},
+          {"sample", s.sample_size},
+          {"every", inputs.spec.every},
+          {"calibration_images", s.calibration.images.size()},
+          {"held_out_images", s.split.held_out.size()}};
+}
+
+// Prints each distinct fallback warning once, however many engines share it.
+class FallbackWarnings {
+ public:
+  void note(const Engine& engine) {
+    const std::string warning = fallback_warning(engine);
+    if (!warning.empty() && warned_.insert(warning).second) std::cerr << warning << "\n";
+  }
+
+ private:
+  std::set<std::string> warned_;
+};
+
+// Every variant's plan and engine, kept for the timing rounds and the profiling that follow evaluation.
+struct VariantEngines {
+  std::unique_ptr<Engine> reference;  // the fp32 build every variant is compared with
+  std::vector<std::shared_ptr<const Plan>> plans;
+  std::vector<std::unique_ptr<Engine>> engines;
+};
+
+// Builds one variant, writes its plan under out_dir/plans/ and counts its (fp8) convolutions.
+std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
+                                                    const CalibrationImages& calibration, VariantResult& r) {
+  const auto build_start = Clock::now();
+  auto plan = std::make_shared<const Plan>(build_variant(inputs, r.variant, calibration));
+  r.build_seconds = seconds_since(build_start);
+  r.plan_file = inputs.out_dir / "plans" / (slug(r.variant.name) + ".kplan");
+  write_plan(r.plan_file, *plan);
+  r.plan_bytes = std::filesystem::file_size(r.plan_file);
+  for (const Node& node : plan->graph.nodes()) {
+    if (node.dead || node.op != OpKind::kConv2d) continue;
+    ++r.convolutions;
+    r.fp8_layers += node.precision == Precision::kF8 ? 1 : 0;
+  }
+  r.quantization = plan->info.quantization;
+  return plan;
+}
+
+// Builds and evaluates every variant on the held-out images against the fp32 reference engine.
+VariantEngines build_and_evaluate(const StudyInputs& inputs, const Dataset& dataset, const StudySample& s,
+                                  const CompileOptions& compile, StudyResult& result) {
+  FallbackWarnings warnings;
+  VariantEngines built;
+  StudyVariant fp32{"fp32", Precision::kF32, "", CalibrationMethod::kMax};
+  auto reference_plan = std::make_shared<const Plan>(build_variant(inputs, fp32, s.calibration));
+  built.reference = std::make_unique<Engine>(reference_plan, inputs.backend, compile);
+  warnings.note(*built.reference);
+  ReferenceLogitsCache reference_cache;
+
+  std::filesystem::create_directories(inputs.out_dir / "plans");
+  for (const StudyVariant& variant : inputs.spec.variants) {
+    std::cerr << "study: " << variant.name << "\n";
+    VariantResult r;
+    r.variant = variant;
+    built.plans.push_back(build_and_write_variant(inputs, s.calibration, r));
+    built.engines.push_back(std::make_unique<Engine>(built.plans.back(), inputs.backend, compile));
+    warnings.note(*built.engines.back());
+    EvalOptions eval;
+    eval.progress = true;
+    eval.reference_cache = &reference_cache;
+    r.eval = evaluate(*built.engines.back(), built.reference.get(), dataset, s.split.held_out, eval);
+    result.variants.push_back(std::move(r));
+  }
+  return built;
+}
+
+// The timing input: the first held-out image repeated to fill a batch.
+Tensor timing_batch(const Dataset& dataset, const StudySample& s, const PreprocessConfig& preprocess,
+                    std::int64_t batch_size) {
+  Tensor input;
+  std::ostringstream quiet;  // the image was read fine during evaluation; no summary line needed
+  for_each_image(
+      dataset, std::span<const std::size_t>(s.split.held_out).first(1), preprocess,
+      [&](std::size_t, const Tensor& image) { input = image; }, true, nullptr, quiet);
+  Tensor batch(DType::kF32, {batch_size, input.dim(0), input.dim(1), input.dim(2)});
+  for (std::int64_t b = 0; b < batch_size; ++b) {
+    std::copy(input.f32().begin(), input.f32().end(), batch.mutable_f32().begin() + b * input.numel());
+  }
+  return batch;
+}
+
+// Rounds over every variant, the starting variant rotating, so drift and order hit all alike.
+void time_in_rounds(const StudySpec& spec, const VariantEngines& built, const Tensor& batch,
+                    std::vector<VariantResult>& variants) {
+  BenchSettings bench;
+  bench.warmup_seconds = spec.warmup_seconds;
+  bench.duration_seconds = spec.seconds_per_round;
+  bench.min_iterations = 5;
+  const std::size_t n = built.engines.size();
+  Progress progress("timing rounds", static_cast<std::size_t>(spec.rounds) * n);
+  for (int round = 0; round < spec.rounds; ++round) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
+      const LatencyStats stats = summarize(time_engine(*built.engines[i], batch, bench), spec.batch);
+      variants[i].round_medians_ms.push_back(stats.median_ms);
+      progress.advance();
+    }
+  }
+  progress.finish();
+}
+
+// Latency spreads, and the speed-up over the baseline taken round by round so drift cancels.
+void summarize_rounds(const StudySpec& spec, std::vector<VariantResult>& variants) {
+  const auto baseline = std::find_if(variants.begin(), variants.end(),
+                                     [&](const VariantResult& r) { return r.variant.name == spec.baseline; });
+  for (VariantResult& r : variants) {
+    r.latency_ms = spread_of(r.round_medians_ms);
+    std::vector<double> ratios;
+    for (int round = 0; round < spec.rounds; ++round) {
+      ratios.push_back(baseline->round_medians_ms[static_cast<std::size_t>(round)] /
+                       r.round_medians_ms[static_cast<std::size_t>(round)]);
+    }
+    r.speedup = spread_of(ratios);
+  }
+}
+
+// Kernel time per layer group, from separately compiled profiling engines.
+void profile_variants(const StudyInputs& inputs, const VariantEngines& built, const CompileOptions& compile,
+                      const Tensor& batch, std::vector<VariantResult>& variants) {
+  CompileOptions profiled = compile;
+  profiled.profile = true;
+  for (std::size_t i = 0; i < built.plans.size(); ++i) {
+    Engine engine(built.plans[i], inputs.backend, profiled);
+    variants[i].profile = profile_engine(engine, batch, inputs.spec.profile_iterations);
+  }
+}
+
 }  // namespace
 
 StudyResult run_study(const StudyInputs& inputs) {
@@ -150,123 +319,19 @@ StudyResult run_study(const StudyInputs& inputs) {
   result.family = inputs.model.family;
   result.checkpoint_sha256 = inputs.model.checkpoint_sha256;
 
-  // Data: a fixed-stride sample, every k-th image calibrates, the rest are held out.
   const Dataset dataset = open_dataset(inputs.data);
-  const std::size_t sample_size = std::min(dataset.size(), spec.images);
-  const std::vector<std::size_t> sample = stride_sample(dataset.size(), sample_size);
-  CalibrationSplit split = split_every(sample, spec.every);
-  if (split.calibration.size() > spec.calibration_images) split.calibration.resize(spec.calibration_images);
-  require(!split.held_out.empty(), inputs.data, ": the sample of ", sample_size,
-          " images leaves none held out");
-  const PreprocessConfig& preprocess = inputs.model.config.preprocess;
-  const bool any_fp8 = std::any_of(spec.variants.begin(), spec.variants.end(),
-                                   [](const StudyVariant& v) { return v.precision == Precision::kF8; });
-  CalibrationImages calibration;
-  if (any_fp8) calibration = load_calibration_images(dataset, split.calibration, preprocess, false);
-  require(!any_fp8 || !calibration.images.empty(), inputs.data, ": no calibration image could be read");
-  calibration.source = {{"data", inputs.data},
-                        {"sample", sample_size},
-                        {"every", spec.every},
-                        {"calibration_images", calibration.images.size()}};
-  result.data = {{"source", inputs.data},
-                 {"kind", dataset_kind_name(dataset.kind())},
-                 {"dataset_images", dataset.size()},
-                 {"labelled", dataset.labelled()},
-                 {"sample", sample_size},
-                 {"every", spec.every},
-                 {"calibration_images", calibration.images.size()},
-                 {"held_out_images", split.held_out.size()}};
+  const StudySample sample = sample_images(inputs, dataset);
+  result.data = data_summary(inputs, dataset, sample);
 
-  // The fp32 reference every variant is compared with.
   CompileOptions compile;
   compile.batch = spec.batch;
   compile.strict_backend = inputs.strict_backend;
-  std::set<std::string> warned;  // each distinct fallback warning once
-  const auto warn_fallback = [&](const Engine& engine) {
-    const std::string warning = fallback_warning(engine);
-    if (!warning.empty() && warned.insert(warning).second) std::cerr << warning << "\n";
-  };
-  StudyVariant fp32{"fp32", Precision::kF32, "", CalibrationMethod::kMax};
-  auto reference_plan = std::make_shared<const Plan>(build_variant(inputs, fp32, calibration));
-  Engine reference(reference_plan, inputs.backend, compile);
-  warn_fallback(reference);
-  ReferenceLogitsCache reference_cache;
+  const VariantEngines built = build_and_evaluate(inputs, dataset, sample, compile, result);
 
-  std::filesystem::create_directories(inputs.out_dir / "plans");
-  std::vector<std::shared_ptr<const Plan>> plans;
-  std::vector<std::unique_ptr<Engine>> engines;
-  for (const StudyVariant& variant : spec.variants) {
-    std::cerr << "study: " << variant.name << "\n";
-    VariantResult r;
-    r.variant = variant;
-    const auto build_start = Clock::now();
-    auto plan = std::make_shared<const Plan>(build_variant(inputs, variant, calibration));
-    r.build_seconds = seconds_since(build_start);
-    r.plan_file = inputs.out_dir / "plans" / (slug(variant.name) + ".kplan");
-    write_plan(r.plan_file, *plan);
-    r.plan_bytes = std::filesystem::file_size(r.plan_file);
-    for (const Node& node : plan->graph.nodes()) {
-      if (node.dead || node.op != OpKind::kConv2d) continue;
-      ++r.convolutions;
-      r.fp8_layers += node.precision == Precision::kF8 ? 1 : 0;
-    }
-    r.quantization = plan->info.quantization;
-    plans.push_back(plan);
-    engines.push_back(std::make_unique<Engine>(plan, inputs.backend, compile));
-    warn_fallback(*engines.back());
-    EvalOptions eval;
-    eval.progress = true;
-    eval.reference_cache = &reference_cache;
-    r.eval = evaluate(*engines.back(), &reference, dataset, split.held_out, eval);
-    result.variants.push_back(std::move(r));
-  }
-
-  // Timing: rounds over every variant, the starting variant rotating, so drift and order hit all alike.
-  Tensor input;
-  std::ostringstream quiet;  // the image was read fine during evaluation; no summary line needed
-  for_each_image(
-      dataset, std::span<const std::size_t>(split.held_out).first(1), preprocess,
-      [&](std::size_t, const Tensor& image) { input = image; }, true, nullptr, quiet);
-  Tensor batch(DType::kF32, {spec.batch, input.dim(0), input.dim(1), input.dim(2)});
-  for (std::int64_t b = 0; b < spec.batch; ++b) {
-    std::copy(input.f32().begin(), input.f32().end(), batch.mutable_f32().begin() + b * input.numel());
-  }
-  BenchSettings bench;
-  bench.warmup_seconds = spec.warmup_seconds;
-  bench.duration_seconds = spec.seconds_per_round;
-  bench.min_iterations = 5;
-  const std::size_t n = engines.size();
-  {
-    Progress progress("timing rounds", static_cast<std::size_t>(spec.rounds) * n);
-    for (int round = 0; round < spec.rounds; ++round) {
-      for (std::size_t k = 0; k < n; ++k) {
-        const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
-        const LatencyStats stats = summarize(time_engine(*engines[i], batch, bench), spec.batch);
-        result.variants[i].round_medians_ms.push_back(stats.median_ms);
-        progress.advance();
-      }
-    }
-    progress.finish();
-  }
-  const auto baseline = std::find_if(result.variants.begin(), result.variants.end(),
-                                     [&](const VariantResult& r) { return r.variant.name == spec.baseline; });
-  for (VariantResult& r : result.variants) {
-    r.latency_ms = spread_of(r.round_medians_ms);
-    std::vector<double> ratios;
-    for (int round = 0; round < spec.rounds; ++round) {
-      ratios.push_back(baseline->round_medians_ms[static_cast<std::size_t>(round)] /
-                       r.round_medians_ms[static_cast<std::size_t>(round)]);
-    }
-    r.speedup = spread_of(ratios);
-  }
-
-  // Kernel time per layer group, from separately compiled profiling engines.
-  CompileOptions profiled = compile;
-  profiled.profile = true;
-  for (std::size_t i = 0; i < n; ++i) {
-    Engine engine(plans[i], inputs.backend, profiled);
-    result.variants[i].profile = profile_engine(engine, batch, spec.profile_iterations);
-  }
+  const Tensor batch = timing_batch(dataset, sample, inputs.model.config.preprocess, spec.batch);
+  time_in_rounds(spec, built, batch, result.variants);
+  summarize_rounds(spec, result.variants);
+  profile_variants(inputs, built, compile, batch, result.variants);
   result.decision = decide(spec, result.variants);
   result.seconds = seconds_since(start);
   return result;

@@ -72,15 +72,10 @@ StudyVariant parse_study_variant(std::string_view text) {
   return variant;
 }
 
-StudySpec study_spec_from_manifest(const Manifest& manifest) {
-  StudySpec spec;
-  spec.batch = manifest.batch_sizes.front();
-  spec.opt_level = manifest.opt_level;
-  if (manifest.quantization && manifest.quantization->calibration_images > 0) {
-    spec.calibration_images = static_cast<std::size_t>(manifest.quantization->calibration_images);
-  }
-  const nlohmann::json study = manifest.study.is_object() ? manifest.study : nlohmann::json::object();
-  const StudyReader reader(study, manifest.path);
+namespace {
+
+// study.variants, each parsed; a bad one is reported under the key.
+void read_variants(const nlohmann::json& study, const StudyReader& reader, StudySpec& spec) {
   std::vector<std::string> variants = kDefaultVariants;
   if (study.contains("variants")) {
     const auto& list = study.at("variants");
@@ -96,6 +91,70 @@ StudySpec study_spec_from_manifest(const Manifest& manifest) {
       fail(reader.where("variants"), error.what());
     }
   }
+}
+
+void read_auto_target(const nlohmann::json& study, const StudyReader& reader, StudySpec& spec) {
+  if (!study.contains("auto_target")) return;
+  std::string target = auto_target_str(spec.auto_target);
+  reader.read("auto_target", target);
+  try {
+    spec.auto_target = parse_auto_target(target);
+  } catch (const Error& error) {
+    fail(reader.where("auto_target"), error.what());
+  }
+}
+
+// The demo's checkpoint and photos, relative to the manifest's folder.
+void read_demo_paths(const nlohmann::json& study, const StudyReader& reader,
+                     const std::filesystem::path& folder, StudySpec& spec) {
+  std::string path;
+  if (study.contains("demo_checkpoint")) {
+    reader.read("demo_checkpoint", path);
+    spec.demo_checkpoint = (folder / path).lexically_normal();
+  }
+  if (study.contains("demo_data")) {
+    reader.read("demo_data", path);
+    spec.demo_data = (folder / path).lexically_normal();
+  }
+}
+
+// A misspelt key would silently keep its default, so any key not read above is an error.
+void check_known_keys(const nlohmann::json& study, const std::filesystem::path& manifest_path) {
+  static const std::vector<std::string> kKnown = {"variants",
+                                                  "baseline",
+                                                  "batch",
+                                                  "images",
+                                                  "every",
+                                                  "calibration_images",
+                                                  "min_speedup",
+                                                  "max_agreement_drop",
+                                                  "max_top1_drop",
+                                                  "auto_target",
+                                                  "sensitivity_images",
+                                                  "rounds",
+                                                  "seconds_per_round",
+                                                  "warmup_seconds",
+                                                  "profile_iterations",
+                                                  "demo_checkpoint",
+                                                  "demo_data"};
+  for (const auto& [key, value] : study.items()) {
+    require(std::find(kKnown.begin(), kKnown.end(), key) != kKnown.end(), manifest_path.string(), ": study.",
+            key, ": unknown key");
+  }
+}
+
+}  // namespace
+
+StudySpec study_spec_from_manifest(const Manifest& manifest) {
+  StudySpec spec;
+  spec.batch = manifest.batch_sizes.front();
+  spec.opt_level = manifest.opt_level;
+  if (manifest.quantization && manifest.quantization->calibration_images > 0) {
+    spec.calibration_images = static_cast<std::size_t>(manifest.quantization->calibration_images);
+  }
+  const nlohmann::json study = manifest.study.is_object() ? manifest.study : nlohmann::json::object();
+  const StudyReader reader(study, manifest.path);
+  read_variants(study, reader, spec);
   reader.read("baseline", spec.baseline);
   require(std::any_of(spec.variants.begin(), spec.variants.end(),
                       [&](const StudyVariant& v) { return v.name == spec.baseline; }),
@@ -107,15 +166,7 @@ StudySpec study_spec_from_manifest(const Manifest& manifest) {
   reader.read("min_speedup", spec.min_speedup);
   reader.read("max_agreement_drop", spec.max_agreement_drop);
   reader.read("max_top1_drop", spec.max_top1_drop);
-  std::string target = auto_target_str(spec.auto_target);
-  if (study.contains("auto_target")) {
-    reader.read("auto_target", target);
-    try {
-      spec.auto_target = parse_auto_target(target);
-    } catch (const Error& error) {
-      fail(reader.where("auto_target"), error.what());
-    }
-  }
+  read_auto_target(study, reader, spec);
   reader.read("sensitivity_images", spec.sensitivity_images);
   reader.read("rounds", spec.rounds);
   reader.read("seconds_per_round", spec.seconds_per_round);
@@ -125,37 +176,8 @@ StudySpec study_spec_from_manifest(const Manifest& manifest) {
               spec.seconds_per_round > 0,
           manifest.path.string(),
           ": study: batch >= 1, images >= 2, every >= 2, rounds >= 1 and seconds_per_round > 0");
-  const std::filesystem::path folder = manifest.path.parent_path();
-  std::string path;
-  if (study.contains("demo_checkpoint")) {
-    reader.read("demo_checkpoint", path);
-    spec.demo_checkpoint = (folder / path).lexically_normal();
-  }
-  if (study.contains("demo_data")) {
-    reader.read("demo_data", path);
-    spec.demo_data = (folder / path).lexically_normal();
-  }
-  for (const auto& [key, value] : study.items()) {
-    static const std::vector<std::string> kKnown = {"variants",
-                                                    "baseline",
-                                                    "batch",
-                                                    "images",
-                                                    "every",
-                                                    "calibration_images",
-                                                    "min_speedup",
-                                                    "max_agreement_drop",
-                                                    "max_top1_drop",
-                                                    "auto_target",
-                                                    "sensitivity_images",
-                                                    "rounds",
-                                                    "seconds_per_round",
-                                                    "warmup_seconds",
-                                                    "profile_iterations",
-                                                    "demo_checkpoint",
-                                                    "demo_data"};
-    require(std::find(kKnown.begin(), kKnown.end(), key) != kKnown.end(), manifest.path.string(), ": study.",
-            key, ": unknown key");
-  }
+  read_demo_paths(study, reader, manifest.path.parent_path(), spec);
+  check_known_keys(study, manifest.path);
   return spec;
 }
 
