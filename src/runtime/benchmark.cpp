@@ -17,6 +17,8 @@ double elapsed_ms(Clock::time_point since) {
   return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
 }
 
+double elapsed_seconds(Clock::time_point since) { return elapsed_ms(since) / 1000.0; }
+
 // Nearest-rank percentile of sorted samples.
 double percentile(const std::vector<double>& sorted, double fraction) {
   const auto rank = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted.size())));
@@ -31,7 +33,7 @@ std::string timed_region(Engine& engine) {
              : "host clock around each run";
 }
 
-std::vector<double> time_engine(Engine& engine, const Tensor& input, const BenchSettings& settings) {
+TimedRuns time_engine(Engine& engine, const Tensor& input, const BenchSettings& settings) {
   require(settings.warmup_seconds >= 0 && settings.duration_seconds > 0,
           "warm-up must be >= 0 s and duration > 0 s");
   if (engine.time_device_replays(1)) {
@@ -40,33 +42,37 @@ std::vector<double> time_engine(Engine& engine, const Tensor& input, const Bench
     do {
       engine.time_device_replays(kReplaysPerSample);
     } while (elapsed_ms(warmup_start) < settings.warmup_seconds * 1000.0);
-    std::vector<double> samples;
+    TimedRuns timed;
     const auto start = Clock::now();
     while (elapsed_ms(start) < settings.duration_seconds * 1000.0 ||
-           static_cast<int>(samples.size()) < settings.min_iterations) {
-      samples.push_back(*engine.time_device_replays(kReplaysPerSample));
+           static_cast<int>(timed.milliseconds.size()) < settings.min_iterations) {
+      timed.milliseconds.push_back(*engine.time_device_replays(kReplaysPerSample));
     }
-    return samples;
+    timed.wall_seconds = elapsed_seconds(start);
+    timed.runs = static_cast<std::int64_t>(timed.milliseconds.size()) * kReplaysPerSample;
+    return timed;
   }
   const auto warmup_start = Clock::now();
   do {
     engine.run(input);
   } while (elapsed_ms(warmup_start) < settings.warmup_seconds * 1000.0);
 
-  std::vector<double> samples;
+  TimedRuns timed;
   const auto start = Clock::now();
   while (elapsed_ms(start) < settings.duration_seconds * 1000.0 ||
-         static_cast<int>(samples.size()) < settings.min_iterations) {
+         static_cast<int>(timed.milliseconds.size()) < settings.min_iterations) {
     const auto begin = Clock::now();
     engine.run(input);
-    samples.push_back(elapsed_ms(begin));
+    timed.milliseconds.push_back(elapsed_ms(begin));
   }
-  return samples;
+  timed.wall_seconds = elapsed_seconds(start);
+  timed.runs = static_cast<std::int64_t>(timed.milliseconds.size());
+  return timed;
 }
 
-LatencyStats summarize(const std::vector<double>& milliseconds, std::int64_t batch) {
-  require(!milliseconds.empty(), "no timed iterations");
-  std::vector<double> sorted = milliseconds;
+LatencyStats summarize(const TimedRuns& timed, std::int64_t batch) {
+  require(!timed.milliseconds.empty() && timed.runs > 0 && timed.wall_seconds > 0, "no timed iterations");
+  std::vector<double> sorted = timed.milliseconds;
   std::sort(sorted.begin(), sorted.end());
   LatencyStats stats;
   stats.iterations = static_cast<int>(sorted.size());
@@ -80,7 +86,9 @@ LatencyStats summarize(const std::vector<double>& milliseconds, std::int64_t bat
   double squares = 0;
   for (const double value : sorted) squares += (value - stats.mean_ms) * (value - stats.mean_ms);
   stats.stddev_ms = std::sqrt(squares / static_cast<double>(n));
-  stats.images_per_second = static_cast<double>(batch) * 1000.0 / stats.median_ms;
+  stats.runs = timed.runs;
+  stats.wall_seconds = timed.wall_seconds;
+  stats.images_per_second = static_cast<double>(timed.runs * batch) / timed.wall_seconds;
   return stats;
 }
 

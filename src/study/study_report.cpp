@@ -163,7 +163,7 @@ std::string speed_table(const StudyResult& result) {
                             : NAN;
     speed.add_row({r.variant.name, fixed(r.latency_ms.median, 3),
                    fixed(r.latency_ms.low, 3) + " .. " + fixed(r.latency_ms.high, 3),
-                   fixed(static_cast<double>(result.inputs.spec.batch) * 1000.0 / r.latency_ms.median, 1),
+                   fixed(r.images_per_second.median, 1),
                    fixed(r.speedup.median, 3) + "x (" + fixed(r.speedup.low, 2) + " .. " +
                        fixed(r.speedup.high, 2) + ")",
                    fixed(static_cast<double>(r.plan_bytes) / (1024.0 * 1024.0), 2),
@@ -352,6 +352,10 @@ nlohmann::json StudyResult::to_json() const {
            {"low", r.latency_ms.low},
            {"high", r.latency_ms.high},
            {"rounds", r.round_medians_ms}}},
+         {"images_per_second",
+          {{"median", r.images_per_second.median},
+           {"rounds", r.round_images_per_second},
+           {"definition", "per round: timed runs x batch / wall seconds of the timed runs"}}},
          {"speedup", {{"median", r.speedup.median}, {"low", r.speedup.low}, {"high", r.speedup.high}}},
          {"eval", kiln::to_json(r.eval)},
          {"kernel_time", profile},

@@ -275,6 +275,7 @@ void time_in_rounds(const StudySpec& spec, const VariantEngines& built, const Te
       const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
       const LatencyStats stats = summarize(time_engine(*built.engines[i], batch, bench), spec.batch);
       variants[i].round_medians_ms.push_back(stats.median_ms);
+      variants[i].round_images_per_second.push_back(stats.images_per_second);
       progress.advance();
     }
   }
@@ -287,6 +288,7 @@ void summarize_rounds(const StudySpec& spec, std::vector<VariantResult>& variant
                                      [&](const VariantResult& r) { return r.variant.name == spec.baseline; });
   for (VariantResult& r : variants) {
     r.latency_ms = spread_of(r.round_medians_ms);
+    r.images_per_second = spread_of(r.round_images_per_second);
     std::vector<double> ratios;
     for (int round = 0; round < spec.rounds; ++round) {
       ratios.push_back(baseline->round_medians_ms[static_cast<std::size_t>(round)] /

@@ -41,8 +41,10 @@ struct VariantResult {
   double build_seconds = 0.0;
   nlohmann::json quantization;  // the plan's quantization report (fp8)
   EvalResult eval;
-  std::vector<double> round_medians_ms;  // one per timing round
+  std::vector<double> round_medians_ms;         // one per timing round
+  std::vector<double> round_images_per_second;  // per round: timed runs x batch / their wall seconds
   Spread latency_ms;
+  Spread images_per_second;
   Spread speedup;  // baseline latency / this latency, per round
   LayerProfile profile;
 };

@@ -1,5 +1,7 @@
 // The kiln program as a user meets it: help, option checking, and one-line errors on bad input.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -141,6 +143,15 @@ TEST(Cli, BuildThenBenchWritesStatistics) {
   for (const char* key : {"\"median_ms\"", "\"p99_ms\"", "\"images_per_second\"", "\"groups_ms\""}) {
     EXPECT_NE(text.find(key), std::string::npos) << key;
   }
+  // Throughput is the timed runs' images over their wall time, which holds at least the runs' own
+  // latencies (the host clock times each run inside the timed loop).
+  const nlohmann::json report = nlohmann::json::parse(text);
+  const nlohmann::json& latency = report.at("latency");
+  const double runs = latency.at("runs").get<double>(), wall = latency.at("wall_seconds").get<double>();
+  EXPECT_NEAR(latency.at("images_per_second").get<double>(), runs * report.at("batch").get<double>() / wall,
+              1e-9 * runs / wall);
+  EXPECT_GE(wall * 1000.0, runs * latency.at("min_ms").get<double>());
+  EXPECT_EQ(latency.at("runs").get<int>(), latency.at("iterations").get<int>());
 }
 
 std::string file_bytes(const fs::path& path) {
