@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/output_guard.h"
 #include "pipeline/model_loading.h"
 #include "runtime/benchmark.h"
 
@@ -56,6 +57,9 @@ nlohmann::json stats_json(const LatencyStats& stats) {
 }
 
 void bench(const BenchOptions& options) {
+  if (const auto json = named_if("--json", options.json)) {
+    refuse_output_over_inputs(*json, {{"the plan", options.plan}, {"--tactic-cache", options.tactic_cache}});
+  }
   const auto plan = pipeline::load_plan(options.plan);
   CompileOptions compile;
   compile.batch = options.batch.value_or(plan->info.batch);
@@ -125,8 +129,9 @@ void bench(const BenchOptions& options) {
 
 void add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
-  CLI::App* cmd =
-      app.add_subcommand("bench", "Measure a plan's latency (median of timed runs) and throughput (images per wall second of the timed runs)");
+  CLI::App* cmd = app.add_subcommand("bench",
+                                     "Measure a plan's latency (median of timed runs) and throughput (images "
+                                     "per wall second of the timed runs)");
   cmd->add_option("plan", options->plan, "A plan file made by kiln build")
       ->required()
       ->check(CLI::ExistingFile);

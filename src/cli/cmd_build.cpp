@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/output_guard.h"
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
 #include "pipeline/build_settings.h"
@@ -55,6 +56,19 @@ pipeline::BuildOverrides build_overrides(const BuildCommandOptions& options) {
   return overrides;
 }
 
+// The plan and the JSON report never replace a file the build reads, nor each other.
+void refuse_outputs_over_inputs(const BuildCommandOptions& options) {
+  std::vector<NamedPath> inputs = {{"--checkpoint", options.checkpoint}, {"the manifest", options.manifest}};
+  if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
+  inputs.push_back(
+      {"the config.json beside the checkpoint", options.checkpoint.parent_path() / "config.json"});
+  if (const auto cache = named_if("--calib-cache", options.fp8.calib_cache)) inputs.push_back(*cache);
+  if (!options.tactic_cache.empty()) inputs.push_back({"--tactic-cache", options.tactic_cache});
+  refuse_output_over_inputs({"-o", options.output}, inputs);
+  inputs.push_back({"-o", options.output});
+  if (const auto json = named_if("--json", options.json)) refuse_output_over_inputs(*json, inputs);
+}
+
 void build(const BuildCommandOptions& options) {
   if (options.list_passes) {
     std::cout << list_passes();
@@ -63,6 +77,7 @@ void build(const BuildCommandOptions& options) {
   require(!options.manifest.empty(), "kiln build needs a manifest (families/NAME or a family name)");
   require(!options.checkpoint.empty(), "kiln build needs --checkpoint");
   require(!options.output.empty(), "kiln build needs -o/--output");
+  refuse_outputs_over_inputs(options);
   const auto start = std::chrono::steady_clock::now();
   const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
   pipeline::ModelSource source = pipeline::load_model_source(manifest, options.checkpoint, options.config);

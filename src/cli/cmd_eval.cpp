@@ -16,6 +16,7 @@
 #include "data/sampling.h"
 #include "eval/evaluate.h"
 #include "io/atomic_file.h"
+#include "io/output_guard.h"
 #include "pipeline/model_loading.h"
 #include "plan/plan_magic.h"
 
@@ -227,6 +228,12 @@ void write_report(const EvalCliOptions& options, const Plan& plan, const std::st
 }
 
 void eval(const EvalCliOptions& options) {
+  if (const auto json = named_if("--json", options.json)) {
+    std::vector<NamedPath> inputs = {{"the plan", options.plan}, {"--data", options.data}};
+    if (const auto reference = named_if("--reference", options.reference)) inputs.push_back(*reference);
+    if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
+    refuse_output_over_inputs(*json, inputs);
+  }
   const std::shared_ptr<const Plan> plan = pipeline::load_plan(options.plan);
   require(!options.per_layer || options.reference,
           "--per-layer compares layers with a reference: give --reference");

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "families/registry.h"
 #include "io/npy.h"
+#include "io/output_guard.h"
 #include "pipeline/input_batch.h"
 
 namespace kiln::cli {
@@ -31,6 +32,10 @@ void add_preprocess_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", options->output, "Output .npy, float32 [N, 3, H, W]")->required();
   cmd->callback([options] {
+    std::vector<NamedPath> inputs;
+    for (const auto& input : options->inputs) inputs.push_back({"--input", input});
+    if (const auto config_path = named_if("--config", options->config)) inputs.push_back(*config_path);
+    refuse_output_over_inputs({"-o", options->output}, inputs);
     ModelConfig config = find_family(options->family).default_config;
     if (options->config) config = read_timm_config(*options->config, config);
     const pipeline::InputBatch batch = pipeline::load_inputs(options->inputs, config.preprocess);

@@ -13,6 +13,7 @@
 #include "io/atomic_file.h"
 #include "io/image.h"
 #include "io/npy.h"
+#include "io/output_guard.h"
 #include "pipeline/detector_engine.h"
 #include "pipeline/input_batch.h"
 #include "pipeline/model_loading.h"
@@ -77,7 +78,8 @@ void run_detector(const DetectorInfo& detector, const RunOptions& options) {
   const auto batch = static_cast<std::int64_t>(images.size());
   CompileOptions compile;
   compile.strict_backend = options.strict_backend;
-  pipeline::DetectorEngine engine(detector, options.checkpoint, options.config, batch, options.backend, compile);
+  pipeline::DetectorEngine engine(detector, options.checkpoint, options.config, batch, options.backend,
+                                  compile);
   if (!engine.engine().fallback_layers().empty()) std::cerr << fallback_warning(engine.engine()) << "\n";
   const pipeline::DetectorRun run = engine.detect(images);
   if (options.save_output) write_npy(*options.save_output, run.decoded);
@@ -121,7 +123,26 @@ void run_detector(const DetectorInfo& detector, const RunOptions& options) {
   }
 }
 
+// --save-output, --json and --draw never replace a file the run reads, nor each other.
+void refuse_outputs_over_inputs(const RunOptions& options) {
+  std::vector<NamedPath> inputs = {{"the plan", options.plan}, {"--checkpoint", options.checkpoint}};
+  for (const auto& input : options.inputs) inputs.push_back({"--input", input});
+  if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
+  if (!options.checkpoint.empty()) {
+    inputs.push_back(
+        {"the config.json beside the checkpoint", options.checkpoint.parent_path() / "config.json"});
+  }
+  if (!options.tactic_cache.empty()) inputs.push_back({"--tactic-cache", options.tactic_cache});
+  for (const auto& output : {named_if("--save-output", options.save_output), named_if("--json", options.json),
+                             named_if("--draw", options.draw)}) {
+    if (!output) continue;
+    refuse_output_over_inputs(*output, inputs);
+    inputs.push_back(*output);
+  }
+}
+
 void run(const RunOptions& options) {
+  refuse_outputs_over_inputs(options);
   if (const DetectorInfo* detector = find_detector(options.family)) return run_detector(*detector, options);
   require(!options.draw, "--draw is for detector families");
   require(options.plan.empty() != (options.family.empty() && options.checkpoint.empty()),
