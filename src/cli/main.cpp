@@ -4,12 +4,23 @@
 #include "cli/commands.h"
 #include "core/error.h"
 
+namespace {
+
+// The documented exit statuses (see the footer of `kiln --help`).
+constexpr int kFailure = 1;
+constexpr int kUsageError = 2;
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"kiln " KILN_VERSION
                ": engine builder, runtime and quantization study tool for vision models"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "kiln " KILN_VERSION);
-  app.footer("Run `kiln SUBCOMMAND --help` for a subcommand's options.");
+  app.footer(
+      "Run `kiln SUBCOMMAND --help` for a subcommand's options.\n"
+      "Exit status: 0 on success, 2 for a usage error (an unknown, missing or malformed option), 1 for any "
+      "other error; every error is one line on stderr starting `kiln: error:`.");
   kiln::cli::add_build_command(app);
   kiln::cli::add_run_command(app);
   kiln::cli::add_bench_command(app);
@@ -21,14 +32,18 @@ int main(int argc, char** argv) {
   kiln::cli::add_study_command(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& error) {
+    return error.get_exit_code();  // a check that found problems and has reported them (dataset, validate)
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help and --version
+    std::cerr << "kiln: error: " << error.what() << " (see `kiln --help`)\n";
+    return kUsageError;
   } catch (const kiln::Error& error) {
     std::cerr << "kiln: error: " << error.what() << "\n";
-    return 1;
+    return kFailure;
   } catch (const std::exception& error) {
-    std::cerr << "kiln: internal error: " << error.what() << "\n";
-    return 2;
+    std::cerr << "kiln: error: internal: " << error.what() << "\n";
+    return kFailure;
   }
   return 0;
 }

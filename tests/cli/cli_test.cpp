@@ -1,13 +1,12 @@
 // The kiln program as a user meets it: help, option checking, and one-line errors on bad input.
 #include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "cli_test_util.h"
@@ -34,11 +33,16 @@ TEST(Cli, HelpOnEverySubcommand) {
   }
 }
 
+// Usage errors: one `kiln: error:` line and exit status 2, as `kiln --help` documents.
 TEST(Cli, RejectsUnknownFlagsAndMissingArguments) {
-  EXPECT_NE(run_kiln("run --family timm_resnest --bogus").exit_code, 0);
-  EXPECT_NE(run_kiln("inspect").exit_code, 0);
-  EXPECT_NE(run_kiln("frobnicate").exit_code, 0);
-  EXPECT_NE(run_kiln("").exit_code, 0);
+  for (const std::string command :
+       {"run --family timm_resnest --bogus", "inspect", "frobnicate", "", "bench x.kplan --threads x"}) {
+    const auto result = run_kiln(command);
+    testing::expect_one_line_error(result, "see `kiln --help`");
+    EXPECT_EQ(result.exit_code, 2) << command << ": " << result.output;
+  }
+  EXPECT_NE(run_kiln("--help").output.find("Exit status: 0 on success, 2 for a usage error"),
+            std::string::npos);
 }
 
 TEST(Cli, UnknownFamilyNamesTheKnownOnes) {
@@ -213,8 +217,8 @@ TEST(Cli, StrictBackendRefusesLayersTheBackendDoesNotRun) {
   const Scratch scratch;
   const fs::path plan = scratch.dir() / "cuda.kplan";
   const std::string build = "build " + (kFamilies / "timm_efficientnet").string() + " --checkpoint " +
-                            (testing::kData / "golden" / "efficientnet_tiny" / "model.safetensors").string() + " -o " +
-                            plan.string() + " --precision fp16 --backend cuda";
+                            (testing::kData / "golden" / "efficientnet_tiny" / "model.safetensors").string() +
+                            " -o " + plan.string() + " --precision fp16 --backend cuda";
   const auto strict = run_kiln(build + " --strict-backend");
   EXPECT_NE(strict.exit_code, 0);
   const bool not_built = strict.output.find("kiln: error: unknown backend 'cuda'") != std::string::npos;
@@ -232,9 +236,9 @@ TEST(Cli, StrictBackendRefusesLayersTheBackendDoesNotRun) {
 TEST(Cli, InspectListsStoredTactics) {
   const Scratch scratch;
   const fs::path plain = scratch.dir() / "plain.kplan", tuned = scratch.dir() / "tuned.kplan";
-  const auto built = run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
-                              (kTiny / "model.safetensors").string() + " -o " + plain.string() +
-                              " --precision fp16");
+  const auto built =
+      run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+               (kTiny / "model.safetensors").string() + " -o " + plain.string() + " --precision fp16");
   ASSERT_EQ(built.exit_code, 0) << built.output;
   Plan plan = read_plan(plain);
   plan.info.layer_data["conv1.0"] = {{"tactic",
@@ -249,7 +253,8 @@ TEST(Cli, InspectListsStoredTactics) {
   const auto text = run_kiln("inspect " + tuned.string());
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("tactics: 1 layers"), std::string::npos) << text.output;
-  EXPECT_NE(text.output.find("conv1.0: cudnn-graph #3 fused epilogue, 4.5 us on NVIDIA H200"), std::string::npos)
+  EXPECT_NE(text.output.find("conv1.0: cudnn-graph #3 fused epilogue, 4.5 us on NVIDIA H200"),
+            std::string::npos)
       << text.output;
   const auto json = run_kiln("inspect --json " + tuned.string());
   EXPECT_NE(json.output.find("\"tactics\""), std::string::npos) << json.output;
