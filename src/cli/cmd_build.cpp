@@ -57,8 +57,8 @@ pipeline::BuildOverrides build_overrides(const BuildCommandOptions& options) {
 }
 
 // The plan and the JSON report never replace a file the build reads, nor each other.
-void refuse_outputs_over_inputs(const BuildCommandOptions& options) {
-  std::vector<NamedPath> inputs = {{"--checkpoint", options.checkpoint}, {"the manifest", options.manifest}};
+void refuse_outputs_over_inputs(const BuildCommandOptions& options, const std::filesystem::path& manifest) {
+  std::vector<NamedPath> inputs = {{"--checkpoint", options.checkpoint}, {"the manifest", manifest}};
   if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
   inputs.push_back(
       {"the config.json beside the checkpoint", options.checkpoint.parent_path() / "config.json"});
@@ -77,9 +77,9 @@ void build(const BuildCommandOptions& options) {
   require(!options.manifest.empty(), "kiln build needs a manifest (families/NAME or a family name)");
   require(!options.checkpoint.empty(), "kiln build needs --checkpoint");
   require(!options.output.empty(), "kiln build needs -o/--output");
-  refuse_outputs_over_inputs(options);
   const auto start = std::chrono::steady_clock::now();
   const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
+  refuse_outputs_over_inputs(options, manifest.path);
   pipeline::ModelSource source = pipeline::load_model_source(manifest, options.checkpoint, options.config);
   const BuildOptions build_options =
       pipeline::build_options(manifest, build_overrides(options), source.input);

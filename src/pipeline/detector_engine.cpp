@@ -22,6 +22,7 @@ DetectorEngine::DetectorEngine(const DetectorInfo& detector, const std::filesyst
   build.batch = batch;
   build.backend = backend.empty() ? default_backend() : backend;
   build.tactic_cache = options.tactic_cache;
+  build.strict_backend = options.strict_backend;
   BuildInput input{std::move(model.graph), ModelConfig{}, std::string(detector.name),
                    checkpoint.filename().string(), ""};
   auto plan = std::make_shared<const Plan>(build_plan(std::move(input), build).plan);
