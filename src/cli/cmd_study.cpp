@@ -82,7 +82,7 @@ void study(const StudyCommandOptions& options) {
       pipeline::load_model_source(manifest, checkpoint, options.config,
                                   demo ? pipeline::Sha256Pin::kNotThisFile : pipeline::Sha256Pin::kEnforce);
   StudyInputs inputs{std::move(source.input), spec, data, backend, options.strict_backend, out, demo,
-                     options.command_line, manifest.path};
+                     options.command_line, manifest.path, manifest.hub_id};
   const StudyResult result = run_study(inputs);
   write_study(out, result);
   const std::string report = study_markdown(result);

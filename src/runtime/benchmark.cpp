@@ -36,7 +36,7 @@ std::string timed_region(Engine& engine) {
 TimedRuns time_engine(Engine& engine, const Tensor& input, const BenchSettings& settings) {
   require(settings.warmup_seconds >= 0 && settings.duration_seconds > 0,
           "warm-up must be >= 0 s and duration > 0 s");
-  if (engine.time_device_replays(1)) {
+  if (!settings.host_clock && engine.time_device_replays(1)) {
     engine.run(input);  // the input the replays compute on
     const auto warmup_start = Clock::now();
     do {

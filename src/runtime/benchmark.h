@@ -14,6 +14,9 @@ struct BenchSettings {
   double warmup_seconds = 1.0;
   double duration_seconds = 5.0;
   int min_iterations = 10;
+  // Time Engine::run on the host clock (input and output copies included) even where the device's
+  // graph replays could be timed: the end-to-end figure beside the device one.
+  bool host_clock = false;
 };
 
 // What the timed region measured: one latency per sample, and the runs and wall time of them all.

@@ -1,8 +1,10 @@
 #include "study/study_report.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <iomanip>
 #include <set>
+#include <utility>
 #include <sstream>
 
 #include "core/error.h"
@@ -30,6 +32,10 @@ std::string scientific(double value) {
 }
 
 std::string percent(double fraction) { return fixed(100.0 * fraction, 2) + "%"; }
+
+bool has_end_to_end(const StudyResult& result) {
+  return !result.variants.empty() && !result.variants.front().round_end_to_end_ms.empty();
+}
 
 const VariantResult* find_variant(const StudyResult& result, const std::string& name) {
   for (const VariantResult& r : result.variants) {
@@ -115,9 +121,11 @@ std::string method_section(const StudyResult& result) {
      << " stress inputs (zeros, constant colours, saturated values, checkerboards, large noise, the ends of "
         "the "
         "preprocessing range).\n"
-     << "- Timed region: one `Engine::run` of a batch of " << spec.batch
-     << " (a held-out image repeated), host wall clock around the call"
-     << (result.inputs.backend == "cuda" ? " (the CUDA backend's run synchronizes before it returns)" : "")
+     << "- Timed region, as `kiln bench` times the same plan: " << result.timed_region << ", on a batch of "
+     << spec.batch << " (a held-out image repeated)"
+     << (has_end_to_end(result) ? "; end-to-end: host clock around each `Engine::run`, the input and output "
+                                  "copies included, timed in the same rounds"
+                                : "")
      << ". Each variant gets " << spec.warmup_seconds << " s of warm-up then " << spec.seconds_per_round
      << " s of timed runs per round; " << spec.rounds
      << " rounds, the variants interleaved with the first one "
@@ -130,12 +138,20 @@ std::string method_section(const StudyResult& result) {
   return md.str();
 }
 
+// Timings taken while other work held the CPU's threads are not the engine's alone: say so.
+std::string load_warning(const Environment& env) {
+  const double one_minute = std::atof(env.load_average.c_str());
+  if (env.cpu_threads <= 0 || one_minute <= env.cpu_threads) return "";
+  return cat(" (**above the ", env.cpu_threads,
+             " hardware threads: other work shared the CPU, so host-side timings are inflated**)");
+}
+
 std::string environment_section(const StudyResult& result) {
   const Environment& env = result.environment;
   MarkdownTable table({{"item"}, {"value"}});
   table.add_row({"date (UTC)", env.date_utc});
   table.add_row({"CPU", cat(env.host_cpu, ", ", env.cpu_threads, " threads")});
-  table.add_row({"load average at start", env.load_average});
+  table.add_row({"load average at start", env.load_average + load_warning(env)});
   table.add_row({"OS", env.os});
   table.add_row({"backend", result.inputs.backend});
   table.add_row({"kiln", cat(env.kiln_version, " (commit ", env.kiln_commit, ")")});
@@ -147,27 +163,32 @@ std::string environment_section(const StudyResult& result) {
   return "## Environment\n\n" + table.str() + "\n";
 }
 
-// Latency, throughput and plan size of every variant, each against the baseline.
+// Latency, throughput and plan size of every variant, each against the baseline; the end-to-end
+// latency where the timed region is the device's alone.
 std::string speed_table(const StudyResult& result) {
   const VariantResult* baseline = find_variant(result, result.inputs.spec.baseline);
-  MarkdownTable speed({{"variant"},
-                       {"latency ms (median)", Align::kRight},
-                       {"spread ms", Align::kRight},
-                       {"images/s", Align::kRight},
-                       {"vs " + result.inputs.spec.baseline, Align::kRight},
-                       {"plan MiB", Align::kRight},
-                       {"size vs " + result.inputs.spec.baseline, Align::kRight}});
+  std::vector<MarkdownTable::Column> columns = {{"variant"},
+                                                {"latency ms (median)", Align::kRight},
+                                                {"spread ms", Align::kRight},
+                                                {"images/s", Align::kRight},
+                                                {"vs " + result.inputs.spec.baseline, Align::kRight},
+                                                {"plan MiB", Align::kRight},
+                                                {"size vs " + result.inputs.spec.baseline, Align::kRight}};
+  if (has_end_to_end(result)) columns.push_back({"end-to-end ms (median)", Align::kRight});
+  MarkdownTable speed(columns);
   for (const VariantResult& r : result.variants) {
     const double size_ratio =
         baseline != nullptr ? static_cast<double>(r.plan_bytes) / static_cast<double>(baseline->plan_bytes)
                             : NAN;
-    speed.add_row({r.variant.name, fixed(r.latency_ms.median, 3),
-                   fixed(r.latency_ms.low, 3) + " .. " + fixed(r.latency_ms.high, 3),
-                   fixed(r.images_per_second.median, 1),
-                   fixed(r.speedup.median, 3) + "x (" + fixed(r.speedup.low, 2) + " .. " +
-                       fixed(r.speedup.high, 2) + ")",
-                   fixed(static_cast<double>(r.plan_bytes) / (1024.0 * 1024.0), 2),
-                   fixed(size_ratio, 2) + "x"});
+    std::vector<std::string> row = {r.variant.name, fixed(r.latency_ms.median, 3),
+                                    fixed(r.latency_ms.low, 3) + " .. " + fixed(r.latency_ms.high, 3),
+                                    fixed(r.images_per_second.median, 1),
+                                    fixed(r.speedup.median, 3) + "x (" + fixed(r.speedup.low, 2) + " .. " +
+                                        fixed(r.speedup.high, 2) + ")",
+                                    fixed(static_cast<double>(r.plan_bytes) / (1024.0 * 1024.0), 2),
+                                    fixed(size_ratio, 2) + "x"};
+    if (has_end_to_end(result)) row.push_back(fixed(r.end_to_end_ms.median, 3));
+    speed.add_row(row);
   }
   return speed.str();
 }
@@ -269,19 +290,64 @@ std::string results_section(const StudyResult& result) {
   return md.str();
 }
 
+// The largest kernel-time share outside the convolutions in `profile`: FP8 speeds up convolutions only.
+std::pair<std::string, double> largest_other_group(const LayerProfile& profile) {
+  std::pair<std::string, double> largest{"", 0.0};
+  for (const auto& [group, ms] : profile.group_ms) {
+    if (group == "convolution" || group == "quantization" || profile.total_ms <= 0) continue;
+    if (ms / profile.total_ms > largest.second) largest = {group, ms / profile.total_ms};
+  }
+  return largest;
+}
+
+// What would change the decision, from what this study measured.
 std::string revisit_section(const StudyResult& result) {
   std::ostringstream md;
   md << "## When to revisit\n\n";
   if (result.inputs.backend.rfind("cpu", 0) == 0) {
-    md << "- When the CUDA backend runs FP8 layers on FP8 tensor cores: only there can FP8 be faster.\n";
+    md << "- On a GPU (`--backend cuda`): the " << result.inputs.backend
+       << " backend computes FP8 layers in f32 on dequantized weights, so its FP8 timings show the cost of "
+          "the simulation, not FP8's speed; the cuda backend runs them on E4M3 tensor cores.\n";
   }
-  md << "- When FP8 convolution kernels fuse their input quantization into the producer's epilogue (separate "
-        "quantize kernels add a launch per FP8 layer input).\n"
-     << "- When the non-convolution share of the kernel time (split-attention tail, pooling) shrinks: FP8 "
-        "only "
-        "speeds up convolutions.\n"
-     << "- At larger batch sizes, where convolutions are compute-bound rather than latency-bound.\n"
-     << "- With a real checkpoint and ImageNet validation data, if this study ran on the demo model.\n\n";
+  for (const VariantResult& r : result.variants) {
+    const auto quantize = r.profile.group_ms.find("quantization");
+    if (quantize == r.profile.group_ms.end() || r.profile.total_ms <= 0) continue;
+    const double share = quantize->second / r.profile.total_ms;
+    if (share < 0.03) continue;
+    md << "- When input quantization is fused into the producers' epilogues: separate quantize kernels take "
+       << percent(share) << " of " << r.variant.name << "'s kernel time.\n";
+    break;
+  }
+  if (const VariantResult* baseline = find_variant(result, result.inputs.spec.baseline)) {
+    const auto [group, share] = largest_other_group(baseline->profile);
+    if (share >= 0.1) {
+      const std::string layers = group == "other" ? "activation, addition and scaling" : group;
+      md << "- When the " << layers << " layers get faster: they take " << percent(share) << " of "
+         << baseline->variant.name << "'s kernel time, which FP8 does not speed up.\n";
+    }
+  }
+  if (result.inputs.spec.batch < 32) {
+    md << "- At larger batch sizes (`--batch 32`), where convolutions are bound by compute rather than by "
+          "launch latency.\n";
+  }
+  if (result.inputs.demo) md << "- With the real checkpoint and labelled validation data (this is the demo).\n";
+  md << "\n";
+  return md.str();
+}
+
+// The demo's note: what the numbers are, and the command for the family's real checkpoint.
+std::string demo_note(const StudyResult& result) {
+  const std::string& hub = result.inputs.hub_id;
+  const std::string name = hub.empty() ? result.family : hub.substr(hub.find('/') + 1);
+  std::ostringstream md;
+  md << "> **Demo run.** The checkpoint is a reduced model with random weights (`"
+     << result.inputs.model.checkpoint_name
+     << "` from the repository's test data) and the data are the repository's photos: the numbers show "
+        "the study working, not how FP8 does on the real model. For that, run it on the Hub checkpoint"
+     << (hub.empty() ? "" : cat(" (`", hub, "`)"))
+     << " and labelled validation data, on a GPU for FP8's speed:\n>\n> `kiln study families/" << result.family
+     << " --checkpoint " << name << "/model.safetensors --data 'validation-{000000..000063}.tar' "
+     << "--backend cuda -o study`\n\n";
   return md.str();
 }
 
@@ -312,20 +378,7 @@ std::string charts_accuracy(const StudyResult& result) {
 std::string study_markdown(const StudyResult& result) {
   std::ostringstream md;
   md << "# " << result.family << " FP8 study\n\n";
-  if (result.inputs.demo) {
-    md << "> **Demo run.** The checkpoint is a reduced model with random weights (`"
-       << result.inputs.model.checkpoint_name
-       << "` from the repository's test data) and the data are the repository's photos: the numbers show "
-          "the study working, not how FP8 does on the real model. For that, run it on a Hub checkpoint and "
-          "ImageNet validation shards (add `--backend cuda --variants fp32,fp16` on a GPU for fp16 speed; "
-          "FP8 "
-          "layers run on the CPU backends for now):\n>\n"
-          "> `kiln study families/"
-       << result.family
-       << " --checkpoint resnest50d.in1k/model.safetensors --data "
-          "'wds_imagenet1k/validation-{000000..000063}.tar' "
-          "-o study`\n\n";
-  }
+  if (result.inputs.demo) md << demo_note(result);
   md << summary_section(result) << recipe_section(result) << method_section(result)
      << environment_section(result) << results_section(result) << revisit_section(result)
      << "## Re-run\n\n```sh\n"
@@ -356,6 +409,10 @@ nlohmann::json StudyResult::to_json() const {
           {{"median", r.images_per_second.median},
            {"rounds", r.round_images_per_second},
            {"definition", "per round: timed runs x batch / wall seconds of the timed runs"}}},
+         {"end_to_end_ms",
+          {{"median", r.end_to_end_ms.median},
+           {"rounds", r.round_end_to_end_ms},
+           {"definition", "host clock around Engine::run, input and output copies included (device backends)"}}},
          {"speedup", {{"median", r.speedup.median}, {"low", r.speedup.low}, {"high", r.speedup.high}}},
          {"eval", kiln::to_json(r.eval)},
          {"kernel_time", profile},
@@ -364,6 +421,7 @@ nlohmann::json StudyResult::to_json() const {
   return {{"family", family},
           {"demo", inputs.demo},
           {"backend", inputs.backend},
+          {"timed_region", timed_region},
           {"command", inputs.command},
           {"checkpoint", inputs.model.checkpoint_name},
           {"checkpoint_sha256", checkpoint_sha256},

@@ -268,14 +268,20 @@ void time_in_rounds(const StudySpec& spec, const VariantEngines& built, const Te
   bench.warmup_seconds = spec.warmup_seconds;
   bench.duration_seconds = spec.seconds_per_round;
   bench.min_iterations = 5;
+  BenchSettings host = bench;
+  host.host_clock = true;
   const std::size_t n = built.engines.size();
   Progress progress("timing rounds", static_cast<std::size_t>(spec.rounds) * n);
   for (int round = 0; round < spec.rounds; ++round) {
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
-      const LatencyStats stats = summarize(time_engine(*built.engines[i], batch, bench), spec.batch);
+      Engine& engine = *built.engines[i];
+      const LatencyStats stats = summarize(time_engine(engine, batch, bench), spec.batch);
       variants[i].round_medians_ms.push_back(stats.median_ms);
       variants[i].round_images_per_second.push_back(stats.images_per_second);
+      if (engine.time_device_replays(1)) {
+        variants[i].round_end_to_end_ms.push_back(summarize(time_engine(engine, batch, host), spec.batch).median_ms);
+      }
       progress.advance();
     }
   }
@@ -288,6 +294,7 @@ void summarize_rounds(const StudySpec& spec, std::vector<VariantResult>& variant
                                      [&](const VariantResult& r) { return r.variant.name == spec.baseline; });
   for (VariantResult& r : variants) {
     r.latency_ms = spread_of(r.round_medians_ms);
+    if (!r.round_end_to_end_ms.empty()) r.end_to_end_ms = spread_of(r.round_end_to_end_ms);
     r.images_per_second = spread_of(r.round_images_per_second);
     std::vector<double> ratios;
     for (int round = 0; round < spec.rounds; ++round) {
@@ -331,6 +338,7 @@ StudyResult run_study(const StudyInputs& inputs) {
   const VariantEngines built = build_and_evaluate(inputs, dataset, sample, compile, result);
 
   const Tensor batch = timing_batch(dataset, sample, inputs.model.config.preprocess, spec.batch);
+  result.timed_region = timed_region(*built.engines.front());
   time_in_rounds(spec, built, batch, result.variants);
   summarize_rounds(spec, result.variants);
   profile_variants(inputs, built, compile, batch, result.variants);

@@ -26,6 +26,7 @@ struct StudyInputs {
   bool demo = false;              // the shipped reduced model and photos
   std::string command;            // the command line that re-makes the study
   std::filesystem::path manifest_path;
+  std::string hub_id;  // the manifest's real checkpoint ("timm/resnest50d.in1k"), named in the demo's notes
 };
 
 struct Spread {
@@ -43,7 +44,9 @@ struct VariantResult {
   EvalResult eval;
   std::vector<double> round_medians_ms;         // one per timing round
   std::vector<double> round_images_per_second;  // per round: timed runs x batch / their wall seconds
+  std::vector<double> round_end_to_end_ms;  // per round, host clock around Engine::run (device backends)
   Spread latency_ms;
+  Spread end_to_end_ms;  // zero where the timed region already is the host clock
   Spread images_per_second;
   Spread speedup;  // baseline latency / this latency, per round
   LayerProfile profile;
@@ -60,6 +63,7 @@ struct StudyResult {
   StudyInputs inputs;
   std::string family;
   std::string checkpoint_sha256;
+  std::string timed_region;  // what the latency figures time, as `kiln bench` times the same engine
   nlohmann::json data;  // dataset, sample and split
   std::vector<VariantResult> variants;
   StudyDecision decision;

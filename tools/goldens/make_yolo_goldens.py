@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Make full-size YOLOv10 goldens with the YOLOv10 authors' code (their ultralytics package), on the GPU machine.
+
+For each model (yolov10n, yolov10s, ...): the network built from the authors' yaml with 80 classes and a fixed
+seed, random batch-norm affine parameters (weight in [0.5, 1.5], bias with std 0.2), batch-norm statistics
+re-estimated on the letterboxed photos, then written in the Hub layout kiln's yolov10 family reads:
+  OUT/yolov10X/model.safetensors  float32, keys `model.model.<layer>...` (both heads), no num_batches_tracked
+  OUT/yolov10X/config.json        model, task, imgsz, max_det, names (the 80 COCO classes)
+  OUT/yolov10X/input_u8.npy       uint8 (B, 3, S, S) RGB: the photos letterboxed by the authors' LetterBox
+  OUT/yolov10X/one2one.npy        float32 (B, 4 + 80, anchors): the decoded one-to-one head before top-k,
+                                  computed in float64 on the CPU (boxes as centre x, y, width, height)
+The network's input is input_u8 / 255 in float32.
+
+Usage: python3 tools/goldens/make_yolo_goldens.py --peer PATH/TO/yolov10 --photos DIR --out DIR
+       [--models n,s] [--photo-names dog.jpg,horses.jpg] [--seed 11] [--imgsz 640]
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+
+def letterbox_photos(letterbox_cls, photos, size):
+    import cv2
+    rows = []
+    for path in photos:
+        bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if bgr is None:
+            sys.exit(f"make_yolo_goldens: cannot read {path}")
+        boxed = letterbox_cls(new_shape=(size, size), auto=False)(image=bgr)
+        rows.append(boxed[:, :, ::-1].transpose(2, 0, 1))  # BGR HWC -> RGB CHW
+    return np.ascontiguousarray(np.stack(rows)).astype(np.uint8)
+
+
+def randomize_batch_norms(model, generator):
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            with torch.no_grad():
+                m.weight.copy_(torch.rand(m.weight.shape, generator=generator) + 0.5)
+                m.bias.copy_(torch.randn(m.bias.shape, generator=generator) * 0.2)
+
+
+def reestimate_batch_norms(model, x):
+    # Cumulative averages over one pass (momentum None) give each BN the statistics of these images.
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+    model.train()
+    with torch.no_grad():
+        model(x)
+    model.eval()
+
+
+def one2one_head(model, x):
+    out = model(x)
+    head = out["one2one"] if isinstance(out, dict) else out
+    return head[0] if isinstance(head, (tuple, list)) else head
+
+
+def coco_names(peer):
+    import yaml
+    with open(Path(peer) / "ultralytics" / "cfg" / "datasets" / "coco.yaml") as f:
+        names = yaml.safe_load(f)["names"]
+    return {str(k): v for k, v in names.items()}
+
+
+def make_one(name, args, photos, names):
+    from safetensors.torch import save_file
+    from ultralytics.data.augment import LetterBox
+    from ultralytics.nn.tasks import YOLOv10DetectionModel
+
+    torch.manual_seed(args.seed)
+    model = YOLOv10DetectionModel(f"yolov10{name}.yaml", nc=80, verbose=False)
+    randomize_batch_norms(model, torch.Generator().manual_seed(args.seed + 1))
+    u8 = letterbox_photos(LetterBox, photos, args.imgsz)
+    x = torch.from_numpy(u8).float() / 255
+    reestimate_batch_norms(model, x)
+
+    out = Path(args.out) / f"yolov10{name}"
+    out.mkdir(parents=True, exist_ok=True)
+    state = {f"model.{k}": v.detach().float().contiguous() for k, v in model.state_dict().items()
+             if not k.endswith("num_batches_tracked")}
+    save_file(state, str(out / "model.safetensors"))
+    config = {"model": f"yolov10{name}.yaml", "task": "detect", "imgsz": args.imgsz, "max_det": 300,
+              "names": names}
+    (out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+    np.save(out / "input_u8.npy", u8)
+    with torch.no_grad():
+        head = one2one_head(model.double(), x.double())
+    np.save(out / "one2one.npy", head.numpy().astype(np.float32))
+    print(json.dumps({"model": f"yolov10{name}", "tensors": len(state),
+                      "parameters": int(sum(v.numel() for v in state.values())),
+                      "one2one": list(head.shape), "seed": args.seed}), flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--peer", required=True, help="the YOLOv10 authors' repository (its ultralytics package)")
+    p.add_argument("--photos", required=True, type=Path)
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--models", default="n,s")
+    p.add_argument("--photo-names", default="dog.jpg,horses.jpg")
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--imgsz", type=int, default=640)
+    args = p.parse_args()
+    sys.path.insert(0, str(Path(args.peer).resolve()))
+    torch.set_grad_enabled(False)
+    photos = [args.photos / n for n in args.photo_names.split(",")]
+    names = coco_names(args.peer)
+    for name in args.models.split(","):
+        make_one(name, args, photos, names)
+
+
+if __name__ == "__main__":
+    main()
