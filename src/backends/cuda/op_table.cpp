@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/program_builder.h"
 #include "core/error.h"
 #include "passes/rewrite_util.h"
@@ -133,11 +134,43 @@ std::string dequantize_reason(const Graph& graph, const Node& node) {
   return fp8_readers_reason(graph, node.output, 1, "dequantized weights");
 }
 
+// YOLOv10's operators read computed tensors of rank 2 to 4, stored channels last (data_movement_steps.cpp).
+std::string stored_reason(const Graph& graph, ValueId v) {
+  if (is_constant(graph, v)) return "reads a constant";
+  const std::size_t rank = rank_of(graph, v);
+  return rank >= 2 && rank <= 4 ? std::string() : cat("expects a tensor of rank 2 to 4, got rank ", rank);
+}
+
+std::string concat_reason(const Graph& graph, const Node& node) {
+  for (const ValueId input : node.inputs) {
+    if (std::string r = stored_reason(graph, input); !r.empty()) return r;
+  }
+  return {};
+}
+
+std::string stored_input_reason(const Graph& graph, const Node& node) {
+  return stored_reason(graph, node.inputs[0]);
+}
+
+std::string stored_image_reason(const Graph& graph, const Node& node) {
+  if (std::string r = stored_reason(graph, node.inputs[0]); !r.empty()) return r;
+  return image_reason(graph, node.inputs[0]);
+}
+
+std::string attention_reason(const Graph& graph, const Node& node) {
+  if (std::string r = stored_image_reason(graph, node); !r.empty()) return r;
+  const auto& a = node.attr<AttentionAttrs>();
+  if (a.key_dim + a.head_dim > kAttentionMaxWidth)
+    return cat("key_dim + head_dim is ", a.key_dim + a.head_dim, "; the CUDA kernel holds at most ",
+               kAttentionMaxWidth);
+  return {};
+}
+
 }  // namespace
 
 const CudaOp* find_cuda_op(OpKind op) {
   using B = ProgramBuilder;
-  static const std::array<CudaOp, 14> kTable = {{
+  static const std::array<CudaOp, 19> kTable = {{
       {OpKind::kConv2d, conv_reason, &B::add_conv2d},
       {OpKind::kLinear, linear_reason, &B::add_linear},
       {OpKind::kBatchNorm, batch_norm_reason, &B::add_batch_norm},
@@ -152,6 +185,12 @@ const CudaOp* find_cuda_op(OpKind op) {
       {OpKind::kRadixWeightedSum, radix_weighted_sum_reason, &B::add_radix_weighted_sum},
       {OpKind::kQuantize, quantize_reason, &B::add_quantize},
       {OpKind::kDequantize, dequantize_reason, nullptr},  // its FP8 convolutions took the codes and scales
+      // YOLOv10's operators.
+      {OpKind::kConcat, concat_reason, &B::add_concat},
+      {OpKind::kChannelSlice, stored_input_reason, &B::add_channel_slice},
+      {OpKind::kUpsample, stored_image_reason, &B::add_upsample},
+      {OpKind::kAttention, attention_reason, &B::add_attention},
+      {OpKind::kDetectDecode, stored_image_reason, &B::add_detect_decode},
   }};
   for (const CudaOp& entry : kTable) {
     if (entry.op == op) return &entry;

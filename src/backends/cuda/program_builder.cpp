@@ -13,12 +13,14 @@ namespace {
 // Workspace cuDNN candidates may use while tactics are searched; larger ones are skipped.
 constexpr std::size_t kSearchWorkspace = std::size_t{256} << 20;
 
-// [N, C, H, W] or [N, C] as the conversion kernels see it: images, channels, pixels per image.
+// [N, C, H, W], [N, C, L] or [N, C] as the conversion kernels see it: images, channels, pixels per image.
 struct ImageExtents {
   int n, c, hw;
 };
 ImageExtents image_extents(const Shape& s) {
-  return {to_int(s[0]), to_int(s[1]), s.size() == 4 ? to_int(s[2] * s[3]) : 1};
+  std::int64_t pixels = 1;
+  for (std::size_t d = 2; d < s.size(); ++d) pixels *= s[d];
+  return {to_int(s[0]), to_int(s[1]), to_int(pixels)};
 }
 
 }  // namespace
@@ -104,8 +106,8 @@ void ProgramBuilder::stage_inputs() {
   }
   std::int64_t output_elems = 0;
   for (const ValueId v : graph_.outputs()) {
-    require(shape(v).size() == 2 || shape(v).size() == 4, "cuda backend: graph output '",
-            graph_.value(v).name, "' must be [N, C] or [N, C, H, W], got ", shape_str(shape(v)));
+    require(shape(v).size() >= 2 && shape(v).size() <= 4, "cuda backend: graph output '",
+            graph_.value(v).name, "' must be [N, C], [N, C, L] or [N, C, H, W], got ", shape_str(shape(v)));
     program_->output_shapes.push_back(shape(v));
     output_elems += shape_numel(shape(v));
   }

@@ -128,6 +128,13 @@ class ProgramBuilder {
   void add_radix_weighted_sum(NodeId id);
   // quantization_steps.cpp
   void add_quantize(NodeId id);
+  // data_movement_steps.cpp
+  void add_concat(NodeId id);
+  void add_channel_slice(NodeId id);
+  void add_upsample(NodeId id);
+  // detection_steps.cpp
+  void add_attention(NodeId id);
+  void add_detect_decode(NodeId id);
 
   const Graph& graph_;
   const CompileOptions& options_;

@@ -1,9 +1,72 @@
 // YOLOv10's operators: channel slices (C2f's halves, one part per attention head), concatenation of
 // values in different layouts and of decoded levels, nearest upsampling, attention over the pixels and
-// the detection decode, each on a graph input and behind a convolution.
+// the detection decode, each on a graph input and behind a convolution; then the detector's own sizes
+// in fp32 and fp16 (add_yolov10_cases).
 #include "op_case_util.h"
 
 namespace kiln::testing {
+namespace {
+
+// The case and its fp16 twin.
+void add_with_fp16(std::vector<OpCase>& cases, OpCase c) {
+  cases.push_back(c);
+  cases.push_back(fp16_case(c));
+}
+
+// Widths and counts where the CUDA copies cannot use 16-byte words (odd channel counts), more inputs
+// than one launch gathers, and joins along the spatial axes.
+void add_data_movement_cases(std::vector<OpCase>& cases) {
+  add_with_fp16(cases, graph_case("concat_ten_inputs", OpKind::kConcat, 2, [](SmallGraph& g) {
+                  const ValueId x = g.conv(g.input("x", {6, 4, 5}), 30, conv_attrs(1, 1, 0));
+                  std::vector<ValueId> parts;
+                  for (std::int64_t i = 0; i < 10; ++i)
+                    parts.push_back(g.node(OpKind::kChannelSlice, {x}, SliceAttrs{1, 3 * i, 3 * i + 3}));
+                  g.output(g.node(OpKind::kConcat, parts, ConcatAttrs{1}));
+                }));
+  for (const std::int64_t axis : {2, 3}) {
+    add_with_fp16(cases, graph_case(cat("concat_axis", axis), OpKind::kConcat, 2, [=](SmallGraph& g) {
+                    const ValueId a = g.conv(g.input("a", {8, 3, 4}), 8, conv_attrs(1, 1, 0));
+                    const ValueId b = g.conv(g.input("b", axis == 2 ? Shape{8, 5, 4} : Shape{8, 3, 6}), 8,
+                                             conv_attrs(1, 1, 0));
+                    g.output(g.node(OpKind::kConcat, {a, b, a}, ConcatAttrs{axis}));
+                  }));
+  }
+  add_with_fp16(
+      cases, graph_case("upsample_x2_c6", OpKind::kUpsample, 2, [](SmallGraph& g) {
+        g.output(g.node(OpKind::kUpsample, {g.conv(g.input("x", {6, 3, 4}), 6, conv_attrs(1, 1, 0))},
+                        UpsampleAttrs{2}));
+      }));
+}
+
+// YOLOv10n's sizes: SPPF's three chained 5x5 max pools joined with their input; PSA's attention (2 heads,
+// key_dim 32, head_dim 64) over 10 x 10 pixels, more than one tile of queries and keys; its value slice
+// (one part per head); a level's decode with 16 bins and 80 classes, its boxes sliced back out.
+void add_yolov10_cases(std::vector<OpCase>& cases) {
+  add_with_fp16(cases, graph_case("sppf_max_pools", OpKind::kMaxPool2d, 2, [](SmallGraph& g) {
+                  std::vector<ValueId> parts = {g.conv(g.input("x", {16, 10, 10}), 16, conv_attrs(1, 1, 0))};
+                  for (int i = 0; i < 3; ++i)
+                    parts.push_back(g.node(OpKind::kMaxPool2d, {parts.back()}, pool_attrs(5, 1, 2)));
+                  g.output(g.node(OpKind::kConcat, parts, ConcatAttrs{1}));
+                }));
+  add_with_fp16(
+      cases, graph_case("attention_psa_10x10", OpKind::kAttention, 2, [](SmallGraph& g) {
+        const ValueId qkv = g.conv(g.input("x", {128, 10, 10}), 2 * (2 * 32 + 64), conv_attrs(1, 1, 0));
+        g.output(g.node(OpKind::kAttention, {qkv}, AttentionAttrs{2, 32, 64}));
+        g.output(g.node(OpKind::kChannelSlice, {qkv}, SliceAttrs{2, 64, 128}));
+      }));
+  add_with_fp16(cases,
+                graph_case(
+                    "detect_decode_reg16_c80", OpKind::kDetectDecode, 2,
+                    [](SmallGraph& g) {
+                      const ValueId head = g.conv(g.input("x", {16, 4, 5}), 4 * 16 + 80, conv_attrs(1, 1, 0));
+                      const ValueId level = g.node(OpKind::kDetectDecode, {head}, DetectAttrs{16, 16});
+                      g.output(level);
+                      g.output(g.node(OpKind::kChannelSlice, {level}, SliceAttrs{1, 0, 4}));
+                    },
+                    3.0f));
+}
+
+}  // namespace
 
 std::vector<OpCase> detection_cases() {
   std::vector<OpCase> cases;
@@ -59,6 +122,12 @@ std::vector<OpCase> detection_cases() {
     g.output(g.node(OpKind::kUpsample, {g.conv(g.input("x", {8, 5, 6}), 8, conv_attrs(3, 1, 1))},
                     UpsampleAttrs{2}));
   })));
+  const std::size_t first_fp16 = cases.size();
+  for (std::size_t i = 0; i < first_fp16; ++i) {
+    if (cases[i].name.ends_with("_behind_conv")) cases.push_back(fp16_case(cases[i]));
+  }
+  add_data_movement_cases(cases);
+  add_yolov10_cases(cases);
   return cases;
 }
 

@@ -1,0 +1,115 @@
+// The data movement kernels (see data_movement_kernels.h). Each thread moves one word: 16 bytes where
+// every extent, offset and address allows it, else one element.
+#include <cstdint>
+
+#include "backends/cuda/data_movement_kernels.h"
+#include "backends/cuda/kernel_launch.cuh"
+
+namespace kiln::cuda {
+namespace {
+
+// Sources one launch gathers from; a gather with more runs in several launches.
+constexpr int kMaxSources = 8;
+
+// One launch's sources, in words. `end` is the last source's dst_offset + width.
+struct SourceTable {
+  const void* src[kMaxSources];
+  std::int64_t src_pitch[kMaxSources];
+  std::int64_t dst_offset[kMaxSources];
+  std::int64_t end;
+  int count;
+};
+
+// One thread per output word of columns [table.dst_offset[0], table.end) of every row.
+template <typename W>
+__global__ void gather_columns_kernel(SourceTable table, W* y, std::int64_t rows, std::int64_t y_pitch) {
+  const std::int64_t first = table.dst_offset[0], span = table.end - first;
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= rows * span) return;
+  const std::int64_t row = i / span, column = first + i % span;
+  int k = 0;
+  while (k + 1 < table.count && column >= table.dst_offset[k + 1]) ++k;
+  const W* src = static_cast<const W*>(table.src[k]);
+  y[row * y_pitch + column] = src[row * table.src_pitch[k] + (column - table.dst_offset[k])];
+}
+
+template <typename W>
+__global__ void upsample_kernel(const W* x, W* y, int n, int h, int w, int words, int scale) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  const int out_h = h * scale, out_w = w * scale;
+  if (i >= static_cast<std::int64_t>(n) * out_h * out_w * words) return;
+  const int word = static_cast<int>(i % words);
+  const int ox = static_cast<int>((i / words) % out_w);
+  const int oy = static_cast<int>((i / words / out_w) % out_h);
+  const std::int64_t image = i / words / out_w / out_h;
+  y[i] = x[((image * h + oy / scale) * w + ox / scale) * words + word];
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// Whether every extent of the gather is a whole number of 16-byte words.
+bool gather_packs(const std::vector<ColumnSource>& sources, const void* y, std::int64_t y_pitch,
+                  std::int64_t per_word) {
+  if (!aligned16(y) || y_pitch % per_word != 0) return false;
+  for (const ColumnSource& s : sources) {
+    if (!aligned16(s.src) || s.src_pitch % per_word != 0 || s.width % per_word != 0 ||
+        s.dst_offset % per_word != 0)
+      return false;
+  }
+  return true;
+}
+
+// Launches the gather in words of type W, each `per_word` elements.
+template <typename W>
+cudaError_t gather_in_words(const std::vector<ColumnSource>& sources, void* y, std::int64_t rows,
+                            std::int64_t y_pitch, std::int64_t per_word, cudaStream_t stream) {
+  for (std::size_t first = 0; first < sources.size(); first += kMaxSources) {
+    SourceTable table{};
+    for (std::size_t k = first; k < sources.size() && k < first + kMaxSources; ++k) {
+      const ColumnSource& s = sources[k];
+      table.src[table.count] = s.src;
+      table.src_pitch[table.count] = s.src_pitch / per_word;
+      table.dst_offset[table.count] = s.dst_offset / per_word;
+      table.end = (s.dst_offset + s.width) / per_word;
+      ++table.count;
+    }
+    const std::int64_t words = rows * (table.end - table.dst_offset[0]);
+    if (words == 0) continue;
+    gather_columns_kernel<W>
+        <<<blocks_for(words), kBlock, 0, stream>>>(table, static_cast<W*>(y), rows, y_pitch / per_word);
+    if (const cudaError_t status = cudaGetLastError(); status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
+}
+
+template <typename W>
+cudaError_t upsample_in_words(const void* x, void* y, int n, int h, int w, int words, int scale,
+                              cudaStream_t stream) {
+  const std::int64_t total = static_cast<std::int64_t>(n) * h * scale * w * scale * words;
+  if (total == 0) return cudaSuccess;
+  upsample_kernel<W><<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const W*>(x), static_cast<W*>(y),
+                                                               n, h, w, words, scale);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t gather_columns(const std::vector<ColumnSource>& sources, void* y, Elem e, std::int64_t rows,
+                           std::int64_t y_pitch, cudaStream_t stream) {
+  const auto per_word = static_cast<std::int64_t>(16 / elem_bytes(e));
+  if (gather_packs(sources, y, y_pitch, per_word))
+    return gather_in_words<uint4>(sources, y, rows, y_pitch, per_word, stream);
+  if (e == Elem::kF32) return gather_in_words<unsigned>(sources, y, rows, y_pitch, 1, stream);
+  return gather_in_words<unsigned short>(sources, y, rows, y_pitch, 1, stream);
+}
+
+cudaError_t upsample_nearest(const void* x, void* y, Elem e, int n, int h, int w, int c, int scale,
+                             cudaStream_t stream) {
+  const int per_word = 16 / static_cast<int>(elem_bytes(e));
+  if (c % per_word == 0 && aligned16(x) && aligned16(y))
+    return upsample_in_words<uint4>(x, y, n, h, w, c / per_word, scale, stream);
+  if (e == Elem::kF32) return upsample_in_words<unsigned>(x, y, n, h, w, c, scale, stream);
+  return upsample_in_words<unsigned short>(x, y, n, h, w, c, scale, stream);
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,40 @@
+// YOLOv10's attention (PSA) and the decode of each detection level.
+#include <cmath>
+
+#include "backends/cuda/attention_kernels.h"
+#include "backends/cuda/detection_kernels.h"
+#include "backends/cuda/program_builder.h"
+
+namespace kiln::cuda {
+
+void ProgramBuilder::add_attention(NodeId id) {
+  const Node& node = graph_.node(id);
+  const auto& a = node.attr<AttentionAttrs>();
+  const Shape& xs = shape(node.inputs[0]);
+  // The scale as PyTorch multiplies by it: key_dim ** -0.5 rounded to float, as the reference has it.
+  const AttentionShape extents{
+      to_int(xs[0]),      to_int(xs[2] * xs[3]),
+      to_int(a.heads),    to_int(a.key_dim),
+      to_int(a.head_dim), static_cast<float>(std::pow(static_cast<double>(a.key_dim), -0.5))};
+  const void* qkv = ptr(node.inputs[0]);
+  void* y = ptr(node.output);
+  const Elem e = elem_;
+  add_step(id, cat("attention ", a.heads, " heads"),
+           [=](cudaStream_t s) { check(attention(qkv, y, e, extents, s), "attention"); });
+}
+
+void ProgramBuilder::add_detect_decode(NodeId id) {
+  const Node& node = graph_.node(id);
+  const auto& a = node.attr<DetectAttrs>();
+  const Shape& xs = shape(node.inputs[0]);
+  const DetectShape extents{
+      to_int(xs[0]),   to_int(xs[2]), to_int(xs[3]), to_int(a.reg_max), to_int(xs[1] - 4 * a.reg_max),
+      to_int(a.stride)};
+  const void* x = ptr(node.inputs[0]);
+  void* y = ptr(node.output);
+  const Elem e = elem_;
+  add_step(id, cat("detect decode stride ", a.stride),
+           [=](cudaStream_t s) { check(detect_decode(x, y, e, extents, s), "detect decode"); });
+}
+
+}  // namespace kiln::cuda
