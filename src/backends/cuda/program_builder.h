@@ -119,6 +119,7 @@ class ProgramBuilder {
   void add_add(NodeId id);
   void add_activation(NodeId id);
   void add_batch_norm(NodeId id);
+  void add_channel_scale(NodeId id);
   // pooling_steps.cpp
   void add_pool(NodeId id);
   void add_global_pool(NodeId id);
