@@ -113,6 +113,8 @@ class ProgramBuilder {
   std::optional<Candidate> dense_candidate(const ConvLayer& layer, const std::optional<TacticRecord>& stored);
   std::optional<Candidate> cublaslt_candidate(const ConvLayer& layer, bool search_here,
                                               const std::optional<TacticRecord>& stored);
+  std::optional<Candidate> depthwise_candidate(const ConvLayer& layer,
+                                               const std::optional<TacticRecord>& stored);
   void add_layer_step(const ConvLayer& layer, Candidate chosen);
 
   // elementwise_steps.cpp
