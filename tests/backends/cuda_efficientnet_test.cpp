@@ -85,6 +85,14 @@ TEST(CudaEfficientNetTest, EveryNodeRunsOnTheCudaBackend) {
     SCOPED_TRACE(variant_name(v));
     const Graph graph = efficientnet_tiny(v);
     ASSERT_GT(nodes_of(graph, OpKind::kChannelScale), 4u);
+    if (v.optimized) {
+      // Every batch norm folded into its convolution and every SiLU and sigmoid fused into one: the
+      // convolutions' epilogues apply them.
+      EXPECT_EQ(nodes_of(graph, OpKind::kBatchNorm), 0u);
+      EXPECT_EQ(nodes_of(graph, OpKind::kActivation), 0u);
+      EXPECT_EQ(convs_with(graph, Activation::kSigmoid), nodes_of(graph, OpKind::kChannelScale));
+      EXPECT_GT(convs_with(graph, Activation::kSilu), 2 * nodes_of(graph, OpKind::kChannelScale));
+    }
     for (const NodeId id : graph.topological_order()) {
       const Node& node = graph.node(id);
       EXPECT_EQ(backend->unsupported_reason(graph, node), "") << node.name;
