@@ -39,14 +39,29 @@ TEST(CudaOpTableTest, EveryNodeOfAResnestCompiles) {
 }
 
 TEST(CudaOpTableTest, AnOperatorWithoutAnEntryHasNoKernel) {
-  SmallGraph m;
-  const ValueId x = m.input("x", {4, 8, 8});
-  const ValueId gate = m.input("gate", {4, 1, 1});
-  const ValueId y = m.node(OpKind::kChannelScale, {x, gate});
-  m.output(y);
-  EXPECT_EQ(cuda::find_cuda_op(OpKind::kChannelScale), nullptr);
-  EXPECT_EQ(cuda::unsupported_reason(m.graph, m.producer(y)), "channel_scale has no CUDA kernel yet");
+  for (int op = 0; op < kOpKindCount; ++op) {
+    const auto kind = static_cast<OpKind>(op);
+    if (cuda::find_cuda_op(kind) != nullptr) continue;
+    Node node;
+    node.op = kind;
+    node.name = "layer";
+    EXPECT_EQ(cuda::unsupported_reason(Graph(), node), cat(op_kind_name(kind), " has no CUDA kernel yet"));
+  }
   EXPECT_NE(cuda::find_cuda_op(OpKind::kConv2d), nullptr);
+}
+
+TEST(CudaOpTableTest, ChannelScalesTakeAComputedGatePerImage) {
+  Graph g;
+  const ValueId x = g.add_input("x", {2, 4, 8, 8});
+  const ValueId gate = g.add_input("gate", {2, 4, 1, 1});
+  const ValueId y = g.add_node(OpKind::kChannelScale, "se.scale", {x, gate});
+  const ValueId fixed = g.add_constant("fixed", Tensor(DType::kF32, {2, 4, 1, 1}));
+  const ValueId z = g.add_node(OpKind::kChannelScale, "fixed.scale", {x, fixed});
+  g.mark_output(y);
+  g.mark_output(z);
+  EXPECT_NE(cuda::find_cuda_op(OpKind::kChannelScale), nullptr);
+  EXPECT_EQ(cuda::unsupported_reason(g, g.node(g.value(y).producer)), "");
+  EXPECT_EQ(cuda::unsupported_reason(g, g.node(g.value(z).producer)), "channel scale of a constant");
 }
 
 TEST(CudaOpTableTest, RanksTheKernelsCannotTakeAreRefused) {

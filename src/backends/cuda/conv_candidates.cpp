@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backends/cuda/conv_graph.h"
+#include "backends/cuda/depthwise_conv.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/program_builder.h"
@@ -60,6 +61,17 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::cublaslt_candidate(
                    stored);
 }
 
+// kiln's depthwise kernel, its weights taps-major; nothing for other layers.
+std::optional<ProgramBuilder::Candidate> ProgramBuilder::depthwise_candidate(
+    const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
+  if (layer.linear || layer.fp8 || !KilnDepthwiseConv::takes(layer.geometry)) return std::nullopt;
+  ConvBuffers io = layer.buffers;
+  io.weight = keep(upload(depthwise_taps(layer.weights), elem_));
+  auto conv =
+      std::make_shared<KilnDepthwiseConv>(elem_, layer.geometry, act_of(layer.activation), layer.residual);
+  return candidate(kApiKilnDepthwise, std::move(conv), io, true, stored);
+}
+
 // The plan's tactic, on the library it names where that library may run the layer.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const ConvLayer& layer,
                                                                           const StoredTactic& stored) {
@@ -71,6 +83,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   if (stored.api == kApiLegacy && !layer.fp8) return legacy_candidate(layer, search, tactic);
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
+  if (stored.api == kApiKilnDepthwise) return depthwise_candidate(layer, tactic);
   return std::nullopt;
 }
 
@@ -106,6 +119,8 @@ ProgramBuilder::Candidate ProgramBuilder::choose_candidate(const ConvLayer& laye
     if (!layer.fp8 && (!best || (search && fp16))) consider(legacy_candidate(layer, search, std::nullopt));
     if (fp16 && !layer.linear && groups > 1 && ((search && groups <= 4) || (layer.fp8 && !best)))
       consider(dense_candidate(layer, std::nullopt));
+    // kiln's depthwise kernel against cuDNN's, by time only.
+    if (search) consider(depthwise_candidate(layer, std::nullopt));
   }
   require(best.has_value(), "cuda backend: layer '", layer.name, "': no ", layer.fp8 ? "FP8 " : "",
           "cuDNN or cuBLASLt tactic runs it");

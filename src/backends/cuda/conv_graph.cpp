@@ -24,12 +24,28 @@ std::vector<std::int64_t> nhwc_strides(const std::vector<std::int64_t>& d) {
   return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
 }
 
+// cuDNN's pointwise mode of an activation stage.
+cudnnPointwiseMode_t activation_mode(Act act) {
+  switch (act) {
+    case Act::kRelu:
+      return CUDNN_POINTWISE_RELU_FWD;
+    case Act::kSilu:
+      return CUDNN_POINTWISE_SWISH_FWD;  // x * sigmoid(beta * x), beta set to 1
+    case Act::kSigmoid:
+      return CUDNN_POINTWISE_SIGMOID_FWD;
+    case Act::kNone:
+      break;
+  }
+  fail("cuda backend: no cuDNN pointwise stage for activation ", static_cast<int>(act));
+}
+
 }  // namespace
 
 CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual,
                                bool fp8)
     : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual), fp8_(fp8) {
-  can_fuse_ = act == Act::kNone || act == Act::kRelu;
+  // SiLU and sigmoid fuse as pointwise stages too; FP8 layers keep fusing only what they always did.
+  can_fuse_ = act == Act::kNone || act == Act::kRelu || (!fp8 && (act == Act::kSilu || act == Act::kSigmoid));
   key_ = cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n",
              g.n, "c", g.c, "h", g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u",
              g.stride_h, "x", g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act",
@@ -112,7 +128,8 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
   return graph;
 }
 
-// Pointwise stages after the convolution: [x scale], + bias, [+ residual], [ReLU]; the last one writes y.
+// Pointwise stages after the convolution: [x scale], + bias, [+ residual], [activation], in the
+// reference's order (the activation of a residual add applies to the sum); the last one writes y.
 void CudnnGraphConv::add_epilogue(Desc conv_out, Desc y, const std::vector<std::int64_t>& y_dims,
                                   std::vector<Desc>& ops) {
   const cudnnDataType_t io = elem_ == Elem::kF32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
@@ -126,7 +143,7 @@ void CudnnGraphConv::add_epilogue(Desc conv_out, Desc y, const std::vector<std::
   if (fp8_) stages.push_back({CUDNN_POINTWISE_MUL, tensor(kScale, b_dims, f32, false)});
   stages.push_back({CUDNN_POINTWISE_ADD, tensor(kBias, b_dims, fp8_ ? f32 : io, false)});
   if (residual_) stages.push_back({CUDNN_POINTWISE_ADD, tensor(kResidual, y_dims, io, false)});
-  if (act_ == Act::kRelu) stages.push_back({CUDNN_POINTWISE_RELU_FWD, nullptr});
+  if (act_ != Act::kNone) stages.push_back({activation_mode(act_), nullptr});
   Desc in = conv_out;
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const bool last = i + 1 == stages.size();
@@ -134,6 +151,10 @@ void CudnnGraphConv::add_epilogue(Desc conv_out, Desc y, const std::vector<std::
     Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
     set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &stages[i].mode);
     set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    if (stages[i].mode == CUDNN_POINTWISE_SWISH_FWD) {
+      const double beta = 1.0;  // SiLU
+      set(pw, CUDNN_ATTR_POINTWISE_SWISH_BETA, CUDNN_TYPE_DOUBLE, 1, &beta);
+    }
     check(cudnnBackendFinalize(pw), "finalizing a cuDNN pointwise descriptor");
     Desc pw_op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     set(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);

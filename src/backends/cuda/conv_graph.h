@@ -1,12 +1,12 @@
 // A convolution on cuDNN's graph (backend) API, fp16 NHWC: the engines cuDNN's heuristics rank for the
 // operation graph, Hopper's own kernels among them (the legacy API reaches fewer). Two graphs are
-// tried: the convolution with its epilogue fused (conv -> + bias [-> + residual] [-> ReLU], f32
-// intermediates) and the convolution alone followed by kiln's add_bias_act kernel. Engines that
-// compile kernels at run time (NVRTC) are skipped, so building an engine stays fast and repeatable,
-// except for FP8 layers (fp8: E4M3 input and weights on Hopper's FP8 tensor cores, f32 accumulation,
-// conv -> x per-channel scale -> + f32 bias [-> + residual] [-> ReLU] -> fp16), whose fused graphs only
-// runtime-compiled engines take; unfused, the FP8 convolution writes f32 and kiln's scale_bias_act
-// kernel applies the epilogue.
+// tried: the convolution with its epilogue fused (conv -> + bias [-> + residual] [-> ReLU, SiLU or
+// sigmoid], f32 intermediates) and the convolution alone followed by kiln's add_bias_act kernel.
+// Engines that compile kernels at run time (NVRTC) are skipped, so building an engine stays fast and
+// repeatable (a fused graph no precompiled engine takes runs unfused), except for FP8 layers (fp8: E4M3
+// input and weights on Hopper's FP8 tensor cores, f32 accumulation, conv -> x per-channel scale -> + f32
+// bias [-> + residual] [-> ReLU] -> fp16), whose fused graphs only runtime-compiled engines take;
+// unfused, the FP8 convolution writes f32 and kiln's scale_bias_act kernel applies the epilogue.
 #pragma once
 
 #include <cudnn.h>

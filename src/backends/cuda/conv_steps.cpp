@@ -34,12 +34,17 @@ void ProgramBuilder::add_squeeze_mlp(NodeId fc2, NodeId squeeze) {
   const void* pw2 = keep(upload(w2, e));
   const void* pb2 = keep(upload(bias_of(node, out), e));
   const Act act1 = act_of(fc1.attr<ConvAttrs>().activation);
+  const Activation gate_act = node.attr<ConvAttrs>().activation;
+  const Act act2 = act_of(gate_act);
   const void* x = ptr(fc1.inputs[0]);
   void* y = ptr(node.output);
-  add_step(fc2, cat("attention gate fc1 + act + fc2 (squeeze_mlp, ", in, " -> ", hidden, " -> ", out, ")"),
-           [=](cudaStream_t s) {
-             check(squeeze_mlp(x, pw1, pb1, act1, pw2, pb2, y, e, n, in, hidden, out, s), "attention gate");
-           });
+  const std::string then = gate_act == Activation::kNone ? "" : cat(" + ", activation_name(gate_act));
+  add_step(
+      fc2,
+      cat("attention gate fc1 + act + fc2", then, " (squeeze_mlp, ", in, " -> ", hidden, " -> ", out, ")"),
+      [=](cudaStream_t s) {
+        check(squeeze_mlp(x, pw1, pb1, act1, pw2, pb2, act2, y, e, n, in, hidden, out, s), "attention gate");
+      });
 }
 
 ConvGeometry ProgramBuilder::conv_geometry(const Node& conv, const Tensor& weights,

@@ -49,6 +49,24 @@ __global__ void scale_shift_kernel(const T* x, const float* scale, const float* 
   store<T, V>(y + offset, v);
 }
 
+// Each thread scales V channels of one pixel by its image's gate; V divides the channel count, so a pack
+// never crosses into the next pixel and its gate values are V consecutive ones of the gate row.
+template <typename T, int V>
+__global__ void channel_scale_kernel(const T* x, const T* gate, T* y, std::int64_t packs, int channels,
+                                     std::int64_t image_elems) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= packs) return;
+  const std::int64_t offset = i * V;
+  const std::int64_t image = offset / image_elems;
+  const int ch = static_cast<int>(offset % channels);
+  float v[V], g[V];
+  load<T, V>(x + offset, v);
+  load<T, V>(gate + image * channels + ch, g);
+#pragma unroll
+  for (int k = 0; k < V; ++k) v[k] *= g[k];
+  store<T, V>(y + offset, v);
+}
+
 }  // namespace
 
 cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y, Elem e, std::int64_t rows,
@@ -72,6 +90,20 @@ cudaError_t scale_shift(const void* x, const float* scale, const float* shift, v
     const std::int64_t packs = rows * channels / V;
     scale_shift_kernel<T, V><<<blocks_for(packs), kBlock, 0, stream>>>(static_cast<const T*>(x), scale, shift,
                                                                        static_cast<T*>(y), packs, channels);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t channel_scale(const void* x, const void* gate, void* y, Elem e, int images, std::int64_t pixels,
+                          int channels, cudaStream_t stream) {
+  return dispatch(e, channels, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::int64_t image_elems = pixels * channels;
+    const std::int64_t packs = images * image_elems / V;
+    channel_scale_kernel<T, V>
+        <<<blocks_for(packs), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(gate),
+                                                   static_cast<T*>(y), packs, channels, image_elems);
     return cudaGetLastError();
   });
 }

@@ -17,4 +17,9 @@ cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y
 cudaError_t scale_shift(const void* x, const float* scale, const float* shift, void* y, Elem e,
                         std::int64_t rows, int channels, cudaStream_t stream);
 
+// Squeeze-excite's gate applied: y[image, pixel, c] = x[image, pixel, c] * gate[image, c], x NHWC of
+// `images` x `pixels` rows of `channels`, gate [images, channels] (x's storage type); y must not alias gate.
+cudaError_t channel_scale(const void* x, const void* gate, void* y, Elem e, int images, std::int64_t pixels,
+                          int channels, cudaStream_t stream);
+
 }  // namespace kiln::cuda

@@ -1,5 +1,5 @@
-// Adds (alone or as a convolution's residual epilogue), activations and unfolded batch norms: kiln's
-// row-by-channel kernels.
+// Adds (alone or as a convolution's residual epilogue), activations, unfolded batch norms and
+// squeeze-excite's channel scales: kiln's row-by-channel kernels.
 #include "backends/cuda/elementwise_kernels.h"
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/program_builder.h"
@@ -56,6 +56,20 @@ void ProgramBuilder::add_batch_norm(NodeId id) {
   const Elem e = elem_;
   add_step(id, "batch norm (scale, shift)",
            [=](cudaStream_t s) { check(scale_shift(x, sc, sh, y, e, rows, ch, s), "batch norm"); });
+}
+
+void ProgramBuilder::add_channel_scale(NodeId id) {
+  const Node& node = graph_.node(id);
+  const Shape& xs = shape(node.inputs[0]);
+  const void* x = ptr(node.inputs[0]);
+  const void* gate = ptr(node.inputs[1]);
+  void* y = ptr(node.output);
+  const int images = to_int(xs[0]), ch = to_int(channels_of(xs));
+  const std::int64_t pixels = xs[2] * xs[3];
+  const Elem e = elem_;
+  add_step(id, "channel scale", [=](cudaStream_t s) {
+    check(channel_scale(x, gate, y, e, images, pixels, ch, s), "channel scale");
+  });
 }
 
 }  // namespace kiln::cuda

@@ -26,12 +26,11 @@ NodeId conv_for_add(const Graph& graph, const passes::Consumers& consumers, cons
   return kNoNode;
 }
 
-// fc1 of a gate whose fc2 is `expand` and whose fc1 reads a global pool: both run as one squeeze_mlp launch.
+// fc1 of a gate whose fc2 is `expand` and whose fc1 reads a global pool: both run as one squeeze_mlp launch
+// (with fc2's activation, if any: squeeze-excite's sigmoid).
 NodeId squeeze_for_expand(const Graph& graph, const passes::Consumers& consumers, NodeId expand) {
   const Node& node = graph.node(expand);
-  if (node.precision == Precision::kF8 || !is_pointwise_dense(node) ||
-      node.attr<ConvAttrs>().activation != Activation::kNone)
-    return kNoNode;
+  if (node.precision == Precision::kF8 || !is_pointwise_dense(node)) return kNoNode;
   const NodeId squeeze =
       backends::fusable_producer(graph, consumers, node.inputs[0], expand, OpKind::kConv2d);
   if (squeeze == kNoNode || graph.node(squeeze).precision == Precision::kF8 ||

@@ -3,7 +3,8 @@
 //    epilogue, at the add's place;
 //  - a radix_sum whose only reader is a global average pool is pooled on the fly;
 //  - a radix_softmax whose only reader is a radix_weighted_sum is computed inline by it;
-//  - an attention gate's two 1x1 convolutions on a pooled vector run as one squeeze_mlp launch;
+//  - an attention or squeeze-excite gate's two 1x1 convolutions on a pooled vector run as one squeeze_mlp
+//    launch;
 //  - a dequantize point's codes and scales are read by its FP8 convolutions at compile time.
 #pragma once
 

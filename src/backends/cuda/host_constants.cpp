@@ -39,6 +39,17 @@ Tensor block_diagonal(const Tensor& w, std::int64_t channels_in, std::int64_t gr
   return wide;
 }
 
+Tensor depthwise_taps(const Tensor& w) {
+  const std::int64_t channels = w.dim(0), taps = w.dim(1) * w.dim(2);
+  Tensor out(DType::kF32, {w.dim(1), w.dim(2), channels});
+  const auto src = w.f32();
+  const auto dst = out.mutable_f32();
+  for (std::int64_t c = 0; c < channels; ++c)
+    for (std::int64_t tap = 0; tap < taps; ++tap)
+      dst[static_cast<std::size_t>(tap * channels + c)] = src[static_cast<std::size_t>(c * taps + tap)];
+  return out;
+}
+
 ScaleShift fold_batch_norm(const Tensor& gamma_in, const Tensor& beta_in, const Tensor& mean_in,
                            const Tensor& var_in, float epsilon) {
   const Tensor gamma = gamma_in.to(DType::kF32), beta = beta_in.to(DType::kF32);

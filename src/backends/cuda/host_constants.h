@@ -15,6 +15,10 @@ Tensor to_krsc(const Tensor& weights);
 // ([O, kh, kw, I]): each output channel's group in place, zeros between the groups.
 Tensor block_diagonal(const Tensor& grouped_krsc, std::int64_t channels_in, std::int64_t groups);
 
+// KRSC weights of a depthwise convolution ([C, kh, kw, 1]) as kiln's depthwise kernel reads them:
+// [kh, kw, C], each tap's weights for all channels together.
+Tensor depthwise_taps(const Tensor& depthwise_krsc);
+
 // An inference batch norm as y = x * scale[c] + shift[c], computed in double and rounded once.
 struct ScaleShift {
   Tensor scale;

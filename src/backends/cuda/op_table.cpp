@@ -90,6 +90,15 @@ std::string add_reason(const Graph& graph, const Node& node) {
   return {};
 }
 
+// Squeeze-excite's gate: an image scaled by one computed vector per image.
+std::string channel_scale_reason(const Graph& graph, const Node& node) {
+  if (std::string r = image_reason(graph, node.inputs[0]); !r.empty()) return r;
+  if (std::string r = vector_reason(graph, node.inputs[1]); !r.empty()) return r;
+  if (is_constant(graph, node.inputs[0]) || is_constant(graph, node.inputs[1]))
+    return "channel scale of a constant";
+  return {};
+}
+
 std::string rows_input_reason(const Graph& graph, const Node& node) {
   return rows_reason(graph, node.inputs[0]);
 }
@@ -170,12 +179,13 @@ std::string attention_reason(const Graph& graph, const Node& node) {
 
 const CudaOp* find_cuda_op(OpKind op) {
   using B = ProgramBuilder;
-  static const std::array<CudaOp, 19> kTable = {{
+  static const std::array<CudaOp, 20> kTable = {{
       {OpKind::kConv2d, conv_reason, &B::add_conv2d},
       {OpKind::kLinear, linear_reason, &B::add_linear},
       {OpKind::kBatchNorm, batch_norm_reason, &B::add_batch_norm},
       {OpKind::kActivation, rows_input_reason, &B::add_activation},
       {OpKind::kAdd, add_reason, &B::add_add},
+      {OpKind::kChannelScale, channel_scale_reason, &B::add_channel_scale},
       {OpKind::kMaxPool2d, image_input_reason, &B::add_pool},
       {OpKind::kAvgPool2d, image_input_reason, &B::add_pool},
       {OpKind::kGlobalAvgPool, image_input_reason, &B::add_global_pool},

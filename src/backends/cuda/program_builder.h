@@ -113,12 +113,15 @@ class ProgramBuilder {
   std::optional<Candidate> dense_candidate(const ConvLayer& layer, const std::optional<TacticRecord>& stored);
   std::optional<Candidate> cublaslt_candidate(const ConvLayer& layer, bool search_here,
                                               const std::optional<TacticRecord>& stored);
+  std::optional<Candidate> depthwise_candidate(const ConvLayer& layer,
+                                               const std::optional<TacticRecord>& stored);
   void add_layer_step(const ConvLayer& layer, Candidate chosen);
 
   // elementwise_steps.cpp
   void add_add(NodeId id);
   void add_activation(NodeId id);
   void add_batch_norm(NodeId id);
+  void add_channel_scale(NodeId id);
   // pooling_steps.cpp
   void add_pool(NodeId id);
   void add_global_pool(NodeId id);

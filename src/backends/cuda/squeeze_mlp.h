@@ -1,6 +1,7 @@
 // The two 1x1 convolutions of an attention gate on a pooled vector (ResNeSt's split-attention fc1 and
-// fc2) in one launch instead of two cuDNN calls that each cost more in launch than in arithmetic:
-//   y[n, :] = W2 · act(W1 · x[n, :] + b1) + b2
+// fc2, squeeze-excite's conv_reduce and conv_expand) in one launch instead of two cuDNN calls that each
+// cost more in launch than in arithmetic:
+//   y[n, :] = act2(W2 · act1(W1 · x[n, :] + b1) + b2)
 // x [n, in], W1 [hidden, in], W2 [out, hidden] (row-major), b1 [hidden], b2 [out], y [n, out], all of
 // element type e, accumulated in f32; the hidden vector is rounded to e, as the unfused layers store it.
 #pragma once
@@ -17,7 +18,9 @@ namespace kiln::cuda {
 // same, and ones with 98k and 393k weights 7.6 and 15.3 us; so gates above 32k weights stay on cuDNN.
 bool squeeze_mlp_fits(int in, int hidden, int out);
 
-cudaError_t squeeze_mlp(const void* x, const void* w1, const void* b1, Act act, const void* w2, const void* b2,
-                        void* y, Elem e, int n, int in, int hidden, int out, cudaStream_t stream);
+// act2 kNone: the attention gate's logits (ResNeSt); kSigmoid: squeeze-excite's gate.
+cudaError_t squeeze_mlp(const void* x, const void* w1, const void* b1, Act act1, const void* w2,
+                        const void* b2, Act act2, void* y, Elem e, int n, int in, int hidden, int out,
+                        cudaStream_t stream);
 
 }  // namespace kiln::cuda

@@ -1,6 +1,7 @@
-// Convolutions: kernel sizes, strides, padding (symmetric and not), dilation, groups up to depthwise,
-// fused activations, channel counts off the backends' blocks, fp16, and the FP8 path (quantize point,
-// dequantized E4M3 weights, fp16 output), which is where kDequantize is checked.
+// Convolutions: kernel sizes, strides, padding (symmetric and not), dilation, groups up to depthwise
+// (EfficientNet's 3x3 and 5x5, stride 1 and 2, with SiLU), fused activations, channel counts off the
+// backends' blocks, fp16, and the FP8 path (quantize point, dequantized E4M3 weights, fp16 output), which
+// is where kDequantize is checked.
 #include "op_case_util.h"
 
 namespace kiln::testing {
@@ -65,10 +66,19 @@ std::vector<OpCase> convolution_cases() {
       {"conv2d_relu", 16, 16, 8, 1, conv_attrs(3, 1, 1, 1, Activation::kRelu)},
       {"conv2d_silu", 16, 24, 8, 2, conv_attrs(1, 1, 0, 1, Activation::kSilu)},
       {"conv2d_sigmoid", 8, 16, 1, 2, conv_attrs(1, 1, 0, 1, Activation::kSigmoid)},
+      {"conv2d_silu_3x3", 16, 16, 9, 2, conv_attrs(3, 1, 1, 1, Activation::kSilu)},
+      // EfficientNet's depthwise convolutions, each with its SiLU.
+      {"conv2d_depthwise_3x3_silu", 32, 32, 10, 2, conv_attrs(3, 1, 1, 32, Activation::kSilu)},
+      {"conv2d_depthwise_3x3_stride2_silu", 24, 24, 11, 2, conv_attrs(3, 2, 1, 24, Activation::kSilu)},
+      {"conv2d_depthwise_5x5_silu", 40, 40, 9, 2, conv_attrs(5, 1, 2, 40, Activation::kSilu)},
+      {"conv2d_depthwise_5x5_stride2_silu", 48, 48, 12, 1, conv_attrs(5, 2, 2, 48, Activation::kSilu)},
   };
   std::vector<OpCase> cases;
   for (const ConvCase& c : convs) cases.push_back(conv_case(c));
-  for (const char* name : {"conv2d_3x3", "conv2d_grouped", "conv2d_depthwise", "conv2d_relu"}) {
+  for (const char* name :
+       {"conv2d_3x3", "conv2d_grouped", "conv2d_depthwise", "conv2d_relu", "conv2d_silu", "conv2d_sigmoid",
+        "conv2d_silu_3x3", "conv2d_depthwise_3x3_silu", "conv2d_depthwise_3x3_stride2_silu",
+        "conv2d_depthwise_5x5_silu", "conv2d_depthwise_5x5_stride2_silu"}) {
     for (const ConvCase& c : convs) {
       if (std::string(c.name) == name) cases.push_back(fp16_case(conv_case(c)));
     }

@@ -38,16 +38,18 @@ OpCase add_case(std::int64_t c, Activation a, bool behind_conv) {
                     });
 }
 
-// The gate computed from x as squeeze-excite does (pooled, 1x1 convolutions, sigmoid), or an input.
-OpCase channel_scale_case(std::int64_t c, bool computed_gate, bool behind_conv) {
+// The gate computed from x as squeeze-excite does (pooled, 1x1 convolutions to `hidden` channels and
+// back, SiLU then sigmoid), or an input. A gate of many weights (c = 384, hidden 48: 37k) is too big for
+// the CUDA backend's one-launch gate kernel (squeeze_mlp.h) and runs as two convolutions there.
+OpCase channel_scale_case(std::int64_t c, bool computed_gate, bool behind_conv, std::int64_t hidden = 8) {
   return graph_case(cat("channel_scale_c", c, computed_gate ? "_squeeze_excite" : "_gate_input",
-                        source_suffix(behind_conv)),
+                        hidden != 8 ? cat("_hidden", hidden) : std::string(), source_suffix(behind_conv)),
                     OpKind::kChannelScale, 2, [=](SmallGraph& g) {
                       const ValueId x = source(g, g.input("x", {c, 7, 6}), behind_conv);
                       ValueId gate = computed_gate ? x : g.input("gate", {c, 1, 1});
                       if (computed_gate) {
                         const ValueId pooled = g.node(OpKind::kGlobalAvgPool, {x});
-                        gate = g.conv(g.conv(pooled, 8, conv_attrs(1, 1, 0, 1, Activation::kSilu)), c,
+                        gate = g.conv(g.conv(pooled, hidden, conv_attrs(1, 1, 0, 1, Activation::kSilu)), c,
                                       conv_attrs(1, 1, 0, 1, Activation::kSigmoid));
                       }
                       g.output(g.node(OpKind::kChannelScale, {x, gate}));
@@ -95,12 +97,21 @@ std::vector<OpCase> elementwise_cases() {
       cases.push_back(channel_scale_case(c, false, behind_conv));
       cases.push_back(channel_scale_case(c, true, behind_conv));
     }
+    cases.push_back(channel_scale_case(384, true, behind_conv, 48));
   }
+  // A residual add with SiLU: behind a convolution, the CUDA backend runs it as that convolution's
+  // epilogue (bias, residual, then the activation).
+  cases.push_back(add_case(32, Activation::kSilu, true));
+  cases.push_back(fp16_case(add_case(32, Activation::kSilu, true)));
   cases.push_back(unfused_residual_case());
   cases.push_back(fp16_case(batch_norm_case(32, true)));
   cases.push_back(fp16_case(activation_case(Activation::kSilu, true)));
   cases.push_back(fp16_case(add_case(32, Activation::kRelu, true)));
   cases.push_back(fp16_case(channel_scale_case(32, true, true)));
+  cases.push_back(fp16_case(channel_scale_case(13, false, true)));
+  cases.push_back(fp16_case(channel_scale_case(24, false, false)));
+  cases.push_back(fp16_case(channel_scale_case(384, true, true, 48)));
+  cases.push_back(fp16_case(activation_case(Activation::kSigmoid, true)));
   cases.push_back(quantize_case("quantize", 0.01f, 1.0f));
   cases.push_back(quantize_case("quantize_saturating", 0.01f, 8.0f));  // |x| / scale up to 800 > 448
   return cases;
