@@ -302,7 +302,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option(
          "--reference", options->reference,
          "What to compare against: a plan file, or a checkpoint (model.safetensors) built in memory at "
-         "fp32. Gives top-1 agreement and ||y - ref|| / ||ref||")
+         "fp32. Gives top-1 agreement and ||y - ref|| / ||ref||; for a detector plan, box parity (default: "
+         "the plan itself on cpu-reference)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--family", options->family,
                   "Model family of a checkpoint --reference (default: the plan's family)");

@@ -127,7 +127,7 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Classify images or .npy batches with a plan file (kiln build) or a checkpoint with --family; detect "
-      "objects with --family yolov10");
+      "objects with a detector plan or --family yolov10");
   cmd->add_option("plan", options->plan, "A plan file; it carries its family, labels and preprocessing")
       ->check(CLI::ExistingFile);
   cmd->add_option("--family", options->family,
@@ -138,8 +138,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--config", options->config,
                   "timm config.json (default: config.json beside the checkpoint, else the family's defaults)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--input", options->inputs,
-                  "Images (JPEG/PNG, preprocessed as timm would) or .npy NCHW float32 batches")
+  cmd->add_option(
+         "--input", options->inputs,
+         "Images (JPEG/PNG, preprocessed as timm would; detectors letterbox them) or .npy NCHW float32 "
+         "batches (detectors: letterboxed, RGB / 255 in [0, 1])")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", options->backend,

@@ -71,6 +71,9 @@ void print_parity(const pipeline::DetectorParityReport& report, double min_score
             << "boxes      " << total.reference_boxes << " reference boxes scoring " << min_score
             << " or more: " << total.matched << " matched, " << total.missing << " missing, " << total.extra
             << " extra\n";
+  if (total.reference_boxes == 0)
+    std::cout << "note       no reference box scores " << min_score
+              << " or more, so no box was compared (lower --min-score)\n";
   if (total.matched > 0) {
     std::cout << "worst      IoU " << figure(total.worst_iou) << " (" << total.worst_iou_image
               << "), |score diff| " << figure(total.worst_score_diff) << " (" << total.worst_score_image
