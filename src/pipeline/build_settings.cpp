@@ -1,5 +1,7 @@
 #include "pipeline/build_settings.h"
 
+#include "core/error.h"
+
 namespace kiln::pipeline {
 
 namespace {
@@ -36,6 +38,14 @@ BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overr
                            const ModelSource& source) {
   if (!source.to_input) return build_options(manifest, overrides, source.input);
   BuildOptions options = plain_options(manifest, overrides);
+  const bool auto_recipe = overrides.fp8.recipe.value_or(manifest.quantization ? manifest.quantization->recipe
+                                                                               : std::string()) == "auto";
+  require(
+      !(options.precision == Precision::kF8 && auto_recipe &&
+        overrides.fp8.auto_target.starts_with("agreement")),
+      "--auto-target ", overrides.fp8.auto_target,
+      ": top-1 agreement is for classifiers; a detector's auto recipe takes logit-error=VALUE (the relative "
+      "error of its decoded predictions)");
   if (options.precision == Precision::kF8)
     set_fp8(options, make_fp8_quantization(overrides.fp8, manifest, source.input.graph, source.to_input));
   return options;

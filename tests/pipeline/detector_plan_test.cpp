@@ -16,9 +16,11 @@
 #include "pipeline/build_settings.h"
 #include "pipeline/detector_engine.h"
 #include "pipeline/detector_inputs.h"
+#include "pipeline/detector_parity.h"
 #include "pipeline/model_loading.h"
 #include "plan/plan_reader.h"
 #include "plan/plan_writer.h"
+#include "tests/backends/cuda_test_util.h"
 
 namespace kiln::pipeline {
 namespace {
@@ -41,11 +43,13 @@ class ScratchDir {
   fs::path path_;
 };
 
-Plan build(const Manifest& manifest, Precision precision) {
+Plan build(const Manifest& manifest, Precision precision, const std::string& backend = "cpu",
+           const std::string& tactic_cache = "") {
   ModelSource source = load_model_source(manifest, kYolo / "model.safetensors", std::nullopt);
   BuildOverrides overrides;
   overrides.precision = precision;
-  overrides.backend = "cpu";
+  overrides.backend = backend;
+  overrides.tactic_cache = tactic_cache;
   const BuildOptions options = build_options(manifest, overrides, source);
   return build_model(std::move(source), options).plan;
 }
@@ -143,12 +147,61 @@ TEST(DetectorPlan, LetterboxedNpyIsTheDetectorsInput) {
             std::string::npos);
 }
 
+std::string file_bytes(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(file), {}};
+}
+
+// On the GPU: cuda plans rebuilt with the same tactic cache are the same bytes, and their boxes pass the
+// parity gate against the cpu plan of the same precision on dog.jpg and horses.jpg.
+TEST(DetectorPlan, CudaPlansRebuildTheSameAndMatchTheCpuBoxes) {
+  KILN_SKIP_WITHOUT_GPU();
+  const Manifest manifest = load_manifest(kManifest);
+  const ScratchDir dir;
+  const std::string cache = (dir / "tactics.json").string();
+  const DetectorInfo& yolo = *find_detector("yolov10");
+  const DetectorInputs inputs =
+      load_detector_inputs({kData / "photos" / "dog.jpg", kData / "photos" / "horses.jpg"}, yolo, 640);
+  CompileOptions compile;
+  compile.batch = 2;
+  for (const Precision precision : {Precision::kF32, Precision::kF16}) {
+    SCOPED_TRACE(precision_name(precision));
+    write_plan(dir / "first.kplan", build(manifest, precision, "cuda", cache));  // fills the cache
+    write_plan(dir / "a.kplan", build(manifest, precision, "cuda", cache));
+    write_plan(dir / "b.kplan", build(manifest, precision, "cuda", cache));
+    EXPECT_EQ(file_bytes(dir / "a.kplan"), file_bytes(dir / "b.kplan"));
+    write_plan(dir / "cpu.kplan", build(manifest, precision));
+    DetectorEngine gpu(load_plan(dir / "a.kplan"), "a.kplan", "cuda", compile);
+    DetectorEngine cpu(load_plan(dir / "cpu.kplan"), "cpu.kplan", "cpu", compile);
+    const DetectorRun ours = gpu.detect(inputs), theirs = cpu.detect(inputs);
+    for (std::size_t i = 0; i < 2; ++i) {
+      const BoxParity parity =
+          compare_detections(ours.detections[i], theirs.detections[i], 0.005, inputs.labels[i]);
+      EXPECT_GT(parity.reference_boxes, 0u) << inputs.labels[i];
+      EXPECT_TRUE(parity.passes()) << inputs.labels[i] << ": " << parity.matched << " matched, "
+                                   << parity.missing << " missing, " << parity.extra << " extra, worst IoU "
+                                   << parity.worst_iou << ", worst score diff " << parity.worst_score_diff;
+    }
+  }
+}
+
 TEST(DetectorPlan, RefusesWhatDoesNotFit) {
   Manifest manifest = load_manifest(kManifest);
   manifest.input_size = 320;
   EXPECT_NE(error_of([&] {
               load_model_source(manifest, kYolo / "model.safetensors", std::nullopt);
             }).find("config.json: key 'imgsz': 640 differs from the input size 320 that"),
+            std::string::npos);
+
+  manifest.input_size = 640;
+  BuildOverrides fp8;
+  fp8.precision = Precision::kF8;
+  fp8.fp8.recipe = "auto";
+  fp8.fp8.auto_target = "agreement=0.99";
+  const ModelSource source = load_model_source(manifest, kYolo / "model.safetensors", std::nullopt);
+  EXPECT_NE(error_of([&] {
+              build_options(manifest, fp8, source);
+            }).find("--auto-target agreement=0.99: top-1 agreement is for classifiers"),
             std::string::npos);
 
   Plan classifier;
