@@ -81,16 +81,15 @@ void build(const BuildCommandOptions& options) {
   const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
   refuse_outputs_over_inputs(options, manifest.path);
   pipeline::ModelSource source = pipeline::load_model_source(manifest, options.checkpoint, options.config);
-  const BuildOptions build_options =
-      pipeline::build_options(manifest, build_overrides(options), source.input);
+  const BuildOptions build_options = pipeline::build_options(manifest, build_overrides(options), source);
   if (make_backend(build_options.backend)->chooses_tactics()) {
     std::cerr << "timing kernels on the " << build_options.backend << " backend (opt level "
               << build_options.opt_level << (build_options.opt_level == 0 ? ": heuristics only" : "")
               << ")...\n";
   }
 
-  const std::string digest = source.input.checkpoint_sha256;
-  const BuildResult result = build_plan(std::move(source.input), build_options);
+  const std::string digest = source.input.checkpoint_sha256, family = source.input.family;
+  const BuildResult result = pipeline::build_model(std::move(source), build_options);
   write_plan(options.output, result.plan);
   pipeline::keep_calibration_cache(options.fp8, result.plan);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -104,7 +103,7 @@ void build(const BuildCommandOptions& options) {
         std::cout << "runs on " << default_backend() << ": " << layer << "\n";
     }
   }
-  std::cout << "built " << options.output.string() << ": " << source.family->name << ", "
+  std::cout << "built " << options.output.string() << ": " << family << ", "
             << result.plan.graph.live_node_count() << " layers, " << precision_name(build_options.precision)
             << (build_options.precision == Precision::kF8
                     ? cat(" (", result.plan.info.quantization.value("fp8_layers", 0),
@@ -116,7 +115,7 @@ void build(const BuildCommandOptions& options) {
             << " rewrites, " << seconds << " s\n";
   if (options.json) {
     nlohmann::json report = {{"plan", options.output.string()},
-                             {"family", source.family->name},
+                             {"family", family},
                              {"layers", result.plan.graph.live_node_count()},
                              {"precision", precision_name(build_options.precision)},
                              {"opt_level", build_options.opt_level},

@@ -11,12 +11,14 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/detector_commands.h"
 #include "core/error.h"
 #include "data/open_dataset.h"
 #include "data/sampling.h"
 #include "eval/evaluate.h"
 #include "io/atomic_file.h"
 #include "io/output_guard.h"
+#include "pipeline/detector_plan.h"
 #include "pipeline/model_loading.h"
 #include "plan/plan_magic.h"
 
@@ -43,6 +45,7 @@ struct EvalCliOptions {
   bool strict = false;
   std::optional<std::filesystem::path> json;
   std::optional<std::int64_t> batch;
+  double min_score = 0.25;  // detector plans: reference boxes compared
 };
 
 // A plan file starts with "KILNPLAN" (and a .kplan file is read as a plan, so a damaged one says so);
@@ -181,6 +184,8 @@ ReferenceModel load_reference(const EvalCliOptions& options, const Plan& plan) {
             "--family and --config describe a checkpoint --reference, but ", options.reference->string(),
             " is a plan");
     reference.plan = pipeline::load_plan(*options.reference);
+    pipeline::require_classifier_plan(*reference.plan, options.reference->string(),
+                                      cat("the reference of ", options.plan.string()));
     reference.kind = cat("plan, ", precision_name(reference.plan->info.precision));
   }
   return reference;
@@ -227,6 +232,15 @@ void write_report(const EvalCliOptions& options, const Plan& plan, const std::st
   write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
 }
 
+DetectorEvalRequest detector_request(const EvalCliOptions& options, std::shared_ptr<const Plan> plan) {
+  require(!options.per_layer && !options.every, options.plan.string(),
+          ": --per-layer and --every are for classifier plans; a detector plan is compared box for box");
+  return {options.plan,   std::move(plan), options.data,    options.reference,
+          options.family, options.config,  options.backend, options.strict_backend,
+          options.batch,  options.images,  options.strict,  options.min_score,
+          options.json};
+}
+
 void eval(const EvalCliOptions& options) {
   if (const auto json = named_if("--json", options.json)) {
     std::vector<NamedPath> inputs = {{"the plan", options.plan}, {"--data", options.data}};
@@ -235,6 +249,7 @@ void eval(const EvalCliOptions& options) {
     refuse_output_over_inputs(*json, inputs);
   }
   const std::shared_ptr<const Plan> plan = pipeline::load_plan(options.plan);
+  if (plan->detector) return eval_detector(detector_request(options, plan));
   require(!options.per_layer || options.reference,
           "--per-layer compares layers with a reference: give --reference");
   const Dataset dataset = open_dataset(options.data);
@@ -287,7 +302,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option(
          "--reference", options->reference,
          "What to compare against: a plan file, or a checkpoint (model.safetensors) built in memory at "
-         "fp32. Gives top-1 agreement and ||y - ref|| / ||ref||")
+         "fp32. Gives top-1 agreement and ||y - ref|| / ||ref||; for a detector plan, box parity (default: "
+         "the plan itself on cpu-reference)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--family", options->family,
                   "Model family of a checkpoint --reference (default: the plan's family)");
@@ -332,6 +348,11 @@ void add_eval_command(CLI::App& app) {
                 "Stop at the first unreadable image (by default it is reported and skipped)");
   cmd->add_option("--json", options->json,
                   "Write the full report (every metric, stress input and layer) as JSON");
+  cmd->add_option("--min-score", options->min_score,
+                  "Detector plans: compare the reference's boxes scoring at least this (box parity gate: "
+                  "IoU >= 0.9, |score diff| <= 0.005, none missing or extra)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd->callback([options] {
     if (options->split.empty()) options->split = "held-out";
     eval(*options);

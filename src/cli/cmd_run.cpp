@@ -1,5 +1,5 @@
 // kiln run: classify images or .npy batches with a plan file, or straight from a checkpoint; detect
-// objects with a detector family's checkpoint.
+// objects with a detector plan or a detector family's checkpoint (cli/detector_run.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/detector_commands.h"
 #include "core/error.h"
 #include "eval/top_k.h"
 #include "io/atomic_file.h"
 #include "io/image.h"
 #include "io/npy.h"
 #include "io/output_guard.h"
-#include "pipeline/detector_engine.h"
 #include "pipeline/input_batch.h"
 #include "pipeline/model_loading.h"
 #include "runtime/engine.h"
@@ -39,88 +39,11 @@ struct RunOptions {
   std::optional<std::filesystem::path> draw;  // detectors: PNG with the boxes drawn
 };
 
-// Where the drawing of input `index` of `count` goes: the path itself for one input, else name_<index>.png.
-std::filesystem::path drawing_path(const std::filesystem::path& path, std::size_t index, std::size_t count) {
-  if (count == 1) return path;
-  return path.parent_path() / cat(path.stem().string(), "_", index, path.extension().string());
-}
-
-void draw_box(Image& image, const Detection& d) {
-  // A colour per class, bright enough on photos; two pixels wide, clipped to the image.
-  const std::uint8_t colour[3] = {static_cast<std::uint8_t>(64 + (d.label * 97) % 192),
-                                  static_cast<std::uint8_t>(64 + (d.label * 57 + 80) % 192),
-                                  static_cast<std::uint8_t>(64 + (d.label * 151 + 160) % 192)};
-  const auto clampi = [](double v, std::int64_t hi) {
-    return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::lround(v)), 0, hi - 1);
-  };
-  const std::int64_t x1 = clampi(d.x1, image.width), x2 = clampi(d.x2, image.width);
-  const std::int64_t y1 = clampi(d.y1, image.height), y2 = clampi(d.y2, image.height);
-  const auto put = [&](std::int64_t x, std::int64_t y) {
-    if (x < 0 || y < 0 || x >= image.width || y >= image.height) return;
-    std::copy_n(colour, 3, image.rgb.begin() + (y * image.width + x) * 3);
-  };
-  for (std::int64_t t = 0; t < 2; ++t) {
-    for (std::int64_t x = x1; x <= x2; ++x) {
-      put(x, y1 + t);
-      put(x, y2 - t);
-    }
-    for (std::int64_t y = y1; y <= y2; ++y) {
-      put(x1 + t, y);
-      put(x2 - t, y);
-    }
-  }
-}
-
-void run_detector(const DetectorInfo& detector, const RunOptions& options) {
-  require(options.plan.empty() && !options.checkpoint.empty(), "--family ", detector.name,
-          " runs a checkpoint: give --checkpoint (detectors have no plan files yet)");
-  const std::vector<Image> images = pipeline::load_detector_images(options.inputs);
-  const auto batch = static_cast<std::int64_t>(images.size());
-  CompileOptions compile;
-  compile.strict_backend = options.strict_backend;
-  pipeline::DetectorEngine engine(detector, options.checkpoint, options.config, batch, options.backend,
-                                  compile);
-  if (!engine.engine().fallback_layers().empty()) std::cerr << fallback_warning(engine.engine()) << "\n";
-  const pipeline::DetectorRun run = engine.detect(images);
-  if (options.save_output) write_npy(*options.save_output, run.decoded);
-  const YoloConfig& config = engine.config();
-  const std::int64_t size = config.imgsz;
-  const std::string& backend = engine.backend();
-  const double seconds = run.seconds;
-
-  std::cout << detector.name << " (" << config.model << ", " << size << "x" << size << ") on " << batch
-            << " image(s), " << backend << ", " << std::fixed << std::setprecision(1) << seconds * 1000.0
-            << " ms; " << engine.unused_keys().size()
-            << " checkpoint tensors unused (the one-to-many head)\n";
-  nlohmann::json report = {{"family", detector.name},
-                           {"model", options.checkpoint.string()},
-                           {"backend", backend},
-                           {"seconds", seconds},
-                           {"min_score", options.min_score},
-                           {"unused_keys", engine.unused_keys()},
-                           {"results", nlohmann::json::array()}};
-  for (std::size_t i = 0; i < images.size(); ++i) {
-    std::cout << options.inputs[i].string() << " (" << images[i].width << "x" << images[i].height << ")\n";
-    nlohmann::json found = nlohmann::json::array();
-    Image drawing = images[i];
-    for (const Detection& d : run.detections[i]) {
-      if (d.score < options.min_score) continue;
-      const auto label = static_cast<std::size_t>(d.label);
-      const std::string name = label < config.names.size() ? config.names[label] : cat("class ", label);
-      std::cout << "  " << std::setprecision(3) << d.score << "  " << name << " (" << d.label << ")  ["
-                << std::setprecision(1) << d.x1 << ", " << d.y1 << ", " << d.x2 << ", " << d.y2 << "]\n";
-      found.push_back(
-          {{"label", d.label}, {"name", name}, {"score", d.score}, {"box", {d.x1, d.y1, d.x2, d.y2}}});
-      draw_box(drawing, d);
-    }
-    if (found.empty())
-      std::cout << "  no detection scores " << std::defaultfloat << options.min_score << " or more\n";
-    report["results"].push_back({{"input", options.inputs[i].string()}, {"detections", found}});
-    if (options.draw) write_png(drawing_path(*options.draw, i, images.size()), drawing);
-  }
-  if (options.json) {
-    write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
-  }
+DetectorRunRequest detector_request(const RunOptions& options, std::shared_ptr<const Plan> plan) {
+  return {options.plan,         std::move(plan),   options.family,      options.checkpoint,
+          options.config,       options.inputs,    options.backend,     options.strict_backend,
+          options.tactic_cache, options.min_score, options.save_output, options.json,
+          options.draw};
 }
 
 // --save-output, --json and --draw never replace a file the run reads, nor each other.
@@ -143,14 +66,14 @@ void refuse_outputs_over_inputs(const RunOptions& options) {
 
 void run(const RunOptions& options) {
   refuse_outputs_over_inputs(options);
-  if (const DetectorInfo* detector = find_detector(options.family)) return run_detector(*detector, options);
-  require(!options.draw, "--draw is for detector families");
+  std::shared_ptr<const Plan> plan = options.plan.empty() ? nullptr : pipeline::load_plan(options.plan);
+  if (runs_detector(options.family, plan.get())) return run_detector(detector_request(options, plan));
+  require(!options.draw, "--draw is for detectors (a detector plan or --family yolov10)");
   require(options.plan.empty() != (options.family.empty() && options.checkpoint.empty()),
           "give either a plan file or --family with --checkpoint");
-  std::shared_ptr<const Plan> plan = options.plan.empty()
-                                         ? std::make_shared<const Plan>(pipeline::build_in_memory(
-                                               options.family, options.checkpoint, options.config))
-                                         : pipeline::load_plan(options.plan);
+  if (!plan)
+    plan = std::make_shared<const Plan>(
+        pipeline::build_in_memory(options.family, options.checkpoint, options.config));
   const pipeline::InputBatch batch = pipeline::load_inputs(options.inputs, plan->config.preprocess);
   CompileOptions compile;
   compile.batch = batch.tensor.dim(0);
@@ -204,7 +127,7 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Classify images or .npy batches with a plan file (kiln build) or a checkpoint with --family; detect "
-      "objects with --family yolov10");
+      "objects with a detector plan or --family yolov10");
   cmd->add_option("plan", options->plan, "A plan file; it carries its family, labels and preprocessing")
       ->check(CLI::ExistingFile);
   cmd->add_option("--family", options->family,
@@ -215,8 +138,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--config", options->config,
                   "timm config.json (default: config.json beside the checkpoint, else the family's defaults)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--input", options->inputs,
-                  "Images (JPEG/PNG, preprocessed as timm would) or .npy NCHW float32 batches")
+  cmd->add_option(
+         "--input", options->inputs,
+         "Images (JPEG/PNG, preprocessed as timm would; detectors letterbox them) or .npy NCHW float32 "
+         "batches (detectors: letterboxed, RGB / 255 in [0, 1])")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", options->backend,

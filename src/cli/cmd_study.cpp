@@ -81,6 +81,8 @@ void study(const StudyCommandOptions& options) {
   pipeline::ModelSource source =
       pipeline::load_model_source(manifest, checkpoint, options.config,
                                   demo ? pipeline::Sha256Pin::kNotThisFile : pipeline::Sha256Pin::kEnforce);
+  require(!source.detector, manifest.path.string(), ": kiln study is for classifier families; ",
+          manifest.family, " is a detector (compare its plans with kiln eval)");
   StudyInputs inputs{std::move(source.input), spec, data, backend, options.strict_backend, out, demo,
                      options.command_line, manifest.path, manifest.hub_id};
   const StudyResult result = run_study(inputs);

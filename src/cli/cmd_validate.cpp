@@ -67,8 +67,7 @@ nlohmann::json to_json(const Outcome& outcome) {
 }
 
 void validate(const ValidateOptions& options) {
-  std::vector<std::string> known_families = pipeline::known_family_names();
-  for (const auto& detector : detectors()) known_families.emplace_back(detector.name);
+  const std::vector<std::string> known_families = pipeline::known_family_names();
 
   std::vector<std::string> arguments = options.manifests;
   if (arguments.empty()) {

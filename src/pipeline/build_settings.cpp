@@ -1,23 +1,53 @@
 #include "pipeline/build_settings.h"
 
+#include "core/error.h"
+
 namespace kiln::pipeline {
 
-BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overrides,
-                           const BuildInput& input) {
+namespace {
+
+// Everything but the FP8 quantizer, which needs the graph and the calibration images' preprocessing.
+BuildOptions plain_options(const Manifest& manifest, const BuildOverrides& overrides) {
   BuildOptions options;
   options.precision = overrides.precision.value_or(manifest.precision);
-  if (options.precision == Precision::kF8) {
-    Fp8Quantization fp8 =
-        make_fp8_quantization(overrides.fp8, manifest, input.graph, input.config.preprocess);
-    options.quantizer = std::move(fp8.quantizer);
-    options.fp8_fallback = fp8.fallback;
-  }
   options.opt_level = overrides.opt_level.value_or(manifest.opt_level);
   options.batch = overrides.batch.value_or(manifest.batch_sizes.front());
   options.backend = overrides.backend.value_or(manifest.backends.front());
   options.disabled_passes = overrides.disabled_passes;
   options.tactic_cache = overrides.tactic_cache;
   options.strict_backend = overrides.strict_backend;
+  return options;
+}
+
+void set_fp8(BuildOptions& options, Fp8Quantization fp8) {
+  options.quantizer = std::move(fp8.quantizer);
+  options.fp8_fallback = fp8.fallback;
+}
+
+}  // namespace
+
+BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overrides,
+                           const BuildInput& input) {
+  BuildOptions options = plain_options(manifest, overrides);
+  if (options.precision == Precision::kF8)
+    set_fp8(options, make_fp8_quantization(overrides.fp8, manifest, input.graph, input.config.preprocess));
+  return options;
+}
+
+BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overrides,
+                           const ModelSource& source) {
+  if (!source.to_input) return build_options(manifest, overrides, source.input);
+  BuildOptions options = plain_options(manifest, overrides);
+  const bool auto_recipe = overrides.fp8.recipe.value_or(manifest.quantization ? manifest.quantization->recipe
+                                                                               : std::string()) == "auto";
+  require(
+      !(options.precision == Precision::kF8 && auto_recipe &&
+        overrides.fp8.auto_target.starts_with("agreement")),
+      "--auto-target ", overrides.fp8.auto_target,
+      ": top-1 agreement is for classifiers; a detector's auto recipe takes logit-error=VALUE (the relative "
+      "error of its decoded predictions)");
+  if (options.precision == Precision::kF8)
+    set_fp8(options, make_fp8_quantization(overrides.fp8, manifest, source.input.graph, source.to_input));
   return options;
 }
 

@@ -9,6 +9,7 @@
 #include "builder/build_plan.h"
 #include "manifest/manifest.h"
 #include "pipeline/fp8_settings.h"
+#include "pipeline/model_source.h"
 
 namespace kiln::pipeline {
 
@@ -20,11 +21,14 @@ struct BuildOverrides {
   std::set<std::string> disabled_passes;
   std::string tactic_cache;
   bool strict_backend = false;  // refuse layers the backend cannot run instead of a CPU fallback
-  Fp8Options fp8;  // used when the precision is fp8
+  Fp8Options fp8;               // used when the precision is fp8
 };
 
 // For fp8 this makes the quantizer, loading its calibration images (pipeline/fp8_settings.h).
 BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overrides,
                            const BuildInput& input);
+// The same for a model source: a detector's FP8 calibration images are letterboxed (source.to_input).
+BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overrides,
+                           const ModelSource& source);
 
 }  // namespace kiln::pipeline

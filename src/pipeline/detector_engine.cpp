@@ -6,29 +6,39 @@
 #include "builder/build_plan.h"
 #include "core/error.h"
 #include "passes/pass.h"
+#include "pipeline/detector_plan.h"
 #include "pipeline/model_loading.h"
 
 namespace kiln::pipeline {
 
 DetectorEngine::DetectorEngine(const DetectorInfo& detector, const std::filesystem::path& checkpoint,
                                const std::optional<std::filesystem::path>& config_path, std::int64_t batch,
-                               const std::string& backend, const CompileOptions& options)
-    : detector_(&detector) {
-  DetectorModel model = load_detector(detector, checkpoint, config_path, batch);
-  config_ = model.config;
-  unused_keys_ = std::move(model.unused_keys);
+                               const std::string& backend, const CompileOptions& options) {
   BuildOptions build;  // fp32 with every pass, as kiln run builds a classifier checkpoint
   build.opt_level = kMaxPassLevel;
   build.batch = batch;
   build.backend = backend.empty() ? default_backend() : backend;
   build.tactic_cache = options.tactic_cache;
   build.strict_backend = options.strict_backend;
-  BuildInput input{std::move(model.graph), ModelConfig{}, std::string(detector.name),
-                   checkpoint.filename().string(), ""};
-  auto plan = std::make_shared<const Plan>(build_plan(std::move(input), build).plan);
+  DetectorModel model = load_detector(detector, checkpoint, config_path, batch);
+  unused_keys_ = model.unused_keys;
+  auto plan = std::make_shared<const Plan>(
+      build_detector_in_memory(detector, std::move(model), checkpoint.filename().string(), build));
   CompileOptions compile = options;
   compile.batch = batch;
-  engine_ = std::make_unique<Engine>(std::move(plan), build.backend, compile);
+  start(std::move(plan), checkpoint.string(), build.backend, compile);
+}
+
+DetectorEngine::DetectorEngine(std::shared_ptr<const Plan> plan, const std::string& name,
+                               const std::string& backend, const CompileOptions& options) {
+  start(std::move(plan), name, backend.empty() ? default_backend() : backend, options);
+}
+
+void DetectorEngine::start(std::shared_ptr<const Plan> plan, const std::string& name,
+                           const std::string& backend, const CompileOptions& options) {
+  detector_ = &plan_detector(*plan, name);
+  config_ = yolo_config(*plan->detector);
+  engine_ = std::make_unique<Engine>(std::move(plan), backend, options);
 }
 
 DetectorRun DetectorEngine::detect(const std::vector<Image>& images) {
@@ -44,14 +54,33 @@ DetectorRun DetectorEngine::detect(const std::vector<Image>& images) {
     std::copy(x.f32().begin(), x.f32().end(),
               input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
   }
+  DetectorRun run = detect_letterboxed(input);
+  for (std::size_t i = 0; i < run.detections.size(); ++i) {
+    for (Detection& d : run.detections[i]) d = detector_->to_original(d, boxes[i]);
+  }
+  return run;
+}
+
+DetectorRun DetectorEngine::detect(const DetectorInputs& inputs) {
+  DetectorRun run = detect_letterboxed(inputs.tensor);
+  for (std::size_t i = 0; i < run.detections.size(); ++i) {
+    if (!inputs.letterboxes[i]) continue;
+    for (Detection& d : run.detections[i]) d = detector_->to_original(d, *inputs.letterboxes[i]);
+  }
+  return run;
+}
+
+DetectorRun DetectorEngine::detect_letterboxed(const Tensor& input) {
+  const std::int64_t size = config_.imgsz;
+  require(input.rank() == 4 && input.dim(0) == engine_->batch() && input.dim(1) == 3 &&
+              input.dim(2) == size && input.dim(3) == size,
+          "this detector runs batches of ", engine_->batch(), " letterboxed images [", engine_->batch(),
+          ", 3, ", size, ", ", size, "], got ", shape_str(input.shape()));
   DetectorRun run;
   const auto start = std::chrono::steady_clock::now();
   run.decoded = engine_->run(input).at(0);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.detections = detector_->select(run.decoded, config_.max_det);
-  for (std::size_t i = 0; i < run.detections.size(); ++i) {
-    for (Detection& d : run.detections[i]) d = detector_->to_original(d, boxes[i]);
-  }
   return run;
 }
 

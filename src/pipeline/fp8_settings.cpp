@@ -1,5 +1,6 @@
 #include "pipeline/fp8_settings.h"
 
+#include <functional>
 #include <memory>
 
 #include "core/error.h"
@@ -36,10 +37,10 @@ Fp8Settings fp8_settings(const Fp8Options& options, const QuantizationSettings& 
   return settings;
 }
 
-}  // namespace
+using LoadImages = std::function<CalibrationImages(const CalibrationImageOptions&)>;
 
-Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
-                                      const PreprocessConfig& preprocess) {
+Fp8Quantization fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
+                                 const LoadImages& load) {
   const bool cached = options.calib_cache && std::filesystem::exists(*options.calib_cache);
   require(options.calib_data.has_value() || cached,
           "fp8 builds calibrate on images: give --calib DATA (or an existing --calib-cache)");
@@ -58,9 +59,25 @@ Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest&
         defaults.calibration_images > 0 ? static_cast<std::size_t>(defaults.calibration_images) : 500);
     data.every = options.calib_every;
     data.strict = options.strict;
-    *images = load_calibration_images(data, preprocess);
+    *images = load(data);
   }
   return {[settings, images](Graph& g) { return quantize_fp8(g, settings, *images); }, settings.fallback};
+}
+
+}  // namespace
+
+Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
+                                      const PreprocessConfig& preprocess) {
+  return fp8_quantization(options, manifest, graph, [&](const CalibrationImageOptions& data) {
+    return load_calibration_images(data, preprocess);
+  });
+}
+
+Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
+                                      const ImageToInput& to_input) {
+  return fp8_quantization(options, manifest, graph, [&](const CalibrationImageOptions& data) {
+    return load_calibration_images(data, to_input);
+  });
 }
 
 void keep_calibration_cache(const Fp8Options& options, const Plan& plan) {

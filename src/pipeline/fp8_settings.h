@@ -10,6 +10,7 @@
 #include "builder/build_plan.h"
 #include "io/timm_config.h"
 #include "manifest/manifest.h"
+#include "quant/calibration_images.h"
 
 namespace kiln::pipeline {
 
@@ -37,6 +38,9 @@ struct Fp8Quantization {
 // calibration images the quantizer will run on.
 Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
                                       const PreprocessConfig& preprocess);
+// The same with calibration images made into inputs by `to_input` (a detector's letterbox).
+Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
+                                      const ImageToInput& to_input);
 
 // Writes an fp8 plan's activation scales to options.calib_cache when one is named and does not exist yet.
 void keep_calibration_cache(const Fp8Options& options, const Plan& plan);

@@ -56,15 +56,6 @@ InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const Pr
   return batch;
 }
 
-std::vector<Image> load_detector_images(const std::vector<std::filesystem::path>& files) {
-  std::vector<Image> images;
-  for (const auto& file : files) {
-    require(file.extension() != ".npy", file.string(), ": detectors take images (JPEG, PNG, WebP)");
-    images.push_back(decode_image(file));
-  }
-  return images;
-}
-
 std::vector<std::string> class_names(const ModelConfig& config) {
   if (!config.label_names.empty()) return config.label_names;
   if (config.num_classes == 1000) return imagenet_class_names();

@@ -20,9 +20,6 @@ struct InputBatch {
 // Images are decoded and preprocessed as timm would; .npy files are NCHW f32 batches used as given.
 InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const PreprocessConfig& preprocess);
 
-// Decoded images for a detector (JPEG, PNG, WebP; .npy batches are refused: detectors letterbox photos).
-std::vector<Image> load_detector_images(const std::vector<std::filesystem::path>& files);
-
 // The class names to print: the config's labels, ImageNet's for a 1000-class model, else none.
 std::vector<std::string> class_names(const ModelConfig& config);
 

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "manifest/manifest_location.h"
+#include "pipeline/detector_plan.h"
 #include "pipeline/model_loading.h"
 
 namespace kiln::pipeline {
@@ -10,6 +11,7 @@ namespace kiln::pipeline {
 std::vector<std::string> known_family_names() {
   std::vector<std::string> known;
   for (const auto& family : families()) known.emplace_back(family.name);
+  for (const auto& detector : detectors()) known.emplace_back(detector.name);
   return known;
 }
 
@@ -25,11 +27,22 @@ ModelSource load_model_source(const Manifest& manifest, const std::filesystem::p
   const bool pinned = pin == Sha256Pin::kEnforce && !manifest.checkpoint_sha256.empty();
   require(!pinned || manifest.checkpoint_sha256 == digest, checkpoint.string(), ": sha256 ", digest,
           " differs from the ", manifest.checkpoint_sha256, " that ", manifest.path.string(), " pins");
+  if (const DetectorInfo* detector = find_detector(manifest.family))
+    return load_detector_source(*detector, manifest, checkpoint, config_path, digest);
   LoadedModel model = load_model(manifest.family, checkpoint, config_path);
   require(model.config.preprocess.input_size == manifest.input_size, manifest.path.string(), ": input size ",
           manifest.input_size, " differs from the checkpoint config's ", model.config.preprocess.input_size);
-  return {model.family, BuildInput{std::move(model.graph), model.config, std::string(model.family->name),
-                                   checkpoint.filename().string(), digest}};
+  ModelSource source;
+  source.family = model.family;
+  source.input = BuildInput{std::move(model.graph), model.config, std::string(model.family->name),
+                            checkpoint.filename().string(), digest};
+  return source;
+}
+
+BuildResult build_model(ModelSource source, const BuildOptions& options) {
+  BuildResult result = build_plan(std::move(source.input), options);
+  result.plan.detector = std::move(source.detector);
+  return result;
 }
 
 }  // namespace kiln::pipeline

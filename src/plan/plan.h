@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/graph.h"
 #include "io/timm_config.h"
+#include "plan/detector_section.h"
 #include "plan/plan_format.h"
 
 namespace kiln {
@@ -38,6 +40,7 @@ struct Plan {
   PlanInfo info;
   ModelConfig config;
   Graph graph;
+  std::optional<DetectorSection> detector;  // set for detector plans only
 };
 
 }  // namespace kiln

@@ -6,8 +6,9 @@
 //
 //   offset 0    8 bytes   magic "KILNPLAN"
 //   offset 8    u32       format version (kPlanFormatVersion). A reader refuses larger numbers.
-//   offset 12   u32       flags. None are defined yet; a reader refuses any bit it does not know, so a
-//                         later version can mark a change old readers must not ignore.
+//   offset 12   u32       flags. A reader refuses any bit it does not know, so a later version can mark
+//                         a change old readers must not ignore. Bit 0 (kDetectorFlag): a detector
+//                         plan; the header then has a "detector" section, which no other plan has.
 //   offset 16   u64       header length H
 //   offset 24   H bytes   header: one UTF-8 JSON object, described below
 //               ...       zero bytes up to B = the first multiple of 64 at or after 24 + H
@@ -26,6 +27,9 @@
 //                           preprocess: {input_size, interpolation ("bilinear" | "bicubic" |
 //                                        "nearest"), crop_pct, crop_mode, mean: [3], std: [3]}}}
 //   quantization: an object, free-form (calibration scales and the like)
+//   detector:     detector plans only: {model, task, image_size, max_det, class_names: [...],
+//                  strides: [finest first], letterbox: {fill}}; the graph's output is the decoded
+//                  predictions [N, 4 + classes, anchors] the detector's selection reads
 //   blob:         {alignment: 64, size: S}
 //   graph:        {values: [...], inputs: [value ids], outputs: [value ids], layers: [...]}
 //
@@ -57,7 +61,8 @@ namespace kiln::plan_format {
 inline constexpr std::array<char, 8> kMagic = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 inline constexpr std::array<char, 8> kEndMarker = {'K', 'P', 'L', 'A', 'N', 'E', 'N', 'D'};
 inline constexpr std::uint32_t kVersion = 1;
-inline constexpr std::uint32_t kKnownFlags = 0;
+inline constexpr std::uint32_t kDetectorFlag = 1;
+inline constexpr std::uint32_t kKnownFlags = kDetectorFlag;
 inline constexpr std::size_t kPreambleSize = 24;  // magic, version, flags, header length
 inline constexpr std::size_t kDigestSize = 32;
 inline constexpr std::size_t kTrailerSize = kDigestSize + kEndMarker.size();

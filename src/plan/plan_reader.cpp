@@ -72,6 +72,7 @@ Unsigned load_little_endian(const std::byte* bytes) {
 // Where the parts of a checked file are.
 struct Sections {
   std::uint32_t version = 0;
+  std::uint32_t flags = 0;
   std::size_t header_size = 0;
   std::size_t blob_offset = 0;
   std::size_t blob_size = 0;
@@ -90,7 +91,7 @@ Sections check_container(const FileBuffer& file, const std::string& name, bool v
 
   Sections sections;
   sections.version = load_little_endian<std::uint32_t>(bytes + 8);
-  const auto flags = load_little_endian<std::uint32_t>(bytes + 12);
+  const auto flags = sections.flags = load_little_endian<std::uint32_t>(bytes + 12);
   const auto header_size = load_little_endian<std::uint64_t>(bytes + 16);
   require(sections.version <= fmt::kVersion, name, ": made by a newer kiln: format ", sections.version,
           ", this kiln reads up to ", fmt::kVersion);
@@ -319,6 +320,12 @@ Plan read_plan(const std::filesystem::path& path, const PlanReadOptions& options
   Plan plan;
   plan.info.format_version = sections.version;
   read_plan_info(root, plan.info, plan.config);
+  const std::optional<JsonField> detector = root.find("detector");
+  if ((sections.flags & fmt::kDetectorFlag) != 0) {
+    plan.detector = detector_section_from_json(root["detector"]);
+  } else if (detector) {
+    detector->fail("a detector section, but the file's detector flag (0x1) is not set: the file is corrupt");
+  }
   plan.graph = load_graph(root["graph"], file, sections, plan.info);
   return plan;
 }

@@ -181,6 +181,7 @@ void write_plan(std::ostream& out, const Plan& plan, std::string_view name) {
     check_layer_names(graph, layout, plan.info);
     nlohmann::json header = nlohmann::json::object();
     write_plan_info(plan.info, plan.config, header);
+    if (plan.detector) header["detector"] = detector_section_to_json(*plan.detector);
     header["graph"] = graph_to_json(graph, layout, plan.info);
     header["blob"] = {{"alignment", fmt::kAlignment}, {"size", layout.blob_size}};
     header_text = header.dump();  // compact, keys sorted: the same plan gives the same text
@@ -193,7 +194,8 @@ void write_plan(std::ostream& out, const Plan& plan, std::string_view name) {
   HashedOutput file(out);
   file.write(fmt::kMagic.data(), fmt::kMagic.size());
   file.write(little_endian(fmt::kVersion).data(), 4);
-  file.write(little_endian(fmt::kKnownFlags).data(), 4);
+  const std::uint32_t flags = plan.detector ? fmt::kDetectorFlag : 0;
+  file.write(little_endian(flags).data(), 4);
   file.write(little_endian(static_cast<std::uint64_t>(header_text.size())).data(), 8);
   file.write(header_text.data(), header_text.size());
   const std::uint64_t blob_start = fmt::align_up(file.written());

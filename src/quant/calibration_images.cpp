@@ -10,8 +10,12 @@
 
 namespace kiln {
 
-CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
-                                          const PreprocessConfig& preprocess) {
+namespace {
+
+using LoadChosen = std::function<CalibrationImages(const Dataset&, std::span<const std::size_t>)>;
+
+// The fixed-stride sample and its calibration split, loaded by `load`, with the source recorded.
+CalibrationImages sample_and_load(const CalibrationImageOptions& options, const LoadChosen& load) {
   require(options.images >= 1, "--calib-images must be at least 1");
   require(options.every >= 1, "--calib-every must be at least 1");
   const Dataset dataset = open_dataset(options.data);
@@ -20,7 +24,7 @@ CalibrationImages load_calibration_images(const CalibrationImageOptions& options
   std::vector<std::size_t> chosen = split_every(sample, options.every).calibration;
   if (chosen.size() > options.images) chosen.resize(options.images);
 
-  CalibrationImages result = load_calibration_images(dataset, chosen, preprocess, options.strict);
+  CalibrationImages result = load(dataset, chosen);
   require(!result.images.empty(), options.data, ": none of the ", chosen.size(),
           " calibration images could be read");
   const std::size_t skipped = chosen.size() - result.images.size();
@@ -34,16 +38,43 @@ CalibrationImages load_calibration_images(const CalibrationImageOptions& options
   return result;
 }
 
+void keep(CalibrationImages& result, const Tensor& input) {
+  result.images.push_back(input.clone().reshaped({1, input.dim(0), input.dim(1), input.dim(2)}));
+}
+
+}  // namespace
+
+CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
+                                          const PreprocessConfig& preprocess) {
+  return sample_and_load(options, [&](const Dataset& dataset, std::span<const std::size_t> chosen) {
+    return load_calibration_images(dataset, chosen, preprocess, options.strict);
+  });
+}
+
+CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
+                                          const ImageToInput& to_input) {
+  return sample_and_load(options, [&](const Dataset& dataset, std::span<const std::size_t> chosen) {
+    return load_calibration_images(dataset, chosen, to_input, options.strict);
+  });
+}
+
 CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,
                                           const PreprocessConfig& preprocess, bool strict) {
   CalibrationImages result;
   Progress progress("load calibration images", indices.size());
   for_each_image(
-      dataset, indices, preprocess,
-      [&](std::size_t, const Tensor& input) {
-        result.images.push_back(input.clone().reshaped({1, input.dim(0), input.dim(1), input.dim(2)}));
-      },
-      strict, &progress);
+      dataset, indices, preprocess, [&](std::size_t, const Tensor& input) { keep(result, input); }, strict,
+      &progress);
+  return result;
+}
+
+CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,
+                                          const ImageToInput& to_input, bool strict) {
+  CalibrationImages result;
+  Progress progress("load calibration images", indices.size());
+  for_each_decoded_image(
+      dataset, indices, [&](std::size_t, const Image& image) { keep(result, to_input(image)); }, strict,
+      &progress);
   return result;
 }
 

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 
 #include "data/dataset.h"
+#include "io/image.h"
 #include "io/timm_config.h"
 #include "quant/fp8_build.h"
 
@@ -20,10 +22,18 @@ struct CalibrationImageOptions {
   bool strict = false;       // a bad image is fatal instead of skipped
 };
 
+// How a decoded image becomes the network's [3, H, W] input: timm's eval transform for classifiers, a
+// letterbox for detectors.
+using ImageToInput = std::function<Tensor(const Image&)>;
+
 CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
                                           const PreprocessConfig& preprocess);
+CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
+                                          const ImageToInput& to_input);
 // The same from an open dataset and chosen indices (a study's calibration split).
 CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,
                                           const PreprocessConfig& preprocess, bool strict);
+CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,
+                                          const ImageToInput& to_input, bool strict);
 
 }  // namespace kiln

@@ -111,7 +111,7 @@ TEST(Cli, DetectorPrintsBoxesWithNamesAndDraws) {
   expect_one_line_error(
       run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() + " --input " +
                (kTiny / "input.npy").string()),
-      "detectors take images");
+      "expected a letterboxed batch [N, 3, 640, 640], got [2, 3, 224, 224]");
   const auto config = scratch.file("config.json", R"({"model": "yolov10n.yaml", "imgsz": 640})");
   expect_one_line_error(
       run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() + " --config " +

@@ -192,8 +192,7 @@ TEST(Yolov10, MatchesTheAuthorsOutput) {
   }
 }
 
-// kiln's letterbox of the two photos against the authors' (OpenCV) input_u8.npy: the same geometry (grey
-// exactly where theirs is) and pixels within 1 of theirs, rounding in the resize being the only freedom.
+// kiln's letterbox of the two photos against the authors' (OpenCV) input_u8.npy: byte for byte.
 TEST(Yolov10Letterbox, MatchesTheAuthorsInput) {
   const Tensor expected = read_npy(kGolden / "input_u8.npy");  // [2, 3, 640, 640] uint8
   const auto* ref = expected.data<std::uint8_t>();
@@ -202,45 +201,14 @@ TEST(Yolov10Letterbox, MatchesTheAuthorsInput) {
   for (std::int64_t n = 0; n < 2; ++n) {
     SCOPED_TRACE(names[n]);
     const Letterbox box = letterbox(decode_image(photos / names[n]), 640);
-    std::int64_t differing = 0, worst = 0;
+    std::int64_t differing = 0;
     const std::int64_t area = 640 * 640;
     for (std::int64_t i = 0; i < area; ++i) {
       for (std::int64_t c = 0; c < 3; ++c) {
-        const int mine = box.image.rgb[static_cast<std::size_t>(i * 3 + c)];
-        const int theirs = ref[(n * 3 + c) * area + i];
-        differing += mine != theirs;
-        worst = std::max<std::int64_t>(worst, std::abs(mine - theirs));
+        differing += box.image.rgb[static_cast<std::size_t>(i * 3 + c)] != ref[(n * 3 + c) * area + i];
       }
     }
-    std::cout << names[n] << ": " << differing << " of " << 3 * area << " bytes differ, by at most " << worst
-              << "\n";
-    EXPECT_LE(worst, 1);
-    EXPECT_LE(differing, 3 * area / 100);
-
-    if (n == 1 && differing > 0) {
-      // How much the 1-level differences move the network's output (the model's weights are random, so
-      // its scores are small and sensitive).
-      const YoloConfig config = read_yolo_config(kGolden / "config.json");
-      Yolov10Build build = build_yolov10(golden_weights(), config, 2);
-      run_passes(build.graph);
-      const Tensor all = golden_input();
-      Tensor both(DType::kF32, {2, 3, 640, 640});
-      const Tensor mine = letterbox_tensor(box);
-      std::copy(all.f32().begin() + 3 * area, all.f32().end(), both.mutable_f32().begin());
-      std::copy(mine.f32().begin(), mine.f32().end(), both.mutable_f32().begin() + 3 * area);
-      CompileOptions options;
-      options.batch = 2;
-      const Tensor y = make_backend("cpu")->compile(build.graph, options)->run({both}).at(0);
-      double diff = 0, norm = 0;
-      const std::size_t half = y.f32().size() / 2;
-      for (std::size_t i = 0; i < half; ++i) {
-        diff += std::pow(double{y.f32()[i + half]} - y.f32()[i], 2);
-        norm += std::pow(double{y.f32()[i]}, 2);
-      }
-      std::cout << "decoded head from kiln's letterbox vs the authors' input: " << std::sqrt(diff / norm)
-                << "\n";
-      EXPECT_LE(std::sqrt(diff / norm), 5e-3);  // measured 7.8e-4
-    }
+    EXPECT_EQ(differing, 0);
 
     // A box on the letterboxed image maps back into the photo's own pixels.
     Detection d;

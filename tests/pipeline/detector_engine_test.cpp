@@ -46,7 +46,7 @@ std::vector<std::vector<Detection>> detect_directly(const DetectorInfo& detector
 TEST(DetectorEngine, BoxesAreThoseOfTheGraphRunDirectly) {
   const DetectorInfo* detector = find_detector("yolov10");
   ASSERT_NE(detector, nullptr);
-  const std::vector<Image> images = load_detector_images({kPhotos / "dog.jpg", kPhotos / "kite.jpg"});
+  const std::vector<Image> images = {decode_image(kPhotos / "dog.jpg"), decode_image(kPhotos / "kite.jpg")};
   for (const std::string backend : {"cpu", "cpu-reference"}) {
     DetectorEngine engine(*detector, kYolo / "model.safetensors", std::nullopt, 2, backend);
     EXPECT_EQ(engine.backend(), backend);
@@ -72,13 +72,13 @@ TEST(DetectorEngine, BoxesAreThoseOfTheGraphRunDirectly) {
   }
 }
 
-TEST(DetectorEngine, RefusesAnotherBatchSizeAndNpyInputs) {
+TEST(DetectorEngine, RefusesAnotherBatchSize) {
   const DetectorInfo* detector = find_detector("yolov10");
   ASSERT_NE(detector, nullptr);
   DetectorEngine engine(*detector, kYolo / "model.safetensors", std::nullopt, 1, "cpu");
-  const std::vector<Image> two = load_detector_images({kPhotos / "dog.jpg", kPhotos / "kite.jpg"});
+  const std::vector<Image> two = {decode_image(kPhotos / "dog.jpg"), decode_image(kPhotos / "kite.jpg")};
   EXPECT_THROW(engine.detect(two), Error);
-  EXPECT_THROW(load_detector_images({kYolo / "input_u8.npy"}), Error);
+  EXPECT_THROW(engine.detect_letterboxed(Tensor(DType::kF32, {2, 3, 640, 640})), Error);
 }
 
 TEST(DetectorEngine, NeedsTheConfigBesideTheCheckpoint) {
