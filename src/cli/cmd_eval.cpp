@@ -11,6 +11,8 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/memory_check.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
 #include "data/open_dataset.h"
 #include "data/sampling.h"
@@ -227,7 +229,9 @@ void write_report(const EvalCliOptions& options, const Plan& plan, const std::st
   write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
 }
 
-void eval(const EvalCliOptions& options) {
+void eval(const EvalCliOptions& options, const CLI::App& command) {
+  refuse_unless(options.reference.has_value(), command, {"--family", "--config"},
+                "to a checkpoint --reference", "no --reference was given");
   if (const auto json = named_if("--json", options.json)) {
     std::vector<NamedPath> inputs = {{"the plan", options.plan}, {"--data", options.data}};
     if (const auto reference = named_if("--reference", options.reference)) inputs.push_back(*reference);
@@ -247,6 +251,7 @@ void eval(const EvalCliOptions& options) {
   compile.batch = options.batch.value_or(plan->info.batch);
   compile.strict_backend = options.strict_backend;
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  refuse_batch_beyond_host_memory(plan->graph, compile.batch, backend);
   Engine engine(plan, backend, compile);
   std::optional<Engine> reference;
   if (reference_model.plan) reference.emplace(reference_model.plan, backend, compile);
@@ -300,16 +305,17 @@ void add_eval_command(CLI::App& app) {
                   "Backend to run the plan and the reference on (default: the fastest CPU backend built in)");
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("--batch", options->batch,
-                  "Images per engine run (default: the plan's batch); a last partial batch is padded")
-      ->check(CLI::PositiveNumber);
+                  "Images per engine run, 1 to 4096 (default: the plan's batch); a last partial batch is "
+                  "padded")
+      ->check(whole_between(1, kMaxBatch));
   cmd->add_option("--images", options->images,
                   "Evaluate N images taken at a fixed stride, indices floor(i * images / N) (default: all)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_between(1, kMaxCount));
   auto* every =
       cmd->add_option("--every", options->every,
                       "Split the (sampled) images as a study does: every K-th calibrates, the others are "
                       "held out; evaluate the part --split names (without --every: the whole sample)")
-          ->check(CLI::PositiveNumber);
+          ->check(whole_between(1, kMaxCount));
   cmd->add_option("--split", options->split,
                   "With --every: which part to evaluate, held-out (default) or calibration")
       ->check(CLI::IsMember({"held-out", "calibration"}))
@@ -322,7 +328,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--per-layer-images", options->per_layer_images,
                   "With --per-layer: compare layers over the first M evaluated images")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber)
+      ->check(whole_between(1, kMaxCount))
       ->needs(per_layer);
   cmd->add_flag(
       "--no-stress", options->no_stress,
@@ -332,9 +338,9 @@ void add_eval_command(CLI::App& app) {
                 "Stop at the first unreadable image (by default it is reported and skipped)");
   cmd->add_option("--json", options->json,
                   "Write the full report (every metric, stress input and layer) as JSON");
-  cmd->callback([options] {
+  cmd->callback([options, cmd] {
     if (options->split.empty()) options->split = "held-out";
-    eval(*options);
+    eval(*options, *cmd);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
 #include "eval/top_k.h"
 #include "io/atomic_file.h"
@@ -114,12 +115,34 @@ void run_detector(const DetectorInfo& detector, const RunOptions& options) {
       draw_box(drawing, d);
     }
     if (found.empty())
-      std::cout << "  no detection scores " << std::defaultfloat << options.min_score << " or more\n";
+      std::cout << "  no detection scores " << number_text(options.min_score) << " or more\n";
     report["results"].push_back({{"input", options.inputs[i].string()}, {"detections", found}});
     if (options.draw) write_png(drawing_path(*options.draw, i, images.size()), drawing);
   }
   if (options.json) {
     write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  }
+}
+
+// Which model runs, said by exactly one spelling, and no option that this model would ignore.
+void check_model_options(const RunOptions& options, const CLI::App& command) {
+  if (!options.plan.empty()) {
+    refuse_unless(false, command, {"--family", "--checkpoint", "--config"}, "without a plan file",
+                  options.plan.string() + " is a plan (it carries its family, weights and config)");
+  } else if (options.family.empty()) {
+    refuse_unless(false, command, {"--checkpoint", "--config"}, "with --family", "no --family was given");
+    usage_error("give a plan file, or --family with --checkpoint");
+  } else if (options.checkpoint.empty()) {
+    usage_error("--checkpoint is required with --family");
+  }
+  const bool detector = find_detector(options.family) != nullptr;
+  refuse_unless(!detector, command, {"--topk"}, "to classifiers", "--family " + options.family + " detects");
+  refuse_unless(detector, command, {"--min-score", "--draw"}, "to detector families (--family yolov10)",
+                options.plan.empty() ? "--family " + options.family + " classifies" : "a plan classifies");
+  if (!options.tactic_cache.empty()) {
+    const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+    refuse_unless(make_backend(backend)->chooses_tactics(), command, {"--tactic-cache"},
+                  "to a backend that times kernels (cuda)", "the backend is " + backend);
   }
 }
 
@@ -141,12 +164,10 @@ void refuse_outputs_over_inputs(const RunOptions& options) {
   }
 }
 
-void run(const RunOptions& options) {
+void run(const RunOptions& options, const CLI::App& command) {
   refuse_outputs_over_inputs(options);
+  check_model_options(options, command);
   if (const DetectorInfo* detector = find_detector(options.family)) return run_detector(*detector, options);
-  require(!options.draw, "--draw is for detector families");
-  require(options.plan.empty() != (options.family.empty() && options.checkpoint.empty()),
-          "give either a plan file or --family with --checkpoint");
   std::shared_ptr<const Plan> plan = options.plan.empty()
                                          ? std::make_shared<const Plan>(pipeline::build_in_memory(
                                                options.family, options.checkpoint, options.config))
@@ -222,16 +243,17 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend,
                   "Backend to run on (default: the fastest CPU backend built in)");
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
-  cmd->add_option("--topk", options->topk, "Classes to print per input")->check(CLI::Range(1, 1000));
+  cmd->add_option("--topk", options->topk, "Classes to print per input, 1 to 1000")
+      ->check(whole_between(1, 1000));
   cmd->add_option("--save-output", options->save_output, "Write the logits [N, classes] as float32 .npy");
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "File of timed GPU tactics to reuse and extend (cuda)");
   cmd->add_option("--json", options->json, "Write the top-k results (detectors: the boxes) as JSON");
   cmd->add_option("--min-score", options->min_score, "Detectors: report boxes scoring at least this")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(real_between(0.0, 1.0));
   cmd->add_option("--draw", options->draw,
                   "Detectors: write the image with its boxes as PNG (name_<i>.png for several inputs)");
-  cmd->callback([options] { run(*options); });
+  cmd->callback([options, cmd] { run(*options, *cmd); });
 }
 
 }  // namespace kiln::cli

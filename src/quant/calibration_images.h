@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "data/dataset.h"
 #include "io/timm_config.h"
@@ -22,6 +23,14 @@ struct CalibrationImageOptions {
 
 CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
                                           const PreprocessConfig& preprocess);
+
+// The dataset indices load_calibration_images(options, ...) calibrates on.
+std::vector<std::size_t> calibration_indices(const Dataset& dataset, const CalibrationImageOptions& options);
+
+// What a calibration cache records of its images: the sha256 of their names and sizes, one
+// "NAME\tBYTES\n" line per image in order, so other data (or another sample of it) is told apart
+// without decoding anything.
+std::string calibration_fingerprint(const Dataset& dataset, std::span<const std::size_t> indices);
 // The same from an open dataset and chosen indices (a study's calibration split).
 CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,
                                           const PreprocessConfig& preprocess, bool strict);
