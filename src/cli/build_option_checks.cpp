@@ -39,6 +39,10 @@ void check_build_options(const CLI::App& command, const BuildChoices& choices) {
                  "--percentile", "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict"},
                 "to --precision fp8", source_of(choices.precision, "--precision", precision, "fp8"));
   if (precision == "fp8") check_fp8_settings(command, choices);
+  const std::int64_t opt_level = choices.opt_level.value_or(manifest.opt_level);
+  refuse_unless(opt_level > 0, command, {"--disable-pass"}, "with --opt-level 1 or more",
+                choices.opt_level ? "--opt-level 0 (no graph pass) was given"
+                                  : "the manifest's opt_level is 0 (no graph pass)");
   const std::string backend = choices.backend.value_or(manifest.backends.front());
   if (first_given(command, {"--tactic-cache"}).empty()) return;
   refuse_unless(make_backend(backend)->chooses_tactics(), command, {"--tactic-cache"},

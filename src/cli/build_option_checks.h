@@ -15,6 +15,7 @@ struct BuildChoices {
   const Manifest* manifest = nullptr;
   std::optional<std::string> precision;  // --precision as given
   std::optional<std::string> backend;    // --backend as given
+  std::optional<std::int64_t> opt_level;  // --opt-level as given
   const pipeline::Fp8Options* fp8 = nullptr;
 };
 

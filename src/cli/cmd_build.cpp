@@ -84,7 +84,8 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
   const auto start = std::chrono::steady_clock::now();
   const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
   refuse_outputs_over_inputs(options, manifest.path);
-  check_build_options(command, {&manifest, options.precision, options.backend, &options.fp8});
+  check_build_options(command,
+                      {&manifest, options.precision, options.backend, options.opt_level, &options.fp8});
   pipeline::ModelSource source = pipeline::load_model_source(manifest, options.checkpoint, options.config);
   refuse_batch_beyond_host_memory(source.input.graph, options.batch.value_or(manifest.batch_sizes.front()),
                                   options.backend.value_or(manifest.backends.front()));

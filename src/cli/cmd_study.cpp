@@ -142,7 +142,7 @@ void add_study_command(CLI::App& app) {
   cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")
       ->check(whole_between(1, 1000));
   add_duration_option(*cmd, "--seconds-per-round", options->seconds_given,
-                      "Timed time per variant per round (default: the manifest's)", 1e-3, 3600.0);
+                      "Timing per variant per round (default: the manifest's)", 1e-3, 3600.0);
   cmd->add_option("--images", options->images, "Fixed-stride sample of the data (default: the manifest's)")
       ->check(whole_between(2, kMaxCount));
   cmd->add_option("--every", options->every,
@@ -162,6 +162,10 @@ void add_study_command(CLI::App& app) {
       if (option->get_name() == "--help" || option->get_name() == "manifest" || option->count() == 0 ||
           option->get_group().empty())
         continue;
+      if (option->get_expected_max() == 0) {  // a flag: its name alone
+        line += " " + option->get_name();
+        continue;
+      }
       for (const std::string& value : option->results())
         line += " " + option->get_name() + " " + shell_quoted(value);
     }

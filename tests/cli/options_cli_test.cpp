@@ -34,14 +34,15 @@ TEST(CliOptions, NumbersOutOfBoundsSayTheBoundsAndTheValueAsGiven) {
   expect_usage_error(build(plan, "--batch 0"), "--batch: must be between 1 and 4096, got 0");
   expect_usage_error(build(plan, "--batch 100000"), "--batch: must be between 1 and 4096, got 100000");
   expect_usage_error(build(plan, "--opt-level 9"), "--opt-level: must be between 0 and 5, got 9");
-  expect_usage_error("bench " + plan.string() + " --threads -3",
-                     "--threads: must be between 0 and 1024, got -3");
-  expect_usage_error("bench " + plan.string() + " --min-iterations 0", "--min-iterations: must be between 1");
-  expect_usage_error("run --family timm_resnest --input x.jpg --topk 0",
+  // Any existing file passes for the plan: the bounds are checked before anything is read.
+  const std::string file = (kTiny / "config.json").string(), photo = (kPhotos / "dog.jpg").string();
+  expect_usage_error("bench " + file + " --threads -3", "--threads: must be between 0 and 1024, got -3");
+  expect_usage_error("bench " + file + " --min-iterations 0", "--min-iterations: must be between 1");
+  expect_usage_error("run --family timm_resnest --input " + photo + " --topk 0",
                      "--topk: must be between 1 and 1000, got 0");
-  expect_usage_error("run --family yolov10 --input x.jpg --min-score 1.5",
+  expect_usage_error("run --family yolov10 --input " + photo + " --min-score 1.5",
                      "--min-score: must be between 0 and 1, got 1.5");
-  expect_usage_error("eval " + plan.string() + " --data d --every 0", "--every: must be between 1");
+  expect_usage_error("eval " + file + " --data d --every 0", "--every: must be between 1");
   expect_usage_error("dataset " + kPhotos.string() + " --images 0", "--images: must be between 1");
   expect_usage_error("study timm_resnest --every 1", "--every: must be between 2");
   EXPECT_FALSE(fs::exists(plan));
@@ -69,6 +70,10 @@ TEST(CliOptions, Fp8OptionsOnAnotherPrecisionAreRefusedNamingBoth) {
                      "--tactic-cache applies only to a backend that times kernels (cuda), but the manifest's "
                      "backend is cpu");
   expect_usage_error("build --list-passes --batch 2", "--list-passes prints the graph passes");
+  expect_usage_error(
+      build(plan, "--opt-level 0 --disable-pass fold_batch_norm"),
+      "--disable-pass applies only with --opt-level 1 or more, but --opt-level 0 (no graph pass) "
+      "was given");
   EXPECT_FALSE(fs::exists(plan));
   EXPECT_FALSE(fs::exists(cache)) << "a refused build writes no calibration cache";
 }
