@@ -45,6 +45,22 @@ std::string shell_quoted(const std::string& text) {
   return out + "'";
 }
 
+// The -o folder: never over the study's inputs, never a mix with an earlier run (--force).
+void prepare_output_folder(const StudyCommandOptions& options, const Manifest& manifest,
+                           const StudySpec& spec, const std::filesystem::path& checkpoint,
+                           const std::string& data, const std::filesystem::path& out) {
+  std::vector<std::filesystem::path> plans;
+  for (const StudyVariant& variant : spec.variants) plans.push_back(variant_plan_path(out, variant.name));
+  std::vector<NamedPath> inputs = {
+      {"--checkpoint", checkpoint},
+      {"the manifest", manifest.path},
+      {"the config.json beside the checkpoint", checkpoint.parent_path() / "config.json"},
+      {"--data", data}};
+  if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
+  refuse_study_folder_over_inputs(out, plans, inputs);
+  prepare_study_folder(out, plans, options.force);
+}
+
 void study(const StudyCommandOptions& options) {
   require(!options.manifest.empty(),
           "kiln study needs a family (families/NAME, a manifest.toml or a family name)");
@@ -74,6 +90,7 @@ void study(const StudyCommandOptions& options) {
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
   const std::filesystem::path out =
       options.output.value_or(std::filesystem::path("study-" + manifest.family));
+  prepare_output_folder(options, manifest, spec, checkpoint, data, out);
   if (demo) {
     std::cerr
         << "kiln study: no --checkpoint, so this is the demo: " << checkpoint.string()
@@ -82,17 +99,6 @@ void study(const StudyCommandOptions& options) {
            "shards) for a real study, and --backend cuda to time it on a GPU (FP8 layers on its E4M3 "
            "tensor cores).\n";
   }
-
-  std::vector<std::filesystem::path> plans;
-  for (const StudyVariant& variant : spec.variants) plans.push_back(variant_plan_path(out, variant.name));
-  std::vector<NamedPath> inputs = {
-      {"--checkpoint", checkpoint},
-      {"the manifest", manifest.path},
-      {"the config.json beside the checkpoint", checkpoint.parent_path() / "config.json"},
-      {"--data", data}};
-  if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
-  refuse_study_folder_over_inputs(out, plans, inputs);
-  prepare_study_folder(out, plans, options.force);
 
   pipeline::ModelSource source =
       pipeline::load_model_source(manifest, checkpoint, options.config,

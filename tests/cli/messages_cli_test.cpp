@@ -39,7 +39,7 @@ TEST(CliMessages, WithoutConfigTheDefaultsAreSaidOnceAndTheClassesComeFromTheWei
       ": using timm_resnest's defaults (resnest50d.in1k) with the 10 classes of fc.weight";
   const auto first = result.output.find(note);
   ASSERT_NE(first, std::string::npos) << result.output;
-  EXPECT_EQ(result.output.find("no config.json", first + 1), std::string::npos)
+  EXPECT_EQ(result.output.find("no config.json", first + note.size()), std::string::npos)
       << "said once: " << result.output;
   EXPECT_NE(result.output.find("class "), std::string::npos) << result.output;
 }
