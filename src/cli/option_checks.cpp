@@ -26,7 +26,7 @@ CLI::Validator whole_between(std::int64_t low, std::int64_t high) {
         if (value < low || value > high) return "must be between " + bounds + ", got " + text;
         return {};
       },
-      "INT in [" + std::to_string(low) + ", " + std::to_string(high) + "]");
+      "[" + std::to_string(low) + ", " + std::to_string(high) + "]");
 }
 
 CLI::Validator real_between(double low, double high) {
@@ -40,7 +40,7 @@ CLI::Validator real_between(double low, double high) {
         if (value < low || value > high) return "must be between " + bounds + ", got " + text;
         return {};
       },
-      "NUMBER in [" + number_text(low) + ", " + number_text(high) + "]");
+      "[" + number_text(low) + ", " + number_text(high) + "]");
 }
 
 void usage_error(const std::string& message) { throw CLI::ValidationError(message); }
