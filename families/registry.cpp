@@ -47,13 +47,27 @@ ModelConfig efficientnet_b0_config() {
 
 const std::vector<FamilyInfo>& families() {
   static const std::vector<FamilyInfo> kFamilies = {
-      {"timm_resnest", "timm ResNeSt (split-attention ResNet, e.g. resnest50d)", resnest50d_config(),
-       &build_timm_resnest},
-      {"timm_resnet", "timm ResNet / ResNeXt with BasicBlock or Bottleneck (e.g. resnet50, resnet50d)",
-       resnet50_config(), &build_timm_resnet},
+      {"timm_resnest",
+       "timm ResNeSt (split-attention ResNet, e.g. resnest50d)",
+       resnest50d_config(),
+       &build_timm_resnest,
+       "resnest50d.in1k",
+       "fc.weight",
+       {"resnest"}},
+      {"timm_resnet",
+       "timm ResNet / ResNeXt with BasicBlock or Bottleneck (e.g. resnet50, resnet50d)",
+       resnet50_config(),
+       &build_timm_resnet,
+       "resnet50.a1_in1k",
+       "fc.weight",
+       {"resnet", "resnext", "wide_resnet"}},
       {"timm_efficientnet",
        "timm EfficientNet (inverted residual blocks with squeeze-excite, e.g. efficientnet_b0)",
-       efficientnet_b0_config(), &build_timm_efficientnet},
+       efficientnet_b0_config(),
+       &build_timm_efficientnet,
+       "efficientnet_b0.ra_in1k",
+       "classifier.weight",
+       {"efficientnet", "tf_efficientnet"}},
   };
   return kFamilies;
 }

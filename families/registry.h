@@ -24,6 +24,9 @@ struct FamilyInfo {
   // Builds the graph for a batch of `batch` (-1: any) from the checkpoint's tensors (name -> tensor,
   // any float dtype), inferring the architecture from key names and shapes.
   Graph (*build)(const std::map<std::string, Tensor>& weights, const ModelConfig& config, std::int64_t batch);
+  std::string_view defaults_from;      // the checkpoint default_config comes from ("resnest50d.in1k")
+  std::string_view classifier_weight;  // the key whose rows are the classes, read without a config.json
+  std::vector<std::string_view> architectures;  // timm architecture name prefixes this family builds
 };
 
 const std::vector<FamilyInfo>& families();

@@ -6,6 +6,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/duration.h"
+#include "cli/memory_check.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/output_guard.h"
@@ -56,23 +59,32 @@ nlohmann::json stats_json(const LatencyStats& stats) {
             {"images_per_second", "runs x batch / wall_seconds of the timed runs"}}}};
 }
 
-void bench(const BenchOptions& options) {
+void bench(const BenchOptions& options, const CLI::App& command) {
+  refuse_unless(options.profile, command, {"--profile-iterations"}, "with --profile",
+                "--profile was not given");
   if (const auto json = named_if("--json", options.json)) {
     refuse_output_over_inputs(*json, {{"the plan", options.plan}, {"--tactic-cache", options.tactic_cache}});
   }
   const auto plan = pipeline::load_plan(options.plan);
+  const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  if (!options.tactic_cache.empty()) {
+    refuse_unless(make_backend(backend)->chooses_tactics(), command, {"--tactic-cache"},
+                  "to a backend that times kernels (cuda)", "the backend is " + backend);
+  }
   CompileOptions compile;
   compile.batch = options.batch.value_or(plan->info.batch);
+  refuse_batch_beyond_host_memory(plan->graph, compile.batch, backend);
   compile.threads = options.threads;
   compile.tactic_cache = options.tactic_cache;
   compile.strict_backend = options.strict_backend;
-  Engine engine(plan, options.backend.empty() ? default_backend() : options.backend, compile);
+  Engine engine(plan, backend, compile);
   if (!engine.fallback_layers().empty()) std::cerr << fallback_warning(engine) << "\n";
   const Tensor input = random_input(compile.batch, plan->config.preprocess.input_size);
 
   std::cerr << "bench " << options.plan.string() << ": " << engine.backend() << ", batch " << compile.batch
-            << ", warm-up " << options.settings.warmup_seconds << " s, duration "
-            << options.settings.duration_seconds << " s, timed region: " << timed_region(engine) << "\n";
+            << ", warm-up " << duration_text(options.settings.warmup_seconds) << ", duration "
+            << duration_text(options.settings.duration_seconds) << ", timed region: " << timed_region(engine)
+            << "\n";
   if (options.verbose) std::cerr << engine.describe();
   const LatencyStats stats = summarize(time_engine(engine, input, options.settings), compile.batch);
   std::cout << std::fixed << std::setprecision(3) << "latency (ms): median " << stats.median_ms << "  p90 "
@@ -138,28 +150,30 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend,
                   "Backend to run on (default: the fastest CPU backend built in)");
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
-  cmd->add_option("--batch", options->batch, "Batch size (default: the plan's)")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", options->settings.warmup_seconds, "Seconds of untimed runs first")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--duration", options->settings.duration_seconds, "Seconds of timed runs")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", options->batch, "Batch size, 1 to 4096 (default: the plan's)")
+      ->check(whole_between(1, kMaxBatch));
+  add_duration_option(*cmd, "--warmup", options->settings.warmup_seconds,
+                      "Untimed runs first, for this long (default: 1s)", 0.0, 3600.0);
+  add_duration_option(*cmd, "--duration", options->settings.duration_seconds,
+                      "Timed runs, for this long (default: 5s)", 1e-3, 3600.0);
   cmd->add_option("--min-iterations", options->settings.min_iterations, "Timed runs at least")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", options->threads, "CPU threads (0: one per core)")->capture_default_str();
+      ->check(whole_between(1, kMaxCount));
+  cmd->add_option("--threads", options->threads, "CPU threads (0: one per core)")
+      ->capture_default_str()
+      ->check(whole_between(0, kMaxThreads));
   cmd->add_flag("--profile", options->profile,
                 "Also print kernel time per layer group (separate profiled runs)");
-  cmd->add_option("--profile-iterations", options->profile_iterations, "Profiled runs to average")
+  cmd->add_option("--profile-iterations", options->profile_iterations,
+                  "With --profile: profiled runs to average")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_between(1, kMaxCount));
   cmd->add_option(
       "--tactic-cache", options->tactic_cache,
       "File of timed GPU tactics to reuse and extend (cuda backend; the plan's --opt-level 0 times none)");
   cmd->add_flag("--verbose", options->verbose, "Print what the backend compiled, step by step");
   cmd->add_option("--json", options->json, "Write every statistic (and the per-layer profile) as JSON");
-  cmd->callback([options] { bench(*options); });
+  cmd->callback([options, cmd] { bench(*options, *cmd); });
 }
 
 }  // namespace kiln::cli

@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "builder/build_plan.h"
+#include "cli/build_option_checks.h"
 #include "cli/commands.h"
+#include "cli/memory_check.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/output_guard.h"
@@ -69,8 +72,9 @@ void refuse_outputs_over_inputs(const BuildCommandOptions& options, const std::f
   if (const auto json = named_if("--json", options.json)) refuse_output_over_inputs(*json, inputs);
 }
 
-void build(const BuildCommandOptions& options) {
+void build(const BuildCommandOptions& options, const CLI::App& command) {
   if (options.list_passes) {
+    check_list_passes_alone(command);
     std::cout << list_passes();
     return;
   }
@@ -80,7 +84,11 @@ void build(const BuildCommandOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
   refuse_outputs_over_inputs(options, manifest.path);
+  check_build_options(command,
+                      {&manifest, options.precision, options.backend, options.opt_level, &options.fp8});
   pipeline::ModelSource source = pipeline::load_model_source(manifest, options.checkpoint, options.config);
+  refuse_batch_beyond_host_memory(source.input.graph, options.batch.value_or(manifest.batch_sizes.front()),
+                                  options.backend.value_or(manifest.backends.front()));
   const BuildOptions build_options = pipeline::build_options(manifest, build_overrides(options), source);
   if (make_backend(build_options.backend)->chooses_tactics()) {
     std::cerr << "timing kernels on the " << build_options.backend << " backend (opt level "
@@ -154,15 +162,22 @@ void add_build_command(CLI::App& app) {
       "manifest's");
   cmd->add_option("--calib", options->fp8.calib_data,
                   "fp8: calibration images: a folder (flat or class sub-folders) or webdataset tar shards");
-  cmd->add_option("--calib-images", options->fp8.calib_images,
-                  "fp8: calibration images to use (default: the manifest's calibration_images, else 500)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option(
-         "--calib-every", options->fp8.calib_every,
-         "fp8: sample calib-images x K images at a fixed stride and calibrate on every K-th, leaving "
-         "the rest held out for kiln eval (1: calibrate on the whole sample)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_warning_alias(
+      *cmd,
+      cmd->add_option("--images", options->fp8.calib_images,
+                      "fp8: calibration images to use (default: the manifest's calibration_images, else 500; "
+                      "old name: --calib-images)")
+          ->check(whole_between(1, kMaxCount)),
+      "--calib-images");
+  add_warning_alias(
+      *cmd,
+      cmd->add_option("--every", options->fp8.calib_every,
+                      "fp8: sample images x K images at a fixed stride and calibrate on every "
+                      "K-th, leaving the rest held out for kiln eval (1: calibrate on the whole "
+                      "sample; old name: --calib-every)")
+          ->capture_default_str()
+          ->check(whole_between(1, kMaxCount)),
+      "--calib-every");
   cmd->add_option("--calib-method", options->fp8.calib_method,
                   "fp8: activation scale calibrator: max, percentile, entropy (KL on the E4M3 grid) or mse "
                   "(default: the manifest's)");
@@ -172,7 +187,7 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--percentile", options->fp8.percentile,
                   "fp8: the percentile calibrator's percentile of |x|")
       ->capture_default_str()
-      ->check(CLI::Range(1e-9, 100.0));
+      ->check(real_between(1e-9, 100.0));
   cmd->add_option("--fp8-fallback", options->fp8.fallback,
                   "fp8: precision of the layers not in FP8: fp16 or fp32")
       ->capture_default_str();
@@ -183,15 +198,17 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--sensitivity-images", options->fp8.sensitivity_images,
                   "fp8 --recipe auto: calibration images the per-layer sensitivity and the search run on")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_between(1, kMaxCount));
   cmd->add_flag("--strict", options->fp8.strict,
                 "fp8: stop at the first unreadable calibration image instead of skipping it");
   cmd->add_option("--opt-level", options->opt_level,
                   "0: no graph passes, 1: exact clean-ups, 2+: fusions too (default: the manifest's)")
-      ->check(CLI::Range(0, 5));
-  cmd->add_option("--batch", options->batch,
-                  "Batch size the plan is built for (default: the manifest's first)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_between(0, 5));
+  cmd->add_option(
+         "--batch", options->batch,
+         "Batch size the plan is built for, 1 to 4096 (default: the manifest's first); a batch whose "
+         "activations exceed this machine's memory is refused")
+      ->check(whole_between(1, kMaxBatch));
   cmd->add_option("--backend", options->backend,
                   "Backend the plan targets (default: the manifest's first); for cuda the build times each "
                   "layer's kernels on this machine's GPU and the plan stores the fastest");
@@ -205,7 +222,7 @@ void add_build_command(CLI::App& app) {
   cmd->add_flag("--list-passes", options->list_passes, "List the graph passes and exit");
   cmd->add_flag("-v,--verbose", options->verbose, "Print what each graph pass changed");
   cmd->add_option("--json", options->json, "Write a JSON build report");
-  cmd->callback([options] { build(*options); });
+  cmd->callback([options, cmd] { build(*options, *cmd); });
 }
 
 }  // namespace kiln::cli

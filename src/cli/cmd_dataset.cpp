@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
 #include "core/progress.h"
 #include "data/image_loop.h"
@@ -24,7 +26,7 @@ struct DatasetOptions {
   std::optional<std::int64_t> num_classes;
   bool check = false;
   bool strict = false;
-  bool json = false;
+  std::optional<std::string> json;  // FILE, "-" for stdout
 };
 
 struct LabelRange {
@@ -40,7 +42,38 @@ std::optional<LabelRange> label_range(const Dataset& dataset) {
   return LabelRange{low->label, high->label};
 }
 
+// The text summary, one line per fact.
+void print_text(const DatasetOptions& options, const Dataset& dataset,
+                const std::vector<std::size_t>& indices, const std::optional<CalibrationSplit>& split,
+                std::size_t bad) {
+  const auto range = label_range(dataset);
+  std::cout << "dataset  " << dataset.source() << "\n";
+  std::cout << "kind     " << dataset_kind_name(dataset.kind());
+  if (dataset.kind() == DatasetKind::kWebDataset) {
+    std::cout << ", " << dataset.shards().size() << " shard(s)";
+  }
+  std::cout << "\nimages   " << dataset.size() << "\n";
+  if (range) {
+    std::cout << "labels   " << dataset.classes_seen() << " classes seen, labels " << range->low << " to "
+              << range->high << "\n";
+  } else {
+    std::cout << "labels   none\n";
+  }
+  if (options.sample) {
+    std::cout << "sample   " << indices.size() << " of " << dataset.size() << ", indices floor(i * "
+              << dataset.size() << " / " << indices.size() << ")\n";
+  }
+  if (split) {
+    std::cout << "split    1 in " << *options.split_every << ": " << split->calibration.size()
+              << " calibration, " << split->held_out.size() << " held out\n";
+  }
+  if (options.check) {
+    std::cout << "check    " << indices.size() - bad << " decoded, " << bad << " bad\n";
+  }
+}
+
 void describe(const DatasetOptions& options) {
+  check_json_target(options.json, {{"the dataset", options.data}});
   const Dataset dataset = open_dataset(options.data);
   if (options.num_classes) dataset.check_labels(*options.num_classes);
 
@@ -83,32 +116,9 @@ void describe(const DatasetOptions& options) {
       }
       report["check"] = {{"checked", indices.size()}, {"bad", entries}};
     }
-    std::cout << report.dump(2) << "\n";
-  } else {
-    std::cout << "dataset  " << dataset.source() << "\n";
-    std::cout << "kind     " << dataset_kind_name(dataset.kind());
-    if (dataset.kind() == DatasetKind::kWebDataset) {
-      std::cout << ", " << dataset.shards().size() << " shard(s)";
-    }
-    std::cout << "\nimages   " << dataset.size() << "\n";
-    if (range) {
-      std::cout << "labels   " << dataset.classes_seen() << " classes seen, labels " << range->low << " to "
-                << range->high << "\n";
-    } else {
-      std::cout << "labels   none\n";
-    }
-    if (options.sample) {
-      std::cout << "sample   " << indices.size() << " of " << dataset.size() << ", indices floor(i * "
-                << dataset.size() << " / " << indices.size() << ")\n";
-    }
-    if (split) {
-      std::cout << "split    1 in " << *options.split_every << ": " << split->calibration.size()
-                << " calibration, " << split->held_out.size() << " held out\n";
-    }
-    if (options.check) {
-      std::cout << "check    " << indices.size() - bad.size() << " decoded, " << bad.size() << " bad\n";
-    }
+    write_json_report(options.json, report);
   }
+  if (!json_to_stdout(options.json)) print_text(options, dataset, indices, split, bad.size());
   // Each bad image is already listed; exit 1 without a further message.
   if (!bad.empty()) throw CLI::RuntimeError(1);
 }
@@ -124,18 +134,23 @@ void add_dataset_command(CLI::App& app) {
          "A folder of images (flat, or one sub-folder per class), a .tar shard, a folder of .tar shards, "
          "or a shard pattern such as 'shard-{000000..000009}.tar'")
       ->required();
-  cmd->add_option("--sample", options->sample,
-                  "Take N images at a fixed stride: indices floor(i * images / N)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--split-every", options->split_every,
-                  "Split the (sampled) images: every K-th calibrates, the others are held out")
-      ->check(CLI::PositiveNumber);
+  CLI::Option* images = cmd->add_option("--images", options->sample,
+                                        "Take N images at a fixed stride: indices floor(i * images / N) "
+                                        "(old name: --sample)")
+                            ->check(whole_between(1, kMaxCount));
+  add_warning_alias(*cmd, images, "--sample");
+  CLI::Option* every =
+      cmd->add_option("--every", options->split_every,
+                      "Split the (sampled) images: every K-th calibrates, the others are held out (old name: "
+                      "--split-every)")
+          ->check(whole_between(1, kMaxCount));
+  add_warning_alias(*cmd, every, "--split-every");
   cmd->add_option("--num-classes", options->num_classes, "Check every label lies in [0, C)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_between(1, kMaxCount));
   auto* check = cmd->add_flag("--check", options->check,
                               "Decode every (sampled) image; bad ones are listed and make the exit status 1");
   cmd->add_flag("--strict", options->strict, "With --check, stop at the first bad image")->needs(check);
-  cmd->add_flag("--json", options->json, "Print one JSON report");
+  add_json_file_option(*cmd, options->json, "the report");
   cmd->callback([options] { describe(*options); });
 }
 

@@ -12,6 +12,8 @@
 
 #include "cli/commands.h"
 #include "cli/detector_commands.h"
+#include "cli/memory_check.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
 #include "data/open_dataset.h"
 #include "data/sampling.h"
@@ -241,7 +243,9 @@ DetectorEvalRequest detector_request(const EvalCliOptions& options, std::shared_
           options.json};
 }
 
-void eval(const EvalCliOptions& options) {
+void eval(const EvalCliOptions& options, const CLI::App& command) {
+  refuse_unless(options.reference.has_value(), command, {"--family", "--config"},
+                "to a checkpoint --reference", "no --reference was given");
   if (const auto json = named_if("--json", options.json)) {
     std::vector<NamedPath> inputs = {{"the plan", options.plan}, {"--data", options.data}};
     if (const auto reference = named_if("--reference", options.reference)) inputs.push_back(*reference);
@@ -262,6 +266,7 @@ void eval(const EvalCliOptions& options) {
   compile.batch = options.batch.value_or(plan->info.batch);
   compile.strict_backend = options.strict_backend;
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  refuse_batch_beyond_host_memory(plan->graph, compile.batch, backend);
   Engine engine(plan, backend, compile);
   std::optional<Engine> reference;
   if (reference_model.plan) reference.emplace(reference_model.plan, backend, compile);
@@ -316,16 +321,17 @@ void add_eval_command(CLI::App& app) {
                   "Backend to run the plan and the reference on (default: the fastest CPU backend built in)");
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("--batch", options->batch,
-                  "Images per engine run (default: the plan's batch); a last partial batch is padded")
-      ->check(CLI::PositiveNumber);
+                  "Images per engine run, 1 to 4096 (default: the plan's batch); a last partial batch is "
+                  "padded")
+      ->check(whole_between(1, kMaxBatch));
   cmd->add_option("--images", options->images,
                   "Evaluate N images taken at a fixed stride, indices floor(i * images / N) (default: all)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_between(1, kMaxCount));
   auto* every =
       cmd->add_option("--every", options->every,
                       "Split the (sampled) images as a study does: every K-th calibrates, the others are "
                       "held out; evaluate the part --split names (without --every: the whole sample)")
-          ->check(CLI::PositiveNumber);
+          ->check(whole_between(1, kMaxCount));
   cmd->add_option("--split", options->split,
                   "With --every: which part to evaluate, held-out (default) or calibration")
       ->check(CLI::IsMember({"held-out", "calibration"}))
@@ -338,7 +344,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--per-layer-images", options->per_layer_images,
                   "With --per-layer: compare layers over the first M evaluated images")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber)
+      ->check(whole_between(1, kMaxCount))
       ->needs(per_layer);
   cmd->add_flag(
       "--no-stress", options->no_stress,
@@ -352,10 +358,10 @@ void add_eval_command(CLI::App& app) {
                   "Detector plans: compare the reference's boxes scoring at least this (box parity gate: "
                   "IoU >= 0.9, |score diff| <= 0.005, none missing or extra)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->callback([options] {
+      ->check(real_between(0.0, 1.0));
+  cmd->callback([options, cmd] {
     if (options->split.empty()) options->split = "held-out";
-    eval(*options);
+    eval(*options, *cmd);
   });
 }
 

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
 #include "graph/printer.h"
 #include "pipeline/model_loading.h"
@@ -17,7 +19,7 @@ struct InspectOptions {
   std::filesystem::path file;
   std::string family;
   std::optional<std::filesystem::path> config;
-  bool json = false;
+  std::optional<std::string> json;  // FILE, "-" for stdout
 };
 
 void list_tensors(const InspectOptions& options) {
@@ -30,14 +32,11 @@ void list_tensors(const InspectOptions& options) {
     tensors.push_back(
         {{"name", name}, {"dtype", safetensors_name(tensor.dtype())}, {"shape", tensor.shape()}});
   }
-  if (options.json) {
-    nlohmann::json report = {{"file", options.file.string()},
-                             {"tensors", tensors},
-                             {"elements", elements},
-                             {"metadata", file.metadata()}};
-    std::cout << report.dump(2) << "\n";
-    return;
-  }
+  write_json_report(options.json, {{"file", options.file.string()},
+                                   {"tensors", tensors},
+                                   {"elements", elements},
+                                   {"metadata", file.metadata()}});
+  if (json_to_stdout(options.json)) return;
   for (const auto& entry : tensors) {
     std::cout << entry["name"].get<std::string>() << "  " << entry["dtype"].get<std::string>() << " "
               << shape_str(entry["shape"].get<Shape>()) << "\n";
@@ -50,7 +49,7 @@ void list_tensors(const InspectOptions& options) {
 // A detector's graph for any batch, from its config.json (beside the checkpoint unless --config).
 Graph detector_graph(const DetectorInfo& detector, const InspectOptions& options) {
   DetectorModel model = pipeline::load_detector(detector, options.file, options.config, -1);
-  if (!options.json) {
+  if (!json_to_stdout(options.json)) {
     std::cout << "# " << model.unused_keys.size() << " checkpoint tensors unused (the one-to-many head)\n";
   }
   return std::move(model.graph);
@@ -75,12 +74,11 @@ void print_model(const InspectOptions& options) {
                         {"op", op_kind_name(node.op)},
                         {"shape", model.graph.value(node.output).shape}});
     }
-    nlohmann::json report = {{"family", family},
-                             {"layers", layers},
-                             {"parameters", model.graph.parameter_count()},
-                             {"convolutions", convolutions}};
-    std::cout << report.dump(2) << "\n";
-    return;
+    write_json_report(options.json, {{"family", family},
+                                     {"layers", layers},
+                                     {"parameters", model.graph.parameter_count()},
+                                     {"convolutions", convolutions}});
+    if (json_to_stdout(options.json)) return;
   }
   std::cout << print_graph(model.graph);
   std::cout << model.graph.live_node_count() << " layers (" << convolutions << " convolutions), "
@@ -126,10 +124,8 @@ void print_plan(const InspectOptions& options) {
     if (data.contains("tactic")) tactics[layer] = data["tactic"];
   }
   if (!tactics.empty()) report["tactics"] = tactics;
-  if (options.json) {
-    std::cout << report.dump(2) << "\n";
-    return;
-  }
+  write_json_report(options.json, report);
+  if (json_to_stdout(options.json)) return;
   std::cout << print_graph(graph);
   for (const char* key : {"family", "backend", "precision", "opt_level", "batch", "checkpoint", "layers",
                           "layers_by_precision", "fp8_convolutions", "parameters", "quantization"}) {
@@ -157,9 +153,15 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_option("--family", options->family, "Build this family's graph from the checkpoint and print it");
   cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
       ->check(CLI::ExistingFile);
-  cmd->add_flag("--json", options->json, "Print JSON instead of text");
-  cmd->callback([options] {
-    if (looks_like_plan(options->file)) {
+  add_json_file_option(*cmd, options->json, "the tensors, graph or plan summary");
+  cmd->callback([options, cmd] {
+    check_json_target(options->json, {{"the file", options->file}});
+    const bool plan = looks_like_plan(options->file);
+    refuse_unless(!plan, *cmd, {"--family", "--config"}, "to a checkpoint",
+                  options->file.string() + " is a plan file (it carries its family and config)");
+    refuse_unless(!options->family.empty(), *cmd, {"--config"}, "with --family",
+                  "no --family was given (without it inspect lists the checkpoint's tensors)");
+    if (plan) {
       print_plan(*options);
     } else if (options->family.empty()) {
       list_tensors(*options);

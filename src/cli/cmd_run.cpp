@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/detector_commands.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
 #include "eval/top_k.h"
 #include "io/atomic_file.h"
@@ -46,6 +47,32 @@ DetectorRunRequest detector_request(const RunOptions& options, std::shared_ptr<c
           options.draw};
 }
 
+// Which model runs, said by exactly one spelling, and no option that this model would ignore.
+void check_model_options(const RunOptions& options, const CLI::App& command) {
+  if (!options.plan.empty()) {
+    refuse_unless(false, command, {"--family", "--checkpoint", "--config"}, "without a plan file",
+                  options.plan.string() + " is a plan (it carries its family, weights and config)");
+  } else if (options.family.empty()) {
+    refuse_unless(false, command, {"--checkpoint", "--config"}, "with --family", "no --family was given");
+    usage_error("give a plan file, or --family with --checkpoint");
+  } else if (options.checkpoint.empty()) {
+    usage_error("--checkpoint is required with --family");
+  }
+  if (!options.tactic_cache.empty()) {
+    const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+    refuse_unless(make_backend(backend)->chooses_tactics(), command, {"--tactic-cache"},
+                  "to a backend that times kernels (cuda)", "the backend is " + backend);
+  }
+}
+
+// Options of one task given to a model of the other (known once the plan is read).
+void check_task_options(const RunOptions& options, const CLI::App& command, bool detector) {
+  const std::string model = options.plan.empty() ? "--family " + options.family : options.plan.string();
+  refuse_unless(!detector, command, {"--topk"}, "to classifiers", model + " detects");
+  refuse_unless(detector, command, {"--min-score", "--draw"}, "to detectors (a detector plan or --family yolov10)",
+                model + " classifies");
+}
+
 // --save-output, --json and --draw never replace a file the run reads, nor each other.
 void refuse_outputs_over_inputs(const RunOptions& options) {
   std::vector<NamedPath> inputs = {{"the plan", options.plan}, {"--checkpoint", options.checkpoint}};
@@ -64,13 +91,13 @@ void refuse_outputs_over_inputs(const RunOptions& options) {
   }
 }
 
-void run(const RunOptions& options) {
+void run(const RunOptions& options, const CLI::App& command) {
   refuse_outputs_over_inputs(options);
+  check_model_options(options, command);
   std::shared_ptr<const Plan> plan = options.plan.empty() ? nullptr : pipeline::load_plan(options.plan);
-  if (runs_detector(options.family, plan.get())) return run_detector(detector_request(options, plan));
-  require(!options.draw, "--draw is for detectors (a detector plan or --family yolov10)");
-  require(options.plan.empty() != (options.family.empty() && options.checkpoint.empty()),
-          "give either a plan file or --family with --checkpoint");
+  const bool detector = runs_detector(options.family, plan.get());
+  check_task_options(options, command, detector);
+  if (detector) return run_detector(detector_request(options, plan));
   if (!plan)
     plan = std::make_shared<const Plan>(
         pipeline::build_in_memory(options.family, options.checkpoint, options.config));
@@ -147,16 +174,17 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend,
                   "Backend to run on (default: the fastest CPU backend built in)");
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
-  cmd->add_option("--topk", options->topk, "Classes to print per input")->check(CLI::Range(1, 1000));
+  cmd->add_option("--topk", options->topk, "Classes to print per input, 1 to 1000")
+      ->check(whole_between(1, 1000));
   cmd->add_option("--save-output", options->save_output, "Write the logits [N, classes] as float32 .npy");
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "File of timed GPU tactics to reuse and extend (cuda)");
   cmd->add_option("--json", options->json, "Write the top-k results (detectors: the boxes) as JSON");
   cmd->add_option("--min-score", options->min_score, "Detectors: report boxes scoring at least this")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(real_between(0.0, 1.0));
   cmd->add_option("--draw", options->draw,
                   "Detectors: write the image with its boxes as PNG (name_<i>.png for several inputs)");
-  cmd->callback([options] { run(*options); });
+  cmd->callback([options, cmd] { run(*options, *cmd); });
 }
 
 }  // namespace kiln::cli

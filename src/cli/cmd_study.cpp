@@ -3,6 +3,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/duration.h"
+#include "cli/option_checks.h"
+#include "cli/study_output.h"
 #include "core/error.h"
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
@@ -26,6 +29,8 @@ struct StudyCommandOptions {
   std::optional<std::int64_t> batch;
   std::optional<int> rounds;
   std::optional<double> seconds;
+  double seconds_given = 0.0;  // --seconds-per-round, moved to `seconds` when given
+  bool force = false;          // replace an earlier study's report in the -o folder
   std::vector<std::string> variants;
   std::optional<std::size_t> images;
   std::optional<std::size_t> every;
@@ -38,6 +43,22 @@ std::string shell_quoted(const std::string& text) {
   std::string out = "'";
   for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// The -o folder: never over the study's inputs, never a mix with an earlier run (--force).
+void prepare_output_folder(const StudyCommandOptions& options, const Manifest& manifest,
+                           const StudySpec& spec, const std::filesystem::path& checkpoint,
+                           const std::string& data, const std::filesystem::path& out) {
+  std::vector<std::filesystem::path> plans;
+  for (const StudyVariant& variant : spec.variants) plans.push_back(variant_plan_path(out, variant.name));
+  std::vector<NamedPath> inputs = {
+      {"--checkpoint", checkpoint},
+      {"the manifest", manifest.path},
+      {"the config.json beside the checkpoint", checkpoint.parent_path() / "config.json"},
+      {"--data", data}};
+  if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
+  refuse_study_folder_over_inputs(out, plans, inputs);
+  prepare_study_folder(out, plans, options.force);
 }
 
 void study(const StudyCommandOptions& options) {
@@ -69,6 +90,7 @@ void study(const StudyCommandOptions& options) {
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
   const std::filesystem::path out =
       options.output.value_or(std::filesystem::path("study-" + manifest.family));
+  prepare_output_folder(options, manifest, spec, checkpoint, data, out);
   if (demo) {
     std::cerr
         << "kiln study: no --checkpoint, so this is the demo: " << checkpoint.string()
@@ -83,9 +105,9 @@ void study(const StudyCommandOptions& options) {
                                   demo ? pipeline::Sha256Pin::kNotThisFile : pipeline::Sha256Pin::kEnforce);
   require(!source.detector, manifest.path.string(), ": kiln study is for classifier families; ",
           manifest.family, " is a detector (compare its plans with kiln eval)");
-  StudyInputs inputs{std::move(source.input), spec, data, backend, options.strict_backend, out, demo,
-                     options.command_line, manifest.path, manifest.hub_id};
-  const StudyResult result = run_study(inputs);
+  StudyInputs study_inputs{std::move(source.input), spec, data, backend, options.strict_backend, out, demo,
+                           options.command_line, manifest.path, manifest.hub_id};
+  const StudyResult result = run_study(study_inputs);
   write_study(out, result);
   const std::string report = study_markdown(result);
   std::cout << report.substr(0, report.find("## Recipe")) << "Full report: " << (out / "STUDY.md").string()
@@ -117,18 +139,22 @@ void add_study_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend,
                   "Backend every variant runs on (default: the fastest CPU backend)");
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
-  cmd->add_option("-o,--output", options->output, "Report folder (default: study-FAMILY)");
+  cmd->add_option("-o,--output", options->output,
+                  "Report folder (default: study-FAMILY); one holding a report is refused unless --force");
+  cmd->add_flag("--force", options->force,
+                "Replace the report in the -o folder: its STUDY.md, study.json, charts and the plans its "
+                "study.json lists are removed first (no other file is touched)");
   cmd->add_option("--batch", options->batch, "Batch size to time (default: the manifest's)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_between(1, kMaxBatch));
   cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--seconds-per-round", options->seconds, "Timed seconds per variant per round")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_between(1, 1000));
+  add_duration_option(*cmd, "--seconds-per-round", options->seconds_given,
+                      "Timing per variant per round (default: the manifest's)", 1e-3, 3600.0);
   cmd->add_option("--images", options->images, "Fixed-stride sample of the data (default: the manifest's)")
-      ->check(CLI::Range(2, 1 << 30));
+      ->check(whole_between(2, kMaxCount));
   cmd->add_option("--every", options->every,
                   "Every K-th sampled image calibrates, the others are held out (default: the manifest's)")
-      ->check(CLI::Range(2, 1 << 30));
+      ->check(whole_between(2, kMaxCount));
   cmd->add_option(
          "--variants", options->variants,
          "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
@@ -140,12 +166,18 @@ void add_study_command(CLI::App& app) {
     std::string line = "kiln study";
     line += " " + shell_quoted(options->manifest);
     for (const CLI::Option* option : cmd->get_options()) {
-      if (option->get_name() == "--help" || option->get_name() == "manifest" || option->count() == 0)
+      if (option->get_name() == "--help" || option->get_name() == "manifest" || option->count() == 0 ||
+          option->get_group().empty())
         continue;
+      if (option->get_expected_max() == 0) {  // a flag: its name alone
+        line += " " + option->get_name();
+        continue;
+      }
       for (const std::string& value : option->results())
         line += " " + option->get_name() + " " + shell_quoted(value);
     }
     options->command_line = line;
+    if (cmd->get_option("--seconds-per-round")->count() > 0) options->seconds = options->seconds_given;
     study(*options);
   });
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "core/error.h"
 #include "families/registry.h"
 #include "manifest/manifest.h"
@@ -17,7 +18,7 @@ namespace {
 struct ValidateOptions {
   std::vector<std::string> manifests;
   std::filesystem::path families_dir{kDefaultFamiliesDir};
-  bool json = false;
+  std::optional<std::string> json;  // FILE, "-" for stdout
 };
 
 struct Outcome {
@@ -67,6 +68,9 @@ nlohmann::json to_json(const Outcome& outcome) {
 }
 
 void validate(const ValidateOptions& options) {
+  std::vector<NamedPath> inputs;
+  for (const std::string& manifest : options.manifests) inputs.push_back({"the manifest", manifest});
+  check_json_target(options.json, inputs);
   const std::vector<std::string> known_families = pipeline::known_family_names();
 
   std::vector<std::string> arguments = options.manifests;
@@ -80,13 +84,10 @@ void validate(const ValidateOptions& options) {
   for (const auto& argument : arguments) {
     const Outcome outcome = check(argument, options, known_families);
     all_ok = all_ok && outcome.error.empty();
-    if (options.json) {
-      report.push_back(to_json(outcome));
-    } else {
-      print_text(outcome);
-    }
+    report.push_back(to_json(outcome));
+    if (!json_to_stdout(options.json)) print_text(outcome);
   }
-  if (options.json) std::cout << nlohmann::json{{"ok", all_ok}, {"manifests", report}}.dump(2) << "\n";
+  write_json_report(options.json, {{"ok", all_ok}, {"manifests", report}});
   // Each failure is already printed; exit 1 without a further message.
   if (!all_ok) throw CLI::RuntimeError(1);
 }
@@ -101,7 +102,7 @@ void add_validate_command(CLI::App& app) {
                   "A family folder, a manifest.toml, or a family name looked up in the families directory");
   cmd->add_option("--families-dir", options->families_dir,
                   "Where family names and the default manifests are looked up (default: ./families)");
-  cmd->add_flag("--json", options->json, "Print one JSON report instead of a line per manifest");
+  add_json_file_option(*cmd, options->json, "one report (with '-', instead of a line per manifest)");
   cmd->callback([options] { validate(*options); });
 }
 

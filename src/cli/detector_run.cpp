@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/detector_commands.h"
+#include "cli/option_checks.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/npy.h"
@@ -111,7 +112,7 @@ void run_detector(const DetectorRunRequest& request) {
       pipeline::draw_detection(drawing, d, caption.str());
     }
     if (found.empty())
-      std::cout << "  no detection scores " << std::defaultfloat << request.min_score << " or more\n";
+      std::cout << "  no detection scores " << number_text(request.min_score) << " or more\n";
     report["results"].push_back({{"input", inputs.labels[i]}, {"detections", found}});
     if (request.draw) write_png(drawing_path(*request.draw, i, inputs.labels.size()), drawing);
   }

@@ -1,5 +1,9 @@
 // kiln: build, run, benchmark and study engines for vision models.
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <new>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -9,6 +13,12 @@ namespace {
 // The documented exit statuses (see the footer of `kiln --help`).
 constexpr int kFailure = 1;
 constexpr int kUsageError = 2;
+
+// Every error is one line, whatever a library put in its message.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
 
 }  // namespace
 
@@ -41,8 +51,17 @@ int main(int argc, char** argv) {
   } catch (const kiln::Error& error) {
     std::cerr << "kiln: error: " << error.what() << "\n";
     return kFailure;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "kiln: error: out of memory: use a smaller --batch (or fewer --input images), or a machine "
+                 "with more memory\n";
+    return kFailure;
+  } catch (const std::filesystem::filesystem_error& error) {
+    std::cerr << "kiln: error: " << one_line(error.what()) << ": check the path and its permissions\n";
+    return kFailure;
   } catch (const std::exception& error) {
-    std::cerr << "kiln: error: internal: " << error.what() << "\n";
+    // A library below kiln (oneDNN, CUDA, cuDNN) failed without a kiln::Error: say what to change.
+    std::cerr << "kiln: error: " << one_line(error.what())
+              << " (a backend library failed: try a smaller --batch, or another --backend)\n";
     return kFailure;
   }
   return 0;

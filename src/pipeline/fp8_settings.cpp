@@ -1,9 +1,13 @@
 #include "pipeline/fp8_settings.h"
 
+#include <fstream>
 #include <functional>
+#include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "data/open_dataset.h"
 #include "io/atomic_file.h"
 #include "quant/calibration_images.h"
 #include "quant/fp8_build.h"
@@ -39,6 +43,46 @@ Fp8Settings fp8_settings(const Fp8Options& options, const QuantizationSettings& 
 
 using LoadImages = std::function<CalibrationImages(const CalibrationImageOptions&)>;
 
+CalibrationImageOptions calibration_data(const Fp8Options& options, const QuantizationSettings& defaults) {
+  CalibrationImageOptions data;
+  data.data = options.calib_data.value_or("");
+  data.images = options.calib_images.value_or(
+      defaults.calibration_images > 0 ? static_cast<std::size_t>(defaults.calibration_images) : 500);
+  data.every = options.calib_every;
+  data.strict = options.strict;
+  return data;
+}
+
+// A cache made by another calibrator, or on other images than --calib selects, is refused naming both;
+// a cache from before caches recorded their images is used with a notice.
+void check_cache_provenance(const Fp8Options& options, const QuantizationSettings& defaults) {
+  const std::filesystem::path& path = *options.calib_cache;
+  std::ifstream in(path);
+  const nlohmann::json cache = nlohmann::json::parse(in, nullptr, false);
+  if (!cache.is_object()) return;  // read_calibration_cache names what is wrong with it
+  const std::string method = cache.value("calibration", "");
+  require(!options.calib_method || method.empty() || *options.calib_method == method, path.string(),
+          ": --calib-cache was calibrated with ", method, ", but --calib-method ", *options.calib_method,
+          " was given: drop --calib-method, or give a new --calib-cache path");
+  if (!options.calib_data) return;
+  const std::string recorded = cache.contains("data") && cache["data"].is_object()
+                                   ? cache["data"].value("fingerprint", "")
+                                   : std::string();
+  if (recorded.empty()) {
+    std::cerr
+        << "kiln: note: " << path.string()
+        << " does not record its calibration images (an older cache): --calib is not checked against it\n";
+    return;
+  }
+  const CalibrationImageOptions data = calibration_data(options, defaults);
+  const Dataset dataset = open_dataset(data.data);
+  const std::string fingerprint = calibration_fingerprint(dataset, calibration_indices(dataset, data));
+  require(fingerprint == recorded, path.string(), ": --calib-cache was calibrated on other images (",
+          cache["data"].value("data", "?"), ", fingerprint ", recorded.substr(0, 12), ") than --calib ",
+          data.data, " selects (fingerprint ", fingerprint.substr(0, 12),
+          "): give the same --calib, --images and --every, or a new --calib-cache path");
+}
+
 Fp8Quantization fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
                                  const LoadImages& load) {
   const bool cached = options.calib_cache && std::filesystem::exists(*options.calib_cache);
@@ -50,16 +94,13 @@ Fp8Quantization fp8_quantization(const Fp8Options& options, const Manifest& mani
   Fp8Settings settings = fp8_settings(options, defaults);
   // A bad recipe fails before any image is loaded (the convolutions keep their names through the passes).
   if (settings.recipe != "auto") select_layers(graph, parse_recipe(settings.recipe));
-  if (cached) settings.cached_scales = read_calibration_cache(*options.calib_cache);
+  if (cached) {
+    settings.cached_scales = read_calibration_cache(*options.calib_cache);
+    check_cache_provenance(options, defaults);
+  }
   auto images = std::make_shared<CalibrationImages>();
   if (options.calib_data && !(cached && settings.recipe != "auto")) {
-    CalibrationImageOptions data;
-    data.data = *options.calib_data;
-    data.images = options.calib_images.value_or(
-        defaults.calibration_images > 0 ? static_cast<std::size_t>(defaults.calibration_images) : 500);
-    data.every = options.calib_every;
-    data.strict = options.strict;
-    *images = load(data);
+    *images = load(calibration_data(options, defaults));
   }
   return {[settings, images](Graph& g) { return quantize_fp8(g, settings, *images); }, settings.fallback};
 }

@@ -1,5 +1,7 @@
 #include "pipeline/model_loading.h"
 
+#include <iostream>
+
 #include "builder/build_plan.h"
 #include "core/error.h"
 #include "graph/verifier.h"
@@ -14,6 +16,41 @@ std::map<std::string, Tensor> checkpoint_weights(const SafetensorsFile& file) {
   return weights;
 }
 
+namespace {
+
+bool builds_architecture(const FamilyInfo& family, const std::string& architecture) {
+  for (const std::string_view prefix : family.architectures) {
+    if (architecture.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+// A config.json naming another family's architecture is refused: its settings are not this family's.
+void check_architecture(const FamilyInfo& family, const ModelConfig& config,
+                        const std::filesystem::path& config_path) {
+  if (config.architecture.empty() || builds_architecture(family, config.architecture)) return;
+  for (const FamilyInfo& other : families()) {
+    require(&other == &family || !builds_architecture(other, config.architecture), config_path.string(),
+            ": says architecture ", config.architecture, " (family ", other.name,
+            "), but the family given is ", family.name, ": give --family ", other.name,
+            " or the config of a ", family.name, " checkpoint");
+  }
+}
+
+// Without a config.json the family's defaults apply, but the classes are the checkpoint's own.
+void use_family_defaults(LoadedModel& model, const std::filesystem::path& checkpoint) {
+  std::cerr << "kiln: note: no config.json beside " << checkpoint.string() << ": using " << model.family->name
+            << "'s defaults (" << model.family->defaults_from << ")";
+  const std::string key(model.family->classifier_weight);
+  if (!key.empty() && model.checkpoint->contains(key) && model.checkpoint->tensor(key).rank() == 2) {
+    model.config.num_classes = model.checkpoint->tensor(key).dim(0);
+    std::cerr << " with the " << model.config.num_classes << " classes of " << key;
+  }
+  std::cerr << "\n";
+}
+
+}  // namespace
+
 LoadedModel load_model(const std::string& family, const std::filesystem::path& checkpoint,
                        const std::optional<std::filesystem::path>& config_path) {
   LoadedModel model;
@@ -25,7 +62,12 @@ LoadedModel load_model(const std::string& family, const std::filesystem::path& c
   } else if (const auto beside = checkpoint.parent_path() / "config.json"; std::filesystem::exists(beside)) {
     model.config_path = beside;
   }
-  if (!model.config_path.empty()) model.config = read_timm_config(model.config_path, model.config);
+  if (!model.config_path.empty()) {
+    model.config = read_timm_config(model.config_path, model.config);
+    check_architecture(*model.family, model.config, model.config_path);
+  } else {
+    use_family_defaults(model, checkpoint);
+  }
   try {
     model.graph = model.family->build(checkpoint_weights(*model.checkpoint), model.config, -1);
   } catch (const Error& error) {

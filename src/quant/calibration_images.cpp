@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "core/sha256.h"
 #include "data/image_loop.h"
 #include "data/open_dataset.h"
 #include "data/sampling.h"
@@ -20,9 +21,7 @@ CalibrationImages sample_and_load(const CalibrationImageOptions& options, const 
   require(options.every >= 1, "--calib-every must be at least 1");
   const Dataset dataset = open_dataset(options.data);
   const std::size_t sample_size = std::min(dataset.size(), options.images * options.every);
-  const std::vector<std::size_t> sample = stride_sample(dataset.size(), sample_size);
-  std::vector<std::size_t> chosen = split_every(sample, options.every).calibration;
-  if (chosen.size() > options.images) chosen.resize(options.images);
+  const std::vector<std::size_t> chosen = calibration_indices(dataset, options);
 
   CalibrationImages result = load(dataset, chosen);
   require(!result.images.empty(), options.data, ": none of the ", chosen.size(),
@@ -34,7 +33,8 @@ CalibrationImages sample_and_load(const CalibrationImageOptions& options, const 
                    {"sample", sample_size},
                    {"every", options.every},
                    {"calibration_images", result.images.size()},
-                   {"skipped", skipped}};
+                   {"skipped", skipped},
+                   {"fingerprint", calibration_fingerprint(dataset, chosen)}};
   return result;
 }
 
@@ -56,6 +56,25 @@ CalibrationImages load_calibration_images(const CalibrationImageOptions& options
   return sample_and_load(options, [&](const Dataset& dataset, std::span<const std::size_t> chosen) {
     return load_calibration_images(dataset, chosen, to_input, options.strict);
   });
+}
+
+std::vector<std::size_t> calibration_indices(const Dataset& dataset, const CalibrationImageOptions& options) {
+  const std::size_t sample_size = std::min(dataset.size(), options.images * options.every);
+  const std::vector<std::size_t> sample = stride_sample(dataset.size(), sample_size);
+  std::vector<std::size_t> chosen = split_every(sample, options.every).calibration;
+  if (chosen.size() > options.images) chosen.resize(options.images);
+  return chosen;
+}
+
+std::string calibration_fingerprint(const Dataset& dataset, std::span<const std::size_t> indices) {
+  std::string listing;
+  for (const std::size_t index : indices) {
+    const Sample& sample = dataset.sample(index);
+    std::error_code error;
+    const std::uintmax_t bytes = sample.size ? *sample.size : std::filesystem::file_size(sample.file, error);
+    listing += cat(sample.name, "\t", error ? 0 : bytes, "\n");
+  }
+  return sha256_hex(std::as_bytes(std::span<const char>(listing)));
 }
 
 CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,

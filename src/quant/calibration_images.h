@@ -7,6 +7,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "data/dataset.h"
 #include "io/image.h"
@@ -30,6 +31,14 @@ CalibrationImages load_calibration_images(const CalibrationImageOptions& options
                                           const PreprocessConfig& preprocess);
 CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
                                           const ImageToInput& to_input);
+
+// The dataset indices load_calibration_images(options, ...) calibrates on.
+std::vector<std::size_t> calibration_indices(const Dataset& dataset, const CalibrationImageOptions& options);
+
+// What a calibration cache records of its images: the sha256 of their names and sizes, one
+// "NAME\tBYTES\n" line per image in order, so other data (or another sample of it) is told apart
+// without decoding anything.
+std::string calibration_fingerprint(const Dataset& dataset, std::span<const std::size_t> indices);
 // The same from an open dataset and chosen indices (a study's calibration split).
 CalibrationImages load_calibration_images(const Dataset& dataset, std::span<const std::size_t> indices,
                                           const PreprocessConfig& preprocess, bool strict);

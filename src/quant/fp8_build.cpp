@@ -115,6 +115,7 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
   report["tensors"] = activations.tensors;
   report["calibration_cache"] = {{"format", kCacheFormat},
                                  {"calibration", calibration_method_name(settings.method)},
+                                 {"data", data.source},
                                  {"scales", scales}};
   return report;
 }

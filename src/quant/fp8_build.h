@@ -42,7 +42,8 @@ struct CalibrationImages {
 nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data);
 
 // A calibration cache: the activation scale of every observed tensor, as JSON
-// {"format": "kiln-fp8-calibration", "calibration": METHOD, "scales": {TENSOR: SCALE, ...}}.
+// {"format": "kiln-fp8-calibration", "calibration": METHOD, "data": {..., "fingerprint": SHA256},
+//  "scales": {TENSOR: SCALE, ...}} (data: the images it was calibrated on, calibration_images.h).
 // quantize_fp8's report holds one under "calibration_cache".
 std::map<std::string, float> read_calibration_cache(const std::filesystem::path& path);
 

@@ -206,7 +206,7 @@ std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
   const auto build_start = Clock::now();
   auto plan = std::make_shared<const Plan>(build_variant(inputs, r.variant, calibration));
   r.build_seconds = seconds_since(build_start);
-  r.plan_file = inputs.out_dir / "plans" / (slug(r.variant.name) + ".kplan");
+  r.plan_file = variant_plan_path(inputs.out_dir, r.variant.name);
   write_plan(r.plan_file, *plan);
   r.plan_bytes = std::filesystem::file_size(r.plan_file);
   for (const Node& node : plan->graph.nodes()) {
@@ -345,6 +345,10 @@ StudyResult run_study(const StudyInputs& inputs) {
   result.decision = decide(spec, result.variants);
   result.seconds = seconds_since(start);
   return result;
+}
+
+std::filesystem::path variant_plan_path(const std::filesystem::path& out_dir, const std::string& variant) {
+  return out_dir / "plans" / (slug(variant) + ".kplan");
 }
 
 }  // namespace kiln

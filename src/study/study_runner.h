@@ -73,4 +73,7 @@ struct StudyResult {
 
 StudyResult run_study(const StudyInputs& inputs);
 
+// Where run_study writes a variant's plan: out_dir/plans/NAME.kplan, the name made file-safe.
+std::filesystem::path variant_plan_path(const std::filesystem::path& out_dir, const std::string& variant);
+
 }  // namespace kiln

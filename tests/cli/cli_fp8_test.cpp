@@ -32,7 +32,7 @@ TEST(CliFp8, BuildRecordsRecipeScalesAndCache) {
   const fs::path plan = scratch.dir() / "fp8.kplan", report = scratch.dir() / "build.json";
   const fs::path cache = scratch.dir() / "calibration.json";
   const auto built = run_kiln(fp8_build(plan, "--recipe nose --calib " + kPhotos.string() +
-                                                  " --calib-images 4 --calib-every 4 --calib-method entropy"
+                                                  " --images 4 --every 4 --calib-method entropy"
                                                   " --calib-cache " +
                                                   cache.string() + " --json " + report.string()));
   ASSERT_EQ(built.exit_code, 0) << built.output;
@@ -61,9 +61,8 @@ TEST(CliFp8, BuildRecordsRecipeScalesAndCache) {
 TEST(CliFp8, RunsAndInspectsAnFp8Plan) {
   const Scratch scratch;
   const fs::path plan = scratch.dir() / "fp8.kplan";
-  ASSERT_EQ(
-      run_kiln(fp8_build(plan, "--recipe all --calib " + kPhotos.string() + " --calib-images 2")).exit_code,
-      0);
+  ASSERT_EQ(run_kiln(fp8_build(plan, "--recipe all --calib " + kPhotos.string() + " --images 2")).exit_code,
+            0);
   const auto ran = run_kiln("run " + plan.string() + " --input " + (kPhotos / "dog.jpg").string());
   EXPECT_EQ(ran.exit_code, 0) << ran.output;
   const auto inspected = run_kiln("inspect " + plan.string());
@@ -75,7 +74,7 @@ TEST(CliFp8, RunsAndInspectsAnFp8Plan) {
 TEST(CliFp8, BadSettingsAreOneLineErrors) {
   const Scratch scratch;
   const fs::path plan = scratch.dir() / "fp8.kplan";
-  const std::string calib = " --calib " + kPhotos.string() + " --calib-images 1";
+  const std::string calib = " --calib " + kPhotos.string() + " --images 1";
   expect_one_line_error(run_kiln(fp8_build(plan, "--recipe all")), "give --calib DATA");
   expect_one_line_error(run_kiln(fp8_build(plan, "--recipe everything" + calib)),
                         "recipe 'everything': expected all, nose");
@@ -107,7 +106,7 @@ TEST(CliFp8, OneBadImageIsSkippedUnlessStrict) {
   fs::copy_file(kPhotos / "dog.jpg", folder / "a.jpg");
   std::ofstream(folder / "b.jpg") << "not a jpeg";
   const fs::path plan = scratch.dir() / "fp8.kplan";
-  const std::string calib = " --calib " + folder.string() + " --calib-images 2 --calib-every 1";
+  const std::string calib = " --calib " + folder.string() + " --images 2 --every 1";
   const auto lenient = run_kiln(fp8_build(plan, calib));
   EXPECT_EQ(lenient.exit_code, 0) << lenient.output;
   EXPECT_NE(lenient.output.find("skipped"), std::string::npos) << lenient.output;
@@ -117,16 +116,18 @@ TEST(CliFp8, OneBadImageIsSkippedUnlessStrict) {
   EXPECT_NE(strict.output.find("b.jpg"), std::string::npos) << strict.output;
 }
 
-// A calibration cache holds FP8 scales: a build of another precision calibrates nothing and writes none.
-TEST(CliFp8, ACalibrationCacheIsNotWrittenByANonFp8Build) {
+// A calibration cache holds FP8 scales: a build of another precision would ignore it, so it is refused.
+TEST(CliFp8, ACalibrationCacheOnANonFp8BuildIsAUsageError) {
   const Scratch scratch;
   const fs::path cache = scratch.dir() / "scales.json";
   const auto result =
       run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
                (kTiny / "model.safetensors").string() + " -o " + (scratch.dir() / "a.kplan").string() +
                " --precision fp16 --calib-cache " + cache.string());
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(fs::exists(scratch.dir() / "a.kplan"));
+  expect_one_line_error(result,
+                        "--calib-cache applies only to --precision fp8, but --precision fp16 was given");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_FALSE(fs::exists(scratch.dir() / "a.kplan"));
   EXPECT_FALSE(fs::exists(cache));
 }
 

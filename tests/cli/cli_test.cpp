@@ -60,11 +60,16 @@ TEST(Cli, CorruptCheckpointIsAOneLineError) {
   expect_one_line_error(result, "truncated.safetensors");
 }
 
+// Without the config.json that would name its architecture, the builder names the key that does not fit.
 TEST(Cli, WrongFamilyForCheckpointNamesAKey) {
-  const auto result =
-      run_kiln("run --family timm_resnet --checkpoint " + (kTiny / "model.safetensors").string() +
-               " --input " + (kTiny / "input.npy").string());
-  expect_one_line_error(result, "key");
+  const Scratch scratch;
+  const fs::path checkpoint = scratch.dir() / "model.safetensors";
+  fs::copy_file(kTiny / "model.safetensors", checkpoint);
+  const auto result = run_kiln("run --family timm_resnet --checkpoint " + checkpoint.string() + " --input " +
+                               (kTiny / "input.npy").string());
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("kiln: error: "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("key"), std::string::npos) << result.output;
 }
 
 TEST(Cli, BadInputsAreOneLineErrors) {
@@ -137,7 +142,7 @@ TEST(Cli, BuildThenBenchWritesStatistics) {
   ASSERT_EQ(built.exit_code, 0) << built.output;
   const fs::path json = scratch.dir() / "bench.json";
   const auto bench =
-      run_kiln("bench " + plan.string() + " --warmup 0 --duration 0.2 --min-iterations 3 --profile " +
+      run_kiln("bench " + plan.string() + " --warmup 0s --duration 200ms --min-iterations 3 --profile " +
                "--profile-iterations 2 --json " + json.string());
   ASSERT_EQ(bench.exit_code, 0) << bench.output;
   EXPECT_NE(bench.output.find("median"), std::string::npos) << bench.output;
@@ -260,7 +265,7 @@ TEST(Cli, InspectListsStoredTactics) {
   EXPECT_NE(text.output.find("conv1.0: cudnn-graph #3 fused epilogue, 4.5 us on NVIDIA H200"),
             std::string::npos)
       << text.output;
-  const auto json = run_kiln("inspect --json " + tuned.string());
+  const auto json = run_kiln("inspect " + tuned.string() + " --json -");
   EXPECT_NE(json.output.find("\"tactics\""), std::string::npos) << json.output;
   EXPECT_EQ(run_kiln("inspect " + plain.string()).output.find("tactics:"), std::string::npos);
   const auto ran = run_kiln("run " + tuned.string() + " --input " + (kTiny / "input.npy").string());

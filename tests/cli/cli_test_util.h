@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "cli_runner.h"
@@ -19,6 +20,11 @@ inline const fs::path kData = fs::path(KILN_TEST_DATA_DIR);
 inline const fs::path kTiny = kData / "golden" / "resnest_tiny";
 inline const fs::path kFamilies = kData.parent_path().parent_path() / "families";
 inline const fs::path kPhotos = kData / "photos";
+
+inline std::string bytes_of(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 // A temporary folder for one test, removed with everything in it.
 class Scratch {

@@ -243,9 +243,10 @@ TEST_F(EvalCli, PerLayerNeedsAReference) {
 }
 
 TEST_F(EvalCli, ACheckpointOfAnotherFamilyIsAOneLineError) {
-  expect_one_line_error(run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() +
-                                 " --reference " + kCheckpoint.string() + " --family timm_resnet"),
-                        "key");
+  expect_one_line_error(
+      run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() + " --reference " +
+               kCheckpoint.string() + " --family timm_resnet"),
+      "says architecture resnest50d (family timm_resnest), but the family given is timm_resnet");
 }
 
 }  // namespace

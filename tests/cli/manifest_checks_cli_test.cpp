@@ -36,7 +36,7 @@ std::string build(const fs::path& manifest, const Scratch& scratch) {
 
 std::string study(const fs::path& manifest, const Scratch& scratch) {
   return "study " + manifest.string() + " --checkpoint " + (kTiny / "model.safetensors").string() +
-         " --data " + kPhotos.string() + " --variants fp16 --rounds 1 --seconds-per-round 0.01 -o " +
+         " --data " + kPhotos.string() + " --variants fp16 --rounds 1 --seconds-per-round 10ms -o " +
          (scratch.dir() / "study").string();
 }
 
@@ -83,7 +83,7 @@ TEST(ManifestChecks, TheDemoStudyIsNotHeldToTheHubPin) {
       edited_manifest(scratch, "pinned.toml", {{"checkpoint_sha256", '"' + std::string(64, '0') + '"'}});
   const CliResult studied = run_kiln("study " + manifest.string() +
                                      " --variants fp16 --images 4 --every 2 --rounds 1 "
-                                     "--seconds-per-round 0.01 -o " +
+                                     "--seconds-per-round 10ms -o " +
                                      (scratch.dir() / "study").string());
   EXPECT_EQ(studied.exit_code, 0) << studied.output;
   EXPECT_TRUE(fs::exists(scratch.dir() / "study" / "STUDY.md"));

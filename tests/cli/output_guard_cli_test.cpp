@@ -13,6 +13,7 @@
 namespace kiln {
 namespace {
 
+using testing::bytes_of;
 using testing::expect_one_line_error;
 using testing::kFamilies;
 using testing::kPhotos;
@@ -20,11 +21,6 @@ using testing::kTiny;
 using testing::run_kiln;
 using testing::Scratch;
 namespace fs = std::filesystem;
-
-std::string bytes_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // The user's files, copied into the scratch folder so a failing guard cannot harm the test data.
 struct UserFiles {
@@ -79,7 +75,7 @@ TEST(OutputGuard, ReportsNeverReplaceThePlanOrTheInputs) {
                         "--json names the same file as --input");
   expect_one_line_error(run_kiln(run + " --save-output " + plan.string()),
                         "--save-output names the same file as the plan");
-  expect_one_line_error(run_kiln("bench " + plan.string() + " --duration 0.1 --json " + plan.string()),
+  expect_one_line_error(run_kiln("bench " + plan.string() + " --duration 100ms --json " + plan.string()),
                         "--json names the same file as the plan");
   expect_one_line_error(
       run_kiln("eval " + plan.string() + " --data " + kPhotos.string() + " --json " + plan.string()),

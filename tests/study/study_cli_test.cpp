@@ -24,7 +24,7 @@ std::string read_text(const fs::path& path) {
 testing::CliResult quick_study(const fs::path& out) {
   return run_kiln(
       "study " + (kFamilies / "timm_resnest").string() +
-      " --variants fp32,fp16,'fp8 all max','fp8 nose-L1 entropy' --rounds 1 --seconds-per-round 0.05 -o " +
+      " --variants fp32,fp16,'fp8 all max','fp8 nose-L1 entropy' --rounds 1 --seconds-per-round 50ms -o " +
       out.string());
 }
 

@@ -1,0 +1,62 @@
+#include "cli/build_option_checks.h"
+
+#include "cli/option_checks.h"
+#include "runtime/engine.h"
+
+namespace kiln::cli {
+
+namespace {
+
+// "--precision fp16 was given" or "the manifest's precision is fp16 (give --precision fp8)".
+std::string source_of(const std::optional<std::string>& given, const std::string& option,
+                      const std::string& value, const std::string& wanted) {
+  if (given) return option + " " + *given + " was given";
+  return "the manifest's " + option.substr(2) + " is " + value + " (give " + option + " " + wanted + ")";
+}
+
+void check_fp8_settings(const CLI::App& command, const BuildChoices& choices) {
+  const pipeline::Fp8Options& fp8 = *choices.fp8;
+  const QuantizationSettings defaults = choices.manifest->quantization.value_or(QuantizationSettings{});
+  const std::string recipe = fp8.recipe.value_or(defaults.recipe.empty() ? "all" : defaults.recipe);
+  refuse_unless(recipe == "auto", command, {"--auto-target", "--sensitivity-images"}, "to --recipe auto",
+                fp8.recipe ? "--recipe " + recipe + " was given"
+                           : "the manifest's recipe is " + recipe + " (give --recipe auto)");
+  const std::string method =
+      fp8.calib_method.value_or(std::string(calibration_method_name(defaults.calibration)));
+  refuse_unless(method == "percentile", command, {"--percentile"}, "to --calib-method percentile",
+                source_of(fp8.calib_method, "--calib-method", method, "percentile"));
+  refuse_unless(fp8.calib_data.has_value(), command, {"--images", "--every", "--strict"}, "with --calib",
+                "no --calib was given (the scales come from --calib-cache)");
+}
+
+}  // namespace
+
+void check_build_options(const CLI::App& command, const BuildChoices& choices) {
+  const Manifest& manifest = *choices.manifest;
+  const std::string precision = choices.precision.value_or(std::string(precision_name(manifest.precision)));
+  refuse_unless(precision == "fp8", command,
+                {"--recipe", "--calib", "--images", "--every", "--calib-method", "--calib-cache",
+                 "--percentile", "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict"},
+                "to --precision fp8", source_of(choices.precision, "--precision", precision, "fp8"));
+  if (precision == "fp8") check_fp8_settings(command, choices);
+  const std::int64_t opt_level = choices.opt_level.value_or(manifest.opt_level);
+  refuse_unless(opt_level > 0, command, {"--disable-pass"}, "with --opt-level 1 or more",
+                choices.opt_level ? "--opt-level 0 (no graph pass) was given"
+                                  : "the manifest's opt_level is 0 (no graph pass)");
+  const std::string backend = choices.backend.value_or(manifest.backends.front());
+  if (first_given(command, {"--tactic-cache"}).empty()) return;
+  refuse_unless(make_backend(backend)->chooses_tactics(), command, {"--tactic-cache"},
+                "to a backend that times kernels (cuda)",
+                choices.backend ? "--backend " + backend + " was given"
+                                : "the manifest's backend is " + backend + " (give --backend cuda)");
+}
+
+void check_list_passes_alone(const CLI::App& command) {
+  for (const CLI::Option* option : command.get_options()) {
+    if (option->count() == 0 || option->get_name() == "--list-passes") continue;
+    usage_error("--list-passes prints the graph passes and builds nothing, so " + option->get_name() +
+                " would be ignored: give it alone");
+  }
+}
+
+}  // namespace kiln::cli

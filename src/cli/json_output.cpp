@@ -1,0 +1,43 @@
+#include "cli/json_output.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+
+namespace kiln::cli {
+
+CLI::Option* add_json_file_option(CLI::App& command, std::optional<std::string>& target,
+                                  const std::string& what) {
+  return command.add_option("--json", target, "Write " + what + " as JSON to FILE ('-': stdout)")
+      ->expected(0, 1)
+      ->type_name("FILE");
+}
+
+bool json_to_stdout(const std::optional<std::string>& target) {
+  return target && (target->empty() || *target == "-");
+}
+
+void check_json_target(const std::optional<std::string>& target, const std::vector<NamedPath>& inputs) {
+  if (!target) return;
+  if (target->empty()) {
+    std::cerr << "kiln: warning: --json without FILE is the old spelling; write --json - for stdout\n";
+    return;
+  }
+  if (*target == "-") return;
+  require(!std::filesystem::is_directory(*target), *target,
+          ": --json names a folder; give a FILE, or - for stdout");
+  refuse_output_over_inputs({"--json", *target}, inputs);
+}
+
+void write_json_report(const std::optional<std::string>& target, const nlohmann::json& report) {
+  if (!target) return;
+  if (json_to_stdout(target)) {
+    std::cout << report.dump(2) << "\n";
+    return;
+  }
+  write_file_atomically(*target, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,79 @@
+#include "cli/option_checks.h"
+
+#include <charconv>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+namespace kiln::cli {
+
+std::string number_text(double value) {
+  std::ostringstream out;
+  out << value;  // 1 for 1.0, 0.25 for 0.25: as a person writes it
+  return out.str();
+}
+
+CLI::Validator whole_between(std::int64_t low, std::int64_t high) {
+  const std::string bounds = std::to_string(low) + " and " + std::to_string(high);
+  return CLI::Validator(
+      [low, high, bounds](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto parsed = std::from_chars(text.data(), end, value);
+        if (parsed.ec == std::errc::result_out_of_range) return "must be between " + bounds + ", got " + text;
+        if (parsed.ec != std::errc() || parsed.ptr != end)
+          return "expected a whole number between " + bounds + ", got '" + text + "'";
+        if (value < low || value > high) return "must be between " + bounds + ", got " + text;
+        return {};
+      },
+      "[" + std::to_string(low) + ", " + std::to_string(high) + "]");
+}
+
+CLI::Validator real_between(double low, double high) {
+  const std::string bounds = number_text(low) + " and " + number_text(high);
+  return CLI::Validator(
+      [low, high, bounds](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+          return "expected a number between " + bounds + ", got '" + text + "'";
+        if (value < low || value > high) return "must be between " + bounds + ", got " + text;
+        return {};
+      },
+      "[" + number_text(low) + ", " + number_text(high) + "]");
+}
+
+void usage_error(const std::string& message) { throw CLI::ValidationError(message); }
+
+std::string first_given(const CLI::App& command, std::initializer_list<const char*> options) {
+  for (const char* name : options) {
+    const CLI::Option* option = command.get_option_no_throw(name);
+    if (option != nullptr && option->count() > 0) return name;
+  }
+  return {};
+}
+
+void refuse_unless(bool applies, const CLI::App& command, std::initializer_list<const char*> options,
+                   const std::string& needs, const std::string& reason) {
+  if (applies) return;
+  const std::string given = first_given(command, options);
+  if (given.empty()) return;
+  usage_error(given + " applies only " + needs + ", but " + reason);
+}
+
+void add_warning_alias(CLI::App& command, CLI::Option* option, const std::string& old_name) {
+  const std::string current = option->get_name();
+  command
+      .add_option_function<std::string>(old_name,
+                                        [option, old_name, current](const std::string& value) {
+                                          std::cerr << "kiln: warning: " << old_name << " is an old name of "
+                                                    << current << "; write " << current << " " << value
+                                                    << "\n";
+                                          option->clear();
+                                          option->add_result(value);
+                                          option->run_callback();
+                                        })
+      ->group("");  // hidden from --help: --help documents the one name
+}
+
+}  // namespace kiln::cli

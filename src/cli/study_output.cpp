@@ -1,0 +1,101 @@
+#include "cli/study_output.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/error.h"
+
+namespace kiln::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// An earlier study's study.json: an object with its family and variants; null when there is none.
+nlohmann::json earlier_report(const fs::path& dir) {
+  std::ifstream in(dir / "study.json");
+  nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
+  const bool study = report.is_object() && report.contains("family") && report.contains("variants") &&
+                     report["variants"].is_array();
+  return study ? report : nlohmann::json();
+}
+
+// The plans an earlier study listed in its study.json (names directly under plans/).
+std::set<fs::path> plans_of(const nlohmann::json& report, const fs::path& dir) {
+  std::set<fs::path> plans;
+  for (const auto& variant : report["variants"]) {
+    if (!variant.is_object() || !variant.contains("plan") || !variant["plan"].is_string()) continue;
+    const fs::path name = variant["plan"].get<std::string>();
+    if (name.has_filename() && name == name.filename()) plans.insert(dir / "plans" / name);  // no ../
+  }
+  return plans;
+}
+
+bool holds_report(const fs::path& dir) {
+  return fs::exists(dir / "STUDY.md") || fs::exists(dir / "study.json");
+}
+
+bool is_within(const fs::path& inner, const fs::path& outer) {
+  std::error_code error;
+  const fs::path a = fs::weakly_canonical(inner, error);
+  if (error) return false;
+  const fs::path b = fs::weakly_canonical(outer, error);
+  if (error) return false;
+  const auto [end_b, end_a] = std::mismatch(b.begin(), b.end(), a.begin(), a.end());
+  return end_b == b.end();
+}
+
+}  // namespace
+
+const std::vector<std::string>& study_report_files() {
+  static const std::vector<std::string> kFiles = {"STUDY.md", "study.json", "latency.svg",
+                                                  "accuracy_vs_speed.svg"};
+  return kFiles;
+}
+
+void prepare_study_folder(const fs::path& dir, const std::vector<fs::path>& plans, bool force) {
+  require(!fs::exists(dir) || fs::is_directory(dir), dir.string(),
+          ": -o names a file; a study writes a folder: choose another -o");
+  const bool earlier = holds_report(dir);
+  require(!earlier || force, dir.string(),
+          ": -o holds a study report (STUDY.md / study.json): give --force "
+          "to replace it, or another -o");
+  const nlohmann::json report = earlier ? earlier_report(dir) : nlohmann::json();
+  require(!earlier || !report.is_null(), dir.string(),
+          ": the STUDY.md / study.json in -o were not made by a study (no study.json of one), so --force "
+          "leaves them: move them, or choose another -o");
+  const std::set<fs::path> made = earlier ? plans_of(report, dir) : std::set<fs::path>{};
+  for (const fs::path& plan : plans) {
+    require(!fs::exists(plan) || made.count(plan) > 0, plan.string(),
+            ": not made by an earlier study in this folder, and the study would write over it: move it, or "
+            "choose another -o");
+  }
+  if (!earlier) {
+    for (const std::string& name : study_report_files()) {
+      require(!fs::exists(dir / name), (dir / name).string(),
+              ": not made by a study (no STUDY.md or study.json beside it), and the study would write over "
+              "it: move it, or choose another -o");
+    }
+    return;
+  }
+  for (const std::string& name : study_report_files()) fs::remove(dir / name);
+  for (const fs::path& plan : made) fs::remove(plan);
+  std::error_code ignored;
+  if (fs::is_empty(dir / "plans", ignored)) fs::remove(dir / "plans", ignored);
+}
+
+void refuse_study_folder_over_inputs(const fs::path& dir, const std::vector<fs::path>& plans,
+                                     const std::vector<NamedPath>& inputs) {
+  std::vector<fs::path> outputs = plans;
+  for (const std::string& name : study_report_files()) outputs.push_back(dir / name);
+  for (const fs::path& output : outputs) refuse_output_over_inputs({"-o", output}, inputs);
+  for (const NamedPath& input : inputs) {
+    if (input.path.empty() || !fs::is_directory(input.path)) continue;
+    require(!is_within(dir, input.path), dir.string(), ": -o lies inside ", input.option, " '",
+            input.path.string(), "'; the report and plans would join its files: choose another -o");
+  }
+}
+
+}  // namespace kiln::cli

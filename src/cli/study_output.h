@@ -1,0 +1,29 @@
+// The folder `kiln study -o` writes: never a mix of two runs, never over the study's inputs, and never
+// a file removed that a study did not make.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/output_guard.h"
+
+namespace kiln::cli {
+
+// The report files a study writes at the top of its folder; plans go under plans/.
+const std::vector<std::string>& study_report_files();
+
+// Makes `dir` ready for a new study writing `plans` (paths under dir/plans/). A folder holding a report
+// (STUDY.md or study.json) is refused unless `force`; with `force` the old report's files and the plans
+// its study.json lists are removed, and nothing else. A file the new study would write that no earlier
+// study made is refused either way.
+void prepare_study_folder(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& plans,
+                          bool force);
+
+// Refuses a folder whose files would replace one of `inputs`, or that lies inside an input folder
+// (--data: the report and plans would join the images).
+void refuse_study_folder_over_inputs(const std::filesystem::path& dir,
+                                     const std::vector<std::filesystem::path>& plans,
+                                     const std::vector<NamedPath>& inputs);
+
+}  // namespace kiln::cli

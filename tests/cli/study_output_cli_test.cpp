@@ -1,0 +1,62 @@
+// kiln study -o: a folder holding a report is refused unless --force; --force removes the earlier
+// study's files (and only those), so two runs never mix; the folder is never over the study's inputs.
+#include <gtest/gtest.h>
+
+#include "cli_test_util.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::bytes_of;
+using testing::expect_one_line_error;
+using testing::kFamilies;
+using testing::kPhotos;
+using testing::run_kiln;
+using testing::Scratch;
+
+std::string study(const fs::path& out, const std::string& variants, const std::string& extra = "") {
+  return "study " + (kFamilies / "timm_resnest").string() + " --variants " + variants +
+         " --rounds 1 --seconds-per-round 20ms -o " + out.string() + " " + extra;
+}
+
+TEST(StudyOutput, AReportIsReplacedOnlyWithForceAndRunsNeverMix) {
+  const Scratch scratch;
+  const fs::path out = scratch.dir() / "study";
+  const auto first = run_kiln(study(out, "fp32,fp16,'fp8 all max'"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ASSERT_TRUE(fs::exists(out / "plans" / "fp8_all_max.kplan"));
+  std::ofstream(out / "notes.txt") << "mine";
+  const std::string report = bytes_of(out / "STUDY.md"), plan = bytes_of(out / "plans" / "fp16.kplan");
+
+  const auto refused = run_kiln(study(out, "fp32,fp16"));
+  expect_one_line_error(refused, "-o holds a study report (STUDY.md / study.json): give --force");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_TRUE(bytes_of(out / "STUDY.md") == report);
+  EXPECT_TRUE(bytes_of(out / "plans" / "fp16.kplan") == plan);
+
+  const auto forced = run_kiln(study(out, "fp32,fp16", "--force"));
+  ASSERT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_FALSE(fs::exists(out / "plans" / "fp8_all_max.kplan")) << "the earlier run's plan would mix in";
+  EXPECT_TRUE(fs::exists(out / "plans" / "fp16.kplan"));
+  EXPECT_EQ(bytes_of(out / "notes.txt"), "mine") << "a file no study made is kept";
+  EXPECT_NE(bytes_of(out / "STUDY.md").find("--force"), std::string::npos) << "the re-run line keeps --force";
+}
+
+TEST(StudyOutput, TheFolderIsNeverOverTheInputs) {
+  const Scratch scratch;
+  const fs::path photos = scratch.dir() / "photos";
+  fs::create_directories(photos);
+  for (const auto& entry : fs::directory_iterator(kPhotos))
+    fs::copy(entry.path(), photos / entry.path().filename());
+  const auto inside = run_kiln(study(photos / "report", "fp32,fp16", "--data " + photos.string()));
+  expect_one_line_error(inside, "-o lies inside --data");
+  EXPECT_FALSE(fs::exists(photos / "report"));
+  std::ofstream(scratch.dir() / "STUDY.md") << "my notes";
+  const auto over = run_kiln(study(scratch.dir(), "fp32,fp16", "--force"));
+  expect_one_line_error(over, "not made by a study");
+  EXPECT_EQ(bytes_of(scratch.dir() / "STUDY.md"), "my notes");
+}
+
+}  // namespace
+}  // namespace kiln
