@@ -44,7 +44,7 @@ for target in "${targets[@]}"; do
   mkdir -p "$work" "$findings"
   dict=()
   [[ -f tests/fuzz/corpus/$target.dict ]] && dict=(-dict="tests/fuzz/corpus/$target.dict")
-  echo "fuzz.sh: $target"
+  echo "fuzz.sh: $target (started $(date -u +%FT%TZ))"
   rc=0
   build/fuzz/tests/fuzz/"$target"_fuzz "${limit[@]}" "${dict[@]}" -malloc_limit_mb=512 -rss_limit_mb=2048 \
     -timeout=10 -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" \

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <span>
@@ -31,7 +32,9 @@ inline std::filesystem::path write_input(std::span<const std::uint8_t> data, std
   return path;
 }
 
-inline std::span<const std::uint8_t> bytes(const std::uint8_t* data, std::size_t size) { return {data, size}; }
+inline std::span<const std::uint8_t> bytes(const std::uint8_t* data, std::size_t size) {
+  return {data, size};
+}
 
 inline std::string_view text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
@@ -43,7 +46,10 @@ void expect_result_or_error(Parse&& parse) {
   try {
     parse();
   } catch (const Error& error) {
-    if (std::string_view(error.what()).find('\n') != std::string_view::npos) __builtin_trap();
+    if (std::string_view(error.what()).find('\n') != std::string_view::npos) {
+      std::fprintf(stderr, "kiln::Error message of more than one line:\n%s\n", error.what());
+      __builtin_trap();
+    }
   }
 }
 

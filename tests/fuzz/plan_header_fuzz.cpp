@@ -26,7 +26,8 @@ std::size_t blob_size_of(std::string_view header) {
 
 template <typename Integer>
 void append_little_endian(std::vector<std::uint8_t>& out, Integer value) {
-  for (std::size_t i = 0; i < sizeof(Integer); ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+  for (std::size_t i = 0; i < sizeof(Integer); ++i)
+    out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
 }
 
 std::vector<std::uint8_t> frame(std::string_view header) {

@@ -3,6 +3,7 @@
 #include "io/image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  kiln::fuzz::expect_result_or_error([&] { (void)kiln::decode_image_bytes(kiln::fuzz::bytes(data, size), "image.png"); });
+  kiln::fuzz::expect_result_or_error(
+      [&] { (void)kiln::decode_image_bytes(kiln::fuzz::bytes(data, size), "image.png"); });
   return 0;
 }

@@ -91,7 +91,8 @@ kiln::Plan small_plan() {
   std::vector<float> weights(4 * 2 * 3 * 3);
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
   const kiln::ValueId w = graph.add_constant("conv.weight", kiln::Tensor::from_f32({4, 2, 3, 3}, weights));
-  const kiln::ValueId b = graph.add_constant("conv.bias", kiln::Tensor::from_f32({4}, {{0.1f, 0.2f, -0.3f, 0.f}}));
+  const kiln::ValueId b =
+      graph.add_constant("conv.bias", kiln::Tensor::from_f32({4}, {{0.1f, 0.2f, -0.3f, 0.f}}));
   kiln::ConvAttrs conv;
   conv.kernel = {3, 3};
   conv.padding = {1, 1, 1, 1};
