@@ -11,6 +11,7 @@ cmake --preset release
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
 build/release/kiln validate  # every families/*/manifest.toml
+tools/fuzz.sh --seconds 15   # every fuzz target on its seed corpus; any finding fails
 
 if [[ "${1:-}" == "--sanitize" ]]; then
   cmake --preset sanitize

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "io/user_json.h"
 
 namespace kiln {
 
@@ -25,15 +26,7 @@ std::int64_t positive_integer(const nlohmann::json& root, const char* key, const
   return value.get<std::int64_t>();
 }
 
-}  // namespace
-
-YoloConfig parse_yolo_config(const std::string& text, const std::string& origin) {
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(origin, ": not valid JSON (", e.what(), ")");
-  }
+YoloConfig read_config(const nlohmann::json& root, const std::string& origin) {
   require(root.is_object(), origin, ": expected a JSON object");
   YoloConfig config;
 
@@ -87,6 +80,13 @@ YoloConfig parse_yolo_config(const std::string& text, const std::string& origin)
   }
   require(!config.names.empty(), origin, ": key 'names': no classes");
   return config;
+}
+
+}  // namespace
+
+YoloConfig parse_yolo_config(const std::string& text, const std::string& origin) {
+  const nlohmann::json root = parse_user_json(text, origin);
+  return with_json_errors(origin, "unexpected JSON value", [&] { return read_config(root, origin); });
 }
 
 YoloConfig read_yolo_config(const std::filesystem::path& path) {

@@ -85,6 +85,24 @@ void print_model(const InspectOptions& options) {
             << model.graph.parameter_count() << " parameters\n";
 }
 
+// A stored tactic in one line. The plan's backend data is any JSON, so each field is shown only when it
+// has the type kiln writes.
+std::string describe_tactic(const nlohmann::json& tactic) {
+  if (!tactic.is_object()) return cat("not a tactic record: ", tactic.dump());
+  const auto text = [&](const char* key) {
+    const auto it = tactic.find(key);
+    return it != tactic.end() && it->is_string() ? it->get<std::string>() : std::string("?");
+  };
+  const auto number = [&](const char* key) {
+    const auto it = tactic.find(key);
+    return it != tactic.end() && it->is_number() ? cat(it->get<double>()) : std::string("?");
+  };
+  const auto fused = tactic.find("fused");
+  const bool is_fused = fused != tactic.end() && fused->is_boolean() && fused->get<bool>();
+  return cat(text("api"), " #", number("algorithm"), is_fused ? " fused epilogue" : " + epilogue kernel",
+             ", ", number("us"), " us on ", text("device"));
+}
+
 void print_plan(const InspectOptions& options) {
   const auto plan = pipeline::load_plan(options.file);
   const Graph& graph = plan->graph;
@@ -115,7 +133,7 @@ void print_plan(const InspectOptions& options) {
     summary.erase("layers");
     summary.erase("tensors");
     summary.erase("calibration_cache");
-    if (summary.contains("auto")) summary["auto"].erase("sensitivity");
+    if (summary.contains("auto") && summary["auto"].is_object()) summary["auto"].erase("sensitivity");
     report["quantization"] = summary;
   }
   // The kernels a build for a timing backend (cuda) chose, per layer.
@@ -133,11 +151,8 @@ void print_plan(const InspectOptions& options) {
   }
   if (tactics.empty()) return;
   std::cout << "tactics: " << tactics.size() << " layers\n";
-  for (const auto& [layer, t] : tactics.items()) {
-    std::cout << "  " << layer << ": " << t.value("api", "?") << " #" << t.value("algorithm", -1)
-              << (t.value("fused", false) ? " fused epilogue" : " + epilogue kernel") << ", "
-              << t.value("us", 0.0) << " us on " << t.value("device", "?") << "\n";
-  }
+  for (const auto& [layer, t] : tactics.items())
+    std::cout << "  " << layer << ": " << describe_tactic(t) << "\n";
 }
 
 }  // namespace

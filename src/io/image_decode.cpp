@@ -22,6 +22,7 @@
 // clang-format on
 
 #include "core/error.h"
+#include "io/file_kind.h"
 #include "io/image.h"
 #include "io/image_decode_webp.h"
 
@@ -31,6 +32,9 @@ namespace {
 // Same limit as PIL's DecompressionBombError (2 * Image.MAX_IMAGE_PIXELS): larger headers are refused
 // before anything is allocated, so a hostile header cannot exhaust memory.
 constexpr std::uint64_t kMaxPixels = 2ull * 89478485ull;
+
+// The most deflate (PNG's compression) can shrink data: 258 bytes from a 2-bit code at best.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
 
 constexpr std::array<std::uint8_t, 3> kJpegMagic{0xFF, 0xD8, 0xFF};
 constexpr std::array<std::uint8_t, 8> kPngMagic{0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
@@ -87,6 +91,21 @@ class JpegDecompressGuard {
   jpeg_decompress_struct* cinfo_;
 };
 
+// Huffman-coded scans spend at least one bit on every 8x8 block of a component whose DC coefficients
+// they code, and every component's DC must be coded, so a file holds at least (blocks of its smallest
+// component) / 8 bytes. Checked before jpeg_start_decompress, which allocates the whole image (all its
+// coefficients for a progressive file). Arithmetic-coded files have no such floor and are not checked.
+bool fits_compressed_size(const jpeg_decompress_struct& cinfo, std::size_t file_bytes) {
+  if (cinfo.arith_code) return true;
+  std::uint64_t fewest_blocks = UINT64_MAX;
+  for (int c = 0; c < cinfo.num_components; ++c) {
+    const jpeg_component_info& component = cinfo.comp_info[c];
+    fewest_blocks = std::min<std::uint64_t>(
+        fewest_blocks, static_cast<std::uint64_t>(component.width_in_blocks) * component.height_in_blocks);
+  }
+  return fewest_blocks / 8 <= file_bytes;
+}
+
 // Decodes into `samples` (components per pixel in *components); returns false with err.message set
 // on a libjpeg error. Only trivially destructible locals live past setjmp.
 bool run_libjpeg(std::span<const std::uint8_t> bytes, JpegErrorManager& err,
@@ -126,6 +145,10 @@ bool run_libjpeg(std::span<const std::uint8_t> bytes, JpegErrorManager& err,
   if (static_cast<std::uint64_t>(cinfo.image_width) * cinfo.image_height > kMaxPixels) {
     std::snprintf(err.message, sizeof(err.message), "image of %ux%u pixels exceeds the limit of %llu pixels",
                   cinfo.image_width, cinfo.image_height, static_cast<unsigned long long>(kMaxPixels));
+    return false;
+  }
+  if (!fits_compressed_size(cinfo, bytes.size())) {
+    err.truncated = true;  // the file is too short to hold the image its header claims
     return false;
   }
   jpeg_start_decompress(&cinfo);
@@ -265,6 +288,17 @@ bool run_libpng(PngReader& reader, std::vector<std::uint8_t>& rows, std::vector<
                   static_cast<unsigned long long>(kMaxPixels));
     return false;
   }
+  // Deflate expands at most 1032-fold, so the rows this header asks for must fit what the file holds:
+  // checked before allocating them.
+  const std::uint64_t packed_bytes = (static_cast<std::uint64_t>(width) * png_get_channels(png, info) *
+                                          static_cast<std::uint64_t>(bit_depth) +
+                                      7) /
+                                     8 * height;
+  if (packed_bytes / kMaxDeflateRatio > reader.bytes.size()) {
+    reader.truncated = true;
+    std::snprintf(reader.message, sizeof(reader.message), "too short for its %ux%u image", width, height);
+    return false;
+  }
   if (bit_depth < 8) png_set_packing(png);
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
@@ -376,6 +410,8 @@ Image decode_image_bytes(std::span<const std::uint8_t> bytes, const std::string&
   if (starts_with(bytes, kJpegMagic)) return decode_jpeg(bytes, name);
   if (starts_with(bytes, kPngMagic)) return decode_png(bytes, name);
   if (is_webp(bytes)) return decode_webp(bytes, name, kMaxPixels);
+  reject_other_file_kind(bytes.first(std::min(bytes.size(), kFileKindHeadSize)), FileKind::kUnknown, name,
+                         "a JPEG, PNG or WebP image");
   fail(name, ": not a JPEG, PNG or WebP image (unrecognised leading bytes)");
 }
 

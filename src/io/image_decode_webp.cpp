@@ -56,10 +56,17 @@ bool is_webp(std::span<const std::uint8_t> bytes) {
 
 #ifndef KILN_HAVE_WEBP
 Image decode_webp(std::span<const std::uint8_t>, const std::string& name, std::uint64_t) {
-  fail(name, ": this kiln was built without libwebp, so it cannot decode WebP images (install libwebp-dev and rebuild)");
+  fail(name,
+       ": this kiln was built without libwebp, so it cannot decode WebP images (install libwebp-dev and "
+       "rebuild)");
 }
 #else
 Image decode_webp(std::span<const std::uint8_t> bytes, const std::string& name, std::uint64_t max_pixels) {
+  // RIFF's size field counts the bytes after it; a file shorter than it claims is truncated, refused
+  // before the output is allocated (libwebp would take it as partial data).
+  if (bytes.size() < 12) fail(name, ": truncated WebP file");
+  const std::uint64_t riff_size = bytes[4] | bytes[5] << 8 | bytes[6] << 16 | std::uint64_t{bytes[7]} << 24;
+  if (riff_size + 8 > bytes.size()) fail(name, ": truncated WebP file");
   WebPDecoderConfig config;
   if (!WebPInitDecoderConfig(&config)) fail(name, ": libwebp version mismatch");
   VP8StatusCode status = WebPGetFeatures(bytes.data(), bytes.size(), &config.input);

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/file_kind.h"
 
 namespace kiln {
 
@@ -276,8 +277,12 @@ Tensor read_npy(const std::filesystem::path& path) {
   std::array<char, kPreludeV2> prelude{};
   const std::size_t magic_size = kMagic.size() + 2;
   read_exactly(in, file, prelude.data(), std::min<std::uint64_t>(file_size, magic_size), "magic");
-  require(file_size >= magic_size && std::string_view(prelude.data(), kMagic.size()) == kMagic, file,
-          ": not a .npy file (it does not start with \\x93NUMPY)");
+  if (file_size < magic_size || std::string_view(prelude.data(), kMagic.size()) != kMagic) {
+    const FileKind kind = sniff_file_kind(path);
+    if (kind != FileKind::kUnknown)
+      fail(file, ": this is ", file_kind_description(kind), ", not a .npy array");
+    fail(file, ": not a .npy file (it does not start with \\x93NUMPY)");
+  }
   const int major = static_cast<unsigned char>(prelude[6]);
   const int minor = static_cast<unsigned char>(prelude[7]);
   require((major == 1 || major == 2 || major == 3) && minor == 0, file, ": unsupported .npy format version ",

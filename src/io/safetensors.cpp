@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/file_kind.h"
 
 namespace kiln {
 
@@ -344,6 +345,9 @@ void check_writable_text(std::string_view text, std::string_view what) {
 SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   const std::string file = path.string();
   const Mapping mapping = map_file(path);
+  reject_other_file_kind(
+      {reinterpret_cast<const std::uint8_t*>(mapping.data), std::min(mapping.size, kFileKindHeadSize)},
+      FileKind::kSafetensors, file, "a safetensors checkpoint");
 
   const std::uint64_t header_size = load_u64_le(mapping.data);
   require(header_size <= kSafetensorsMaxHeader, file, ": header length ", header_size,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/user_json.h"
 
 namespace kiln {
 namespace {
@@ -143,21 +144,6 @@ std::string read_text(const std::filesystem::path& path) {
   return text.str();
 }
 
-Json parse_json(const std::string& text, const std::string& path) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // The library's message already holds line and column; drop its "[json.exception...]" tag.
-    std::string message = e.what();
-    const auto tag_end = message.find("] ");
-    if (tag_end != std::string::npos) message.erase(0, tag_end + 2);
-    for (char& c : message) {
-      if (c == '\n' || c == '\r') c = ' ';
-    }
-    fail(path, ": invalid JSON (byte ", e.byte, "): ", message);
-  }
-}
-
 // Where the settings sit: under pretrained_cfg in the Hub layout, at the top level in the flat one.
 struct TimmLayout {
   const Json& root;
@@ -169,10 +155,18 @@ struct TimmLayout {
 // num_classes: top level over pretrained_cfg.
 void read_num_classes(const ConfigReader& reader, const TimmLayout& layout, ModelConfig& out) {
   std::optional<std::int64_t> num_classes = reader.positive_int(layout.cfg, layout.prefix, "num_classes");
+  std::string key = layout.prefix + "num_classes";
   if (layout.nested != nullptr) {
-    if (auto top = reader.positive_int(layout.root, "", "num_classes")) num_classes = top;
+    if (auto top = reader.positive_int(layout.root, "", "num_classes")) {
+      num_classes = top;
+      key = "num_classes";
+    }
   }
-  if (num_classes) out.num_classes = *num_classes;
+  if (!num_classes) return;
+  if (*num_classes > kMaxTimmClasses) {
+    reader.bad(key, cat("at most ", kMaxTimmClasses, " classes, got ", *num_classes));
+  }
+  out.num_classes = *num_classes;
 }
 
 // label_names: top level over pretrained_cfg; in the flat layout, the old name "labels" wins.
@@ -252,11 +246,7 @@ void read_eval_transform(const ConfigReader& reader, const TimmLayout& layout, c
   if (auto stdev = reader.triple(cfg, prefix, "std", true)) pre.std = *stdev;
 }
 
-}  // namespace
-
-ModelConfig read_timm_config(const std::filesystem::path& path, const ModelConfig& defaults) {
-  const std::string name = path.string();
-  const Json root = parse_json(read_text(path), name);
+ModelConfig read_config(const Json& root, const std::string& name, const ModelConfig& defaults) {
   require(root.is_object(), name, ": expected a JSON object at the top level");
   const ConfigReader reader(name);
 
@@ -276,6 +266,14 @@ ModelConfig read_timm_config(const std::filesystem::path& path, const ModelConfi
   apply_model_args(reader, layout, out.preprocess);
   read_eval_transform(reader, layout, name, out.preprocess);
   return out;
+}
+
+}  // namespace
+
+ModelConfig read_timm_config(const std::filesystem::path& path, const ModelConfig& defaults) {
+  const std::string name = path.string();
+  const Json root = parse_user_json(read_text(path), name);
+  return with_json_errors(name, "unexpected JSON value", [&] { return read_config(root, name, defaults); });
 }
 
 }  // namespace kiln

@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <initializer_list>
@@ -256,7 +257,11 @@ Manifest parse_manifest(std::string_view text, const std::filesystem::path& path
     root = toml::parse(text, path.string());
   } catch (const toml::parse_error& error) {
     const toml::source_position where = error.source().begin;
-    fail(path.string(), ":", where.line, ":", where.column, ": invalid TOML: ", error.description());
+    // toml++ quotes the offending character, which may be a line break: the message stays one line.
+    std::string description(error.description());
+    std::replace_if(
+        description.begin(), description.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; }, '?');
+    fail(path.string(), ":", where.line, ":", where.column, ": invalid TOML: ", description);
   }
   for (const auto& [key, value] : root) {
     bool known = false;

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "data/open_dataset.h"
 #include "io/atomic_file.h"
+#include "quant/calibration_cache.h"
 #include "quant/calibration_images.h"
 #include "quant/fp8_build.h"
 #include "quant/layer_selection.h"
@@ -60,14 +61,18 @@ void check_cache_provenance(const Fp8Options& options, const QuantizationSetting
   std::ifstream in(path);
   const nlohmann::json cache = nlohmann::json::parse(in, nullptr, false);
   if (!cache.is_object()) return;  // read_calibration_cache names what is wrong with it
-  const std::string method = cache.value("calibration", "");
+  // read_calibration_cache checked the scales; these two records are optional and read only as strings.
+  const auto text = [](const nlohmann::json& object, const char* key) {
+    return object.is_object() && object.contains(key) && object[key].is_string() ? object[key].get<std::string>()
+                                                                                   : std::string();
+  };
+  const std::string method = text(cache, "calibration");
   require(!options.calib_method || method.empty() || *options.calib_method == method, path.string(),
           ": --calib-cache was calibrated with ", method, ", but --calib-method ", *options.calib_method,
           " was given: drop --calib-method, or give a new --calib-cache path");
   if (!options.calib_data) return;
-  const std::string recorded = cache.contains("data") && cache["data"].is_object()
-                                   ? cache["data"].value("fingerprint", "")
-                                   : std::string();
+  const nlohmann::json data_record = cache.contains("data") ? cache["data"] : nlohmann::json();
+  const std::string recorded = text(data_record, "fingerprint");
   if (recorded.empty()) {
     std::cerr
         << "kiln: note: " << path.string()
@@ -78,7 +83,7 @@ void check_cache_provenance(const Fp8Options& options, const QuantizationSetting
   const Dataset dataset = open_dataset(data.data);
   const std::string fingerprint = calibration_fingerprint(dataset, calibration_indices(dataset, data));
   require(fingerprint == recorded, path.string(), ": --calib-cache was calibrated on other images (",
-          cache["data"].value("data", "?"), ", fingerprint ", recorded.substr(0, 12), ") than --calib ",
+          text(data_record, "data"), ", fingerprint ", recorded.substr(0, 12), ") than --calib ",
           data.data, " selects (fingerprint ", fingerprint.substr(0, 12),
           "): give the same --calib, --images and --every, or a new --calib-cache path");
 }

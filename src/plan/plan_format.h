@@ -56,9 +56,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "io/file_kind.h"
+
 namespace kiln::plan_format {
 
-inline constexpr std::array<char, 8> kMagic = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
+inline constexpr std::array<char, 8> kMagic = kPlanMagic;  // io/file_kind.h, which recognises plans
 inline constexpr std::array<char, 8> kEndMarker = {'K', 'P', 'L', 'A', 'N', 'E', 'N', 'D'};
 inline constexpr std::uint32_t kVersion = 1;
 inline constexpr std::uint32_t kDetectorFlag = 1;

@@ -37,6 +37,8 @@ namespace fmt = plan_format;
 constexpr std::int64_t kMaxExtent = std::numeric_limits<std::int32_t>::max();
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 48;
 
+constexpr std::align_val_t kAlign{fmt::kAlignment};
+
 // The whole file, in one 64-byte-aligned allocation that constants keep alive.
 struct FileBuffer {
   std::shared_ptr<const std::byte> data;
@@ -52,10 +54,9 @@ FileBuffer read_file(const std::filesystem::path& path, const std::string& name)
   require(end >= 0, name, ": cannot determine the file size");
   in.seekg(0);
   const auto size = static_cast<std::size_t>(end);
-  constexpr std::align_val_t kAlign{fmt::kAlignment};
   auto* raw = static_cast<std::byte*>(::operator new(std::max<std::size_t>(size, 1), kAlign));
   std::shared_ptr<const std::byte> owner(
-      raw, [kAlign](const std::byte* bytes) { ::operator delete(const_cast<std::byte*>(bytes), kAlign); });
+      raw, [](const std::byte* bytes) { ::operator delete(const_cast<std::byte*>(bytes), kAlign); });
   in.read(reinterpret_cast<char*>(raw), static_cast<std::streamsize>(size));
   require(in.gcount() == static_cast<std::streamsize>(size), name, ": read error after ", in.gcount(), " of ",
           size, " bytes");
@@ -84,8 +85,11 @@ Sections check_container(const FileBuffer& file, const std::string& name, bool v
   const std::byte* bytes = file.data.get();
   const std::size_t size = file.size;
   require(size != 0, name, ": empty file, not a kiln plan");
-  require(agrees_with_plan_magic({bytes, size}), name,
-          ": not a kiln plan (it does not start with \"KILNPLAN\")");
+  if (!agrees_with_plan_magic({bytes, size})) {
+    reject_other_file_kind({reinterpret_cast<const std::uint8_t*>(bytes), std::min(size, kFileKindHeadSize)},
+                           FileKind::kPlan, name, "a kiln plan");
+    fail(name, ": not a kiln plan (it does not start with \"KILNPLAN\")");
+  }
   require(size >= fmt::kPreambleSize, name, ": truncated: the file ends inside its ", fmt::kPreambleSize,
           "-byte preamble");
 
@@ -142,8 +146,10 @@ FileValue parse_value(const JsonField& field, std::size_t blob_size) {
   value.shape = shape.as_int_vector(-1, kMaxExtent);
   std::int64_t elements = 1;
   for (const std::int64_t extent : value.shape) {
-    elements *= std::max<std::int64_t>(extent, 1);
-    if (elements > kMaxElements) shape.fail("expected a shape of at most 2^48 elements");
+    // Checked before multiplying: 2^48 * an extent up to 2^31 would overflow int64.
+    const std::int64_t factor = std::max<std::int64_t>(extent, 1);
+    if (elements > kMaxElements / factor) shape.fail("expected a shape of at most 2^48 elements");
+    elements *= factor;
   }
 
   const std::optional<JsonField> data = field.find("data");

@@ -12,7 +12,6 @@
 namespace kiln {
 
 namespace {
-constexpr const char* kCacheFormat = "kiln-fp8-calibration";
 // One static scale per FP8 layer input, and what the report says about each tensor.
 struct ActivationScales {
   std::map<std::string, float> scales;
@@ -113,35 +112,11 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
   }
   report["fp8_layers"] = rewritten.size();
   report["tensors"] = activations.tensors;
-  report["calibration_cache"] = {{"format", kCacheFormat},
+  report["calibration_cache"] = {{"format", kCalibrationCacheFormat},
                                  {"calibration", calibration_method_name(settings.method)},
                                  {"data", data.source},
                                  {"scales", scales}};
   return report;
-}
-
-std::map<std::string, float> read_calibration_cache(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  require(in.good(), path.string(), ": cannot read the calibration cache");
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& error) {
-    fail(path.string(), ": not valid JSON (", error.what(), ")");
-  }
-  require(json.is_object() && json.value("format", "") == kCacheFormat, path.string(),
-          ": expected a calibration cache with \"format\": \"", kCacheFormat, "\"");
-  require(json.contains("scales") && json["scales"].is_object(), path.string(),
-          ": key 'scales' must be an object");
-  std::map<std::string, float> scales;
-  for (const auto& [name, value] : json["scales"].items()) {
-    require(value.is_number(), path.string(), ": scales.", name, " must be a number");
-    const auto scale = value.get<float>();
-    require(std::isfinite(scale) && scale > 0.0f, path.string(), ": scales.", name, " = ", scale,
-            "; expected a positive finite scale");
-    scales[name] = scale;
-  }
-  return scales;
 }
 
 }  // namespace kiln

@@ -13,6 +13,7 @@
 
 #include "graph/graph.h"
 #include "quant/auto_recipe.h"
+#include "quant/calibration_cache.h"
 #include "quant/calibrator.h"
 
 namespace kiln {
@@ -40,11 +41,5 @@ struct CalibrationImages {
 // Rewrites `graph` (fp32, after passes) and returns the quantization report. `data` may be empty when
 // settings.cached_scales is set and the recipe is not auto.
 nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data);
-
-// A calibration cache: the activation scale of every observed tensor, as JSON
-// {"format": "kiln-fp8-calibration", "calibration": METHOD, "data": {..., "fingerprint": SHA256},
-//  "scales": {TENSOR: SCALE, ...}} (data: the images it was calibrated on, calibration_images.h).
-// quantize_fp8's report holds one under "calibration_cache".
-std::map<std::string, float> read_calibration_cache(const std::filesystem::path& path);
 
 }  // namespace kiln

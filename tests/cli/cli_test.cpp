@@ -272,6 +272,28 @@ TEST(Cli, InspectListsStoredTactics) {
   EXPECT_EQ(ran.exit_code, 0) << ran.output;
 }
 
+// Backend data and the quantization section are free-form JSON in the file: inspect describes what it
+// can and never fails on a value of an unexpected type.
+TEST(Cli, InspectToleratesMalformedTacticRecords) {
+  const Scratch scratch;
+  const fs::path plain = scratch.dir() / "plain.kplan", odd = scratch.dir() / "odd.kplan";
+  const auto built =
+      run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+               (kTiny / "model.safetensors").string() + " -o " + plain.string() + " --precision fp16");
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  Plan plan = read_plan(plain);
+  plan.info.layer_data["conv1.0"] = {{"tactic", 7}};
+  plan.info.layer_data["conv1.3"] = {{"tactic", {{"api", 5}, {"algorithm", "x"}, {"fused", "yes"}}}};
+  plan.info.quantization["auto"] = 3;
+  write_plan(odd, plan);
+  const auto text = run_kiln("inspect " + odd.string());
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("conv1.0: not a tactic record: 7"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("conv1.3: ? #? + epilogue kernel, ? us on ?"), std::string::npos) << text.output;
+  const auto json = run_kiln("inspect --json " + odd.string());
+  EXPECT_EQ(json.exit_code, 0) << json.output;
+}
+
 TEST(Cli, CorruptPlanIsAOneLineError) {
   const Scratch scratch;
   const auto plan = scratch.file("corrupt.kplan", "KILNPLAN but nothing else that a plan needs");

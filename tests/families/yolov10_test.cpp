@@ -75,6 +75,17 @@ TEST(Yolov10Config, ClearErrors) {
             "c.json: key 'max_det': expected a positive integer, got 0");
 }
 
+// nlohmann refuses a number beyond double's range while parsing, with an exception that is not a
+// parse_error; it must still end as the config's own error.
+TEST(Yolov10Config, NumberBeyondDoubleRangeIsAConfigError) {
+  const auto error = [](const std::string& text) {
+    return error_of([&] { parse_yolo_config(text, "c.json"); });
+  };
+  const std::string message = error(R"({"model": "yolov10n.yaml", "imgsz": 1e328, "names": ["a"]})");
+  EXPECT_TRUE(message.starts_with("c.json: invalid JSON")) << message;
+  EXPECT_NE(message.find("1e328"), std::string::npos) << message;
+}
+
 TEST(Yolov10, GraphOfYolov10n) {
   const Yolov10Build build = build_yolov10(golden_weights(), read_yolo_config(kGolden / "config.json"), 1);
   verify(build.graph);

@@ -160,7 +160,8 @@ TEST_F(Npy, ReadsOtherSpellingsOfTheDict) {
 TEST_F(Npy, RejectsBadMagicAndVersion) {
   EXPECT_TRUE(rejects("", {"not a .npy file"}));
   EXPECT_TRUE(rejects("\x93NUMP", {"not a .npy file"}));
-  EXPECT_TRUE(rejects("PK\x03\x04 zip archive", {"not a .npy file"}));
+  // An .npz is a zip archive of .npy files: named as such (io/file_kind.h).
+  EXPECT_TRUE(rejects("PK\x03\x04 zip archive", {"this is a zip archive, not a .npy array"}));
   std::string bytes = npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", "abcd");
   bytes[6] = 4;
   EXPECT_TRUE(rejects(bytes, {"unsupported .npy format version 4.0"}));

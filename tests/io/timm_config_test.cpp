@@ -220,6 +220,21 @@ TEST_F(TimmConfig, InvalidJsonNamesFileAndPosition) {
   expect_error("[1, 2]", "expected a JSON object at the top level");
 }
 
+TEST_F(TimmConfig, NumberBeyondDoubleRangeIsInvalidJson) {
+  expect_error(R"({"num_classes": 1e328, "pretrained_cfg": {}})", "invalid JSON: number overflow");
+  expect_error(R"({"pretrained_cfg": {"crop_pct": -1e400}})", "invalid JSON");
+}
+
+// A class count is bounded before the class-name table is sized from it.
+TEST_F(TimmConfig, ClassCountAboveTheCapIsRefused) {
+  expect_error(R"({"num_classes": 100000000000, "label_names": {}})",
+               "key 'num_classes': expected at most 1048576 classes, got 100000000000");
+  expect_error(R"({"pretrained_cfg": {"num_classes": 1048577}})", "key 'pretrained_cfg.num_classes'");
+  EXPECT_EQ(
+      read(R"({"num_classes": 1048576, "label_names": {"7": "x"}, "pretrained_cfg": {}})").label_names.size(),
+      1048576u);
+}
+
 TEST_F(TimmConfig, MissingFile) {
   EXPECT_THROW(read_timm_config(dir_.file("absent.json"), ModelConfig{}), Error);
 }

@@ -20,6 +20,13 @@ TEST(ManifestRules, MissingRequiredKey) {
   EXPECT_TRUE(contains(message, "required key is missing")) << message;
 }
 
+// toml++ quotes the character it stopped at; a line break there must not split the message.
+TEST(ManifestRules, InvalidTomlStaysOneLine) {
+  const std::string message = error_of(with("opt_level = 3", "opt_level = t\n"));
+  EXPECT_TRUE(contains(message, "invalid TOML")) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
 TEST(ManifestRules, MissingRequiredSection) {
   const std::string message = error_of(with("[input]\nsize = 224\nbatch = [1, 32]\n", ""));
   EXPECT_TRUE(names_key(message, "input"));

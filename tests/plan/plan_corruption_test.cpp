@@ -327,6 +327,15 @@ TEST_F(PlanCorruption, InconsistentValueTable) {
                "graph.values[0].shape': expected a shape of at most 2^48 elements");
 }
 
+// 2^24 * 2^24 is exactly the limit; multiplying on by 2^31 - 1 would overflow int64 (and wrap to a
+// negative count that passes the check) unless the bound is checked before the product.
+TEST_F(PlanCorruption, ShapeWhoseElementCountOverflowsInt64) {
+  expect_error(edited([](nlohmann::json& h) {
+                 h["graph"]["values"][0]["shape"] = {16777216, 16777216, 2147483647, 4};
+               }),
+               "graph.values[0].shape': expected a shape of at most 2^48 elements");
+}
+
 TEST_F(PlanCorruption, ConstantSizeDisagreesWithShapeAndDtype) {
   expect_error(edited([](nlohmann::json& h) { h["graph"]["values"][1]["data"]["size"] = 100; }),
                "constant 'conv1.weight' (f32 [12, 2, 3, 3]) needs 864 bytes, not 100");

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include "core/error.h"
+#include "plan/plan_reader.h"
 #include "plan/plan_writer.h"
 #include "plan_test_util.h"
 
@@ -48,6 +50,22 @@ TEST(PlanMagic, AHeadShorterThanTheMagicAgreesWhenItIsAPrefix) {
   EXPECT_TRUE(agrees_with_plan_magic(bytes_of("")));
   EXPECT_FALSE(agrees_with_plan_magic(bytes_of("KILX")));
   EXPECT_FALSE(agrees_with_plan_magic(bytes_of("PLANKILN")));
+}
+
+// A file of another kind is named by what it is.
+TEST(PlanMagic, ReaderNamesAFileOfAnotherKind) {
+  const std::filesystem::path seeds = std::filesystem::path(KILN_TEST_DATA_DIR) / "../fuzz/corpus";
+  for (const auto& [file, kind] : {std::pair{"jpeg/baseline.jpg", "a JPEG image"},
+                                   std::pair{"safetensors/small.safetensors", "a safetensors checkpoint"},
+                                   std::pair{"webdataset/ustar.tar", "a tar archive"}}) {
+    const auto path = seeds / file;
+    try {
+      read_plan(path);
+      ADD_FAILURE() << file << " read as a plan";
+    } catch (const Error& error) {
+      EXPECT_EQ(std::string(error.what()), path.string() + ": this is " + kind + ", not a kiln plan");
+    }
+  }
 }
 
 }  // namespace

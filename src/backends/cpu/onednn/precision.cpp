@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -38,11 +39,14 @@ bool writes_rounded(Precision precision) { return precision != Precision::kF32; 
 namespace {
 
 // fp16 rounding with the F16C conversions where the CPU has them: the same IEEE round-to-nearest-even
-// (subnormals, infinities and NaN included) as round_to_f16, at memory speed.
+// (subnormals, infinities and NaN included) as round_to_f16, at memory speed. Only the per-chunk kernel
+// carries the target attribute: an OpenMP region outlined from an AVX function would pass AVX vectors
+// across a call built without AVX, which clang rejects.
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("f16c,avx"))) void round_to_f16_f16c(const float* in, float* out, std::int64_t count) {
+constexpr std::int64_t kF16cChunk = 4096;  // floats per OpenMP work item, a multiple of the 8-wide vector
+
+__attribute__((target("f16c,avx"))) void round_chunk_f16c(const float* in, float* out, std::int64_t count) {
   const std::int64_t vectors = count / 8;
-#pragma omp parallel for schedule(static)
   for (std::int64_t v = 0; v < vectors; ++v) {
     const __m256 x = _mm256_loadu_ps(in + v * 8);
     _mm256_storeu_ps(out + v * 8, _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)));
@@ -50,8 +54,27 @@ __attribute__((target("f16c,avx"))) void round_to_f16_f16c(const float* in, floa
   for (std::int64_t i = vectors * 8; i < count; ++i) out[i] = round_to_f16(in[i]);
 }
 
+void round_to_f16_f16c(const float* in, float* out, std::int64_t count) {
+  const std::int64_t chunks = (count + kF16cChunk - 1) / kF16cChunk;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::int64_t begin = c * kF16cChunk;
+    round_chunk_f16c(in + begin, out + begin, std::min(kF16cChunk, count - begin));
+  }
+}
+
+// CPUID leaf 1 names F16C (ECX bit 29) and AVX (bit 28); AVX is usable only when the OS saves the YMM
+// registers (OSXSAVE, bit 27, and XCR0 bits 1 and 2). Asked of the CPU itself, as every compiler can.
 bool has_f16c() {
-  static const bool supported = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool supported = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+    constexpr unsigned kOsxsave = 1u << 27, kAvx = 1u << 28, kF16c = 1u << 29;
+    if ((ecx & (kOsxsave | kAvx | kF16c)) != (kOsxsave | kAvx | kF16c)) return false;
+    unsigned xcr0_low = 0, xcr0_high = 0;
+    __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+    return (xcr0_low & 0x6u) == 0x6u;
+  }();
   return supported;
 }
 #endif

@@ -1,0 +1,25 @@
+#include "io/user_json.h"
+
+namespace kiln {
+
+std::string json_error_text(const nlohmann::json::exception& error) {
+  std::string message = error.what();
+  const auto tag_end = message.find("] ");
+  if (message.starts_with("[json.exception.") && tag_end != std::string::npos) message.erase(0, tag_end + 2);
+  for (char& c : message) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return message;
+}
+
+nlohmann::json parse_user_json(std::string_view text, const std::string& name) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& error) {
+    fail(name, ": invalid JSON (byte ", error.byte, "): ", json_error_text(error));
+  } catch (const nlohmann::json::exception& error) {
+    fail(name, ": invalid JSON: ", json_error_text(error));  // e.g. a number beyond double's range
+  }
+}
+
+}  // namespace kiln
