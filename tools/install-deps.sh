@@ -6,6 +6,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   nlohmann-json3-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev
+  pybind11-dev python3-dev python3-numpy
 )
 
 missing=()

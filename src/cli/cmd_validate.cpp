@@ -16,7 +16,7 @@ namespace {
 
 struct ValidateOptions {
   std::vector<std::string> manifests;
-  std::filesystem::path families_dir{kDefaultFamiliesDir};
+  std::filesystem::path families_dir{default_families_dir()};
   bool json = false;
 };
 
