@@ -49,7 +49,14 @@ configure_file(cmake/templates/kiln.pc.in ${CMAKE_BINARY_DIR}/generated/kiln.pc 
 install(FILES ${CMAKE_BINARY_DIR}/generated/kiln.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 install(DIRECTORY families/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/families
-  FILES_MATCHING PATTERN "manifest.toml" PATTERN "README.md")
+  FILES_MATCHING PATTERN "manifest.toml" PATTERN "README.md" PATTERN "common" EXCLUDE)
+# The study demos the manifests name, at the same place relative to them (../../tests/data), so that
+# `kiln validate` passes and `kiln study FAMILY` runs its demo from an install.
+foreach(demo resnest_tiny resnet_tiny)
+  install(FILES tests/data/golden/${demo}/model.safetensors tests/data/golden/${demo}/config.json
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data/golden/${demo})
+endforeach()
+install(DIRECTORY tests/data/photos DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data)
 
 if(TARGET kiln_python)
   install(TARGETS kiln_python LIBRARY DESTINATION ${KILN_PYTHON_INSTALL_DIR}/kiln)

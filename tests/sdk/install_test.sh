@@ -4,6 +4,7 @@
 # finding its family manifests; the Python module importable from the installed tree.
 #   install_test.sh BUILD_DIR SOURCE_DIR CMAKE FIXTURE_DIR PYTHON
 set -euo pipefail
+[[ -n ${KILN_TRACE:-} ]] && set -x
 build=$1 source=$2 cmake=$3 fixture=$4 python=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -38,6 +39,9 @@ mkdir "$work/elsewhere" && cd "$work/elsewhere"
 "$prefix/bin/kiln" validate >/dev/null
 "$prefix/bin/kiln" validate timm_resnest >/dev/null
 "$prefix/bin/kiln" build timm_resnest --help >/dev/null
+"$prefix/bin/kiln" build timm_resnest --checkpoint "$source/tests/data/golden/resnest_tiny/model.safetensors" \
+  -o "$work/elsewhere/tiny.kplan" --precision fp32 --backend cpu-reference >/dev/null
+[[ -s $work/elsewhere/tiny.kplan ]]
 
 # The Python module from the installed tree.
 if [[ -n $(find "$prefix" -name '_kiln*.so') ]]; then
