@@ -1,8 +1,7 @@
 /* Classifies a photo with a plan through kiln's C API: classify_c PLAN PHOTO */
+#include <kiln/kiln.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include <kiln/kiln.h>
 
 static unsigned char* read_file(const char* path, size_t* size) {
   FILE* file = fopen(path, "rb");

@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
     std::cout << engine.outputs().at(0).name << ": " << outputs.at(0).size() << " values\n";
 
     std::ifstream in(argv[2], std::ios::binary);
-    const std::vector<std::uint8_t> photo((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<std::uint8_t> photo((std::istreambuf_iterator<char>(in)),
+                                          std::istreambuf_iterator<char>());
     for (const auto& score : context.classify(photo, 3)) {
       std::cout << score.label << " " << score.probability << "\n";
     }

@@ -16,7 +16,8 @@ PYBIND11_MODULE(_kiln, m) {
   py::register_exception<kiln::embed::NotFound>(m, "NotFoundError", error.ptr());
   py::register_exception<kiln::embed::Unsupported>(m, "UnsupportedError", error.ptr());
   m.def(
-      "backends", [] {
+      "backends",
+      [] {
         std::vector<std::string> names;
         for (const auto name : kiln::backend_names()) names.emplace_back(name);
         return names;

@@ -44,12 +44,15 @@ constexpr std::uint8_t kDLFloat = 2;
 void require_contiguous(const Shape& shape, const std::vector<std::int64_t>& strides, const char* what) {
   std::int64_t expected = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] != 1 && strides[i] != expected) throw InvalidArgument(cat(what, ": expected a C-contiguous array"));
+    if (shape[i] != 1 && strides[i] != expected)
+      throw InvalidArgument(cat(what, ": expected a C-contiguous array"));
     expected *= shape[i];
   }
 }
 
-std::size_t float_bytes(const Shape& shape) { return static_cast<std::size_t>(shape_numel(shape)) * sizeof(float); }
+std::size_t float_bytes(const Shape& shape) {
+  return static_cast<std::size_t>(shape_numel(shape)) * sizeof(float);
+}
 
 // CUDA array interface v2/v3: its `stream` (1: legacy default, 2: per-thread default, else a handle) is
 // where the producer wrote the data; kiln's stream waits for it.
@@ -71,11 +74,13 @@ void wait_for_producer([[maybe_unused]] const py::object& producer_stream, [[may
 std::optional<DeviceTensor> from_cuda_array_interface(const py::object& object, void* stream) {
   const py::dict interface = object.attr("__cuda_array_interface__").cast<py::dict>();
   const auto typestr = interface["typestr"].cast<std::string>();
-  if (typestr != "<f4") throw InvalidArgument(cat("device array: expected float32 ('<f4'), got '", typestr, "'"));
+  if (typestr != "<f4")
+    throw InvalidArgument(cat("device array: expected float32 ('<f4'), got '", typestr, "'"));
   const Shape shape = interface["shape"].cast<Shape>();
   if (interface.contains("strides") && !interface["strides"].is_none()) {
     std::vector<std::int64_t> strides;
-    for (const auto bytes : interface["strides"].cast<std::vector<std::int64_t>>()) strides.push_back(bytes / 4);
+    for (const auto bytes : interface["strides"].cast<std::vector<std::int64_t>>())
+      strides.push_back(bytes / 4);
     require_contiguous(shape, strides, "device array");
   }
   const auto data = interface["data"].cast<py::tuple>()[0].cast<std::uintptr_t>();
@@ -97,7 +102,8 @@ std::optional<DeviceTensor> from_dlpack(const py::object& object, void* stream) 
     throw InvalidArgument("device array: expected float32 (DLPack float, 32 bits, 1 lane)");
   }
   const Shape shape(t.shape, t.shape + t.ndim);
-  if (t.strides != nullptr) require_contiguous(shape, std::vector<std::int64_t>(t.strides, t.strides + t.ndim), "device array");
+  if (t.strides != nullptr)
+    require_contiguous(shape, std::vector<std::int64_t>(t.strides, t.strides + t.ndim), "device array");
   // Consumed: the capsule no longer frees it; a holder of the producer's reference frees it after the call.
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");
   py::capsule keeper(managed, [](void* pointer) {
@@ -112,14 +118,16 @@ std::optional<DeviceTensor> from_dlpack(const py::object& object, void* stream) 
 
 void* stream_argument(const py::object& stream) {
   if (stream.is_none()) return nullptr;
-  if (py::hasattr(stream, "cuda_stream")) return reinterpret_cast<void*>(stream.attr("cuda_stream").cast<std::uintptr_t>());
+  if (py::hasattr(stream, "cuda_stream"))
+    return reinterpret_cast<void*>(stream.attr("cuda_stream").cast<std::uintptr_t>());
   if (py::hasattr(stream, "ptr")) return reinterpret_cast<void*>(stream.attr("ptr").cast<std::uintptr_t>());
   return reinterpret_cast<void*>(stream.cast<std::uintptr_t>());
 }
 
 std::optional<DeviceTensor> device_tensor(const py::object& object, void* stream) {
   if (py::hasattr(object, "__cuda_array_interface__")) return from_cuda_array_interface(object, stream);
-  if (py::hasattr(object, "__dlpack__") && py::hasattr(object, "__dlpack_device__")) return from_dlpack(object, stream);
+  if (py::hasattr(object, "__dlpack__") && py::hasattr(object, "__dlpack_device__"))
+    return from_dlpack(object, stream);
   return std::nullopt;
 }
 

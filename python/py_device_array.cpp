@@ -48,9 +48,10 @@ class DeviceArray {
 #if KILN_HAVE_CUDA
     py::gil_scoped_release release;
     const auto stream = static_cast<cudaStream_t>(stream_);
-    require(cudaMemcpyAsync(host.mutable_data(), data_, bytes_, cudaMemcpyDeviceToHost, stream) == cudaSuccess &&
-                cudaStreamSynchronize(stream) == cudaSuccess,
-            "copying a device array to the host");
+    require(
+        cudaMemcpyAsync(host.mutable_data(), data_, bytes_, cudaMemcpyDeviceToHost, stream) == cudaSuccess &&
+            cudaStreamSynchronize(stream) == cudaSuccess,
+        "copying a device array to the host");
 #endif
     return host;
   }
@@ -67,10 +68,11 @@ class DeviceArray {
 }  // namespace
 
 void add_device_array(py::module_& module) {
-  py::class_<DeviceArray>(module, "DeviceArray",
-                          "Device memory kiln allocated for a device run's output (float32, C-contiguous). Hand "
-                          "it to PyTorch, CuPy or numba through __cuda_array_interface__, or copy it with "
-                          "to_numpy().")
+  py::class_<DeviceArray>(
+      module, "DeviceArray",
+      "Device memory kiln allocated for a device run's output (float32, C-contiguous). Hand "
+      "it to PyTorch, CuPy or numba through __cuda_array_interface__, or copy it with "
+      "to_numpy().")
       .def_property_readonly("__cuda_array_interface__", &DeviceArray::interface)
       .def_property_readonly("shape", [](const DeviceArray& a) { return py::tuple(py::cast(a.shape())); })
       .def("to_numpy", &DeviceArray::to_numpy, "A host copy (waits for the run's stream).");

@@ -22,7 +22,8 @@ using embed::InvalidArgument;
 Image image_argument(const py::object& image) {
   if (py::isinstance<py::bytes>(image)) {
     const std::string bytes = image.cast<std::string>();
-    return embed::image_from_bytes({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, "image");
+    return embed::image_from_bytes({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()},
+                                   "image");
   }
   const std::filesystem::path path = py::str(image).cast<std::string>();
   std::error_code error;
@@ -33,7 +34,8 @@ Image image_argument(const py::object& image) {
 // One engine and the context Python calls run on (a mutex keeps threads sharing it in turn).
 class PyEngine {
  public:
-  explicit PyEngine(std::shared_ptr<const embed::SdkEngine> engine) : engine_(std::move(engine)), context_(engine_) {}
+  explicit PyEngine(std::shared_ptr<const embed::SdkEngine> engine)
+      : engine_(std::move(engine)), context_(engine_) {}
 
   const embed::SdkEngine& engine() const { return *engine_; }
 
@@ -128,7 +130,8 @@ std::shared_ptr<const Plan> plan_argument(const py::object& plan) {
 std::unique_ptr<PyEngine> load(const py::object& plan, const EngineArguments& arguments) {
   auto shared = plan_argument(plan);
   py::gil_scoped_release release;
-  return std::make_unique<PyEngine>(std::make_shared<const embed::SdkEngine>(std::move(shared), arguments.settings()));
+  return std::make_unique<PyEngine>(
+      std::make_shared<const embed::SdkEngine>(std::move(shared), arguments.settings()));
 }
 
 py::list detect(embed::SdkDetector& detector, const py::object& image, float min_score) {
@@ -140,7 +143,8 @@ py::list detect(embed::SdkDetector& detector, const py::object& image, float min
   }
   py::list boxes;
   for (const auto& d : found) {
-    boxes.append(py::dict(py::arg("class") = d.class_index, py::arg("name") = d.class_name, py::arg("score") = d.score,
+    boxes.append(py::dict(py::arg("class") = d.class_index, py::arg("name") = d.class_name,
+                          py::arg("score") = d.score,
                           py::arg("box") = py::make_tuple(d.x1, d.y1, d.x2, d.y2)));
   }
   return boxes;
@@ -153,19 +157,25 @@ void add_engine(py::module_& m) {
       .def_property_readonly("backend", [](const PyEngine& e) { return e.engine().backend(); })
       .def_property_readonly("batch", [](const PyEngine& e) { return e.engine().batch(); })
       .def_property_readonly("family", [](const PyEngine& e) { return e.engine().plan().info.family; })
-      .def_property_readonly("inputs", [](const PyEngine& e) { return tensor_list(e.engine().inputs()); },
-                             "The inputs: dicts of name, shape and dtype.")
-      .def_property_readonly("outputs", [](const PyEngine& e) { return tensor_list(e.engine().outputs()); },
-                             "The outputs: dicts of name, shape and dtype.")
-      .def("run", &PyEngine::run, py::arg("input"), py::arg("out") = py::none(), py::arg("stream") = py::none(),
+      .def_property_readonly(
+          "inputs", [](const PyEngine& e) { return tensor_list(e.engine().inputs()); },
+          "The inputs: dicts of name, shape and dtype.")
+      .def_property_readonly(
+          "outputs", [](const PyEngine& e) { return tensor_list(e.engine().outputs()); },
+          "The outputs: dicts of name, shape and dtype.")
+      .def("run", &PyEngine::run, py::arg("input"), py::arg("out") = py::none(),
+           py::arg("stream") = py::none(),
            "Runs one batch; returns the outputs as a list.\n\n"
            "A numpy float32 array of the input's shape runs on the host and returns numpy arrays. A CUDA\n"
-           "array (__cuda_array_interface__ or __dlpack__) on a cuda engine runs on the device without a host\n"
-           "copy, enqueued on `stream` (None: the default stream; an int cudaStream_t or a torch/CuPy stream)\n"
+           "array (__cuda_array_interface__ or __dlpack__) on a cuda engine runs on the device without a "
+           "host\n"
+           "copy, enqueued on `stream` (None: the default stream; an int cudaStream_t or a torch/CuPy "
+           "stream)\n"
            "and not waited for; outputs go to `out` (CUDA arrays) or new kiln.DeviceArray objects. Keep the\n"
            "arrays alive until the stream has finished.")
       .def("classify", &PyEngine::classify, py::arg("image"), py::arg("top_k") = 5,
-           "Classifies an image file or encoded bytes (JPEG, PNG, WebP) as the plan's preprocessing says; returns\n"
+           "Classifies an image file or encoded bytes (JPEG, PNG, WebP) as the plan's preprocessing says; "
+           "returns\n"
            "the top k as dicts of class, label, probability and logit, best first.")
       .def(
           "detect",
@@ -199,13 +209,16 @@ void add_engine(py::module_& m) {
          const py::object& backend, int device, int threads, bool strict_backend) {
         embed::DetectorSource source{family, checkpoint, std::nullopt};
         if (!config.is_none()) source.config = py::str(config).cast<std::string>();
-        const embed::EngineSettings settings = EngineArguments{backend, device, 0, threads, strict_backend}.settings();
+        const embed::EngineSettings settings =
+            EngineArguments{backend, device, 0, threads, strict_backend}.settings();
         py::gil_scoped_release release;
         return std::make_unique<embed::SdkDetector>(source, settings);
       },
-      py::arg("family"), py::arg("checkpoint"), py::arg("config") = py::none(), py::arg("backend") = py::none(),
-      py::arg("device") = 0, py::arg("threads") = 0, py::arg("strict_backend") = false,
-      "A detector from a detector family's checkpoint (e.g. 'yolov10', model.safetensors) and its config.json\n"
+      py::arg("family"), py::arg("checkpoint"), py::arg("config") = py::none(),
+      py::arg("backend") = py::none(), py::arg("device") = 0, py::arg("threads") = 0,
+      py::arg("strict_backend") = false,
+      "A detector from a detector family's checkpoint (e.g. 'yolov10', model.safetensors) and its "
+      "config.json\n"
       "(default: the one beside the checkpoint).");
 }
 

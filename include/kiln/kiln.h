@@ -84,12 +84,12 @@ typedef struct kiln_tensor {
 
 typedef struct kiln_engine_options {
   size_t struct_size;
-  const char* backend;       /* "cpu", "cpu-reference" or "cuda"; NULL: the fastest CPU backend built in */
-  int device;                /* the CUDA device ordinal on "cuda"; must be 0 elsewhere */
-  int64_t batch;             /* 0: the batch the plan was built for */
-  int threads;               /* CPU threads, 0: one per core */
-  int strict_backend;        /* nonzero: refuse layers the backend cannot run instead of a CPU fallback */
-  const char* tactic_cache;  /* cuda: file of timed tactics to reuse and extend; NULL: none */
+  const char* backend;      /* "cpu", "cpu-reference" or "cuda"; NULL: the fastest CPU backend built in */
+  int device;               /* the CUDA device ordinal on "cuda"; must be 0 elsewhere */
+  int64_t batch;            /* 0: the batch the plan was built for */
+  int threads;              /* CPU threads, 0: one per core */
+  int strict_backend;       /* nonzero: refuse layers the backend cannot run instead of a CPU fallback */
+  const char* tactic_cache; /* cuda: file of timed tactics to reuse and extend; NULL: none */
 } kiln_engine_options;
 
 /* Pixels in memory: height rows of width pixels, row_stride bytes apart (0: tightly packed). */
@@ -110,9 +110,9 @@ typedef struct kiln_classify_options {
 /* Where a detector comes from. Today: a detector family's checkpoint with its config.json. */
 typedef struct kiln_detector_source {
   size_t struct_size;
-  const char* family;      /* "yolov10" */
-  const char* checkpoint;  /* model.safetensors */
-  const char* config;      /* config.json; NULL: the one beside the checkpoint */
+  const char* family;     /* "yolov10" */
+  const char* checkpoint; /* model.safetensors */
+  const char* config;     /* config.json; NULL: the one beside the checkpoint */
 } kiln_detector_source;
 
 typedef struct kiln_detect_options {
@@ -136,7 +136,7 @@ typedef struct kiln_class_score {
 
 /* The function table. New entries are only ever appended. */
 typedef struct kiln_api {
-  size_t struct_size; /* sizeof the library's table: entries past it are absent */
+  size_t struct_size;           /* sizeof the library's table: entries past it are absent */
   const char* (*version)(void); /* kiln's version, e.g. "0.1.0" */
 
   kiln_status (*error_status)(const kiln_error* error);
@@ -152,8 +152,8 @@ typedef struct kiln_api {
   int64_t (*plan_batch)(const kiln_plan* plan);
 
   /* Engines: the plan compiled on a backend and device. An engine keeps what it needs of the plan. */
-  kiln_status (*engine_create)(const kiln_plan* plan, const kiln_engine_options* options, kiln_engine** engine,
-                               kiln_error** error);
+  kiln_status (*engine_create)(const kiln_plan* plan, const kiln_engine_options* options,
+                               kiln_engine** engine, kiln_error** error);
   void (*engine_free)(kiln_engine* engine);
   const char* (*engine_backend)(const kiln_engine* engine);
   int64_t (*engine_batch)(const kiln_engine* engine);
@@ -202,7 +202,8 @@ typedef struct kiln_api {
                                 const kiln_detect_options* options, kiln_detections** result,
                                 kiln_error** error);
   kiln_status (*detect_pixels)(kiln_detector* detector, const kiln_image* image,
-                               const kiln_detect_options* options, kiln_detections** result, kiln_error** error);
+                               const kiln_detect_options* options, kiln_detections** result,
+                               kiln_error** error);
   size_t (*detections_count)(const kiln_detections* result);
   const kiln_detection* (*detections_at)(const kiln_detections* result, size_t index);
   void (*detections_free)(kiln_detections* result);

@@ -69,7 +69,8 @@ class Plan {
   static Plan from_memory(std::span<const std::byte> bytes, const std::string& name = "<memory>") {
     kiln_plan* plan = nullptr;
     kiln_error* error = nullptr;
-    detail::check(detail::api().plan_load_memory(bytes.data(), bytes.size(), name.c_str(), &plan, &error), error);
+    detail::check(detail::api().plan_load_memory(bytes.data(), bytes.size(), name.c_str(), &plan, &error),
+                  error);
     return Plan(plan);
   }
   std::string family() const { return detail::api().plan_family(handle_.get()); }
@@ -146,7 +147,8 @@ namespace detail {
 
 inline std::vector<kiln_tensor> to_c(std::span<const Buffer> buffers) {
   std::vector<kiln_tensor> tensors;
-  for (const Buffer& b : buffers) tensors.push_back({b.data, b.size_bytes, KILN_DTYPE_F32, b.shape.size(), b.shape.data()});
+  for (const Buffer& b : buffers)
+    tensors.push_back({b.data, b.size_bytes, KILN_DTYPE_F32, b.shape.size(), b.shape.data()});
   return tensors;
 }
 
@@ -170,16 +172,17 @@ class Context {
     const auto in = detail::to_c(inputs);
     const auto out = detail::to_c(outputs);
     kiln_error* error = nullptr;
-    detail::check(detail::api().context_run(handle_.get(), in.data(), in.size(), out.data(), out.size(), &error),
-                  error);
+    detail::check(
+        detail::api().context_run(handle_.get(), in.data(), in.size(), out.data(), out.size(), &error),
+        error);
   }
   // CUDA device buffers on `cuda_stream` (a cudaStream_t), asynchronously; see kiln.h.
   void run_device(std::span<const Buffer> inputs, std::span<const Buffer> outputs, void* cuda_stream) {
     const auto in = detail::to_c(inputs);
     const auto out = detail::to_c(outputs);
     kiln_error* error = nullptr;
-    detail::check(detail::api().context_run_device(handle_.get(), in.data(), in.size(), out.data(), out.size(),
-                                                   cuda_stream, &error),
+    detail::check(detail::api().context_run_device(handle_.get(), in.data(), in.size(), out.data(),
+                                                   out.size(), cuda_stream, &error),
                   error);
   }
   // One input batch in; each output back as a vector (shapes: Engine::outputs()).
@@ -189,9 +192,9 @@ class Context {
     kiln_classifications* result = nullptr;
     kiln_error* error = nullptr;
     const kiln_classify_options options{sizeof(kiln_classify_options), top_k};
-    detail::check(
-        detail::api().classify_encoded(handle_.get(), encoded.data(), encoded.size(), &options, &result, &error),
-        error);
+    detail::check(detail::api().classify_encoded(handle_.get(), encoded.data(), encoded.size(), &options,
+                                                 &result, &error),
+                  error);
     return scores(result);
   }
   std::vector<ClassScore> classify(const ImageView& image, std::size_t top_k = 5) {
@@ -230,8 +233,10 @@ class Engine {
     kiln_error* error = nullptr;
     detail::check(detail::api().engine_create(plan.get(), &c, &engine, &error), error);
     handle_.reset(engine);
-    for (std::size_t i = 0; i < detail::api().engine_input_count(engine); ++i) inputs_.push_back(info(i, false));
-    for (std::size_t i = 0; i < detail::api().engine_output_count(engine); ++i) outputs_.push_back(info(i, true));
+    for (std::size_t i = 0; i < detail::api().engine_input_count(engine); ++i)
+      inputs_.push_back(info(i, false));
+    for (std::size_t i = 0; i < detail::api().engine_output_count(engine); ++i)
+      outputs_.push_back(info(i, true));
   }
   std::string backend() const { return detail::api().engine_backend(handle_.get()); }
   std::int64_t batch() const { return detail::api().engine_batch(handle_.get()); }
@@ -260,7 +265,8 @@ class Engine {
 };
 
 inline std::vector<std::vector<float>> Context::run(std::span<const float> input) {
-  if (inputs_.size() != 1) throw Error(KILN_STATUS_INVALID_ARGUMENT, "run(input) needs an engine with one input");
+  if (inputs_.size() != 1)
+    throw Error(KILN_STATUS_INVALID_ARGUMENT, "run(input) needs an engine with one input");
   const Buffer in{const_cast<float*>(input.data()), input.size_bytes(), inputs_[0].shape};
   std::vector<std::vector<float>> results;
   std::vector<Buffer> out;
@@ -297,9 +303,9 @@ class Detector {
     const kiln_detect_options options{sizeof(kiln_detect_options), min_score};
     kiln_detections* result = nullptr;
     kiln_error* error = nullptr;
-    detail::check(
-        detail::api().detect_encoded(handle_.get(), encoded.data(), encoded.size(), &options, &result, &error),
-        error);
+    detail::check(detail::api().detect_encoded(handle_.get(), encoded.data(), encoded.size(), &options,
+                                               &result, &error),
+                  error);
     return detections(result);
   }
   std::vector<Detection> detect(const ImageView& image, float min_score = 0.25f) {

@@ -61,7 +61,8 @@ FileBuffer read_file(const std::filesystem::path& path, const std::string& name)
   in.seekg(0);
   const auto size = static_cast<std::size_t>(end);
   FileBuffer file = aligned_buffer(size);
-  in.read(reinterpret_cast<char*>(const_cast<std::byte*>(file.data.get())), static_cast<std::streamsize>(size));
+  in.read(reinterpret_cast<char*>(const_cast<std::byte*>(file.data.get())),
+          static_cast<std::streamsize>(size));
   require(in.gcount() == static_cast<std::streamsize>(size), name, ": read error after ", in.gcount(), " of ",
           size, " bytes");
   return file;
@@ -331,7 +332,8 @@ Plan read_plan(const std::filesystem::path& path, const PlanReadOptions& options
   return parse_plan(read_file(path, name), name, options);
 }
 
-Plan read_plan_bytes(std::span<const std::byte> bytes, const std::string& name, const PlanReadOptions& options) {
+Plan read_plan_bytes(std::span<const std::byte> bytes, const std::string& name,
+                     const PlanReadOptions& options) {
   FileBuffer buffer = aligned_buffer(bytes.size());
   std::copy(bytes.begin(), bytes.end(), const_cast<std::byte*>(buffer.data.get()));
   return parse_plan(buffer, name, options);

@@ -55,13 +55,20 @@ extern "C" KILN_API kiln_status kiln_get_api(uint32_t major, uint32_t minor, con
 
 extern "C" KILN_API const char* kiln_status_name(kiln_status status) {
   switch (status) {
-    case KILN_OK: return "KILN_OK";
-    case KILN_STATUS_INVALID_ARGUMENT: return "KILN_STATUS_INVALID_ARGUMENT";
-    case KILN_STATUS_NOT_FOUND: return "KILN_STATUS_NOT_FOUND";
-    case KILN_STATUS_UNSUPPORTED: return "KILN_STATUS_UNSUPPORTED";
-    case KILN_STATUS_FAILED: return "KILN_STATUS_FAILED";
-    case KILN_STATUS_OUT_OF_MEMORY: return "KILN_STATUS_OUT_OF_MEMORY";
-    case KILN_STATUS_INTERNAL: return "KILN_STATUS_INTERNAL";
+    case KILN_OK:
+      return "KILN_OK";
+    case KILN_STATUS_INVALID_ARGUMENT:
+      return "KILN_STATUS_INVALID_ARGUMENT";
+    case KILN_STATUS_NOT_FOUND:
+      return "KILN_STATUS_NOT_FOUND";
+    case KILN_STATUS_UNSUPPORTED:
+      return "KILN_STATUS_UNSUPPORTED";
+    case KILN_STATUS_FAILED:
+      return "KILN_STATUS_FAILED";
+    case KILN_STATUS_OUT_OF_MEMORY:
+      return "KILN_STATUS_OUT_OF_MEMORY";
+    case KILN_STATUS_INTERNAL:
+      return "KILN_STATUS_INTERNAL";
   }
   return "KILN_STATUS_UNKNOWN";
 }

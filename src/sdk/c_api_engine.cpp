@@ -45,7 +45,8 @@ kiln_status engine_create(const kiln_plan* plan, const kiln_engine_options* opti
                           kiln_error** error) {
   return guard(error, [&] {
     checked(engine, "engine") = nullptr;
-    auto made = std::make_shared<const embed::SdkEngine>(checked(plan, "plan").plan, engine_settings(options));
+    auto made =
+        std::make_shared<const embed::SdkEngine>(checked(plan, "plan").plan, engine_settings(options));
     auto handle = std::make_unique<kiln_engine>(kiln_engine{made, {}});
     for (const auto& info : made->inputs()) handle->names.push_back(info.name);
     for (const auto& info : made->outputs()) handle->names.push_back(info.name);
@@ -55,13 +56,17 @@ kiln_status engine_create(const kiln_plan* plan, const kiln_engine_options* opti
 
 void engine_free(kiln_engine* engine) { delete engine; }
 
-const char* engine_backend(const kiln_engine* engine) { return engine ? engine->engine->backend().c_str() : ""; }
+const char* engine_backend(const kiln_engine* engine) {
+  return engine ? engine->engine->backend().c_str() : "";
+}
 
 int64_t engine_batch(const kiln_engine* engine) { return engine ? engine->engine->batch() : 0; }
 
 size_t engine_input_count(const kiln_engine* engine) { return engine ? engine->engine->inputs().size() : 0; }
 
-size_t engine_output_count(const kiln_engine* engine) { return engine ? engine->engine->outputs().size() : 0; }
+size_t engine_output_count(const kiln_engine* engine) {
+  return engine ? engine->engine->outputs().size() : 0;
+}
 
 void fill_info(const embed::TensorInfo& tensor, const std::string& name, kiln_tensor_info& info) {
   if (tensor.shape.size() > KILN_MAX_RANK) {
@@ -80,14 +85,16 @@ kiln_status tensor_info(const kiln_engine* engine, size_t index, bool output, ki
     const kiln_engine& handle = checked(engine, "engine");
     const auto& tensors = output ? handle.engine->outputs() : handle.engine->inputs();
     if (index >= tensors.size()) {
-      throw InvalidArgument(cat(output ? "output" : "input", " ", index, ": the engine has ", tensors.size()));
+      throw InvalidArgument(
+          cat(output ? "output" : "input", " ", index, ": the engine has ", tensors.size()));
     }
     const std::size_t name = output ? handle.engine->inputs().size() + index : index;
     fill_info(tensors[index], handle.names[name], checked(info, "info"));
   });
 }
 
-kiln_status engine_input_info(const kiln_engine* engine, size_t index, kiln_tensor_info* info, kiln_error** error) {
+kiln_status engine_input_info(const kiln_engine* engine, size_t index, kiln_tensor_info* info,
+                              kiln_error** error) {
   return tensor_info(engine, index, false, info, error);
 }
 
@@ -120,8 +127,9 @@ std::vector<embed::BufferView> buffer_views(const kiln_tensor* tensors, size_t c
 kiln_status context_run(kiln_context* context, const kiln_tensor* inputs, size_t input_count,
                         const kiln_tensor* outputs, size_t output_count, kiln_error** error) {
   return guard(error, [&] {
-    checked(context, "context").context.run_host(buffer_views(inputs, input_count, "input"),
-                                                  buffer_views(outputs, output_count, "output"));
+    checked(context, "context")
+        .context.run_host(buffer_views(inputs, input_count, "input"),
+                          buffer_views(outputs, output_count, "output"));
   });
 }
 
@@ -131,8 +139,8 @@ kiln_status context_run_device(kiln_context* context, const kiln_tensor* inputs,
   return guard(error, [&] {
     kiln_context& handle = checked(context, "context");
     if (handle.context.engine().backend() != "cuda") {
-      throw embed::Unsupported(cat("device buffers need a cuda engine, this one runs on ",
-                                 handle.context.engine().backend()));
+      throw embed::Unsupported(
+          cat("device buffers need a cuda engine, this one runs on ", handle.context.engine().backend()));
     }
     handle.context.run_device(buffer_views(inputs, input_count, "input"),
                               buffer_views(outputs, output_count, "output"), cuda_stream);
@@ -142,7 +150,8 @@ kiln_status context_run_device(kiln_context* context, const kiln_tensor* inputs,
 }  // namespace
 
 embed::EngineSettings engine_settings(const kiln_engine_options* options) {
-  const kiln_engine_options given = read_options(options, defaults_of<kiln_engine_options>(), "engine options");
+  const kiln_engine_options given =
+      read_options(options, defaults_of<kiln_engine_options>(), "engine options");
   embed::EngineSettings settings;
   settings.backend = given.backend ? given.backend : "";
   settings.device = given.device;

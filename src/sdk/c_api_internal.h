@@ -94,7 +94,8 @@ template <typename Options>
 Options read_options(const Options* given, Options defaults, const char* what) {
   if (given == nullptr) return defaults;
   if (given->struct_size < sizeof(std::size_t)) {
-    throw embed::InvalidArgument(cat(what, ": struct_size ", given->struct_size, " is smaller than the field itself"));
+    throw embed::InvalidArgument(
+        cat(what, ": struct_size ", given->struct_size, " is smaller than the field itself"));
   }
   std::memcpy(static_cast<void*>(&defaults), given, std::min(given->struct_size, sizeof(Options)));
   return defaults;

@@ -17,7 +17,8 @@ std::span<const std::uint8_t> byte_argument(const void* bytes, size_t size) {
 
 void classify_into(kiln_context* context, const Image& image, const kiln_classify_options* options,
                    kiln_classifications** result) {
-  kiln_classify_options given = read_options(options, defaults_of<kiln_classify_options>(), "classify options");
+  kiln_classify_options given =
+      read_options(options, defaults_of<kiln_classify_options>(), "classify options");
   if (given.top_k == 0) given.top_k = kDefaultTopK;
   auto made = std::make_unique<kiln_classifications>();
   made->scores = embed::classify(checked(context, "context").context, image, given.top_k);
@@ -36,15 +37,18 @@ kiln_status classify_encoded(kiln_context* context, const void* bytes, size_t si
   });
 }
 
-kiln_status classify_pixels(kiln_context* context, const kiln_image* image, const kiln_classify_options* options,
-                            kiln_classifications** result, kiln_error** error) {
+kiln_status classify_pixels(kiln_context* context, const kiln_image* image,
+                            const kiln_classify_options* options, kiln_classifications** result,
+                            kiln_error** error) {
   return guard(error, [&] {
     checked(result, "result") = nullptr;
     classify_into(context, image_argument(image), options, result);
   });
 }
 
-size_t classifications_count(const kiln_classifications* result) { return result ? result->entries.size() : 0; }
+size_t classifications_count(const kiln_classifications* result) {
+  return result ? result->entries.size() : 0;
+}
 
 const kiln_class_score* classifications_at(const kiln_classifications* result, size_t index) {
   return result && index < result->entries.size() ? &result->entries[index] : nullptr;
@@ -56,13 +60,15 @@ kiln_status detector_create(const kiln_detector_source* source, const kiln_engin
                             kiln_detector** detector, kiln_error** error) {
   return guard(error, [&] {
     checked(detector, "detector") = nullptr;
-    const kiln_detector_source given = read_options(&checked(source, "source"), defaults_of<kiln_detector_source>(), "source");
+    const kiln_detector_source given =
+        read_options(&checked(source, "source"), defaults_of<kiln_detector_source>(), "source");
     embed::DetectorSource made{checked_text(given.family, "source family"),
                                checked_text(given.checkpoint, "source checkpoint"), std::nullopt};
     if (given.config != nullptr) made.config = given.config;
     for (const auto& path : {std::optional(made.checkpoint), made.config}) {
       std::error_code missing;
-      if (path && !std::filesystem::exists(*path, missing)) throw embed::NotFound(cat(path->string(), ": no such file"));
+      if (path && !std::filesystem::exists(*path, missing))
+        throw embed::NotFound(cat(path->string(), ": no such file"));
     }
     *detector = new kiln_detector{embed::SdkDetector(made, engine_settings(options))};
   });
@@ -95,8 +101,8 @@ kiln_status detect_encoded(kiln_detector* detector, const void* bytes, size_t si
   });
 }
 
-kiln_status detect_pixels(kiln_detector* detector, const kiln_image* image, const kiln_detect_options* options,
-                          kiln_detections** result, kiln_error** error) {
+kiln_status detect_pixels(kiln_detector* detector, const kiln_image* image,
+                          const kiln_detect_options* options, kiln_detections** result, kiln_error** error) {
   return guard(error, [&] {
     checked(result, "result") = nullptr;
     detect_into(detector, image_argument(image), options, result);
@@ -113,11 +119,16 @@ void detections_free(kiln_detections* result) { delete result; }
 
 embed::PixelLayout pixel_layout(kiln_pixel_layout layout) {
   switch (layout) {
-    case KILN_PIXELS_RGB8: return embed::PixelLayout::kRgb8;
-    case KILN_PIXELS_BGR8: return embed::PixelLayout::kBgr8;
-    case KILN_PIXELS_RGBA8: return embed::PixelLayout::kRgba8;
-    case KILN_PIXELS_BGRA8: return embed::PixelLayout::kBgra8;
-    case KILN_PIXELS_GRAY8: return embed::PixelLayout::kGray8;
+    case KILN_PIXELS_RGB8:
+      return embed::PixelLayout::kRgb8;
+    case KILN_PIXELS_BGR8:
+      return embed::PixelLayout::kBgr8;
+    case KILN_PIXELS_RGBA8:
+      return embed::PixelLayout::kRgba8;
+    case KILN_PIXELS_BGRA8:
+      return embed::PixelLayout::kBgra8;
+    case KILN_PIXELS_GRAY8:
+      return embed::PixelLayout::kGray8;
   }
   throw InvalidArgument(cat("image: unknown pixel layout ", static_cast<int>(layout)));
 }

@@ -17,11 +17,16 @@ struct LayoutInfo {
 
 LayoutInfo layout_info(PixelLayout layout) {
   switch (layout) {
-    case PixelLayout::kRgb8: return {3, {0, 1, 2}};
-    case PixelLayout::kBgr8: return {3, {2, 1, 0}};
-    case PixelLayout::kRgba8: return {4, {0, 1, 2}};
-    case PixelLayout::kBgra8: return {4, {2, 1, 0}};
-    case PixelLayout::kGray8: return {1, {0, 0, 0}};
+    case PixelLayout::kRgb8:
+      return {3, {0, 1, 2}};
+    case PixelLayout::kBgr8:
+      return {3, {2, 1, 0}};
+    case PixelLayout::kRgba8:
+      return {4, {0, 1, 2}};
+    case PixelLayout::kBgra8:
+      return {4, {2, 1, 0}};
+    case PixelLayout::kGray8:
+      return {1, {0, 0, 0}};
   }
   throw InvalidArgument("unknown pixel layout");
 }
@@ -37,8 +42,8 @@ Image image_from_pixels(const PixelsView& view) {
   const std::size_t row_bytes = static_cast<std::size_t>(view.width) * layout.channels;
   const std::size_t stride = view.row_stride == 0 ? row_bytes : view.row_stride;
   if (stride < row_bytes) {
-    throw InvalidArgument(cat("image: a row stride of ", stride, " bytes is shorter than a row of ", view.width,
-                              " pixels (", row_bytes, " bytes)"));
+    throw InvalidArgument(cat("image: a row stride of ", stride, " bytes is shorter than a row of ",
+                              view.width, " pixels (", row_bytes, " bytes)"));
   }
   Image image{view.width, view.height, {}};
   image.rgb.resize(static_cast<std::size_t>(view.width * view.height) * 3);
@@ -63,11 +68,11 @@ std::vector<ClassScore> classify(SdkContext& context, const Image& image, std::s
   const Plan& plan = engine.plan();
   const std::int64_t size = plan.config.preprocess.input_size;
   const Shape image_shape = {engine.batch(), 3, size, size};
-  require(engine.inputs().size() == 1 && engine.inputs()[0].shape == image_shape && !engine.outputs().empty() &&
-              engine.outputs()[0].shape.size() == 2,
-          "classify needs a classifier plan: one ", shape_str(image_shape), " input and [N, classes] logits, ",
-          "this plan (", plan.info.family, ") has ", engine.inputs().size(), " input(s) of shape ",
-          shape_str(engine.inputs().at(0).shape));
+  require(engine.inputs().size() == 1 && engine.inputs()[0].shape == image_shape &&
+              !engine.outputs().empty() && engine.outputs()[0].shape.size() == 2,
+          "classify needs a classifier plan: one ", shape_str(image_shape),
+          " input and [N, classes] logits, ", "this plan (", plan.info.family, ") has ",
+          engine.inputs().size(), " input(s) of shape ", shape_str(engine.inputs().at(0).shape));
   const Tensor pixels = preprocess_image(image, plan.config.preprocess);
   Tensor batch(DType::kF32, image_shape);
   std::fill_n(batch.mutable_data<float>(), batch.numel(), 0.0f);

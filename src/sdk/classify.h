@@ -34,7 +34,7 @@ struct ClassScore {
   std::int64_t index = 0;
   double probability = 0;  // softmax over every logit
   double logit = 0;
-  std::string label;       // the plan's label, ImageNet's for 1000 classes, else "class N"
+  std::string label;  // the plan's label, ImageNet's for 1000 classes, else "class N"
 };
 
 // Runs `image` as row 0 of a batch (the other rows zeros) and ranks row 0's logits, best first.

@@ -18,7 +18,8 @@ Shape batched(Shape shape, std::int64_t batch) {
   return shape;
 }
 
-std::vector<TensorInfo> tensor_infos(const Graph& graph, const std::vector<ValueId>& ids, std::int64_t batch) {
+std::vector<TensorInfo> tensor_infos(const Graph& graph, const std::vector<ValueId>& ids,
+                                     std::int64_t batch) {
   std::vector<TensorInfo> infos;
   for (const ValueId id : ids) {
     const Value& value = graph.value(id);
@@ -50,7 +51,8 @@ std::size_t TensorInfo::bytes() const { return static_cast<std::size_t>(shape_nu
 
 void select_device(const std::string& backend, int device) {
   if (backend != "cuda") {
-    if (device != 0) throw InvalidArgument(cat("device ", device, ": the ", backend, " backend has device 0 only"));
+    if (device != 0)
+      throw InvalidArgument(cat("device ", device, ": the ", backend, " backend has device 0 only"));
     return;
   }
 #if KILN_HAVE_CUDA
@@ -59,12 +61,15 @@ void select_device(const std::string& backend, int device) {
   if (device < 0 || device >= count) {
     throw InvalidArgument(cat("device ", device, ": no such CUDA device (", count, " found)"));
   }
-  require(cudaSetDevice(device) == cudaSuccess, "device ", device, ": cannot make it the current CUDA device");
+  require(cudaSetDevice(device) == cudaSuccess, "device ", device,
+          ": cannot make it the current CUDA device");
 #endif
 }
 
 SdkEngine::SdkEngine(std::shared_ptr<const Plan> plan, EngineSettings settings)
-    : plan_(std::move(plan)), settings_(resolved(std::move(settings), *plan_)), compile_(compile_options(settings_)) {
+    : plan_(std::move(plan)),
+      settings_(resolved(std::move(settings), *plan_)),
+      compile_(compile_options(settings_)) {
   try {
     make_backend(settings_.backend);
   } catch (const Error& unknown) {

@@ -39,8 +39,8 @@ class Unsupported : public Error {
 };
 
 struct EngineSettings {
-  std::string backend;  // empty: default_backend()
-  int device = 0;       // CUDA device ordinal on "cuda", 0 elsewhere
+  std::string backend;     // empty: default_backend()
+  int device = 0;          // CUDA device ordinal on "cuda", 0 elsewhere
   std::int64_t batch = 0;  // 0: the plan's
   int threads = 0;
   bool strict_backend = false;

@@ -13,7 +13,8 @@ void check_buffers(std::span<const BufferView> buffers, const std::vector<Tensor
     const TensorInfo& info = expected[i];
     const std::string what = cat(role, " ", i, " ('", info.name, "')");
     if (buffer.shape != info.shape) {
-      throw InvalidArgument(cat(what, ": expected shape ", shape_str(info.shape), ", got ", shape_str(buffer.shape)));
+      throw InvalidArgument(
+          cat(what, ": expected shape ", shape_str(info.shape), ", got ", shape_str(buffer.shape)));
     }
     if (buffer.size_bytes < info.bytes()) {
       throw InvalidArgument(cat(what, ": the buffer holds ", buffer.size_bytes, " bytes, the f32 tensor ",

@@ -10,12 +10,12 @@
 
 static int failures = 0;
 
-#define CHECK(condition)                                                  \
-  do {                                                                    \
-    if (!(condition)) {                                                   \
+#define CHECK(condition)                                                            \
+  do {                                                                              \
+    if (!(condition)) {                                                             \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition); \
-      ++failures;                                                         \
-    }                                                                     \
+      ++failures;                                                                   \
+    }                                                                               \
   } while (0)
 
 static const kiln_api* api;
@@ -40,7 +40,8 @@ static void* read_file(const char* name, size_t* size) {
 
 /* Checks that `status` failed with `expected` and *error_slot (set by that call) carries a one-line
  * message containing `part`; frees the error. */
-static void expect_error(kiln_status status, kiln_error** error_slot, kiln_status expected, const char* part) {
+static void expect_error(kiln_status status, kiln_error** error_slot, kiln_status expected,
+                         const char* part) {
   kiln_error* error = *error_slot;
   *error_slot = NULL;
   CHECK(status == expected);
@@ -73,8 +74,8 @@ static void test_plan_errors(void) {
                "/nonexistent/model.kplan");
   CHECK(plan == NULL);
   const char junk[] = "not a plan at all";
-  expect_error(api->plan_load_memory(junk, sizeof junk, "junk.kplan", &plan, &error), &error, KILN_STATUS_FAILED,
-               "junk.kplan");
+  expect_error(api->plan_load_memory(junk, sizeof junk, "junk.kplan", &plan, &error), &error,
+               KILN_STATUS_FAILED, "junk.kplan");
   CHECK(api->plan_load_file(NULL, &plan, NULL) == KILN_STATUS_INVALID_ARGUMENT); /* no error object asked */
 }
 
@@ -130,8 +131,8 @@ static void test_run(const kiln_plan* plan, const char* backend) {
                "the buffer holds 8 bytes");
   expect_error(api->context_run(context, &in, 1, &out, 0, &error), &error, KILN_STATUS_INVALID_ARGUMENT,
                "expected 1 output, got 0");
-  expect_error(api->context_run_device(context, &in, 1, &out, 1, NULL, &error), &error, KILN_STATUS_UNSUPPORTED,
-               "need a cuda engine");
+  expect_error(api->context_run_device(context, &in, 1, &out, 1, NULL, &error), &error,
+               KILN_STATUS_UNSUPPORTED, "need a cuda engine");
   api->context_free(context);
   api->engine_free(engine);
   free(expected);
@@ -182,8 +183,8 @@ static void test_classify(const kiln_plan* plan, const char* photo) {
 
   kiln_error* error = NULL;
   image.row_stride = 5;
-  expect_error(api->classify_pixels(context, &image, NULL, &result, &error), &error, KILN_STATUS_INVALID_ARGUMENT,
-               "row stride");
+  expect_error(api->classify_pixels(context, &image, NULL, &result, &error), &error,
+               KILN_STATUS_INVALID_ARGUMENT, "row stride");
   expect_error(api->classify_encoded(context, "GIF89a", 6, NULL, &result, &error), &error, KILN_STATUS_FAILED,
                "image");
   api->context_free(context);
@@ -218,9 +219,10 @@ int main(int argc, char** argv) {
     api->engine_free(cpu);
     test_run(plan, "cpu");
   }
-  expect_error(api->engine_create(plan, &(kiln_engine_options){sizeof(kiln_engine_options), "tpu", 0, 0, 0, 0, NULL},
-                                  &cpu, &error),
-               &error, KILN_STATUS_UNSUPPORTED, "unknown backend 'tpu'");
+  expect_error(
+      api->engine_create(plan, &(kiln_engine_options){sizeof(kiln_engine_options), "tpu", 0, 0, 0, 0, NULL},
+                         &cpu, &error),
+      &error, KILN_STATUS_UNSUPPORTED, "unknown backend 'tpu'");
   test_classify(plan, argv[2]);
   api->plan_free(plan);
   if (failures > 0) fprintf(stderr, "%d check(s) failed\n", failures);

@@ -44,7 +44,8 @@ void write_top5(const fs::path& path, const Plan& plan, const Tensor& logits) {
 
 void write_classifier(const fs::path& out, const fs::path& data) {
   const fs::path checkpoint = data / "golden" / "resnest_tiny" / "model.safetensors";
-  auto plan = std::make_shared<const Plan>(pipeline::build_in_memory("timm_resnest", checkpoint, std::nullopt));
+  auto plan =
+      std::make_shared<const Plan>(pipeline::build_in_memory("timm_resnest", checkpoint, std::nullopt));
   write_plan(out / "plan.kplan", *plan);
   const Tensor input = read_npy(data / "golden" / "resnest_tiny" / "input.npy");
   write_floats(out / "input.f32", input);
@@ -72,13 +73,14 @@ void write_classifier(const fs::path& out, const fs::path& data) {
 
 void write_detections(const fs::path& out, const fs::path& data) {
   const fs::path yolo = data / "golden" / "yolov10n";
-  pipeline::DetectorEngine detector(*find_detector("yolov10"), yolo / "model.safetensors", yolo / "config.json", 1,
-                                    default_backend());
+  pipeline::DetectorEngine detector(*find_detector("yolov10"), yolo / "model.safetensors",
+                                    yolo / "config.json", 1, default_backend());
   const pipeline::DetectorRun run = detector.detect({decode_image(data / "photos" / "dog.jpg")});
   std::ofstream text(out / "dog_boxes.txt");
   text << std::setprecision(9);
   for (const Detection& d : run.detections.at(0)) {
-    if (d.score >= kMinScore) text << d.label << " " << d.score << " " << d.x1 << " " << d.y1 << " " << d.x2 << " " << d.y2 << "\n";
+    if (d.score >= kMinScore)
+      text << d.label << " " << d.score << " " << d.x1 << " " << d.y1 << " " << d.x2 << " " << d.y2 << "\n";
   }
 }
 

@@ -151,7 +151,8 @@ void CudaProgram::run_device(const std::vector<const void*>& inputs, const std::
   for (std::size_t i = 0; i < outputs.size(); ++i) require_device_memory(outputs[i], cat("output ", i));
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     InputStage& stage = program_->inputs[i];
-    check(cudaMemcpyAsync(stage.device.data(), inputs[i], stage.device.bytes(), cudaMemcpyDeviceToDevice, caller),
+    check(cudaMemcpyAsync(stage.device.data(), inputs[i], stage.device.bytes(), cudaMemcpyDeviceToDevice,
+                          caller),
           "copying the input on the caller's stream");
   }
   check(cudaGraphLaunch(exec_, caller), "launching the CUDA graph on the caller's stream");
