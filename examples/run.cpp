@@ -10,7 +10,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const kiln::sdk::Engine engine(kiln::sdk::Plan::load(argv[1]), {.backend = "cpu-reference"});
+    kiln::sdk::EngineOptions options;
+    options.backend = "cpu-reference";
+    const kiln::sdk::Engine engine(kiln::sdk::Plan::load(argv[1]), options);
     kiln::sdk::Context context = engine.context();  // one per thread
 
     const std::vector<float> zeros(engine.inputs().at(0).elements());

@@ -57,7 +57,10 @@ void select_device(const std::string& backend, int device) {
   }
 #if KILN_HAVE_CUDA
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw Unsupported("cuda backend: no CUDA device on this machine");
+  }
   if (device < 0 || device >= count) {
     throw InvalidArgument(cat("device ", device, ": no such CUDA device (", count, " found)"));
   }
