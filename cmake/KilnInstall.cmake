@@ -49,7 +49,7 @@ configure_file(cmake/templates/kiln.pc.in ${CMAKE_BINARY_DIR}/generated/kiln.pc 
 install(FILES ${CMAKE_BINARY_DIR}/generated/kiln.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 install(DIRECTORY families/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/families
-  FILES_MATCHING PATTERN "manifest.toml" PATTERN "README.md" PATTERN "common" EXCLUDE)
+  FILES_MATCHING PATTERN "manifest.toml" PATTERN "README.md" PATTERN "common" EXCLUDE PATTERN "study*" EXCLUDE)
 # The study demos the manifests name, at the same place relative to them (../../tests/data), so that
 # `kiln validate` passes and `kiln study FAMILY` runs its demo from an install.
 foreach(demo resnest_tiny resnet_tiny)
