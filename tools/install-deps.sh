@@ -7,6 +7,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm  # the fuzz preset: clang, libFuzzer and the sanitizers' symbolizer
+  pybind11-dev python3-dev python3-numpy
 )
 
 missing=()

@@ -34,7 +34,7 @@ struct BuildCommandOptions {
   std::optional<std::string> backend;
   bool strict_backend = false;
   std::vector<std::string> disabled_passes;
-  std::filesystem::path families_dir{kDefaultFamiliesDir};
+  std::filesystem::path families_dir{default_families_dir()};
   std::string tactic_cache;
   pipeline::Fp8Options fp8;
   bool list_passes = false;

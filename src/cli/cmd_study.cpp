@@ -34,7 +34,7 @@ struct StudyCommandOptions {
   std::vector<std::string> variants;
   std::optional<std::size_t> images;
   std::optional<std::size_t> every;
-  std::filesystem::path families_dir{kDefaultFamiliesDir};
+  std::filesystem::path families_dir{default_families_dir()};
   std::string command_line;
 };
 

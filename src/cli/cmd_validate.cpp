@@ -17,7 +17,7 @@ namespace {
 
 struct ValidateOptions {
   std::vector<std::string> manifests;
-  std::filesystem::path families_dir{kDefaultFamiliesDir};
+  std::filesystem::path families_dir{default_families_dir()};
   std::optional<std::string> json;  // FILE, "-" for stdout
 };
 

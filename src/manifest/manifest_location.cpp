@@ -1,5 +1,7 @@
 #include "manifest/manifest_location.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -14,7 +16,41 @@ bool is_bare_name(std::string_view argument) {
   });
 }
 
+// Where an install puts the family manifests, below its prefix.
+constexpr std::string_view kInstalledFamiliesDir = "share/kiln/families";
+constexpr int kPrefixLevels = 4;  // <prefix>/lib/python3/dist-packages/kiln holds the Python module
+
+// The folders of the running program and of the binary holding this function.
+std::vector<std::filesystem::path> binary_folders() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> folders;
+  std::error_code error;
+  const fs::path program = fs::read_symlink("/proc/self/exe", error);
+  if (!error) folders.push_back(program.parent_path());
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&binary_folders), &info) != 0 && info.dli_fname != nullptr &&
+      info.dli_fname[0] == '/') {
+    folders.push_back(fs::weakly_canonical(info.dli_fname, error).parent_path());
+  }
+  return folders;
+}
+
 }  // namespace
+
+std::filesystem::path default_families_dir() {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path here{kDefaultFamiliesDir};
+  if (fs::is_directory(here, error)) return here;
+  for (fs::path folder : binary_folders()) {
+    for (int level = 0; level < kPrefixLevels && !folder.empty(); ++level, folder = folder.parent_path()) {
+      const fs::path installed = folder.parent_path() / kInstalledFamiliesDir;
+      if (fs::is_directory(installed, error)) return installed;
+      if (folder == folder.parent_path()) break;
+    }
+  }
+  return here;
+}
 
 std::filesystem::path resolve_manifest_path(std::string_view argument,
                                             const std::filesystem::path& families_dir) {

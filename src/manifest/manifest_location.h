@@ -1,8 +1,9 @@
 // Where manifests live, and how a manifest argument on the command line names one.
 //
-// Bare family names are looked up in a families directory, by default "families" under the current
-// directory: run kiln from the repository root, or pass the directory explicitly (kiln validate
-// --families-dir). Nothing is compiled in, so a kiln binary never depends on where it was built.
+// Bare family names are looked up in a families directory, by default default_families_dir(): "families"
+// under the current directory (the repository root), else the one installed beside the binary
+// (<prefix>/share/kiln/families); or pass the directory explicitly (kiln validate --families-dir).
+// Nothing is compiled in, so a kiln binary never depends on where it was built.
 #pragma once
 
 #include <filesystem>
@@ -13,6 +14,11 @@ namespace kiln {
 
 inline constexpr std::string_view kManifestFileName = "manifest.toml";
 inline constexpr std::string_view kDefaultFamiliesDir = "families";
+
+// "families" when the current directory has one; else <prefix>/share/kiln/families for the first
+// ancestor <prefix> (up to four levels) of the folder holding the running program or the library this
+// code is in (libkiln.so, the Python module) that has one; else "families".
+std::filesystem::path default_families_dir();
 
 // Resolves a manifest argument, first rule that applies:
 //   1. an existing directory: DIR/manifest.toml, which must exist (families/timm_resnest);

@@ -45,6 +45,14 @@ struct FileBuffer {
   std::size_t size = 0;
 };
 
+FileBuffer aligned_buffer(std::size_t size) {
+  constexpr std::align_val_t kAlign{fmt::kAlignment};
+  auto* raw = static_cast<std::byte*>(::operator new(std::max<std::size_t>(size, 1), kAlign));
+  std::shared_ptr<const std::byte> owner(
+      raw, [kAlign](const std::byte* bytes) { ::operator delete(const_cast<std::byte*>(bytes), kAlign); });
+  return {std::move(owner), size};
+}
+
 FileBuffer read_file(const std::filesystem::path& path, const std::string& name) {
   std::error_code error;
   require(!std::filesystem::is_directory(path, error), name, ": is a folder, not a kiln plan");
@@ -54,13 +62,12 @@ FileBuffer read_file(const std::filesystem::path& path, const std::string& name)
   require(end >= 0, name, ": cannot determine the file size");
   in.seekg(0);
   const auto size = static_cast<std::size_t>(end);
-  auto* raw = static_cast<std::byte*>(::operator new(std::max<std::size_t>(size, 1), kAlign));
-  std::shared_ptr<const std::byte> owner(
-      raw, [](const std::byte* bytes) { ::operator delete(const_cast<std::byte*>(bytes), kAlign); });
-  in.read(reinterpret_cast<char*>(raw), static_cast<std::streamsize>(size));
+  FileBuffer file = aligned_buffer(size);
+  in.read(reinterpret_cast<char*>(const_cast<std::byte*>(file.data.get())),
+          static_cast<std::streamsize>(size));
   require(in.gcount() == static_cast<std::streamsize>(size), name, ": read error after ", in.gcount(), " of ",
           size, " bytes");
-  return {std::move(owner), size};
+  return file;
 }
 
 template <typename Unsigned>
@@ -295,11 +302,7 @@ Graph load_graph(const JsonField& section, const FileBuffer& file, const Section
   return loader.finish(section["outputs"]);
 }
 
-}  // namespace
-
-Plan read_plan(const std::filesystem::path& path, const PlanReadOptions& options) {
-  const std::string name = path.string();
-  const FileBuffer file = read_file(path, name);
+Plan parse_plan(const FileBuffer& file, const std::string& name, const PlanReadOptions& options) {
   const Sections sections = check_container(file, name, options.verify_checksum);
 
   nlohmann::json header;
@@ -334,6 +337,20 @@ Plan read_plan(const std::filesystem::path& path, const PlanReadOptions& options
   }
   plan.graph = load_graph(root["graph"], file, sections, plan.info);
   return plan;
+}
+
+}  // namespace
+
+Plan read_plan(const std::filesystem::path& path, const PlanReadOptions& options) {
+  const std::string name = path.string();
+  return parse_plan(read_file(path, name), name, options);
+}
+
+Plan read_plan_bytes(std::span<const std::byte> bytes, const std::string& name,
+                     const PlanReadOptions& options) {
+  FileBuffer buffer = aligned_buffer(bytes.size());
+  std::copy(bytes.begin(), bytes.end(), const_cast<std::byte*>(buffer.data.get()));
+  return parse_plan(buffer, name, options);
 }
 
 }  // namespace kiln

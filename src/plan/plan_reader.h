@@ -5,7 +5,10 @@
 // parsing a small JSON header: no weight is copied or converted.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <span>
+#include <string>
 
 #include "plan/plan.h"
 
@@ -24,5 +27,10 @@ struct PlanReadOptions {
 // value ids out of range, constant data that does not fit its shape and dtype or lies outside the
 // blob; and finally anything graph/verifier.h rejects.
 Plan read_plan(const std::filesystem::path& path, const PlanReadOptions& options = {});
+
+// The same for a plan's bytes in memory (copied once into an aligned buffer the constants view); `name`
+// stands for the file in error messages.
+Plan read_plan_bytes(std::span<const std::byte> bytes, const std::string& name,
+                     const PlanReadOptions& options = {});
 
 }  // namespace kiln

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
 #include "graph/graph.h"
 
 namespace kiln {
@@ -44,6 +45,13 @@ class CompiledModel {
   virtual ~CompiledModel() = default;
   // One f32 NCHW tensor per graph input, in graph order; returns the graph outputs (f32).
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
+  // Runs on device memory the caller owns, enqueued on the caller's stream and not waited for: one f32
+  // buffer per graph input and output, in graph order, already checked against the graph's shapes
+  // (cuda: CUDA device pointers and a cudaStream_t). Host backends refuse.
+  virtual void run_device(const std::vector<const void*>& /*inputs*/, const std::vector<void*>& /*outputs*/,
+                          void* /*stream*/) {
+    throw Error("device buffers need the cuda backend; this engine runs on host buffers");
+  }
   // Per-layer times of the last run (empty unless compiled with profile = true).
   virtual std::vector<LayerTime> last_profile() const = 0;
   // Backends that run asynchronously on a device time themselves: `iterations` back-to-back replays of

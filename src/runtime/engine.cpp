@@ -30,6 +30,15 @@ std::vector<Tensor> Engine::run(const Tensor& input) {
   return compiled_->run({input});
 }
 
+void Engine::run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+                        void* stream) {
+  if (!fallback_layers_.empty()) {
+    fail("device buffers need every layer on ", backend_, ", but ", fallback_layers_.size(),
+         " run on the CPU fallback (the first: ", fallback_layers_.front(), ")");
+  }
+  compiled_->run_device(inputs, outputs, stream);
+}
+
 std::string fallback_warning(const std::vector<std::string>& layers, std::string_view backend,
                              std::string_view fallback) {
   if (layers.empty()) return {};

@@ -33,6 +33,9 @@ class Engine {
   std::int64_t batch() const { return options_.batch; }
   // One [batch, 3, H, W] f32 tensor in; the graph's outputs back.
   std::vector<Tensor> run(const Tensor& input);
+  // Device buffers in and out on the caller's stream, without waiting (see CompiledModel::run_device);
+  // refused when layers run on the CPU fallback.
+  void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs, void* stream);
   std::vector<LayerTime> last_profile() const { return compiled_->last_profile(); }
   // Device-timed replays of the whole network (see CompiledModel); empty on host backends and when
   // layers run on the fallback.

@@ -3,7 +3,7 @@
 // Layers, lowest first; a file may include its own layer and the layers below it, never one above:
 //
 //   core < io < data < graph < plan < reference < passes < backends < runtime < builder < eval < quant
-//        < manifest < study < families < pipeline < cli
+//        < manifest < study < families < pipeline < sdk < cli
 //
 // A layer is a folder of src/ (families/ is one layer), with these placed by what they are rather than by
 // their folder:
@@ -16,7 +16,7 @@
 // itself a violation: add it.
 //
 // Besides the order:
-//   - of src/, only src/pipeline and src/cli include the families, and only families/registry.h;
+//   - of src/, only src/pipeline, src/sdk and src/cli include the families, and only families/registry.h;
 //   - families/A/ includes only families/A/ and families/common/ (the shared family helpers);
 //   - families/common/ includes only families/common/; files directly in families/ (the registry) may
 //     include any family;

@@ -69,6 +69,10 @@ TEST(IncludeLayers, EveryLayerIsNamedOnceAndEverySourceFolderHasOne) {
 TEST(IncludeLayers, ALowerLayerIncludingAHigherOneIsAViolation) {
   EXPECT_FALSE(include_violation("src/runtime/engine.cpp", "src/plan/plan.h"));
   EXPECT_FALSE(include_violation("src/cli/cmd_run.cpp", "src/pipeline/detector_engine.h"));
+  EXPECT_FALSE(include_violation("src/sdk/detect.cpp", "families/registry.h"));
+  EXPECT_FALSE(include_violation("src/sdk/detect.h", "src/pipeline/detector_engine.h"));
+  EXPECT_TRUE(include_violation("src/pipeline/model_loading.cpp", "src/sdk/sdk_engine.h"));
+  EXPECT_TRUE(include_violation("src/sdk/classify.cpp", "src/cli/commands.h"));
   EXPECT_TRUE(include_violation("src/graph/graph.h", "src/runtime/engine.h"));
   EXPECT_TRUE(include_violation("src/eval/metrics.cpp", "src/quant/fp8_build.h"));
   EXPECT_TRUE(include_violation("src/manifest/manifest.h", "src/study/study_spec.h"));

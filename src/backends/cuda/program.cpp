@@ -128,6 +128,49 @@ std::vector<Tensor> CudaProgram::run(const std::vector<Tensor>& inputs) {
   return read_outputs();
 }
 
+namespace {
+
+void require_device_memory(const void* pointer, const std::string& what) {
+  cudaPointerAttributes attributes{};
+  const bool known = cudaPointerGetAttributes(&attributes, pointer) == cudaSuccess;
+  if (!known) cudaGetLastError();  // a pointer CUDA does not know leaves an error to clear
+  require(known && (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged),
+          what, ": not CUDA device memory");
+}
+
+}  // namespace
+
+void CudaProgram::run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+                             void* stream) {
+  require(exec_ != nullptr, "cuda backend: a profiling engine runs on host buffers only");
+  require(inputs.size() == program_->inputs.size() && outputs.size() == program_->output_shapes.size(),
+          "cuda backend: expected ", program_->inputs.size(), " input and ", program_->output_shapes.size(),
+          " output buffers, got ", inputs.size(), " and ", outputs.size());
+  const auto caller = static_cast<cudaStream_t>(stream);
+  for (std::size_t i = 0; i < inputs.size(); ++i) require_device_memory(inputs[i], cat("input ", i));
+  for (std::size_t i = 0; i < outputs.size(); ++i) require_device_memory(outputs[i], cat("output ", i));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    InputStage& stage = program_->inputs[i];
+    check(cudaMemcpyAsync(stage.device.data(), inputs[i], stage.device.bytes(), cudaMemcpyDeviceToDevice,
+                          caller),
+          "copying the input on the caller's stream");
+  }
+  check(cudaGraphLaunch(exec_, caller), "launching the CUDA graph on the caller's stream");
+  const auto* source = static_cast<const std::byte*>(program_->output_device.data());
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto bytes = static_cast<std::size_t>(shape_numel(program_->output_shapes[i])) * sizeof(float);
+    check(cudaMemcpyAsync(outputs[i], source, bytes, cudaMemcpyDeviceToDevice, caller),
+          "copying the output on the caller's stream");
+    source += bytes;
+  }
+  // A later host run() on this program's own stream waits for this work.
+  cudaEvent_t done = nullptr;
+  check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "creating an event");
+  check(cudaEventRecord(done, caller), "recording an event on the caller's stream");
+  check(cudaStreamWaitEvent(handles_.stream, done, 0), "ordering the program's stream after the caller's");
+  check(cudaEventDestroy(done), "destroying an event");
+}
+
 std::optional<double> CudaProgram::time_device_replays(int iterations) {
   require(iterations >= 1, "replays must be >= 1");
   require(exec_ != nullptr, "cuda backend: a profiling engine has no CUDA graph to time");

@@ -77,6 +77,10 @@ class CudaProgram final : public CompiledModel {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override;
   std::vector<LayerTime> last_profile() const override { return profile_; }
+  // The caller's device buffers: copied device to device into the input stages and out of the output
+  // buffer around one replay of the CUDA graph, all on `stream`, without waiting.
+  void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+                  void* stream) override;
   std::optional<double> time_device_replays(int iterations) override;
   std::string describe() const override;
   std::map<std::string, nlohmann::json> layer_data() const override { return program_->layer_data; }

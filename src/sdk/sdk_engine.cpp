@@ -1,0 +1,131 @@
+#include "sdk/sdk_engine.h"
+
+#include <cstring>
+
+#if KILN_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "sdk/tensor_checks.h"
+
+namespace kiln::embed {
+
+namespace {
+
+// The graph's shape of a value for a batch of `batch` (the leading dimension is the batch).
+Shape batched(Shape shape, std::int64_t batch) {
+  if (!shape.empty()) shape[0] = batch;
+  return shape;
+}
+
+std::vector<TensorInfo> tensor_infos(const Graph& graph, const std::vector<ValueId>& ids,
+                                     std::int64_t batch) {
+  std::vector<TensorInfo> infos;
+  for (const ValueId id : ids) {
+    const Value& value = graph.value(id);
+    infos.push_back({value.name, batched(value.shape, batch)});
+  }
+  return infos;
+}
+
+CompileOptions compile_options(const EngineSettings& settings) {
+  CompileOptions options;
+  options.batch = settings.batch;
+  options.threads = settings.threads;
+  options.strict_backend = settings.strict_backend;
+  options.tactic_cache = settings.tactic_cache;
+  return options;
+}
+
+EngineSettings resolved(EngineSettings settings, const Plan& plan) {
+  if (settings.backend.empty()) settings.backend = default_backend();
+  if (settings.batch == 0) settings.batch = plan.info.batch;
+  if (settings.batch < 1) throw InvalidArgument(cat("batch must be at least 1, got ", settings.batch));
+  if (settings.threads < 0) throw InvalidArgument(cat("threads must be 0 or more, got ", settings.threads));
+  return settings;
+}
+
+}  // namespace
+
+std::size_t TensorInfo::bytes() const { return static_cast<std::size_t>(shape_numel(shape)) * sizeof(float); }
+
+void select_device(const std::string& backend, int device) {
+  if (backend != "cuda") {
+    if (device != 0)
+      throw InvalidArgument(cat("device ", device, ": the ", backend, " backend has device 0 only"));
+    return;
+  }
+#if KILN_HAVE_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw Unsupported("cuda backend: no CUDA device on this machine");
+  }
+  if (device < 0 || device >= count) {
+    throw InvalidArgument(cat("device ", device, ": no such CUDA device (", count, " found)"));
+  }
+  require(cudaSetDevice(device) == cudaSuccess, "device ", device,
+          ": cannot make it the current CUDA device");
+#endif
+}
+
+SdkEngine::SdkEngine(std::shared_ptr<const Plan> plan, EngineSettings settings)
+    : plan_(std::move(plan)),
+      settings_(resolved(std::move(settings), *plan_)),
+      compile_(compile_options(settings_)) {
+  try {
+    make_backend(settings_.backend);
+  } catch (const Error& unknown) {
+    throw Unsupported(unknown.what());  // names the backends built in
+  }
+  select_device(settings_.backend, settings_.device);
+  spare_ = std::make_unique<Engine>(plan_, settings_.backend, compile_);
+  fallback_layers_ = spare_->fallback_layers();
+  compile_.layer_data = spare_->layer_data();
+  inputs_ = tensor_infos(plan_->graph, plan_->graph.inputs(), settings_.batch);
+  outputs_ = tensor_infos(plan_->graph, plan_->graph.outputs(), settings_.batch);
+}
+
+std::unique_ptr<Engine> SdkEngine::make_program() const {
+  {
+    const std::lock_guard lock(spare_mutex_);
+    if (spare_) return std::move(spare_);
+  }
+  select_device(settings_.backend, settings_.device);
+  return std::make_unique<Engine>(plan_, settings_.backend, compile_);
+}
+
+SdkContext::SdkContext(std::shared_ptr<const SdkEngine> engine)
+    : engine_(std::move(engine)), program_(engine_->make_program()) {}
+
+std::vector<Tensor> SdkContext::run(const Tensor& input) {
+  select_device(engine_->backend(), engine_->settings().device);
+  return program_->run(input);
+}
+
+void SdkContext::run_host(std::span<const BufferView> inputs, std::span<const BufferView> outputs) {
+  check_buffers(inputs, engine_->inputs(), "input");
+  check_buffers(outputs, engine_->outputs(), "output");
+  const TensorInfo& info = engine_->inputs().front();
+  const Tensor input = Tensor::view(DType::kF32, info.shape, inputs.front().data, nullptr);
+  const std::vector<Tensor> results = run(input);
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    require(results.at(i).shape() == outputs[i].shape, "output ", i, ": the engine returned shape ",
+            shape_str(results[i].shape()), ", not the ", shape_str(outputs[i].shape), " it declares");
+    std::memcpy(outputs[i].data, results.at(i).bytes(), results[i].nbytes());
+  }
+}
+
+void SdkContext::run_device(std::span<const BufferView> inputs, std::span<const BufferView> outputs,
+                            void* stream) {
+  check_buffers(inputs, engine_->inputs(), "input");
+  check_buffers(outputs, engine_->outputs(), "output");
+  std::vector<const void*> device_inputs;
+  for (const BufferView& input : inputs) device_inputs.push_back(input.data);
+  std::vector<void*> device_outputs;
+  for (const BufferView& output : outputs) device_outputs.push_back(output.data);
+  select_device(engine_->backend(), engine_->settings().device);
+  program_->run_device(device_inputs, device_outputs, stream);
+}
+
+}  // namespace kiln::embed

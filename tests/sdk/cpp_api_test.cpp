@@ -1,0 +1,130 @@
+// The C++ interface (kiln.hpp over libkiln.so alone): results equal Engine's (make_fixture's files),
+// contexts run on several threads at once, errors are exceptions with the status and kiln's message.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+
+#include "kiln/kiln.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace ks = kiln::sdk;
+
+const fs::path kFixture = KILN_SDK_FIXTURE_DIR;
+const fs::path kData = KILN_TEST_DATA_DIR;
+
+template <typename T>
+std::vector<T> read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<T> values(bytes.size() / sizeof(T));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
+
+ks::EngineOptions reference_batch2() {
+  ks::EngineOptions options;
+  options.backend = "cpu-reference";
+  options.batch = 2;
+  return options;
+}
+
+TEST(CppApi, PlanFromMemoryRunsAsEngineDoes) {
+  const auto bytes = read_all<std::byte>(kFixture / "plan.kplan");
+  const ks::Plan plan = ks::Plan::from_memory(bytes, "plan in memory");
+  EXPECT_EQ(plan.family(), "timm_resnest");
+  const ks::Engine engine(plan, reference_batch2());
+  ASSERT_EQ(engine.inputs().size(), 1u);
+  EXPECT_EQ(engine.inputs()[0].shape, (std::vector<std::int64_t>{2, 3, 224, 224}));
+  EXPECT_EQ(engine.outputs()[0].shape, (std::vector<std::int64_t>{2, 10}));
+  const auto input = read_all<float>(kFixture / "input.f32");
+  const auto expected = read_all<float>(kFixture / "logits_cpu-reference.f32");
+  ks::Context context = engine.context();
+  EXPECT_EQ(context.run(input).at(0), expected);
+}
+
+TEST(CppApi, ContextsRunOnThreadsAtOnce) {
+  const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), reference_batch2());
+  const auto input = read_all<float>(kFixture / "input.f32");
+  const auto expected = read_all<float>(kFixture / "logits_cpu-reference.f32");
+  std::vector<std::vector<float>> results(3);
+  std::vector<std::thread> threads;
+  for (auto& result : results) {
+    threads.emplace_back([&engine, &input, &result] { result = engine.context().run(input).at(0); });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& result : results) EXPECT_EQ(result, expected);
+}
+
+TEST(CppApi, ErrorsAreExceptionsWithStatusAndMessage) {
+  try {
+    ks::Plan::load("/nonexistent/model.kplan");
+    FAIL() << "no exception";
+  } catch (const ks::Error& error) {
+    EXPECT_EQ(error.status(), KILN_STATUS_NOT_FOUND);
+    EXPECT_NE(std::string(error.what()).find("/nonexistent/model.kplan"), std::string::npos);
+  }
+  const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), reference_batch2());
+  ks::Context context = engine.context();
+  std::vector<float> short_input(10);
+  try {
+    context.run(short_input);
+    FAIL() << "no exception";
+  } catch (const ks::Error& error) {
+    EXPECT_EQ(error.status(), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(error.what()).find("the buffer holds 40 bytes"), std::string::npos) << error.what();
+  }
+  ks::EngineOptions cuda_on_cpu_device = reference_batch2();
+  cuda_on_cpu_device.device = 1;
+  EXPECT_THROW(ks::Engine(ks::Plan::load(kFixture / "plan.kplan"), cuda_on_cpu_device), ks::Error);
+}
+
+TEST(CppApi, ClassifiesAPhotoAsEngineDoes) {
+  const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), {});
+  std::ifstream top5(kFixture / "dog_top5.txt");
+  std::int64_t index = -1;
+  double probability = 0;
+  top5 >> index >> probability;
+  const auto photo = read_all<std::uint8_t>(kData / "photos" / "dog.jpg");
+  const auto scores = engine.context().classify(photo, 5);
+  ASSERT_EQ(scores.size(), 5u);
+  EXPECT_EQ(scores[0].class_index, index);
+  EXPECT_NEAR(scores[0].probability, probability, 1e-7);
+}
+
+TEST(CppApi, DetectsBoxesAsTheDetectorEngineDoes) {
+  const fs::path yolo = kData / "golden" / "yolov10n";
+  ks::Detector detector({"yolov10", yolo / "model.safetensors", yolo / "config.json"});
+  EXPECT_EQ(detector.class_count(), 80u);
+  const auto photo = read_all<std::uint8_t>(kData / "photos" / "dog.jpg");
+  const auto found = detector.detect(photo, 0.005f);  // random weights: low scores
+  std::ifstream expected(kFixture / "dog_boxes.txt");
+  std::size_t row = 0;
+  std::int64_t label = 0;
+  float score = 0, x1 = 0, y1 = 0, x2 = 0, y2 = 0;
+  while (expected >> label >> score >> x1 >> y1 >> x2 >> y2) {
+    ASSERT_LT(row, found.size());
+    EXPECT_EQ(found[row].class_index, label);
+    EXPECT_FLOAT_EQ(found[row].score, score);
+    EXPECT_FLOAT_EQ(found[row].x1, x1);
+    EXPECT_FLOAT_EQ(found[row].y2, y2);
+    EXPECT_FALSE(found[row].class_name.empty());
+    ++row;
+  }
+  EXPECT_GT(row, 0u);
+  EXPECT_EQ(row, found.size());
+  try {
+    ks::Detector({"timm_resnest", yolo / "model.safetensors", std::nullopt});
+    FAIL() << "no exception";
+  } catch (const ks::Error& error) {
+    EXPECT_EQ(error.status(), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(error.what()).find("not a detector family"), std::string::npos);
+  }
+}
+
+}  // namespace

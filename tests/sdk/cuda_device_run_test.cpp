@@ -1,0 +1,68 @@
+// Device runs through the C++ wrapper: CUDA buffers the test owns, on its own stream, give what a host
+// run of the same context gives; host pointers are refused. Skipped without a CUDA device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "kiln/kiln.hpp"
+
+namespace {
+
+namespace ks = kiln::sdk;
+
+const std::filesystem::path kFixture = KILN_SDK_FIXTURE_DIR;
+
+std::vector<float> read_floats(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  return values;
+}
+
+bool have_device() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+TEST(CudaDeviceRun, EqualsTheHostRunOnTheCallersStream) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  ks::EngineOptions options;
+  options.backend = "cuda";
+  options.batch = 2;
+  const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), options);
+  ks::Context context = engine.context();
+  const std::vector<float> input = read_floats(kFixture / "input.f32");
+  const std::vector<float> host = context.run(input).at(0);
+
+  const std::size_t in_bytes = input.size() * sizeof(float), out_bytes = host.size() * sizeof(float);
+  void* device_in = nullptr;
+  void* device_out = nullptr;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaMalloc(&device_in, in_bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&device_out, out_bytes), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(device_in, input.data(), in_bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemset(device_out, 0, out_bytes), cudaSuccess);
+  const ks::Buffer in{device_in, in_bytes, engine.inputs()[0].shape};
+  const ks::Buffer out{device_out, out_bytes, engine.outputs()[0].shape};
+  for (int run = 0; run < 3; ++run) context.run_device(std::span(&in, 1), std::span(&out, 1), stream);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::vector<float> device_result(host.size());
+  ASSERT_EQ(cudaMemcpy(device_result.data(), device_out, out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(device_result, host);
+  // A host run after device runs on another stream sees their end.
+  EXPECT_EQ(context.run(input).at(0), host);
+
+  std::vector<float> not_device(host.size());
+  const ks::Buffer host_out{not_device.data(), out_bytes, engine.outputs()[0].shape};
+  EXPECT_THROW(context.run_device(std::span(&in, 1), std::span(&host_out, 1), stream), ks::Error);
+  cudaStreamDestroy(stream);
+  cudaFree(device_in);
+  cudaFree(device_out);
+}
+
+}  // namespace

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs kiln into a temporary prefix and uses it as a user would, from another folder: the examples
+# built with find_package(kiln) and classify.c with pkg-config, both run on a plan; the installed kiln
+# finding its family manifests; the Python module importable from the installed tree.
+#   install_test.sh BUILD_DIR SOURCE_DIR CMAKE FIXTURE_DIR PYTHON
+set -euo pipefail
+[[ -n ${KILN_TRACE:-} ]] && set -x
+build=$1 source=$2 cmake=$3 fixture=$4 python=$5
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+photo=$source/tests/data/photos/dog.jpg
+
+"$cmake" --install "$build" --prefix "$prefix" >/dev/null
+for path in bin/kiln include/kiln/kiln.h include/kiln/kiln.hpp share/kiln/families/timm_resnest/manifest.toml; do
+  [[ -e $prefix/$path ]] || { echo "not installed: $path"; exit 1; }
+done
+libkiln=$(find "$prefix" -name 'libkiln.so.*.*.*' | head -n1)
+[[ -n $libkiln ]] || { echo "libkiln.so not installed"; exit 1; }
+libdir=$(dirname "$libkiln")
+
+# find_package(kiln CONFIG): the examples project.
+"$cmake" -S "$source/examples" -B "$work/examples" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+"$cmake" --build "$work/examples" >/dev/null
+"$work/examples/classify_c" "$fixture/plan.kplan" "$photo" | tee "$work/classify_c.txt"
+grep -q '^1\. ' "$work/classify_c.txt"
+"$work/examples/run_cpp" "$fixture/plan.kplan" "$photo" | tee "$work/run_cpp.txt"
+grep -q ': 10 values$' "$work/run_cpp.txt"
+if "$work/examples/classify_c" "$work/missing.kplan" "$photo" 2>"$work/error.txt"; then exit 1; fi
+grep -q "^kiln: error: $work/missing.kplan: no such file$" "$work/error.txt"
+
+# pkg-config.
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+cc -std=c11 -o "$work/classify_pc" "$source/examples/classify.c" $(pkg-config --cflags --libs kiln)
+LD_LIBRARY_PATH=$libdir "$work/classify_pc" "$fixture/plan.kplan" "$photo" | cmp - "$work/classify_c.txt"
+
+# The installed kiln from another folder finds its manifests under <prefix>/share/kiln/families.
+mkdir "$work/elsewhere" && cd "$work/elsewhere"
+"$prefix/bin/kiln" validate >/dev/null
+"$prefix/bin/kiln" validate timm_resnest >/dev/null
+"$prefix/bin/kiln" build timm_resnest --help >/dev/null
+"$prefix/bin/kiln" build timm_resnest --checkpoint "$source/tests/data/golden/resnest_tiny/model.safetensors" \
+  -o "$work/elsewhere/tiny.kplan" --precision fp32 --backend cpu-reference >/dev/null
+[[ -s $work/elsewhere/tiny.kplan ]]
+
+# The Python module from the installed tree.
+if [[ -n $(find "$prefix" -name '_kiln*.so') ]]; then
+  PYTHONPATH=$(dirname "$(dirname "$(find "$prefix" -name '_kiln*.so' | head -n1)")") \
+    "$python" -c 'import kiln; assert "cpu-reference" in kiln.backends(); print("python", kiln.__version__)'
+fi
+echo "install test: passed"

@@ -1,0 +1,133 @@
+"""The Python module: results equal Engine's (make_fixture's files), builds and errors, and the CUDA
+zero-copy path (skipped without a GPU, and without PyTorch to make device arrays)."""
+import os
+import pathlib
+import tempfile
+import unittest
+
+import numpy as np
+
+import kiln
+
+FIXTURE = pathlib.Path(os.environ["KILN_SDK_FIXTURE_DIR"])
+DATA = pathlib.Path(os.environ["KILN_TEST_DATA_DIR"])
+SOURCE = pathlib.Path(os.environ["KILN_SOURCE_DIR"])
+
+
+def fixture_input():
+    return np.fromfile(FIXTURE / "input.f32", dtype=np.float32).reshape(2, 3, 224, 224)
+
+
+class RunTest(unittest.TestCase):
+    def test_run_equals_engine(self):
+        engine = kiln.load(str(FIXTURE / "plan.kplan"), backend="cpu-reference", batch=2)
+        self.assertEqual(engine.inputs, [{"name": engine.inputs[0]["name"], "shape": (2, 3, 224, 224),
+                                          "dtype": "float32"}])
+        self.assertEqual(engine.outputs[0]["shape"], (2, 10))
+        logits = engine.run(fixture_input())
+        expected = np.fromfile(FIXTURE / "logits_cpu-reference.f32", dtype=np.float32).reshape(2, 10)
+        np.testing.assert_array_equal(logits[0], expected)
+
+    def test_plan_from_bytes(self):
+        engine = kiln.load((FIXTURE / "plan.kplan").read_bytes(), backend="cpu-reference")
+        self.assertEqual(engine.family, "timm_resnest")
+        self.assertEqual(engine.batch, 1)
+
+    def test_classify_equals_engine(self):
+        engine = kiln.load(str(FIXTURE / "plan.kplan"), batch=2)
+        expected = (FIXTURE / "dog_top5.txt").read_text().split("\n")[0].split(" ", 2)
+        top = engine.classify(str(DATA / "photos" / "dog.jpg"))
+        self.assertEqual(len(top), 5)
+        self.assertEqual(top[0]["class"], int(expected[0]))
+        self.assertEqual(top[0]["label"], expected[2])
+        self.assertAlmostEqual(top[0]["probability"], float(expected[1]), places=6)
+        with_bytes = engine.classify((DATA / "photos" / "dog.jpg").read_bytes(), top_k=1)
+        self.assertEqual(with_bytes[0]["class"], top[0]["class"])
+
+    def test_errors_carry_the_message(self):
+        with self.assertRaises(kiln.NotFoundError) as caught:
+            kiln.load("/nonexistent/model.kplan")
+        self.assertEqual(str(caught.exception), "/nonexistent/model.kplan: no such file")
+        with self.assertRaises(kiln.UnsupportedError):
+            kiln.load(str(FIXTURE / "plan.kplan"), backend="tpu")
+        engine = kiln.load(str(FIXTURE / "plan.kplan"), backend="cpu-reference")
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            engine.run(np.zeros((1, 3, 200, 224), dtype=np.float32))
+        self.assertIn("expected shape [1, 3, 224, 224], got [1, 3, 200, 224]", str(caught.exception))
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            engine.run(np.zeros((1, 3, 224, 224), dtype=np.float64))
+        self.assertIn("expected float32", str(caught.exception))
+        with self.assertRaises(kiln.Error):
+            engine.classify(b"not an image")
+        with self.assertRaises(kiln.InvalidArgumentError):
+            engine.detect(str(DATA / "photos" / "horses.jpg"))
+
+
+class BuildTest(unittest.TestCase):
+    def test_build_then_load(self):
+        checkpoint = DATA / "golden" / "resnest_tiny" / "model.safetensors"
+        with tempfile.TemporaryDirectory() as out:
+            report = kiln.build("timm_resnest", str(checkpoint), f"{out}/tiny.kplan", precision="fp32",
+                                batch=2, backend="cpu-reference", families_dir=str(SOURCE / "families"))
+            self.assertEqual(report["family"], "timm_resnest")
+            self.assertEqual(report["batch"], 2)
+            engine = kiln.load(report["plan"], backend="cpu-reference")
+            self.assertEqual(engine.run(fixture_input())[0].shape, (2, 10))
+            with self.assertRaises(kiln.Error) as caught:
+                kiln.build("timm_resnest", str(checkpoint), f"{out}/x.kplan", precision="fp7",
+                           families_dir=str(SOURCE / "families"))
+            self.assertIn("precision: expected fp32, fp16 or fp8, got 'fp7'", str(caught.exception))
+
+
+def cuda_engine():
+    if "cuda" not in kiln.backends():
+        return None
+    try:
+        return kiln.load(str(FIXTURE / "plan.kplan"), backend="cuda", batch=2)
+    except kiln.Error:
+        return None  # no device
+
+
+class DLPackOnly:
+    """A tensor seen through DLPack alone (PyTorch tensors also have __cuda_array_interface__)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, stream=None):
+        return self.tensor.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+class CudaTest(unittest.TestCase):
+    def setUp(self):
+        self.engine = cuda_engine()
+        if self.engine is None:
+            self.skipTest("no CUDA device")
+
+    def test_host_run_on_cuda_is_close_to_the_reference(self):
+        expected = np.fromfile(FIXTURE / "logits_cpu-reference.f32", dtype=np.float32).reshape(2, 10)
+        np.testing.assert_allclose(self.engine.run(fixture_input())[0], expected, rtol=1e-3, atol=1e-3)
+
+    def test_device_run_without_copies(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("PyTorch makes the device arrays of this test")
+        x = torch.from_numpy(fixture_input()).cuda()
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            (out,) = self.engine.run(x, stream=stream)  # a kiln.DeviceArray
+            given = torch.empty((2, 10), device="cuda")
+            self.engine.run(DLPackOnly(x), out=[given], stream=stream.cuda_stream)
+        stream.synchronize()
+        host = self.engine.run(fixture_input())[0]
+        np.testing.assert_array_equal(out.to_numpy(), host)
+        np.testing.assert_array_equal(torch.as_tensor(out, device="cuda").cpu().numpy(), host)
+        np.testing.assert_array_equal(given.cpu().numpy(), host)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (H200): checks that `kiln study` and `kiln bench` time a plan the same way.
+# A study of fp16 (and optionally FP8) variants of a full-size checkpoint on cuda, then `kiln bench` on the
+# plans the study wrote; the two medians must agree within 2% (both are device events around graph
+# replays; what differs is only the sample count and the machine's drift between the two runs).
+#
+# Usage: tools/device/study_vs_bench.sh [--models resnet50,resnest50d] [--variants fp16]
+# Needs `carry: [".carry"]` (see bench_cuda.sh).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/kiln-out}
+mkdir -p "$OUT"
+WORK=/tmp/kiln-study-bench
+rm -rf "$WORK" && mkdir -p "$WORK"
+models="resnet50" variants="fp16"
+while (( $# > 0 )); do
+  case "$1" in
+    --models) models="${2//,/ }"; shift ;;
+    --variants) variants=$2; shift ;;
+    *) echo "unknown option $1"; exit 2 ;;
+  esac
+  shift
+done
+log() { echo "$*" | tee -a "$OUT/summary.txt"; }
+source tools/device/cuda_env.sh
+family_of() { case "$1" in resnest*) echo timm_resnest ;; resnet*) echo timm_resnet ;; efficientnet*) echo timm_efficientnet ;; esac; }
+
+PYTHONUNBUFFERED=1 python3 tools/goldens/make_timm_goldens.py --photos tests/data/photos --out "$WORK/goldens" \
+  --models "$(echo $models | tr ' ' ',')" --skip-preprocess --device cuda >"$OUT/goldens.log" 2>&1 || tail -5 "$OUT/goldens.log"
+log "== study vs bench (same plan, cuda; both medians in ms)"
+for name in $models; do
+  study="$WORK/study-$name"
+  "$KILN" study "$(family_of "$name")" --checkpoint "$WORK/goldens/$name/model.safetensors" --data tests/data/photos \
+    --every 2 --backend cuda --variants "$variants" -o "$study" >"$OUT/study_$name.log" 2>&1 \
+    || { log "  $name: study failed: $(tail -1 "$OUT/study_$name.log")"; continue; }
+  for plan in "$study"/plans/*.kplan; do
+    variant=$(basename "$plan" .kplan)
+    "$KILN" bench "$plan" --backend cuda --warmup 1 --duration 3 --json "$WORK/bench.json" >>"$OUT/bench.log" 2>&1 \
+      || { log "  $name $variant: bench failed"; continue; }
+    python3 - "$study/study.json" "$WORK/bench.json" "$name" "$variant" <<'PY' | tee -a "$OUT/summary.txt"
+import json, re, sys
+study, bench, name, variant = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+slug = lambda s: re.sub(r"[^A-Za-z0-9]+", "_", s).strip("_")
+rows = [v for v in study["variants"] if slug(v["name"]) == variant or v["plan"] == variant + ".kplan"]
+if not rows:
+    print(f"  {name} {variant}: no study row"); sys.exit()
+s, b = rows[0]["latency_ms"]["median"], bench["latency"]["median_ms"]
+e2e = rows[0].get("end_to_end_ms", {}).get("median", 0)
+verdict = "OK" if abs(s - b) / b <= 0.02 else "FAIL (> 2%)"
+print(f"  {name} {rows[0]['name']:>6s}: study {s:.4f}  bench {b:.4f}  diff {100 * (s - b) / b:+.2f}%  {verdict}"
+      f"   (study end-to-end with copies {e2e:.4f}; study timed: {study.get('timed_region', '?')})")
+PY
+  done
+done
+(cd "$OUT" && tar czf results.tgz --exclude=results.tgz --exclude=summary.txt ./* \
+  && find . -maxdepth 1 -type f ! -name results.tgz ! -name summary.txt -delete)
+echo; echo "===== summary ====="; cat "$OUT/summary.txt"
