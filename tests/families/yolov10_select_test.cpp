@@ -1,6 +1,9 @@
-// The detector's host selection and the detect_select operator are one algorithm: the operator's rows,
-// read back as detections, are the host's detections field for field.
+// The detector's host selection and the detect_select operator share one algorithm; what is left to
+// check is the row layout: the operator's rows, read back by detections_from_rows, are the host's
+// detections field for field, in order.
 #include <gtest/gtest.h>
+
+#include <array>
 
 #include "backends/cpu/reference/kernels.h"
 #include "core/error.h"
@@ -22,13 +25,10 @@ TEST(Yolov10Select, OperatorRowsAreTheHostDetections) {
     ASSERT_EQ(host[n].size(), 12u);
     for (std::size_t r = 0; r < host[n].size(); ++r) {
       SCOPED_TRACE(::testing::Message() << "image " << n << " row " << r);
-      const Detection &a = rows[n][r], &b = host[n][r];
-      EXPECT_EQ(a.label, b.label);
-      EXPECT_EQ(a.score, b.score);
-      EXPECT_EQ(a.x1, b.x1);
-      EXPECT_EQ(a.y1, b.y1);
-      EXPECT_EQ(a.x2, b.x2);
-      EXPECT_EQ(a.y2, b.y2);
+      const auto fields = [](const Detection& d) {
+        return std::array<float, 6>{d.x1, d.y1, d.x2, d.y2, d.score, static_cast<float>(d.label)};
+      };
+      EXPECT_EQ(fields(rows[n][r]), fields(host[n][r]));
     }
   }
   EXPECT_THROW(detections_from_rows(decoded), Error);  // 50 values a row, not 6
