@@ -1,23 +1,25 @@
 // YOLOv10's NMS-free selection: from the decoded one-to-one predictions [N, 4 + classes, anchors], the
 // `max_det` anchors with the highest best-class score, then the `max_det` highest (anchor, class) scores
-// among those anchors; boxes converted to corners.
+// among those anchors; boxes converted to corners. The algorithm is the detect_select operator's reference
+// kernel (backends/cpu/reference/detect_select.h), so host and graph selections cannot drift apart.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/reference/detect_select.h"
 #include "core/tensor.h"
 
 namespace kiln {
 
-struct Detection {
-  float x1 = 0, y1 = 0, x2 = 0, y2 = 0;  // corners in input pixels
-  float score = 0;
-  std::int64_t label = 0;
-};
+using Detection = reference::SelectedDetection;
 
 // Per image, `max_det` detections in descending score order (ties: the lower anchor, then class, first;
-// a NaN score ranks below every number, as eval/top_k.h ranks).
+// a NaN score ranks below every number, as core/ranking.h ranks).
 std::vector<std::vector<Detection>> select_detections(const Tensor& decoded, std::int64_t max_det);
+
+// The same detections read from a detect_select node's output [N, max_det, 6] (x1, y1, x2, y2, score,
+// label as a float per row), for an engine whose graph ends in the selection.
+std::vector<std::vector<Detection>> detections_from_rows(const Tensor& selected);
 
 }  // namespace kiln

@@ -202,10 +202,23 @@ struct DetectAttrs {
   }
 };
 
+// YOLOv10's NMS-free selection from decoded predictions [N, 4 + classes, anchors]: the `max_det` anchors
+// with the highest best-class score, then the `max_det` highest (anchor, class) scores among them.
+struct DetectSelectAttrs {
+  std::int64_t max_det = 300;
+  bool operator==(const DetectSelectAttrs&) const = default;
+
+  static constexpr std::string_view kName = "detect_select";
+  template <typename Self, typename Visit>
+  static void fields(Self& a, Visit&& visit) {
+    visit("max_det", a.max_det, kPositive);
+  }
+};
+
 // std::monostate: the operator has no attributes.
-using Attributes =
-    std::variant<std::monostate, ConvAttrs, BatchNormAttrs, ActivationAttrs, PoolAttrs, AddAttrs, RadixAttrs,
-                 QuantizeAttrs, ConcatAttrs, SliceAttrs, UpsampleAttrs, AttentionAttrs, DetectAttrs>;
+using Attributes = std::variant<std::monostate, ConvAttrs, BatchNormAttrs, ActivationAttrs, PoolAttrs,
+                                AddAttrs, RadixAttrs, QuantizeAttrs, ConcatAttrs, SliceAttrs, UpsampleAttrs,
+                                AttentionAttrs, DetectAttrs, DetectSelectAttrs>;
 inline constexpr std::size_t kAttributeStructCount = std::variant_size_v<Attributes>;
 
 namespace detail {

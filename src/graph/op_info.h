@@ -47,6 +47,8 @@ enum class OpKind : std::uint8_t {
   kAttention,     // qkv [N, heads*(2k+d), H, W] -> [N, heads*d, H, W], softmax(q'k/sqrt(k)) v
   kDetectDecode,  // x [N, 4*R + classes, H, W] -> [N, 4 + classes, H*W]: DFL boxes (xywh, pixels), sigmoid
                   // scores
+  kDetectSelect,  // decoded [N, 4 + classes, anchors] -> [N, max_det, 6]: per detection the box corners
+                  // x1, y1, x2, y2, its score and its class label (as a float), best first (NMS-free top-k)
 };
 
 // Which inputs are weights, and must therefore be constants (or, for FP8 layers, a kDequantize of them).
@@ -163,6 +165,10 @@ inline constexpr std::array kOpTable = {
     OpInfo{.op = OpKind::kDetectDecode,
            .name = "detect_decode",
            .attributes = kAttributeIndex<DetectAttrs>,
+           .layer_group = "detection head"},
+    OpInfo{.op = OpKind::kDetectSelect,
+           .name = "detect_select",
+           .attributes = kAttributeIndex<DetectSelectAttrs>,
            .layer_group = "detection head"},
 };
 

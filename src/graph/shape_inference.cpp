@@ -247,6 +247,17 @@ Shape detect_decode_shape(const ShapeChecker& check, const std::vector<Shape>& i
   return {in[0][0], in[0][1] - 4 * a.reg_max + 4, in[0][2] * in[0][3]};
 }
 
+// Every image has at least max_det anchors, so every output row is a real detection.
+Shape detect_select_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
+  const std::int64_t max_det = check.attrs<DetectSelectAttrs>().max_det;
+  check.inputs(1, 1);
+  check.rank(0, 3);
+  check.check(max_det >= 1, "max_det must be positive");
+  check.check(in[0][1] > 4, "expected decoded predictions [N, 4 + classes, anchors] with at least one class");
+  check.check(in[0][2] >= max_det, cat("expected at least max_det = ", max_det, " anchors, got ", in[0][2]));
+  return {in[0][0], max_det, 6};
+}
+
 }  // namespace
 
 Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
@@ -293,6 +304,8 @@ Shape infer_node_shape(const Node& node, const std::vector<Shape>& in) {
       return attention_shape(check, in);
     case OpKind::kDetectDecode:
       return detect_decode_shape(check, in);
+    case OpKind::kDetectSelect:
+      return detect_select_shape(check, in);
   }
   fail(check.where(), "unknown operator");
 }

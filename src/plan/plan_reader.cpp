@@ -46,10 +46,9 @@ struct FileBuffer {
 };
 
 FileBuffer aligned_buffer(std::size_t size) {
-  constexpr std::align_val_t kAlign{fmt::kAlignment};
   auto* raw = static_cast<std::byte*>(::operator new(std::max<std::size_t>(size, 1), kAlign));
   std::shared_ptr<const std::byte> owner(
-      raw, [kAlign](const std::byte* bytes) { ::operator delete(const_cast<std::byte*>(bytes), kAlign); });
+      raw, [](const std::byte* bytes) { ::operator delete(const_cast<std::byte*>(bytes), kAlign); });
   return {std::move(owner), size};
 }
 

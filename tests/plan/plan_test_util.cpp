@@ -182,7 +182,10 @@ Plan every_op_plan() {
   const ValueId up = g.add_node(OpKind::kUpsample, "det.up", {part}, UpsampleAttrs{3});  // [N, 4, 12, 24]
   g.mark_output(g.add_node(OpKind::kAttention, "det.attn", {up}, AttentionAttrs{1, 1, 2}));
   const ValueId decoded = g.add_node(OpKind::kDetectDecode, "det.decode", {joined}, DetectAttrs{1, 8});
-  g.mark_output(g.add_node(OpKind::kConcat, "det.levels", {decoded, decoded}, ConcatAttrs{2}));  // [N, 8, 64]
+  const ValueId levels =
+      g.add_node(OpKind::kConcat, "det.levels", {decoded, decoded}, ConcatAttrs{2});  // [N, 8, 64]
+  g.mark_output(
+      g.add_node(OpKind::kDetectSelect, "det.select", {levels}, DetectSelectAttrs{5}));  // [N, 5, 6]
   return plan;
 }
 

@@ -1,7 +1,9 @@
-// YOLOv10's attention (PSA) and the decode of each detection level.
+// YOLOv10's attention (PSA), the decode of each detection level and the NMS-free selection of the boxes.
+#include <algorithm>
 #include <cmath>
 
 #include "backends/cuda/attention_kernels.h"
+#include "backends/cuda/detect_select_kernels.h"
 #include "backends/cuda/detection_kernels.h"
 #include "backends/cuda/program_builder.h"
 
@@ -35,6 +37,22 @@ void ProgramBuilder::add_detect_decode(NodeId id) {
   const Elem e = elem_;
   add_step(id, cat("detect decode stride ", a.stride),
            [=](cudaStream_t s) { check(detect_decode(x, y, e, extents, s), "detect decode"); });
+}
+
+// The selection's per-anchor keys live in the program's workspace, which steps run one after another share.
+void ProgramBuilder::add_detect_select(NodeId id) {
+  const Node& node = graph_.node(id);
+  const Shape& xs = shape(node.inputs[0]);
+  const DetectSelectShape extents{to_int(xs[0]), to_int(xs[2]), to_int(xs[1] - 4),
+                                  to_int(node.attr<DetectSelectAttrs>().max_det)};
+  workspace_bytes_ = std::max(workspace_bytes_, detect_select_workspace_bytes(extents));
+  const void* x = ptr(node.inputs[0]);
+  void* y = ptr(node.output);
+  const DeviceBuffer* workspace = &program_->workspace;
+  const Elem e = elem_;
+  add_step(id, cat("detect select top ", extents.max_det), [=](cudaStream_t s) {
+    check(detect_select(x, y, workspace->data(), e, extents, s), "detect select");
+  });
 }
 
 }  // namespace kiln::cuda

@@ -1,10 +1,10 @@
 // The element and activation types of kiln's own CUDA kernels: everything the CUDA backend runs besides
 // cuDNN's convolutions, declared one operator family per header (layout_kernels.h, elementwise_kernels.h,
 // pooling_kernels.h, split_attention_kernels.h, quantization_kernels.h, data_movement_kernels.h,
-// attention_kernels.h, detection_kernels.h; squeeze_mlp.h). Tensors are NHWC (channels innermost; a
-// rank-3 [N, C, L] is stored [N, L, C]), stored as f32 or fp16; fp16 kernels accumulate in f32. Every
-// launcher is asynchronous on `stream` and returns the launch error (cudaSuccess when the launch was
-// accepted).
+// attention_kernels.h, detection_kernels.h, detect_select_kernels.h; squeeze_mlp.h). Tensors are NHWC
+// (channels innermost; a rank-3 [N, C, L] is stored [N, L, C]), stored as f32 or fp16; fp16 kernels
+// accumulate in f32. Every launcher is asynchronous on `stream` and returns the launch error (cudaSuccess
+// when the launch was accepted).
 #pragma once
 
 #include <cstddef>

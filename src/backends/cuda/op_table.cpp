@@ -3,6 +3,7 @@
 #include <array>
 
 #include "backends/cuda/attention_kernels.h"
+#include "backends/cuda/detect_select_kernels.h"
 #include "backends/cuda/program_builder.h"
 #include "core/error.h"
 #include "passes/rewrite_util.h"
@@ -175,6 +176,14 @@ std::string attention_reason(const Graph& graph, const Node& node) {
   return {};
 }
 
+std::string detect_select_reason(const Graph& graph, const Node& node) {
+  if (std::string r = stored_input_reason(graph, node); !r.empty()) return r;
+  const std::int64_t max_det = node.attr<DetectSelectAttrs>().max_det;
+  if (max_det > kDetectSelectMaxDet)
+    return cat("max_det is ", max_det, "; the CUDA kernel sorts at most ", kDetectSelectMaxDet);
+  return {};
+}
+
 }  // namespace
 
 const CudaOp* find_cuda_op(OpKind op) {
@@ -201,6 +210,7 @@ const CudaOp* find_cuda_op(OpKind op) {
       {OpKind::kUpsample, stored_image_reason, &B::add_upsample},
       {OpKind::kAttention, attention_reason, &B::add_attention},
       {OpKind::kDetectDecode, stored_image_reason, &B::add_detect_decode},
+      {OpKind::kDetectSelect, detect_select_reason, &B::add_detect_select},
   }};
   for (const CudaOp& entry : kTable) {
     if (entry.op == op) return &entry;

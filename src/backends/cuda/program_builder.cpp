@@ -88,8 +88,8 @@ std::vector<Shape> ProgramBuilder::batch_input_shapes() const {
   std::vector<Shape> shapes;
   for (const ValueId input : graph_.inputs()) {
     Shape s = graph_.value(input).shape;
-    require(s.size() == 2 || s.size() == 4, "cuda backend: graph input '", graph_.value(input).name,
-            "' must be [N, C] or NCHW [N, C, H, W], got ", shape_str(s));
+    require(s.size() >= 2 && s.size() <= 4, "cuda backend: graph input '", graph_.value(input).name,
+            "' must be [N, C], [N, C, L] or NCHW [N, C, H, W], got ", shape_str(s));
     s[0] = options_.batch;
     shapes.push_back(std::move(s));
   }

@@ -138,6 +138,7 @@ class ProgramBuilder {
   // detection_steps.cpp
   void add_attention(NodeId id);
   void add_detect_decode(NodeId id);
+  void add_detect_select(NodeId id);
 
   const Graph& graph_;
   const CompileOptions& options_;

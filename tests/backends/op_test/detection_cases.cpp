@@ -1,7 +1,10 @@
 // YOLOv10's operators: channel slices (C2f's halves, one part per attention head), concatenation of
 // values in different layouts and of decoded levels, nearest upsampling, attention over the pixels and
 // the detection decode, each on a graph input and behind a convolution; then the detector's own sizes
-// in fp32 and fp16 (add_yolov10_cases).
+// in fp32 and fp16 (add_yolov10_cases); then the NMS-free selection (add_detect_select_cases).
+#include <cmath>
+#include <limits>
+
 #include "op_case_util.h"
 
 namespace kiln::testing {
@@ -66,6 +69,64 @@ void add_yolov10_cases(std::vector<OpCase>& cases) {
                     3.0f));
 }
 
+// detect_select's bound. A backend must select the same (anchor, class) pairs in the same order as the
+// reference, and each output value is then a stored score, a label or one correctly rounded add of a
+// stored centre and half a stored size, in f32 on both sides (in fp16, that same f32 value rounded once):
+// the difference is exactly 0. One detection out of place moves a whole row of boxes, scores and labels,
+// at least about 1e-4 relative even for a neighbouring class of the same anchor, so 1e-6 is tight.
+constexpr double kSelectionBound = 1e-6;
+
+// Decoded predictions [batch, 4 + classes, anchors] with scores on a grid of eighths, so that best
+// scores and (anchor, class) scores tie exactly (in fp16 as well), and NaNs placed where the ranking
+// decides: anchor 3's first score is NaN, so its best is NaN and stage 1 drops it although its other
+// scores are the highest; anchor 5's NaN is a later score, so its best is 1 and stage 2 must pass the NaN
+// over.
+Tensor tied_predictions(std::int64_t batch, std::int64_t classes, std::int64_t anchors) {
+  Tensor t = random_tensor({batch, 4 + classes, anchors}, 11, 0.0f, 64.0f);
+  const auto v = t.mutable_f32();
+  const auto at = [&](std::int64_t n, std::int64_t c, std::int64_t a) -> float& {
+    return v[static_cast<std::size_t>((n * (4 + classes) + c) * anchors + a)];
+  };
+  for (std::int64_t n = 0; n < batch; ++n) {
+    for (std::int64_t c = 0; c < classes; ++c) {
+      for (std::int64_t a = 0; a < anchors; ++a) at(n, 4 + c, a) = std::floor(at(n, 4 + c, a) / 8) / 8;
+      at(n, 4 + c, 3) = 1.0f;
+      at(n, 4 + c, 5) = 1.0f;
+    }
+    at(n, 4, 3) = std::numeric_limits<float>::quiet_NaN();
+    at(n, 4 + 2, 5) = std::numeric_limits<float>::quiet_NaN();
+  }
+  return t;
+}
+
+// Selection cases read decoded predictions as a graph input ([N, C, L], stored [N, L, C] on cuda), so
+// that both sides rank exactly the same values.
+OpCase selection_case(std::string name, std::int64_t classes, std::int64_t anchors, std::int64_t max_det,
+                      bool tied) {
+  OpCase c{std::move(name), OpKind::kDetectSelect, kSelectionBound, {}};
+  c.make = [=] {
+    SmallGraph g;
+    const ValueId decoded = g.input("decoded", {4 + classes, anchors});
+    g.output(g.node(OpKind::kDetectSelect, {decoded}, DetectSelectAttrs{max_det}));
+    const Shape shape{2, 4 + classes, anchors};
+    return CaseGraph{std::move(g.graph),
+                     {tied ? tied_predictions(2, classes, anchors) : random_tensor(shape, 3, -1.0f, 1.0f)}};
+  };
+  return c;
+}
+
+// Small, with ties and NaNs; YOLOv10 at 640 x 640 (8400 anchors, 80 classes, 300 detections); each with
+// its fp16 twin, where rounding to fp16 makes ties among the random scores frequent.
+void add_detect_select_cases(std::vector<OpCase>& cases) {
+  for (OpCase c : {selection_case("detect_select_ties_and_nan", 5, 64, 10, true),
+                   selection_case("detect_select_yolov10_8400", 80, 8400, 300, false)}) {
+    OpCase twin = fp16_case(c);
+    twin.bound = kSelectionBound;
+    cases.push_back(std::move(c));
+    cases.push_back(std::move(twin));
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> detection_cases() {
@@ -128,6 +189,7 @@ std::vector<OpCase> detection_cases() {
   }
   add_data_movement_cases(cases);
   add_yolov10_cases(cases);
+  add_detect_select_cases(cases);
   return cases;
 }
 

@@ -36,6 +36,8 @@ Tensor channel_slice(const Tensor& x, const SliceAttrs& attrs);
 Tensor upsample_nearest(const Tensor& x, std::int64_t scale);
 Tensor attention(const Tensor& qkv, const AttentionAttrs& attrs);
 Tensor detect_decode(const Tensor& x, const DetectAttrs& attrs);
+// reference/detect_select.cpp: select_detections (detect_select.h) as rows x1, y1, x2, y2, score, label.
+Tensor detect_select(const Tensor& decoded, const DetectSelectAttrs& attrs);
 
 // Runs `node` on its reference kernel; `inputs` are the node's inputs in order.
 Tensor run_op(const Node& node, const std::vector<const Tensor*>& inputs);

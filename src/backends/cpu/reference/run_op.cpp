@@ -48,6 +48,8 @@ Tensor run_op(const Node& node, const std::vector<const Tensor*>& in) {
       return attention(*in[0], node.attr<AttentionAttrs>());
     case OpKind::kDetectDecode:
       return detect_decode(*in[0], node.attr<DetectAttrs>());
+    case OpKind::kDetectSelect:
+      return detect_select(*in[0], node.attr<DetectSelectAttrs>());
   }
   fail("layer '", node.name, "': unknown operator");
 }
