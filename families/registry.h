@@ -48,6 +48,8 @@ struct DetectorInfo {
                         const std::filesystem::path& config_json, std::int64_t batch);
   Letterbox (*prepare)(const Image& image, std::int64_t size);
   std::vector<std::vector<Detection>> (*select)(const Tensor& decoded, std::int64_t max_det);
+  // The graph's own selection (its second output, [N, max_det, 6] rows) read back as detections.
+  std::vector<std::vector<Detection>> (*read_selected)(const Tensor& rows);
   Detection (*to_original)(const Detection& detection, const Letterbox& box);
 };
 

@@ -245,6 +245,12 @@ Yolov10Build build_yolov10(const std::map<std::string, Tensor>& weights, const Y
   }
   const ValueId decoded = yolo.concat(head + ".one2one", levels, 2);
   result.graph.mark_output(decoded);
+  // The selection joins the graph (its second output) so a backend runs photo to boxes in one go; the
+  // host selection takes over where an input is too small to have max_det anchors.
+  if (result.graph.value(decoded).shape.at(2) >= config.max_det) {
+    result.graph.mark_output(result.graph.add_node(OpKind::kDetectSelect, head + ".select", {decoded},
+                                                   DetectSelectAttrs{config.max_det}));
+  }
   result.num_classes = result.graph.value(decoded).shape.at(1) - 4;
   require(result.num_classes == static_cast<std::int64_t>(config.names.size()), "checkpoint key '", head,
           ".one2one_cv3.0.2.weight': ", result.num_classes, " classes, but config.json names ",

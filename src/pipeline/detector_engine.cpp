@@ -78,9 +78,11 @@ DetectorRun DetectorEngine::detect_letterboxed(const Tensor& input) {
           ", 3, ", size, ", ", size, "], got ", shape_str(input.shape()));
   DetectorRun run;
   const auto start = std::chrono::steady_clock::now();
-  run.decoded = engine_->run(input).at(0);
+  std::vector<Tensor> outputs = engine_->run(input);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  run.detections = detector_->select(run.decoded, config_.max_det);
+  run.decoded = std::move(outputs.at(0));
+  run.detections = outputs.size() > 1 ? detector_->read_selected(outputs[1])
+                                      : detector_->select(run.decoded, config_.max_det);
   return run;
 }
 

@@ -1,6 +1,5 @@
 #include "backends/cuda/op_table.h"
 
-#include <array>
 
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/detect_select_kernels.h"
@@ -188,7 +187,7 @@ std::string detect_select_reason(const Graph& graph, const Node& node) {
 
 const CudaOp* find_cuda_op(OpKind op) {
   using B = ProgramBuilder;
-  static const std::array<CudaOp, 20> kTable = {{
+  static const CudaOp kTable[] = {
       {OpKind::kConv2d, conv_reason, &B::add_conv2d},
       {OpKind::kLinear, linear_reason, &B::add_linear},
       {OpKind::kBatchNorm, batch_norm_reason, &B::add_batch_norm},
@@ -211,7 +210,7 @@ const CudaOp* find_cuda_op(OpKind op) {
       {OpKind::kAttention, attention_reason, &B::add_attention},
       {OpKind::kDetectDecode, stored_image_reason, &B::add_detect_decode},
       {OpKind::kDetectSelect, detect_select_reason, &B::add_detect_select},
-  }};
+  };
   for (const CudaOp& entry : kTable) {
     if (entry.op == op) return &entry;
   }
