@@ -52,7 +52,7 @@ install(DIRECTORY families/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/families
   FILES_MATCHING PATTERN "manifest.toml" PATTERN "README.md" PATTERN "common" EXCLUDE PATTERN "study*" EXCLUDE)
 # The study demos the manifests name, at the same place relative to them (../../tests/data), so that
 # `kiln validate` passes and `kiln study FAMILY` runs its demo from an install.
-foreach(demo resnest_tiny resnet_tiny)
+foreach(demo resnest_tiny resnet_tiny efficientnet_tiny)
   install(FILES tests/data/golden/${demo}/model.safetensors tests/data/golden/${demo}/config.json
     DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data/golden/${demo})
 endforeach()

@@ -223,13 +223,14 @@ VariantEngines build_and_evaluate(const StudyInputs& inputs, const Dataset& data
                                   const CompileOptions& compile, StudyResult& result) {
   FallbackWarnings warnings;
   VariantEngines built;
+  // Every build writes the shared tactic cache there (cuda), the fp32 reference's first.
+  std::filesystem::create_directories(inputs.out_dir / "plans");
   StudyVariant fp32{"fp32", Precision::kF32, "", CalibrationMethod::kMax};
   auto reference_plan = std::make_shared<const Plan>(build_variant(inputs, fp32, s.calibration));
   built.reference = std::make_unique<Engine>(reference_plan, inputs.backend, compile);
   warnings.note(*built.reference);
   ReferenceLogitsCache reference_cache;
 
-  std::filesystem::create_directories(inputs.out_dir / "plans");
   for (const StudyVariant& variant : inputs.spec.variants) {
     std::cerr << "study: " << variant.name << "\n";
     VariantResult r;

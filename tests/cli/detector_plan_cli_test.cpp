@@ -130,10 +130,11 @@ TEST_F(DetectorPlanCli, RefusesPlansAndInputsThatDoNotFit) {
           .exit_code,
       0);
   const std::string dog = " --input " + (kPhotos / "dog.jpg").string();
+  // A plan carries its family: --family beside one is refused, naming the plan, whichever kind it is.
   expect_one_line_error(run_kiln("run " + classifier.string() + " --family yolov10" + dog),
-                        "cls.kplan: a timm_resnest classifier plan, not a detector plan");
+                        "--family applies only without a plan file, but " + classifier.string() + " is a plan");
   expect_one_line_error(run_kiln("run " + plan("fp32").string() + " --family timm_resnest" + dog),
-                        "--family timm_resnest: " + plan("fp32").string() + " is a yolov10 detector plan");
+                        "--family applies only without a plan file, but " + plan("fp32").string() + " is a plan");
   expect_one_line_error(run_kiln("eval " + classifier.string() + " --reference " + plan("fp32").string() +
                                  " --data " + kPhotos.string() + " --images 1 --no-stress"),
                         "a yolov10 detector plan; the reference of");
@@ -163,10 +164,11 @@ TEST_F(DetectorPlanCli, RefusesAConfigOfTheWrongImageSize) {
   std::ofstream(folder / "config.json") << with_size("320");
   expect_one_line_error(run_kiln(build_command(folder / "model.safetensors", folder / "x.kplan", "")),
                         "key 'imgsz': 320 differs from the input size 640 that");
+  // A plan carries its config: another one beside it is refused rather than silently ignored.
   expect_one_line_error(
       run_kiln("run " + plan("fp32").string() + " --config " + (folder / "config.json").string() +
                " --input " + (kPhotos / "dog.jpg").string()),
-      "key 'imgsz': 320 differs from the 640 that");
+      "--config applies only without a plan file");
 }
 
 }  // namespace

@@ -88,7 +88,7 @@ TEST(CliOptions, RunEvalInspectRefuseOptionsTheyWouldIgnore) {
       "run " + plan.string() + " --input " + photo + " --config " + (kTiny / "config.json").string(),
       "--config applies only without a plan file");
   expect_usage_error("run " + plan.string() + " --input " + photo + " --min-score 0.5",
-                     "--min-score applies only to detector families");
+                     "--min-score applies only to detectors");
   expect_usage_error("run --checkpoint " + checkpoint + " --input " + photo,
                      "--checkpoint applies only with --family");
   expect_usage_error("run " + plan.string() + " --input " + photo + " --tactic-cache t.json",

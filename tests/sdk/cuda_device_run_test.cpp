@@ -1,5 +1,6 @@
 // Device runs through the C++ wrapper: CUDA buffers the test owns, on its own stream, give what a host
 // run of the same context gives; host pointers are refused. Skipped without a CUDA device.
+#include <cmath>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -53,9 +54,20 @@ TEST(CudaDeviceRun, EqualsTheHostRunOnTheCallersStream) {
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   std::vector<float> device_result(host.size());
   ASSERT_EQ(cudaMemcpy(device_result.data(), device_out, out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(device_result, host);
+  // The tiny ResNeSt's radix-sum pooling adds pixel splits with atomics, so two runs of one program may
+  // differ in the last bits (two host runs measured ~1e-6 apart on the H200); a wrong buffer, stream or
+  // copy would be O(1). 1e-5 relative L2 separates the two.
+  const auto relative_l2 = [&](const std::vector<float>& y) {
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < host.size(); ++i) {
+      diff += (double{y[i]} - host[i]) * (double{y[i]} - host[i]);
+      norm += double{host[i]} * host[i];
+    }
+    return std::sqrt(diff / norm);
+  };
+  EXPECT_LE(relative_l2(device_result), 1e-5);
   // A host run after device runs on another stream sees their end.
-  EXPECT_EQ(context.run(input).at(0), host);
+  EXPECT_LE(relative_l2(context.run(input).at(0)), 1e-5);
 
   std::vector<float> not_device(host.size());
   const ks::Buffer host_out{not_device.data(), out_bytes, engine.outputs()[0].shape};

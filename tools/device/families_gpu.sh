@@ -103,7 +103,7 @@ bench_model() {  # NAME
     "$KILN" build "$family" --checkpoint "$ckpt" --precision fp16 --batch $batch --backend cuda --strict-backend \
       --tactic-cache "$WORK/tactics.txt" -o "$plan" >>"$OUT/bench.log" 2>&1 \
       || { log "  $name b$batch: build failed: $(tail -1 "$OUT/bench.log" | cut -c1-200)"; continue; }
-    "$KILN" bench "$plan" --backend cuda --warmup 1 --duration 3 --profile --profile-iterations 20 \
+    "$KILN" bench "$plan" --backend cuda --warmup 1s --duration 3s --profile --profile-iterations 20 \
       --json "$OUT/kiln_${name}_b$batch.json" >>"$OUT/bench.log" 2>&1 \
       || log "  $name b$batch: kiln bench failed: $(tail -1 "$OUT/bench.log" | cut -c1-200)"
   done

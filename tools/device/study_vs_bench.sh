@@ -35,7 +35,7 @@ for name in $models; do
     || { log "  $name: study failed: $(tail -1 "$OUT/study_$name.log")"; continue; }
   for plan in "$study"/plans/*.kplan; do
     variant=$(basename "$plan" .kplan)
-    "$KILN" bench "$plan" --backend cuda --warmup 1 --duration 3 --json "$WORK/bench.json" >>"$OUT/bench.log" 2>&1 \
+    "$KILN" bench "$plan" --backend cuda --warmup 1s --duration 3s --json "$WORK/bench.json" >>"$OUT/bench.log" 2>&1 \
       || { log "  $name $variant: bench failed"; continue; }
     python3 - "$study/study.json" "$WORK/bench.json" "$name" "$variant" <<'PY' | tee -a "$OUT/summary.txt"
 import json, re, sys
