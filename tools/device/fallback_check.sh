@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (H200): the CUDA backend on models it covers only in part. EfficientNet's
-# squeeze-excitation scales and YOLOv10's slices, upsamples, attention and box decoding have no CUDA
-# kernels yet, so those layers run on the CPU fallback (partitioning); this checks the results against
-# timm's float64 logits and against the same model on the CPU, and that --strict-backend refuses them.
-# Also runs the carried unit tests (cuda_backend_test, backend_ops_test, ...: .carry/bin/*_test).
+# Runs on the GPU machine (H200): the CUDA backend with the CPU fallback (partitioning). Every EfficientNet
+# and YOLOv10 layer now has a CUDA kernel, so these builds should need no fallback node; the script checks
+# the results against timm's float64 logits and against the same model on the CPU, and reports what
+# --strict-backend says. Also runs the carried unit tests (cuda_backend_test, backend_ops_test, ...:
+# .carry/bin/*_test).
 #
 # Usage: tools/device/fallback_check.sh        Needs `carry: [".carry"]` (see bench_cuda.sh's header).
 set -uo pipefail
