@@ -9,9 +9,26 @@
 
 namespace kiln {
 
+// A message is one line even when it quotes user text holding line breaks (a TOML string "a\nb"):
+// they are shown escaped, as the user would have typed them.
+inline std::string escape_line_breaks(const std::string& text) {
+  std::string line;
+  line.reserve(text.size());
+  for (const char c : text) {
+    if (c == '\n') {
+      line += "\\n";
+    } else if (c == '\r') {
+      line += "\\r";
+    } else {
+      line += c;
+    }
+  }
+  return line;
+}
+
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  explicit Error(const std::string& message) : std::runtime_error(escape_line_breaks(message)) {}
 };
 
 // Concatenates anything streamable into one string: cat("layer ", name, ": expected ", n).

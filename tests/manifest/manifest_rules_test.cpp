@@ -27,6 +27,13 @@ TEST(ManifestRules, InvalidTomlStaysOneLine) {
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
+// Found by the manifest fuzz target: a value quoting a line break made a two-line error.
+TEST(ManifestRules, AValueWithALineBreakStaysOneLine) {
+  const std::string message = error_of(with("activations = \"per-tensor\"", "activations = \"per-t\\nsor\""));
+  EXPECT_TRUE(contains(message, "got 'per-t\\nsor'")) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
 TEST(ManifestRules, MissingRequiredSection) {
   const std::string message = error_of(with("[input]\nsize = 224\nbatch = [1, 32]\n", ""));
   EXPECT_TRUE(names_key(message, "input"));
