@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the fuzz preset (clang, libFuzzer, ASan + UBSan) and runs fuzz targets on their seed corpora
 # (tests/fuzz/corpus/<target>/, with <target>.dict where there is one).
-# Usage: tools/fuzz.sh [--seconds N] [--runs N] [--jobs N] [--bin DIR] [--work DIR] [--list] [target...]
+# Usage: tools/fuzz.sh [--seconds N] [--runs N] [--jobs N] [--fork N] [--bin DIR] [--work DIR] [--list]
+#          [target...]
 #   --seconds N  run each target for at most N seconds (default 10)
 #   --runs N     stop each target after N inputs (with --seconds: whichever comes first; 0: build only)
 #   --jobs N     run N targets at once, one process each (default 1)
+#   --fork N     each target fuzzes in N worker processes (libFuzzer's -fork; --runs does not apply)
 #   --bin DIR    use the <target>_fuzz binaries in DIR instead of building (a machine without clang)
 #   --work DIR   where corpora, findings and logs go (default build/fuzz)
 #   target       safetensors, npy, ... (default: every target; --list prints them)
@@ -17,17 +19,18 @@ cd "$(dirname "$0")/.."
 
 targets_all=(safetensors npy plan_header plan_file manifest timm_config yolo_config jpeg png webp webdataset
   labels calibration_cache tactic_cache)
-seconds=10 runs="" jobs=1 bin="" work=build/fuzz
+seconds=10 runs="" jobs=1 fork="" bin="" work=build/fuzz
 targets=()
 while (($#)); do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --fork) fork=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --list) printf '%s\n' "${targets_all[@]}"; exit 0 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -37,6 +40,8 @@ for target in "${targets[@]}"; do
   [[ " ${targets_all[*]} " == *" $target "* ]] || { echo "fuzz.sh: unknown target '$target'" >&2; exit 2; }
 done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --jobs must be a positive number, not '$jobs'" >&2; exit 2; }
+[[ -z $fork || $fork =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --fork must be a positive number" >&2; exit 2; }
+[[ -z $fork || -z $runs ]] || { echo "fuzz.sh: --runs does not apply with --fork; give --seconds" >&2; exit 2; }
 
 if [[ -z $bin ]]; then
   cmake --preset fuzz >/dev/null
@@ -50,6 +55,7 @@ fi
 
 limit=(-max_total_time="$seconds")
 [[ -n $runs ]] && limit+=(-runs="$runs")
+[[ -n $fork ]] && limit+=(-fork="$fork")
 mkdir -p "$work"
 
 # One target: its log in WORK/<target>.log, exit status in WORK/<target>.rc.
@@ -75,15 +81,20 @@ failed=()
 printf '%-18s %12s %9s %8s %8s %s\n' target executions exec/s seconds rss_mb result
 for target in "${targets[@]}"; do
   log=$work/$target.log
-  final_stat() { grep -m1 "^stat::$1:" "$log" | awk '{print $2}'; }
   read -r rc took <"$work/$target.rc"
+  final_stat() { grep -m1 "^stat::$1:" "$log" | awk '{print $2}' || true; }
+  executions=$(final_stat number_of_executed_units) rate=$(final_stat average_exec_per_sec)
+  if [[ -n $fork ]]; then  # the parent's last progress line holds the total over its workers
+    executions=$(grep -oE '^#[0-9]+:' "$log" | tail -1 | tr -d '#:' || true)
+    rate=$((${executions:-0} / (took > 0 ? took : 1)))
+  fi
   result=ok
   if ((rc != 0)); then
     failed+=("$target")
     result="FINDING ($(grep -m1 -E 'SUMMARY|==ERROR|deadly signal|Test unit written' "$log" | cut -c1-80))"
   fi
-  printf '%-18s %12s %9s %8s %8s %s\n' "$target" "$(final_stat number_of_executed_units)" \
-    "$(final_stat average_exec_per_sec)" "$took" "$(final_stat peak_rss_mb)" "$result"
+  printf '%-18s %12s %9s %8s %8s %s\n' "$target" "$executions" "$rate" "$took" \
+    "$(final_stat peak_rss_mb)" "$result"
 done
 if ((${#failed[@]})); then
   echo "fuzz.sh: findings in ${failed[*]} (reproducers in $work/findings/, logs in $work/<target>.log)" >&2
