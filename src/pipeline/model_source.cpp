@@ -1,5 +1,7 @@
 #include "pipeline/model_source.h"
 
+#include <iostream>
+
 #include "core/error.h"
 #include "core/sha256.h"
 #include "manifest/manifest_location.h"
@@ -14,6 +16,20 @@ std::vector<std::string> known_family_names() {
   for (const auto& detector : detectors()) known.emplace_back(detector.name);
   return known;
 }
+
+namespace {
+
+// The manifest's input size is its Hub checkpoint's; a checkpoint trained at another size (its config.json
+// says so) is built at its own, as timm would run it, and the difference is said once.
+void note_own_input_size(const Manifest& manifest, const std::filesystem::path& checkpoint,
+                         std::int64_t config_size) {
+  if (config_size == manifest.input_size) return;
+  std::cerr << "kiln: note: building at " << config_size << "x" << config_size << ", the input size of "
+            << checkpoint.string() << "'s config; " << manifest.path.string() << "'s " << manifest.input_size
+            << " is for " << (manifest.hub_id.empty() ? manifest.family : manifest.hub_id) << "\n";
+}
+
+}  // namespace
 
 Manifest load_validated_manifest(const std::string& argument, const std::filesystem::path& families_dir) {
   const Manifest manifest = load_manifest(resolve_manifest_path(argument, families_dir));
@@ -30,8 +46,7 @@ ModelSource load_model_source(const Manifest& manifest, const std::filesystem::p
   if (const DetectorInfo* detector = find_detector(manifest.family))
     return load_detector_source(*detector, manifest, checkpoint, config_path, digest);
   LoadedModel model = load_model(manifest.family, checkpoint, config_path);
-  require(model.config.preprocess.input_size == manifest.input_size, manifest.path.string(), ": input size ",
-          manifest.input_size, " differs from the checkpoint config's ", model.config.preprocess.input_size);
+  note_own_input_size(manifest, checkpoint, model.config.preprocess.input_size);
   ModelSource source;
   source.family = model.family;
   source.input = BuildInput{std::move(model.graph), model.config, std::string(model.family->name),
