@@ -18,6 +18,12 @@ std::string two_digits(double value) {
 
 std::string points(double fraction) { return two_digits(100.0 * fraction); }
 
+std::string scientific(double value) {
+  std::ostringstream text;
+  text << std::scientific << std::setprecision(2) << value;
+  return text.str();
+}
+
 // "0.40 points (95% CI -0.12 .. 0.93)"
 std::string drop_text(const Interval& drop) {
   return cat(points(drop.estimate), " points (95% CI ", points(drop.low), " .. ", points(drop.high), ")");
@@ -60,7 +66,7 @@ const VariantResult* find_baseline(const StudySpec& spec, const std::vector<Vari
 }
 
 // The speed criterion: the median speed-up decides; a low end under the threshold is said, not judged.
-bool speed_passes(const StudySpec& spec, const VariantResult& r, std::vector<std::string>& reasons) {
+bool judge_speed(const StudySpec& spec, const VariantResult& r, std::vector<std::string>& reasons) {
   const std::string figures = cat("speed-up ", two_digits(r.speedup.median), "x (rounds ",
                                   two_digits(r.speedup.low), " .. ", two_digits(r.speedup.high), ")");
   const std::string threshold = two_digits(spec.min_speedup) + "x";
@@ -77,35 +83,35 @@ bool speed_passes(const StudySpec& spec, const VariantResult& r, std::vector<std
   return true;
 }
 
-// One accuracy criterion: the drop's interval against its threshold. Adds the images that would
-// settle an open criterion to `needed` (nullopt: none would).
-DropVerdict judge_criterion(const std::string& what, const PairedComparison& comparison, double max_drop,
-                            std::vector<std::string>& reasons,
-                            std::vector<std::optional<std::int64_t>>& needed) {
-  const DropVerdict verdict = judge_drop(comparison.drop, max_drop);
+// One accuracy criterion: the drop's interval against its threshold, said in `reasons`.
+CriterionVerdict judge_criterion(const std::string& criterion, const std::string& what,
+                                 const PairedComparison& comparison, double max_drop,
+                                 std::vector<std::string>& reasons) {
+  CriterionVerdict verdict{criterion, max_drop, judge_drop(comparison.drop, max_drop), std::nullopt};
   std::string text =
       cat(what, " drops by ", drop_text(comparison.drop),
           ", McNemar exact p = ", two_digits(comparison.mcnemar_p), " (", comparison.counts.baseline_only,
           " vs ", comparison.counts.variant_only, " discordant images): ");
   const std::string allowed = points(max_drop) + " points allowed";
-  if (verdict == DropVerdict::kWithin) {
+  if (verdict.verdict == DropVerdict::kWithin) {
     text += "the upper bound is within the " + allowed;
-  } else if (verdict == DropVerdict::kBeyond) {
+  } else if (verdict.verdict == DropVerdict::kBeyond) {
     text += "the lower bound exceeds the " + allowed;
   } else {
     text += "the interval straddles the " + allowed;
-    needed.push_back(images_to_decide(comparison.counts, max_drop));
+    verdict.images_to_decide = images_to_decide(comparison.counts, max_drop);
   }
   reasons.push_back(text);
   return verdict;
 }
 
-// The most images any open criterion needs; nullopt when one of them would never settle.
-std::optional<std::int64_t> most_needed(const std::vector<std::optional<std::int64_t>>& needed) {
+// The most images any undecided criterion needs; nullopt when one of them would never settle.
+std::optional<std::int64_t> most_needed(const std::vector<CriterionVerdict>& criteria) {
   std::int64_t most = 0;
-  for (const auto& n : needed) {
-    if (!n) return std::nullopt;
-    most = std::max(most, *n);
+  for (const CriterionVerdict& c : criteria) {
+    if (c.verdict != DropVerdict::kUndecided) continue;
+    if (!c.images_to_decide) return std::nullopt;
+    most = std::max(most, *c.images_to_decide);
   }
   return most;
 }
@@ -140,48 +146,55 @@ std::optional<AutoTargetCheck> check_auto_target(const StudySpec& spec, const Va
 
 std::string auto_target_reason(const AutoTargetCheck& check) {
   return cat("auto's target ", check.target, " (searched on ", check.search_images,
-             " calibration images: logit error ", check.search_logit_error, ", agreement ",
+             " calibration images: logit error ", scientific(check.search_logit_error), ", agreement ",
              points(check.search_agreement), "%) on the ", check.held_out_images,
              " held-out images: ", auto_verdict_name(check.verdict), " (logit error ",
-             check.held_out_logit_error, ", agreement ", points(check.held_out_agreement.estimate),
-             "%, 95% CI ", points(check.held_out_agreement.low), " .. ",
-             points(check.held_out_agreement.high), ")");
+             scientific(check.held_out_logit_error), ", agreement ",
+             points(check.held_out_agreement.estimate), "%, 95% CI ", points(check.held_out_agreement.low),
+             " .. ", points(check.held_out_agreement.high), ")");
 }
 
 VariantVerdict judge_variant(const StudySpec& spec, const VariantResult& r, bool labelled) {
   VariantVerdict verdict;
   verdict.variant = r.variant.name;
   std::vector<std::string>& reasons = verdict.reasons;
-  std::vector<std::optional<std::int64_t>> needed;
-  bool fails = !speed_passes(spec, r, reasons);
-  bool open = false;
-  const auto judge = [&](const std::string& what, const std::optional<PairedComparison>& comparison,
-                         double max_drop) {
-    if (!comparison) {
+  verdict.speed_passes = judge_speed(spec, r, reasons);
+  verdict.speed_low_end_under = r.speedup.low < spec.min_speedup;
+  const auto judge = [&](const std::string& criterion, const std::string& what,
+                         const std::optional<PairedComparison>& comparison, double max_drop) {
+    if (comparison) {
+      verdict.criteria.push_back(judge_criterion(criterion, what, *comparison, max_drop, reasons));
+    } else {
+      verdict.criteria.push_back({criterion, max_drop, DropVerdict::kUndecided, std::nullopt});
       reasons.push_back(what + ": no paired figures against the baseline " + spec.baseline);
-      open = true;
-      return;
     }
-    const DropVerdict v = judge_criterion(what, *comparison, max_drop, reasons, needed);
-    fails = fails || v == DropVerdict::kBeyond;
-    open = open || v == DropVerdict::kUndecided;
   };
-  if (!labelled) reasons.push_back("unlabelled data: judged on top-1 agreement with fp32 alone");
-  if (labelled)
-    judge(cat("top-1 against labels (vs ", spec.baseline, ")"), r.statistics.top1_vs_baseline,
-          spec.max_top1_drop);
-  judge(cat("top-1 agreement with fp32 (vs ", spec.baseline, ")"), r.statistics.agreement_vs_baseline,
-        spec.max_agreement_drop);
+  if (labelled) {
+    judge("top1_drop_vs_baseline", cat("top-1 against labels (vs ", spec.baseline, ")"),
+          r.statistics.top1_vs_baseline, spec.max_top1_drop);
+  } else {
+    reasons.push_back("unlabelled data: judged on top-1 agreement with fp32 alone");
+  }
+  judge("top1_agreement_drop_vs_baseline", cat("top-1 agreement with fp32 (vs ", spec.baseline, ")"),
+        r.statistics.agreement_vs_baseline, spec.max_agreement_drop);
   std::int64_t stress_non_finite = 0;
   for (const StressResult& s : r.eval.stress) stress_non_finite += s.non_finite.total();
-  if (r.eval.non_finite.total() + stress_non_finite > 0) {
-    reasons.push_back("NaN/Inf in its outputs");
-    fails = true;
-  }
+  const bool non_finite = r.eval.non_finite.total() + stress_non_finite > 0;
+  if (non_finite) reasons.push_back("NaN/Inf in its outputs");
   verdict.auto_target = check_auto_target(spec, r);
   if (verdict.auto_target) reasons.push_back(auto_target_reason(*verdict.auto_target));
-  verdict.outcome = fails ? ShipOutcome::kDoNotShip : open ? ShipOutcome::kCannotTell : ShipOutcome::kShip;
-  if (verdict.outcome == ShipOutcome::kCannotTell) verdict.images_needed = most_needed(needed);
+  const auto any = [&](DropVerdict v) {
+    return std::any_of(verdict.criteria.begin(), verdict.criteria.end(),
+                       [&](const CriterionVerdict& c) { return c.verdict == v; });
+  };
+  if (!verdict.speed_passes || non_finite || any(DropVerdict::kBeyond)) {
+    verdict.outcome = ShipOutcome::kDoNotShip;
+  } else if (any(DropVerdict::kUndecided)) {
+    verdict.outcome = ShipOutcome::kCannotTell;
+    verdict.images_needed = most_needed(verdict.criteria);
+  } else {
+    verdict.outcome = ShipOutcome::kShip;
+  }
   return verdict;
 }
 
@@ -209,6 +222,18 @@ std::string_view ship_outcome_name(ShipOutcome outcome) {
       return "cannot tell";
   }
   return "cannot tell";
+}
+
+std::string_view drop_verdict_name(DropVerdict verdict) {
+  switch (verdict) {
+    case DropVerdict::kWithin:
+      return "within";
+    case DropVerdict::kBeyond:
+      return "beyond";
+    case DropVerdict::kUndecided:
+      return "undecided";
+  }
+  return "undecided";
 }
 
 std::string_view auto_verdict_name(AutoTargetCheck::Verdict verdict) {
@@ -293,10 +318,10 @@ nlohmann::json to_json(const PairedComparison& c) {
           {"drop_definition", "baseline rate - variant rate on the same images"},
           {"drop_interval_method", "Newcombe hybrid score interval for paired proportions (method 10)"},
           {"mcnemar_exact_p", c.mcnemar_p},
-          {"images_both", c.counts.both},
-          {"images_baseline_only", c.counts.baseline_only},
-          {"images_variant_only", c.counts.variant_only},
-          {"images_neither", c.counts.neither}};
+          {"images_both_succeed", c.counts.both},
+          {"images_only_baseline_succeeds", c.counts.baseline_only},
+          {"images_only_variant_succeeds", c.counts.variant_only},
+          {"images_neither_succeeds", c.counts.neither}};
 }
 
 nlohmann::json to_json(const QualityStatistics& s) {
@@ -312,8 +337,19 @@ nlohmann::json to_json(const QualityStatistics& s) {
 nlohmann::json to_json(const StudyDecision& decision) {
   nlohmann::json variants = nlohmann::json::array();
   for (const VariantVerdict& v : decision.verdicts) {
+    nlohmann::json criteria = nlohmann::json::array();
+    for (const CriterionVerdict& c : v.criteria) {
+      criteria.push_back(
+          {{"criterion", c.criterion},
+           {"max_drop", c.max_drop},
+           {"verdict", std::string(drop_verdict_name(c.verdict))},
+           {"images_to_decide", c.images_to_decide ? nlohmann::json(*c.images_to_decide) : nullptr}});
+    }
     nlohmann::json entry = {{"name", v.variant},
                             {"outcome", std::string(ship_outcome_name(v.outcome))},
+                            {"speedup_median_reaches_min", v.speed_passes},
+                            {"speedup_low_end_under_min", v.speed_low_end_under},
+                            {"criteria", criteria},
                             {"reasons", v.reasons},
                             {"images_needed", v.images_needed ? nlohmann::json(*v.images_needed) : nullptr}};
     if (v.auto_target) {

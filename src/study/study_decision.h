@@ -43,6 +43,7 @@ QualityStatistics quality_statistics(const EvalResult& variant, const EvalResult
 
 enum class ShipOutcome { kShip, kDoNotShip, kCannotTell };
 std::string_view ship_outcome_name(ShipOutcome outcome);  // "ship", "do not ship", "cannot tell"
+std::string_view drop_verdict_name(DropVerdict verdict);  // "within", "beyond", "undecided"
 
 // The auto recipe searched on calibration images; whether its target holds on the held-out ones.
 struct AutoTargetCheck {
@@ -60,9 +61,20 @@ struct AutoTargetCheck {
 };
 std::string_view auto_verdict_name(AutoTargetCheck::Verdict verdict);  // "met", "missed", "cannot tell"
 
+// One accuracy criterion of a variant: a drop against the baseline and the most it may be.
+struct CriterionVerdict {
+  std::string criterion;  // "top1_drop_vs_baseline" or "top1_agreement_drop_vs_baseline"
+  double max_drop = 0.0;
+  DropVerdict verdict = DropVerdict::kUndecided;  // undecided too when there were no paired figures
+  std::optional<std::int64_t> images_to_decide;   // undecided: images_to_decide(), when it has one
+};
+
 struct VariantVerdict {
   std::string variant;
   ShipOutcome outcome = ShipOutcome::kCannotTell;
+  bool speed_passes = false;         // the median speed-up reaches min_speedup
+  bool speed_low_end_under = false;  // the slowest round's speed-up does not
+  std::vector<CriterionVerdict> criteria;
   std::vector<std::string> reasons;  // one per criterion, with its figures
   // Cannot tell: the images that would settle every open criterion at the observed rates; absent when
   // none would (an observed drop equal to its threshold, or beyond a hundred million images).

@@ -63,10 +63,10 @@ void expect_intervals(const nlohmann::json& study) {
     const double p = paired.at("mcnemar_exact_p");
     EXPECT_GT(p, 0.0);
     EXPECT_LE(p, 1.0);
-    EXPECT_EQ(paired.at("images_both").get<std::int64_t>() +
-                  paired.at("images_baseline_only").get<std::int64_t>() +
-                  paired.at("images_variant_only").get<std::int64_t>() +
-                  paired.at("images_neither").get<std::int64_t>(),
+    EXPECT_EQ(paired.at("images_both_succeed").get<std::int64_t>() +
+                  paired.at("images_only_baseline_succeeds").get<std::int64_t>() +
+                  paired.at("images_only_variant_succeeds").get<std::int64_t>() +
+                  paired.at("images_neither_succeeds").get<std::int64_t>(),
               held_out);
   }
   const nlohmann::json& decision = study.at("decision");

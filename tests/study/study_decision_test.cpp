@@ -244,14 +244,34 @@ TEST(StudyDecision, JsonNamesEveryFigure) {
   EXPECT_NEAR(stats.at("top1").at("estimate").get<double>(), 1.0 - 118.0 / kImages, 1e-12);
   EXPECT_LT(stats.at("top1").at("ci95_low").get<double>(), stats.at("top1").at("estimate").get<double>());
   const nlohmann::json& paired = stats.at("top1_vs_baseline");
-  EXPECT_EQ(paired.at("images_baseline_only"), 30);
-  EXPECT_EQ(paired.at("images_variant_only"), 12);
+  EXPECT_EQ(paired.at("images_only_baseline_succeeds"), 30);
+  EXPECT_EQ(paired.at("images_only_variant_succeeds"), 12);
   EXPECT_NEAR(paired.at("mcnemar_exact_p").get<double>(), mcnemar_exact_p(30, 12), 1e-15);
   EXPECT_TRUE(to_json(results[0].statistics).at("top1_vs_baseline").is_null());
   const nlohmann::json decision = to_json(decide(spec_for_tests(), results));
   EXPECT_EQ(decision.at("outcome"), "cannot tell");
   EXPECT_EQ(decision.at("variants")[0].at("outcome"), "cannot tell");
   EXPECT_GT(decision.at("images_needed").get<std::int64_t>(), kImages);
+  const nlohmann::json& verdict = decision.at("variants")[0];
+  EXPECT_TRUE(verdict.at("speedup_median_reaches_min").get<bool>());
+  EXPECT_FALSE(verdict.at("speedup_low_end_under_min").get<bool>());
+  ASSERT_EQ(verdict.at("criteria").size(), 2u);
+  EXPECT_EQ(verdict.at("criteria")[0].at("criterion"), "top1_drop_vs_baseline");
+  EXPECT_EQ(verdict.at("criteria")[0].at("verdict"), "undecided");
+  EXPECT_EQ(verdict.at("criteria")[0].at("max_drop"), 0.01);
+  EXPECT_EQ(verdict.at("criteria")[0].at("images_to_decide"), verdict.at("images_needed"));
+  EXPECT_EQ(verdict.at("criteria")[1].at("criterion"), "top1_agreement_drop_vs_baseline");
+}
+
+TEST(StudyDecision, WithoutTheBaselineNothingIsPairedAndNothingShips) {
+  std::vector<VariantResult> results = {
+      variant("fp8 a", Precision::kF8, variant_eval(0, 0), {1.3, 1.3, 1.3})};
+  attach_statistics(spec_for_tests(), results);
+  EXPECT_FALSE(results[0].statistics.agreement_vs_baseline.has_value());
+  const StudyDecision d = decide(spec_for_tests(), results);
+  EXPECT_EQ(d.verdicts[0].outcome, ShipOutcome::kCannotTell);
+  EXPECT_FALSE(d.verdicts[0].images_needed.has_value());
+  EXPECT_TRUE(any_reason_has(d.verdicts[0], "no paired figures against the baseline fp16"));
 }
 
 }  // namespace
