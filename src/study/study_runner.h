@@ -12,6 +12,7 @@
 #include "eval/evaluate.h"
 #include "runtime/benchmark.h"
 #include "study/environment.h"
+#include "study/study_decision.h"
 #include "study/study_spec.h"
 
 namespace kiln {
@@ -50,12 +51,7 @@ struct VariantResult {
   Spread images_per_second;
   Spread speedup;  // baseline latency / this latency, per round
   LayerProfile profile;
-};
-
-struct StudyDecision {
-  bool ship_fp8 = false;
-  std::string variant;               // the FP8 variant to ship, when one passes
-  std::vector<std::string> reasons;  // per FP8 variant: why it passes or fails
+  QualityStatistics statistics;  // the held-out accuracy figures with intervals (attach_statistics)
 };
 
 struct StudyResult {
