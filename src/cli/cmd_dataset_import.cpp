@@ -29,8 +29,8 @@ nlohmann::json report_json(const IdxImportRequest& request, const IdxImportResul
   }
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& shard : result.shards) shards.push_back(shard.string());
-  nlohmann::json report = {{"images_file", request.images.string()},
-                           {"labels_file", request.labels.string()},
+  nlohmann::json report = {{"images_idx", request.images.string()},
+                           {"labels_idx", request.labels.string()},
                            {"out", request.out.string()},
                            {"format", request.format == IdxImportFormat::kFolder ? "folder" : "webdataset"},
                            {"images", result.images},

@@ -40,24 +40,28 @@ void check_dataset_folder(const fs::path& dir, const std::vector<NamedPath>& inp
 
 void check_dataset_folder_files(const fs::path& dir, const std::set<fs::path>& files,
                                 const std::vector<NamedPath>& inputs) {
-  std::error_code ec;
-  const fs::path root = fs::weakly_canonical(dir, ec);
+  std::error_code root_error;
+  const fs::path root = fs::weakly_canonical(dir, root_error);
   for (const NamedPath& input : inputs) {
-    const fs::path relative = fs::weakly_canonical(input.path, ec).lexically_relative(root);
-    if (!ec && files.count(relative) > 0) {
+    std::error_code input_error;
+    const fs::path relative = fs::weakly_canonical(input.path, input_error).lexically_relative(root);
+    if (!root_error && !input_error && files.count(relative) > 0) {
       fail((dir / relative).string(), ": -o would write over ", input.option, " '", input.path.string(),
            "'; kiln never writes over its inputs: choose another -o");
     }
   }
+  std::error_code ec;
   if (!fs::is_directory(dir, ec)) return;
   fs::recursive_directory_iterator it(dir, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
+    std::error_code entry_error;  // a broken link is simply not a folder
+    const bool folder = it->is_directory(entry_error);
     if (!name.empty() && name.front() == '.') {
-      if (it->is_directory(ec)) it.disable_recursion_pending();
+      if (folder) it.disable_recursion_pending();
       continue;  // the readers skip hidden files and folders
     }
-    if (it->is_directory(ec) || !read_as_dataset(it->path())) continue;
+    if (folder || !read_as_dataset(it->path())) continue;
     if (files.count(it->path().lexically_relative(dir)) > 0) continue;
     fail(it->path().string(),
          ": in -o, and would be read as part of the new dataset, but it is not one of "

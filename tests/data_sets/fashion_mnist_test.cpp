@@ -1,8 +1,10 @@
 // The Fashion-MNIST subsets shipped in tests/data/fashion_mnist (README.md there says how they were
-// made): they open as labelled webdatasets with the expected counts, classes and names, and decode.
+// made): they open as labelled webdatasets with the expected counts, classes and names, and decode;
+// where Debian's dataset-fashion-mnist is installed, every image and label equals the IDX files'.
 #include <gtest/gtest.h>
 
 #include "data/class_names.h"
+#include "data/idx_file.h"
 #include "data/open_dataset.h"
 
 namespace kiln {
@@ -11,6 +13,28 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kRoot = fs::path(KILN_TEST_DATA_DIR) / "fashion_mnist";
+const fs::path kPackage = "/usr/share/datasets/fashion-mnist";
+
+// Sample i is image i of the IDX file: its label, and its grey value in each of the three channels.
+void expect_equal_to_idx(const fs::path& folder, const std::string& set) {
+  const fs::path images_path = kPackage / (set + "-images-idx3-ubyte.gz");
+  if (!fs::exists(images_path))
+    GTEST_SKIP() << images_path << " absent (apt-get install dataset-fashion-mnist)";
+  const Dataset dataset = open_dataset(folder.string());
+  const IdxImages images = read_idx_images(images_path, dataset.size());
+  const IdxLabels labels = read_idx_labels(kPackage / (set + "-labels-idx1-ubyte.gz"), dataset.size());
+  ASSERT_EQ(images.kept(), dataset.size());
+  for (std::size_t i = 0; i < dataset.size(); ++i) {
+    ASSERT_EQ(dataset.sample(i).label, labels.labels[i]) << dataset.sample(i).name;
+    const Image image = dataset.load(i);
+    for (std::size_t p = 0; p < 28 * 28; ++p) {
+      for (std::size_t c = 0; c < 3; ++c) {
+        ASSERT_EQ(image.rgb[3 * p + c], images.pixels[i * 28 * 28 + p])
+            << dataset.sample(i).name << " pixel " << p;
+      }
+    }
+  }
+}
 
 void expect_subset(const fs::path& folder, std::size_t images) {
   const Dataset dataset = open_dataset(folder.string());

@@ -20,24 +20,24 @@ using testing::idx_labels;
 using testing::ScratchDir;
 using testing::write_file;
 
-std::string images_error(const fs::path& path) {
+// The one-line error `read` throws; a test failure when it throws none.
+template <typename Read>
+std::string error_of(Read&& read) {
   try {
-    read_idx_images(path);
+    read();
   } catch (const Error& error) {
     return error.what();
   }
-  ADD_FAILURE() << "read_idx_images(" << path << ") did not throw";
+  ADD_FAILURE() << "no kiln::Error thrown";
   return {};
 }
 
+std::string images_error(const fs::path& path, std::size_t keep = kAllItems) {
+  return error_of([&] { read_idx_images(path, keep); });
+}
+
 std::string labels_error(const fs::path& path) {
-  try {
-    read_idx_labels(path);
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "read_idx_labels(" << path << ") did not throw";
-  return {};
+  return error_of([&] { read_idx_labels(path); });
 }
 
 void expect_mentions(const std::string& message, const fs::path& path, const std::string& what) {
@@ -68,16 +68,7 @@ TEST(IdxFile, KeepsOnlyTheFirstImagesButChecksTheWholeFile) {
   EXPECT_EQ(images.kept(), 2u);
   EXPECT_EQ(std::string(images.pixels.begin(), images.pixels.end()), bytes.substr(16, 8));
   const fs::path cut = write_file(dir.file("cut.idx"), bytes.substr(0, bytes.size() - 1));
-  expect_mentions(
-      [&] {
-        try {
-          read_idx_images(cut, 1);
-        } catch (const Error& error) {
-          return std::string(error.what());
-        }
-        return std::string("no error");
-      }(),
-      cut, "truncated");
+  expect_mentions(images_error(cut, 1), cut, "truncated");
 }
 
 TEST(IdxFile, ReadsLabelsAnyByteValue) {
