@@ -67,5 +67,11 @@ TEST(FashionMnist, CalibrationSubsetHas500LabelledImages) {
   expect_subset(kRoot / "train-first500-calibration", 500);
 }
 
+TEST(FashionMnist, TestSubsetEqualsTheIdxFiles) { expect_equal_to_idx(kRoot / "t10k-first2500", "t10k"); }
+
+TEST(FashionMnist, CalibrationSubsetEqualsTheIdxFiles) {
+  expect_equal_to_idx(kRoot / "train-first500-calibration", "train");
+}
+
 }  // namespace
 }  // namespace kiln
