@@ -59,6 +59,24 @@ TEST(IdxImportCli, WritesShardsThatKilnDatasetDescribes) {
   EXPECT_NE(described.output.find("12 decoded, 0 bad"), std::string::npos) << described.output;
 }
 
+TEST(IdxImportCli, ClassNamesShowInKilnDataset) {
+  ScratchDir dir;
+  const IdxPair pair = make_pair(dir);
+  std::string names;
+  for (int index = 0; index < 10; ++index)
+    names += "class " + std::string(1, static_cast<char>('a' + index)) + "," + std::to_string(index) + "\n";
+  const fs::path names_file = write_file(dir.file("names.txt"), names);
+  const auto result = run_kiln(import_args(pair, dir.file("wds")) + " --names " + names_file.string());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("1 class b (3)"), std::string::npos) << result.output;
+  const auto described = run_kiln("dataset " + dir.file("wds").string() + " --json -");
+  ASSERT_EQ(described.exit_code, 0) << described.output;
+  const nlohmann::json report = nlohmann::json::parse(described.output);
+  EXPECT_EQ(report["class_names"][9], "class j");
+  const auto text = run_kiln("dataset " + dir.file("wds").string());
+  EXPECT_NE(text.output.find("names    0 class a, 1 class b,"), std::string::npos) << text.output;
+}
+
 TEST(IdxImportCli, WritesClassFolders) {
   ScratchDir dir;
   const IdxPair pair = make_pair(dir);
