@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../families/family_test_util.h"
 #include "../io/image_test_files.h"
 #include "core/error.h"
 #include "idx_fixtures.h"
@@ -13,24 +14,13 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::error_of;
 using testing::gzip;
 using testing::idx_bytes;
 using testing::idx_images;
 using testing::idx_labels;
 using testing::ScratchDir;
 using testing::write_file;
-
-// The one-line error `read` throws; a test failure when it throws none.
-template <typename Read>
-std::string error_of(Read&& read) {
-  try {
-    read();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "no kiln::Error thrown";
-  return {};
-}
 
 std::string images_error(const fs::path& path, std::size_t keep = kAllItems) {
   return error_of([&] { read_idx_images(path, keep); });
