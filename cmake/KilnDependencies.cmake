@@ -4,6 +4,8 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(JPEG REQUIRED)
 find_package(PNG REQUIRED)
+# zlib reads gzip-compressed IDX files (MNIST, Fashion-MNIST); libpng needs it too.
+find_package(ZLIB REQUIRED)
 # Debian ships toml++ as a shared library with a CMake config. Where it is absent (the GPU machine),
 # KILN_TOMLPP_INCLUDE_DIR may name a folder holding its headers, used header-only.
 find_package(tomlplusplus 3 QUIET)
@@ -25,7 +27,7 @@ pkg_check_modules(WebP QUIET IMPORTED_TARGET libwebp)
 
 add_library(kiln_deps INTERFACE)
 target_link_libraries(kiln_deps INTERFACE Threads::Threads nlohmann_json::nlohmann_json CLI11::CLI11
-  JPEG::JPEG PNG::PNG tomlplusplus::tomlplusplus)
+  JPEG::JPEG PNG::PNG ZLIB::ZLIB tomlplusplus::tomlplusplus)
 if(WebP_FOUND)
   target_link_libraries(kiln_deps INTERFACE PkgConfig::WebP)
   target_compile_definitions(kiln_deps INTERFACE KILN_HAVE_WEBP=1)

@@ -4,10 +4,11 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
-  nlohmann-json3-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libtomlplusplus-dev
+  nlohmann-json3-dev libcli11-dev libjpeg62-turbo-dev libpng-dev zlib1g-dev libwebp-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm  # the fuzz preset: clang, libFuzzer and the sanitizers' symbolizer
   pybind11-dev python3-dev python3-numpy
+  dataset-fashion-mnist  # Fashion-MNIST's IDX files in /usr/share/datasets/fashion-mnist (kiln dataset import-idx)
 )
 
 missing=()

@@ -1,5 +1,6 @@
 // kiln dataset: describe a dataset (its kind, images, labels, the sample and split a study would
-// take) and, with --check, decode every image it would read.
+// take) and, with --check, decode every image it would read. `kiln dataset import-idx` (its own file)
+// writes one.
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "cli/option_checks.h"
 #include "core/error.h"
 #include "core/progress.h"
+#include "data/class_names.h"
 #include "data/image_loop.h"
 #include "data/open_dataset.h"
 #include "data/sampling.h"
@@ -42,10 +44,21 @@ std::optional<LabelRange> label_range(const Dataset& dataset) {
   return LabelRange{low->label, high->label};
 }
 
+// The class names beside a webdataset's shards (labels.txt); a file that does not name classes is
+// reported and left out, since describing the dataset does not need it.
+std::vector<std::string> class_names_or_warn(const Dataset& dataset) {
+  try {
+    if (auto names = webdataset_class_names(dataset)) return *names;
+  } catch (const Error& error) {
+    std::cerr << "kiln: warning: " << error.what() << " (class names left out)\n";
+  }
+  return {};
+}
+
 // The text summary, one line per fact.
 void print_text(const DatasetOptions& options, const Dataset& dataset,
                 const std::vector<std::size_t>& indices, const std::optional<CalibrationSplit>& split,
-                std::size_t bad) {
+                const std::vector<std::string>& names, std::size_t bad) {
   const auto range = label_range(dataset);
   std::cout << "dataset  " << dataset.source() << "\n";
   std::cout << "kind     " << dataset_kind_name(dataset.kind());
@@ -58,6 +71,13 @@ void print_text(const DatasetOptions& options, const Dataset& dataset,
               << range->high << "\n";
   } else {
     std::cout << "labels   none\n";
+  }
+  if (!names.empty()) {
+    std::cout << "names   ";
+    for (std::size_t index = 0; index < names.size(); ++index) {
+      std::cout << (index == 0 ? " " : ", ") << index << " " << names[index];
+    }
+    std::cout << "\n";
   }
   if (options.sample) {
     std::cout << "sample   " << indices.size() << " of " << dataset.size() << ", indices floor(i * "
@@ -95,6 +115,7 @@ void describe(const DatasetOptions& options) {
   }
 
   const auto range = label_range(dataset);
+  const std::vector<std::string> names = class_names_or_warn(dataset);
   if (options.json) {
     nlohmann::json report = {{"source", dataset.source()},
                              {"kind", dataset_kind_name(dataset.kind())},
@@ -103,6 +124,7 @@ void describe(const DatasetOptions& options) {
                              {"classes_seen", dataset.classes_seen()}};
     if (dataset.kind() == DatasetKind::kWebDataset) report["shards"] = dataset.shards().size();
     if (range) report["label_range"] = {range->low, range->high};
+    if (!names.empty()) report["class_names"] = names;
     if (options.sample) report["sample"] = {{"count", indices.size()}, {"of", dataset.size()}};
     if (split) {
       report["split"] = {{"every", *options.split_every},
@@ -118,7 +140,7 @@ void describe(const DatasetOptions& options) {
     }
     write_json_report(options.json, report);
   }
-  if (!json_to_stdout(options.json)) print_text(options, dataset, indices, split, bad.size());
+  if (!json_to_stdout(options.json)) print_text(options, dataset, indices, split, names, bad.size());
   // Each bad image is already listed; exit 1 without a further message.
   if (!bad.empty()) throw CLI::RuntimeError(1);
 }
@@ -133,7 +155,7 @@ void add_dataset_command(CLI::App& app) {
          "data", options->data,
          "A folder of images (flat, or one sub-folder per class), a .tar shard, a folder of .tar shards, "
          "or a shard pattern such as 'shard-{000000..000009}.tar'")
-      ->required();
+      ->type_name("DATA");
   CLI::Option* images = cmd->add_option("--images", options->sample,
                                         "Take N images at a fixed stride: indices floor(i * images / N) "
                                         "(old name: --sample)")
@@ -151,7 +173,13 @@ void add_dataset_command(CLI::App& app) {
                               "Decode every (sampled) image; bad ones are listed and make the exit status 1");
   cmd->add_flag("--strict", options->strict, "With --check, stop at the first bad image")->needs(check);
   add_json_file_option(*cmd, options->json, "the report");
-  cmd->callback([options] { describe(*options); });
+  add_dataset_import_command(*cmd);
+  cmd->callback([options, cmd] {
+    if (!cmd->get_subcommands().empty()) return;  // import-idx did the work
+    if (options->data.empty())
+      usage_error("kiln dataset needs DATA (a folder, shard or pattern), or import-idx");
+    describe(*options);
+  });
 }
 
 }  // namespace kiln::cli

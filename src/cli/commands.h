@@ -17,6 +17,8 @@ void add_inspect_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_dataset_command(CLI::App& app);
+// `kiln dataset import-idx`, a subcommand of `kiln dataset` (cmd_dataset_import.cpp).
+void add_dataset_import_command(CLI::App& dataset);
 void add_eval_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 

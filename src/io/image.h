@@ -31,6 +31,11 @@ Image decode_image_bytes(std::span<const std::uint8_t> bytes, const std::string&
 // Writes 8-bit RGB as PNG, atomically (a temp file renamed over `path`).
 void write_png(const std::filesystem::path& path, const Image& image);
 
+// 8-bit grey pixels (width * height bytes, row-major) as the bytes of a grey 8-bit PNG. `name` stands
+// for the image in error messages.
+std::vector<std::uint8_t> encode_grey_png(std::span<const std::uint8_t> pixels, std::int64_t width,
+                                          std::int64_t height, const std::string& name);
+
 // PIL-compatible resize of 8-bit RGB (Image.resize with BILINEAR/BICUBIC/NEAREST and its support
 // scaling when downsampling), result rounded and clamped to uint8.
 Image resize_image(const Image& image, std::int64_t width, std::int64_t height, Interpolation interpolation);

@@ -56,6 +56,18 @@ write(f"{corpus}/webdataset/ustar.tar",
 write(f"{corpus}/webdataset/gnu.tar", shard([("d" * 120 + "/key.jpg", jpeg), ("x.json", b"{}")], tarfile.GNU_FORMAT))
 write(f"{corpus}/webdataset/pax.tar", shard([("p" * 130 + ".webp", b"RIFF"), ("u.jpg", jpeg)], tarfile.PAX_FORMAT))
 
+# IDX files (MNIST's format): images and labels, raw and gzip, and a header claiming more than it holds.
+import gzip
+def idx(dims, data):
+    return bytes([0, 0, 8, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims) + data
+images = idx([3, 4, 5], bytes((n * 31 + i * 7) % 256 for n in range(3) for i in range(20)))
+labels = idx([3], bytes([9, 2, 1]))
+write(f"{corpus}/idx/images.idx", images)
+write(f"{corpus}/idx/labels.idx", labels)
+write(f"{corpus}/idx/images.gz", gzip.compress(images, mtime=0))
+write(f"{corpus}/idx/labels.gz", gzip.compress(labels, mtime=0))
+write(f"{corpus}/idx/claims_more.idx", idx([1 << 31, 1, 1], bytes(84)))
+
 write(f"{corpus}/labels/labels.csv", "name,label\nimg_001.jpg,3\nimg_002.jpg,0\n")
 write(f"{corpus}/labels/labels.txt", "# images and classes\nimg 1.jpg 12\n\timg_2.png\t4\n")
 write(f"{corpus}/tactic_cache/tactics.txt",
