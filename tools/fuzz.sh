@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 targets_all=(safetensors npy plan_header plan_file manifest timm_config yolo_config jpeg png webp webdataset
-  labels calibration_cache tactic_cache)
+  labels calibration_cache tactic_cache yolo_labels)
 seconds=10
 runs=""
 targets=()

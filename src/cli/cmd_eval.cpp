@@ -47,7 +47,8 @@ struct EvalCliOptions {
   bool strict = false;
   std::optional<std::filesystem::path> json;
   std::optional<std::int64_t> batch;
-  double min_score = 0.25;  // detector plans: reference boxes compared
+  double min_score = 0.25;              // detector plans: reference boxes compared
+  std::optional<double> map_min_score;  // detector plans on labelled data: detections ranked
 };
 
 // A plan file starts with "KILNPLAN" (and a .kplan file is read as a plan, so a damaged one says so);
@@ -234,13 +235,27 @@ void write_report(const EvalCliOptions& options, const Plan& plan, const std::st
   write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
 }
 
-DetectorEvalRequest detector_request(const EvalCliOptions& options, std::shared_ptr<const Plan> plan) {
+DetectorEvalRequest detector_request(const EvalCliOptions& options, const CLI::App& command,
+                                     std::shared_ptr<const Plan> plan) {
   require(!options.per_layer && !options.every, options.plan.string(),
           ": --per-layer and --every are for classifier plans; a detector plan is compared box for box");
-  return {options.plan,   std::move(plan), options.data,    options.reference,
-          options.family, options.config,  options.backend, options.strict_backend,
-          options.batch,  options.images,  options.strict,  options.min_score,
-          options.json};
+  DetectorEvalRequest request;
+  request.plan_path = options.plan;
+  request.plan = std::move(plan);
+  request.data = options.data;
+  request.reference = options.reference;
+  request.family = options.family;
+  request.config = options.config;
+  request.backend = options.backend;
+  request.strict_backend = options.strict_backend;
+  request.batch = options.batch;
+  request.images = options.images;
+  request.strict = options.strict;
+  request.min_score = options.min_score;
+  request.min_score_given = !first_given(command, {"--min-score"}).empty();
+  request.map_min_score = options.map_min_score;
+  request.json = options.json;
+  return request;
 }
 
 void eval(const EvalCliOptions& options, const CLI::App& command) {
@@ -253,7 +268,9 @@ void eval(const EvalCliOptions& options, const CLI::App& command) {
     refuse_output_over_inputs(*json, inputs);
   }
   const std::shared_ptr<const Plan> plan = pipeline::load_plan(options.plan);
-  if (plan->detector) return eval_detector(detector_request(options, plan));
+  if (plan->detector) return eval_detector(detector_request(options, command, plan));
+  refuse_unless(false, command, {"--min-score", "--map-min-score"}, "to detector plans",
+                cat(options.plan.string(), " is a classifier plan"));
   require(!options.per_layer || options.reference,
           "--per-layer compares layers with a reference: give --reference");
   const Dataset dataset = open_dataset(options.data);
@@ -302,7 +319,10 @@ void add_eval_command(CLI::App& app) {
          "--data", options->data,
          "Images to evaluate on: a folder (flat, or one sub-folder per class, optionally with labels.txt or "
          "labels.csv), a .tar shard, a folder of shards or a pattern such as 'val-{000000..000009}.tar'. "
-         "Labels, when present, give top-1/top-5 and must lie in [0, the model's classes)")
+         "Labels, when present, give top-1/top-5 and must lie in [0, the model's classes). For a detector "
+         "plan, a labelled detection set in the YOLO layout (a folder with data.yaml naming the classes and "
+         "its val images, a folder with images/ beside labels/, or an images folder such as ROOT/images/val "
+         "with ROOT/labels/val) gives mAP@0.5 and mAP@0.5:0.95 as COCO defines them")
       ->required();
   cmd->add_option(
          "--reference", options->reference,
@@ -356,8 +376,14 @@ void add_eval_command(CLI::App& app) {
                   "Write the full report (every metric, stress input and layer) as JSON");
   cmd->add_option("--min-score", options->min_score,
                   "Detector plans: compare the reference's boxes scoring at least this (box parity gate: "
-                  "IoU >= 0.9, |score diff| <= 0.005, none missing or extra)")
+                  "IoU >= 0.9, |score diff| <= 0.005, none missing or extra). On a labelled detection set, "
+                  "box parity runs only with --reference; the JSON then holds both 'map' and the parity "
+                  "figures ('boxes', 'per_image')")
       ->capture_default_str()
+      ->check(real_between(0.0, 1.0));
+  cmd->add_option("--map-min-score", options->map_min_score,
+                  "Detector plans on a labelled detection set: rank the detections scoring at least this "
+                  "for mAP (default 0.001, as COCO evaluation keeps nearly every detection)")
       ->check(real_between(0.0, 1.0));
   cmd->callback([options, cmd] {
     if (options->split.empty()) options->split = "held-out";

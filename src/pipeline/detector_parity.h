@@ -7,11 +7,9 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
-#include <span>
 #include <string>
 #include <vector>
 
-#include "data/dataset.h"
 #include "pipeline/detector_engine.h"
 
 namespace kiln::pipeline {
@@ -45,12 +43,11 @@ struct DetectorParityReport {
   BoxParity total;
   std::vector<std::pair<std::string, BoxParity>> images;  // per evaluated image, by its name
   std::size_t skipped = 0;                                // unreadable images
-};
 
-// Runs both engines (the same batch size) on dataset images `indices`, a last partial batch padded.
-DetectorParityReport detector_parity(DetectorEngine& engine, DetectorEngine& reference,
-                                     const Dataset& dataset, std::span<const std::size_t> indices,
-                                     double min_score, bool strict);
+  // Compares one image's boxes and adds them to the total.
+  void add(const std::string& image, const std::vector<Detection>& detections,
+           const std::vector<Detection>& reference, double min_score);
+};
 
 nlohmann::json to_json(const BoxParity& parity);
 
