@@ -248,6 +248,9 @@ void eval_detector(const DetectorEvalRequest& request) {
             " but the dataset has ", data.dataset.size(), " images");
     indices = stride_sample(data.dataset.size(), *request.images);
   }
+  const double map_min_score = request.map_min_score.value_or(pipeline::kMapMinScore);
+  std::optional<pipeline::DetectorMapAccumulator> map;
+  if (labelled) map.emplace(data.dataset, indices, data.names.size(), map_min_score);
   CompileOptions compile;
   compile.batch = request.batch.value_or(request.plan->info.batch);
   compile.strict_backend = request.strict_backend;
@@ -258,10 +261,7 @@ void eval_detector(const DetectorEvalRequest& request) {
   if (!engine.engine().fallback_layers().empty()) std::cerr << fallback_warning(engine.engine()) << "\n";
   print_header(request, detector, backend, compile.batch, data, indices.size(), reference);
 
-  const double map_min_score = request.map_min_score.value_or(pipeline::kMapMinScore);
   DetectorFindings findings;
-  std::optional<pipeline::DetectorMapAccumulator> map;
-  if (labelled) map.emplace(data.names.size(), map_min_score);
   if (parity) findings.parity.emplace();
   findings.skipped = pipeline::for_each_detection(
       engine, reference ? &*reference->engine : nullptr, data.dataset, indices, request.strict,
@@ -270,7 +270,7 @@ void eval_detector(const DetectorEvalRequest& request) {
         ++findings.evaluated;
         if (findings.parity)
           findings.parity->add(sample.name, *image.detections, *image.reference, request.min_score);
-        if (map) map->add(sample, *image.image, *image.detections);
+        if (map) map->add(image.index, *image.image, *image.detections);
       });
   if (findings.parity) findings.parity->skipped = findings.skipped;
   if (map) {

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <span>
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/yolo_labels.h"
 #include "eval/detection_map.h"
 #include "io/image.h"
 #include "pipeline/detector_engine.h"
@@ -19,14 +22,17 @@ inline constexpr double kMapMinScore = 0.001;
 
 class DetectorMapAccumulator {
  public:
-  DetectorMapAccumulator(std::size_t num_classes, double min_score);
-  // Reads the sample's label file (an image without one holds no objects).
-  void add(const Sample& sample, const Image& image, const std::vector<Detection>& detections);
+  // Reads the label files of dataset images `indices` (an image without one holds no objects) before
+  // any image runs, so that a bad line stops the evaluation at once.
+  DetectorMapAccumulator(const Dataset& dataset, std::span<const std::size_t> indices,
+                         std::size_t num_classes, double min_score);
+  // Dataset image `index` (one of `indices`), decoded, and the engine's detections of it.
+  void add(std::size_t index, const Image& image, const std::vector<Detection>& detections);
   MapResult result() const { return map_.result(); }
 
  private:
-  std::size_t num_classes_;
   double min_score_;
+  std::map<std::size_t, std::vector<YoloBox>> labels_;  // by dataset index
   DetectionMap map_;
 };
 

@@ -43,13 +43,16 @@ BoxParity compare_detections(const std::vector<Detection>& detections,
     if (!(r.score >= min_score)) continue;
     ++parity.reference_boxes;
     std::size_t best = detections.size();
-    double best_iou = kPairingIou;
+    double best_iou = kPairingIou, best_diff = INFINITY;
     for (std::size_t i = 0; i < detections.size(); ++i) {
       if (paired[i] || detections[i].label != r.label) continue;
       const double iou = box_iou(detections[i], r);
-      if (iou >= best_iou) {
+      // Boxes can coincide (clamped to the image's edge, say): an equal overlap goes to the closer score.
+      const double diff = std::fabs(static_cast<double>(detections[i].score) - r.score);
+      if (iou > best_iou || (iou == best_iou && (best == detections.size() || diff < best_diff))) {
         best_iou = iou;
         best = i;
+        best_diff = diff;
       }
     }
     if (best == detections.size()) {

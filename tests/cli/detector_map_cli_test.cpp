@@ -62,9 +62,16 @@ class DetectorMapCli : public ::testing::Test {
     for (std::size_t i = 0; i < fashion_names().size(); ++i)
       config["names"][std::to_string(i)] = fashion_names()[i];
     std::ofstream(model.parent_path() / "config.json") << config.dump();
-    const auto built =
-        run_kiln("build " + (kFamilies / "yolov10").string() + " --checkpoint " + model.string() + " -o " +
-                 plan().string() + " --backend cpu --precision fp32");
+    // The family's manifest at 320 pixels, the checkpoint config's imgsz.
+    const fs::path family = scratch_->dir() / "yolov10_320";
+    fs::create_directories(family);
+    std::string manifest = bytes_of(kFamilies / "yolov10" / "manifest.toml");
+    const std::size_t size = manifest.find("size = 640");
+    ASSERT_NE(size, std::string::npos);
+    manifest.replace(size, 10, "size = 320");
+    std::ofstream(family / "manifest.toml") << manifest;
+    const auto built = run_kiln("build " + family.string() + " --checkpoint " + model.string() + " -o " +
+                                plan().string() + " --backend cpu --precision fp32");
     ASSERT_EQ(built.exit_code, 0) << built.output;
   }
   static void TearDownTestSuite() { delete scratch_; }
@@ -99,7 +106,7 @@ std::size_t label_lines(const fs::path& file) {
 TEST_F(DetectorMapCli, ReportsMapOnTheShippedSet) {
   const fs::path json = scratch_->dir() / "map.json";
   const auto eval = run_kiln("eval " + plan().string() + " --data " + kFashion.string() +
-                             " --images 20 --json " + json.string());
+                             " --images 10 --json " + json.string());
   ASSERT_EQ(eval.exit_code, 0) << eval.output;
   EXPECT_NE(eval.output.find("labels     "), std::string::npos) << eval.output;
   EXPECT_NE(eval.output.find("(YOLO layout, 10 classes from "), std::string::npos) << eval.output;
@@ -107,7 +114,7 @@ TEST_F(DetectorMapCli, ReportsMapOnTheShippedSet) {
   EXPECT_EQ(eval.output.find("gate "), std::string::npos)
       << "no reference, so no box parity: " << eval.output;
   const nlohmann::json report = read_json(json);
-  EXPECT_EQ(report.at("images_evaluated"), 20);
+  EXPECT_EQ(report.at("images_evaluated"), 10);
   EXPECT_FALSE(report.contains("boxes"));
   const nlohmann::json& map = report.at("map");
   for (const char* key : {"map50", "map50_95"}) {
@@ -117,11 +124,11 @@ TEST_F(DetectorMapCli, ReportsMapOnTheShippedSet) {
   EXPECT_EQ(map.at("min_score"), 0.001);
   ASSERT_EQ(map.at("per_class").size(), 10u);
   EXPECT_EQ(map.at("per_class").at(9).at("name"), "Ankle boot");
-  // --images 20 of 200 takes every 10th image; the ground truth is their label files' lines.
+  // --images 10 of 200 takes every 20th image; the ground truth is their label files' lines.
   std::size_t boxes = 0;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 10; ++i) {
     char stem[32];
-    std::snprintf(stem, sizeof stem, "val_%06d.txt", i * 10);
+    std::snprintf(stem, sizeof stem, "val_%06d.txt", i * 20);
     boxes += label_lines(kFashion / "labels" / "val" / stem);
   }
   EXPECT_EQ(map.at("ground_truth").get<std::size_t>(), boxes);
