@@ -311,7 +311,9 @@ void add_eval_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "eval",
       "Evaluate a plan on a dataset: top-1/top-5 against labels, agreement and relative error against an "
-      "fp32 reference, a NaN/Inf scan over the images and stress inputs, per-layer errors");
+      "fp32 reference, a NaN/Inf scan over the images and stress inputs, per-layer errors. A detector plan: "
+      "mAP@0.5 and mAP@0.5:0.95 (COCO's definition) on a labelled detection set in the YOLO layout, box "
+      "parity with a reference (on a labelled set only with --reference)");
   cmd->add_option("plan", options->plan, "The plan file to evaluate (kiln build)")
       ->required()
       ->check(CLI::ExistingFile);

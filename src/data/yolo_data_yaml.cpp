@@ -1,12 +1,10 @@
 #include "data/yolo_data_yaml.h"
 
 #include <charconv>
-#include <fstream>
 #include <map>
-#include <sstream>
-#include <system_error>
 
 #include "core/error.h"
+#include "data/file_bytes.h"
 
 namespace kiln {
 
@@ -159,16 +157,7 @@ YoloDataYaml parse_yolo_data_yaml(std::string_view text, const std::string& orig
 }
 
 YoloDataYaml read_yolo_data_yaml(const std::filesystem::path& file) {
-  std::error_code error;
-  const std::uintmax_t size = std::filesystem::file_size(file, error);
-  require(!error, file.string(), ": cannot read (", error.message(), ")");
-  require(size <= kMaxDataYamlBytes, file.string(), ": ", size, " bytes, more than a data.yaml holds (",
-          kMaxDataYamlBytes, " at most)");
-  std::ifstream in(file, std::ios::binary);
-  require(static_cast<bool>(in), file.string(), ": cannot open for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_yolo_data_yaml(text.str(), file.string());
+  return parse_yolo_data_yaml(read_small_text_file(file, kMaxDataYamlBytes, "a data.yaml"), file.string());
 }
 
 }  // namespace kiln

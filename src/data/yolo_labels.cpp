@@ -2,11 +2,10 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "core/error.h"
+#include "data/file_bytes.h"
 
 namespace kiln {
 
@@ -86,16 +85,8 @@ std::vector<YoloBox> parse_yolo_labels(std::string_view text, const std::string&
 std::vector<YoloBox> read_yolo_labels(const std::filesystem::path& file, std::size_t num_classes) {
   std::error_code error;
   if (!std::filesystem::exists(file, error)) return {};
-  require(std::filesystem::is_regular_file(file, error), file.string(), ": a label file must be a file");
-  const std::uintmax_t size = std::filesystem::file_size(file, error);
-  require(!error, file.string(), ": cannot read its size (", error.message(), ")");
-  require(size <= kMaxYoloLabelFileBytes, file.string(), ": ", size, " bytes, more than a label file holds (",
-          kMaxYoloLabelFileBytes, " at most)");
-  std::ifstream in(file, std::ios::binary);
-  require(static_cast<bool>(in), file.string(), ": cannot open for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_yolo_labels(text.str(), file.string(), num_classes);
+  return parse_yolo_labels(read_small_text_file(file, kMaxYoloLabelFileBytes, "a label file"), file.string(),
+                           num_classes);
 }
 
 std::optional<std::filesystem::path> yolo_label_path(const std::filesystem::path& image) {
