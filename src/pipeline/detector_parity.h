@@ -1,8 +1,9 @@
 // Box parity of a detector with a reference (`kiln eval` on a detector plan): per image, each reference
 // box scoring at least `min_score` is paired with the unpaired box of the same class that overlaps it
-// most (IoU at least kPairingIou); the gate wants every such box paired with IoU >= kGateMinIou and
-// |score difference| <= kGateMaxScoreDiff, and no unpaired box of the engine's scoring min_score +
-// kGateMaxScoreDiff or more (an extra box; a box just under the threshold may cross it either way).
+// most (IoU at least kPairingIou; of boxes overlapping it equally, the one closest in score); the gate
+// wants every such box paired with IoU >= kGateMinIou and |score difference| <= kGateMaxScoreDiff, and
+// no unpaired box of the engine's scoring min_score + kGateMaxScoreDiff or more (an extra box; a box
+// just under the threshold may cross it either way).
 #pragma once
 
 #include <cstddef>
