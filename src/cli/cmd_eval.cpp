@@ -239,23 +239,21 @@ DetectorEvalRequest detector_request(const EvalCliOptions& options, const CLI::A
                                      std::shared_ptr<const Plan> plan) {
   require(!options.per_layer && !options.every, options.plan.string(),
           ": --per-layer and --every are for classifier plans; a detector plan is compared box for box");
-  DetectorEvalRequest request;
-  request.plan_path = options.plan;
-  request.plan = std::move(plan);
-  request.data = options.data;
-  request.reference = options.reference;
-  request.family = options.family;
-  request.config = options.config;
-  request.backend = options.backend;
-  request.strict_backend = options.strict_backend;
-  request.batch = options.batch;
-  request.images = options.images;
-  request.strict = options.strict;
-  request.min_score = options.min_score;
-  request.min_score_given = !first_given(command, {"--min-score"}).empty();
-  request.map_min_score = options.map_min_score;
-  request.json = options.json;
-  return request;
+  return {.plan_path = options.plan,
+          .plan = std::move(plan),
+          .data = options.data,
+          .reference = options.reference,
+          .family = options.family,
+          .config = options.config,
+          .backend = options.backend,
+          .strict_backend = options.strict_backend,
+          .batch = options.batch,
+          .images = options.images,
+          .strict = options.strict,
+          .min_score = options.min_score,
+          .min_score_given = !first_given(command, {"--min-score"}).empty(),
+          .map_min_score = options.map_min_score,
+          .json = options.json};
 }
 
 void eval(const EvalCliOptions& options, const CLI::App& command) {
