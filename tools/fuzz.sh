@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 targets_all=(safetensors npy plan_header plan_file manifest timm_config yolo_config jpeg png webp webdataset
-  labels calibration_cache tactic_cache idx)
+  labels calibration_cache tactic_cache idx yolo_labels)
 seconds=10 runs="" jobs=1 fork="" bin="" work=build/fuzz
 targets=()
 while (($#)); do

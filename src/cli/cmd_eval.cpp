@@ -48,7 +48,8 @@ struct EvalCliOptions {
   std::optional<std::filesystem::path> json;
   bool per_image = false;  // --json lists every image's classes too
   std::optional<std::int64_t> batch;
-  double min_score = 0.25;  // detector plans: reference boxes compared
+  double min_score = 0.25;              // detector plans: reference boxes compared
+  std::optional<double> map_min_score;  // detector plans on labelled data: detections ranked
 };
 
 // A plan file starts with "KILNPLAN" (and a .kplan file is read as a plan, so a damaged one says so);
@@ -235,14 +236,26 @@ void write_report(const EvalCliOptions& options, const Plan& plan, const std::st
   write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
 }
 
-DetectorEvalRequest detector_request(const EvalCliOptions& options, std::shared_ptr<const Plan> plan) {
+DetectorEvalRequest detector_request(const EvalCliOptions& options, const CLI::App& command,
+                                     std::shared_ptr<const Plan> plan) {
   require(!options.per_layer && !options.every && !options.per_image, options.plan.string(),
           ": --per-layer, --per-image and --every are for classifier plans; a detector plan is compared box "
           "for box");
-  return {options.plan,   std::move(plan), options.data,    options.reference,
-          options.family, options.config,  options.backend, options.strict_backend,
-          options.batch,  options.images,  options.strict,  options.min_score,
-          options.json};
+  return {.plan_path = options.plan,
+          .plan = std::move(plan),
+          .data = options.data,
+          .reference = options.reference,
+          .family = options.family,
+          .config = options.config,
+          .backend = options.backend,
+          .strict_backend = options.strict_backend,
+          .batch = options.batch,
+          .images = options.images,
+          .strict = options.strict,
+          .min_score = options.min_score,
+          .min_score_given = !first_given(command, {"--min-score"}).empty(),
+          .map_min_score = options.map_min_score,
+          .json = options.json};
 }
 
 void eval(const EvalCliOptions& options, const CLI::App& command) {
@@ -255,7 +268,9 @@ void eval(const EvalCliOptions& options, const CLI::App& command) {
     refuse_output_over_inputs(*json, inputs);
   }
   const std::shared_ptr<const Plan> plan = pipeline::load_plan(options.plan);
-  if (plan->detector) return eval_detector(detector_request(options, plan));
+  if (plan->detector) return eval_detector(detector_request(options, command, plan));
+  refuse_unless(false, command, {"--min-score", "--map-min-score"}, "to detector plans",
+                cat(options.plan.string(), " is a classifier plan"));
   require(!options.per_layer || options.reference,
           "--per-layer compares layers with a reference: give --reference");
   const Dataset dataset = open_dataset(options.data);
@@ -296,7 +311,9 @@ void add_eval_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "eval",
       "Evaluate a plan on a dataset: top-1/top-5 against labels, agreement and relative error against an "
-      "fp32 reference, a NaN/Inf scan over the images and stress inputs, per-layer errors");
+      "fp32 reference, a NaN/Inf scan over the images and stress inputs, per-layer errors. A detector plan: "
+      "mAP@0.5 and mAP@0.5:0.95 (COCO's definition) on a labelled detection set in the YOLO layout, box "
+      "parity with a reference (on a labelled set only with --reference)");
   cmd->add_option("plan", options->plan, "The plan file to evaluate (kiln build)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -304,7 +321,10 @@ void add_eval_command(CLI::App& app) {
          "--data", options->data,
          "Images to evaluate on: a folder (flat, or one sub-folder per class, optionally with labels.txt or "
          "labels.csv), a .tar shard, a folder of shards or a pattern such as 'val-{000000..000009}.tar'. "
-         "Labels, when present, give top-1/top-5 and must lie in [0, the model's classes)")
+         "Labels, when present, give top-1/top-5 and must lie in [0, the model's classes). For a detector "
+         "plan, a labelled detection set in the YOLO layout (a folder with data.yaml naming the classes and "
+         "its val images, a folder with images/ beside labels/, or an images folder such as ROOT/images/val "
+         "with ROOT/labels/val) gives mAP@0.5 and mAP@0.5:0.95 as COCO defines them")
       ->required();
   cmd->add_option(
          "--reference", options->reference,
@@ -362,8 +382,14 @@ void add_eval_command(CLI::App& app) {
       ->needs(json);
   cmd->add_option("--min-score", options->min_score,
                   "Detector plans: compare the reference's boxes scoring at least this (box parity gate: "
-                  "IoU >= 0.9, |score diff| <= 0.005, none missing or extra)")
+                  "IoU >= 0.9, |score diff| <= 0.005, none missing or extra). On a labelled detection set, "
+                  "box parity runs only with --reference; the JSON then holds both 'map' and the parity "
+                  "figures ('boxes', 'per_image')")
       ->capture_default_str()
+      ->check(real_between(0.0, 1.0));
+  cmd->add_option("--map-min-score", options->map_min_score,
+                  "Detector plans on a labelled detection set: rank the detections scoring at least this "
+                  "for mAP (default 0.001, as COCO evaluation keeps nearly every detection)")
       ->check(real_between(0.0, 1.0));
   cmd->callback([options, cmd] {
     if (options->split.empty()) options->split = "held-out";

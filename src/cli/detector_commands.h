@@ -42,12 +42,15 @@ struct DetectorEvalRequest {
   std::optional<std::int64_t> batch;
   std::optional<std::size_t> images;
   bool strict = false;
-  double min_score = 0.25;
+  double min_score = 0.25;              // box parity: the reference boxes compared
+  bool min_score_given = false;         // --min-score was given (refused where no box parity runs)
+  std::optional<double> map_min_score;  // mAP: the detections ranked (default pipeline::kMapMinScore)
   std::optional<std::filesystem::path> json;
 };
 
-// Box parity of a detector plan with its reference on a dataset's images (pipeline/detector_parity.h);
-// fails (exit 1) after the report when the gate does not pass.
+// On a labelled detection set (data/yolo_dataset.h): mAP against the labels, and box parity with
+// --reference when given. On other images: box parity with the reference (pipeline/detector_parity.h).
+// Box parity fails the command (exit 1) after the report when its gate does not pass.
 void eval_detector(const DetectorEvalRequest& request);
 
 }  // namespace kiln::cli

@@ -1,6 +1,7 @@
 #include "data/file_bytes.h"
 
 #include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -26,6 +27,21 @@ std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path, std
          " (the file was shortened or cannot be read)");
   }
   return bytes;
+}
+
+std::string read_small_text_file(const std::filesystem::path& path, std::uintmax_t max_bytes,
+                                 const std::string& kind) {
+  std::error_code error;
+  require(std::filesystem::is_regular_file(path, error), path.string(), ": not a regular file");
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  require(!error, path.string(), ": cannot read its size (", error.message(), ")");
+  require(size <= max_bytes, path.string(), ": ", size, " bytes, more than ", kind, " holds (", max_bytes,
+          " at most)");
+  std::ifstream in(path, std::ios::binary);
+  require(static_cast<bool>(in), path.string(), ": cannot open for reading");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace kiln

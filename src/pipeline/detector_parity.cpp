@@ -4,8 +4,6 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "core/progress.h"
-#include "data/image_loop.h"
 
 namespace kiln::pipeline {
 
@@ -45,13 +43,16 @@ BoxParity compare_detections(const std::vector<Detection>& detections,
     if (!(r.score >= min_score)) continue;
     ++parity.reference_boxes;
     std::size_t best = detections.size();
-    double best_iou = kPairingIou;
+    double best_iou = kPairingIou, best_diff = INFINITY;
     for (std::size_t i = 0; i < detections.size(); ++i) {
       if (paired[i] || detections[i].label != r.label) continue;
       const double iou = box_iou(detections[i], r);
-      if (iou >= best_iou) {
+      // Boxes can coincide (clamped to the image's edge, say): an equal overlap goes to the closer score.
+      const double diff = std::fabs(static_cast<double>(detections[i].score) - r.score);
+      if (iou > best_iou || (iou == best_iou && (best == detections.size() || diff < best_diff))) {
         best_iou = iou;
         best = i;
+        best_diff = diff;
       }
     }
     if (best == detections.size()) {
@@ -70,40 +71,11 @@ BoxParity compare_detections(const std::vector<Detection>& detections,
   return parity;
 }
 
-DetectorParityReport detector_parity(DetectorEngine& engine, DetectorEngine& reference,
-                                     const Dataset& dataset, std::span<const std::size_t> indices,
-                                     double min_score, bool strict) {
-  const auto batch = static_cast<std::size_t>(engine.engine().batch());
-  require(reference.engine().batch() == engine.engine().batch(), "the reference runs batches of ",
-          reference.engine().batch(), ", the plan ", batch);
-  DetectorParityReport report;
-  std::vector<Image> images;
-  std::vector<std::string> names;
-  const auto flush = [&] {
-    if (images.empty()) return;
-    const std::size_t real = images.size();
-    while (images.size() < batch) images.push_back(images.back());  // padding, not compared
-    const DetectorRun ours = engine.detect(images), theirs = reference.detect(images);
-    for (std::size_t i = 0; i < real; ++i) {
-      const BoxParity parity =
-          compare_detections(ours.detections[i], theirs.detections[i], min_score, names[i]);
-      report.total.add(parity);
-      report.images.emplace_back(names[i], parity);
-    }
-    images.clear();
-    names.clear();
-  };
-  Progress progress("compare boxes", indices.size());
-  report.skipped = for_each_decoded_image(
-      dataset, indices,
-      [&](std::size_t index, const Image& image) {
-        images.push_back(image);
-        names.push_back(dataset.sample(index).name);
-        if (images.size() == batch) flush();
-      },
-      strict, &progress);
-  flush();
-  return report;
+void DetectorParityReport::add(const std::string& image, const std::vector<Detection>& detections,
+                               const std::vector<Detection>& reference, double min_score) {
+  const BoxParity parity = compare_detections(detections, reference, min_score, image);
+  total.add(parity);
+  images.emplace_back(image, parity);
 }
 
 nlohmann::json to_json(const BoxParity& parity) {

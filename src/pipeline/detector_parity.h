@@ -1,17 +1,16 @@
 // Box parity of a detector with a reference (`kiln eval` on a detector plan): per image, each reference
 // box scoring at least `min_score` is paired with the unpaired box of the same class that overlaps it
-// most (IoU at least kPairingIou); the gate wants every such box paired with IoU >= kGateMinIou and
-// |score difference| <= kGateMaxScoreDiff, and no unpaired box of the engine's scoring min_score +
-// kGateMaxScoreDiff or more (an extra box; a box just under the threshold may cross it either way).
+// most (IoU at least kPairingIou; of boxes overlapping it equally, the one closest in score); the gate
+// wants every such box paired with IoU >= kGateMinIou and |score difference| <= kGateMaxScoreDiff, and
+// no unpaired box of the engine's scoring min_score + kGateMaxScoreDiff or more (an extra box; a box
+// just under the threshold may cross it either way).
 #pragma once
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
-#include <span>
 #include <string>
 #include <vector>
 
-#include "data/dataset.h"
 #include "pipeline/detector_engine.h"
 
 namespace kiln::pipeline {
@@ -45,12 +44,11 @@ struct DetectorParityReport {
   BoxParity total;
   std::vector<std::pair<std::string, BoxParity>> images;  // per evaluated image, by its name
   std::size_t skipped = 0;                                // unreadable images
-};
 
-// Runs both engines (the same batch size) on dataset images `indices`, a last partial batch padded.
-DetectorParityReport detector_parity(DetectorEngine& engine, DetectorEngine& reference,
-                                     const Dataset& dataset, std::span<const std::size_t> indices,
-                                     double min_score, bool strict);
+  // Compares one image's boxes and adds them to the total.
+  void add(const std::string& image, const std::vector<Detection>& detections,
+           const std::vector<Detection>& reference, double min_score);
+};
 
 nlohmann::json to_json(const BoxParity& parity);
 

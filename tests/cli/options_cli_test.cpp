@@ -89,6 +89,8 @@ TEST(CliOptions, RunEvalInspectRefuseOptionsTheyWouldIgnore) {
       "--config applies only without a plan file");
   expect_usage_error("run " + plan.string() + " --input " + photo + " --min-score 0.5",
                      "--min-score applies only to detectors");
+  expect_usage_error("eval " + plan.string() + " --data " + kPhotos.string() + " --map-min-score 0.01",
+                     "--map-min-score applies only to detector plans");
   expect_usage_error("run --checkpoint " + checkpoint + " --input " + photo,
                      "--checkpoint applies only with --family");
   expect_usage_error("run " + plan.string() + " --input " + photo + " --tactic-cache t.json",

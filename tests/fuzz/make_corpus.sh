@@ -23,6 +23,7 @@ copy manifest families/*/manifest.toml
 copy timm_config tests/data/golden/*/config.json
 copy yolo_config tests/data/golden/yolov10n/config.json
 copy calibration_cache tests/data/golden/resnet_tiny/fp8_calibration.json
+copy yolo_labels tests/data/fashion_detect/data.yaml tests/data/fashion_detect/labels/val/val_00000[0-2].txt
 
 python3 - "$corpus" <<'PY'
 import io, json, struct, sys, tarfile
@@ -70,6 +71,9 @@ write(f"{corpus}/idx/claims_more.idx", idx([1 << 31, 1, 1], bytes(84)))
 
 write(f"{corpus}/labels/labels.csv", "name,label\nimg_001.jpg,3\nimg_002.jpg,0\n")
 write(f"{corpus}/labels/labels.txt", "# images and classes\nimg 1.jpg 12\n\timg_2.png\t4\n")
+write(f"{corpus}/yolo_labels/edges.txt", "0 0 1 1 0\r\n\n  79\t0.5 1e-3 1.0 0.25  \n")
+write(f"{corpus}/yolo_labels/flow.yaml", "# set\npath: ..\nval: 'images/val'\nnc: 2\nnames: [a, 'b, c']\n")
+write(f"{corpus}/yolo_labels/block.yaml", "val: images\nnames:\n  - x\n  - \"y # z\"\ndownload: |\n  a: 1\n")
 write(f"{corpus}/tactic_cache/tactics.txt",
       "# key fused algorithm workspace ms\n"
       "cudnn9:H200:f16:n1c64h56w56k64r3s3 1 7 4096 0.0125\n"

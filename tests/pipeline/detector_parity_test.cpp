@@ -29,6 +29,18 @@ TEST(DetectorParity, IdenticalDetectionsPass) {
   EXPECT_TRUE(parity.passes());
 }
 
+// Two detections of one box (anchors whose boxes coincide) pair with the reference's by score.
+TEST(DetectorParity, CoincidingBoxesPairByScore) {
+  const std::vector<Detection> d = {box(0, 0, 10, 10, 0.02f, 1), box(0, 0, 10, 10, 0.01f, 1)};
+  const std::vector<Detection> reversed = {d[1], d[0]};
+  for (const auto& ours : {d, reversed}) {
+    const BoxParity parity = compare_detections(ours, d, 0.005, "a.jpg");
+    EXPECT_EQ(parity.matched, 2u);
+    EXPECT_DOUBLE_EQ(parity.worst_score_diff, 0.0);
+    EXPECT_TRUE(parity.passes());
+  }
+}
+
 TEST(DetectorParity, ShiftedBoxesAndScoresAreMeasured) {
   const std::vector<Detection> reference = {box(0, 0, 100, 100, 0.9f, 1)};
   const BoxParity close = compare_detections({box(1, 0, 101, 100, 0.902f, 1)}, reference, 0.25, "a.jpg");
