@@ -242,6 +242,10 @@ def timm_top1(timm, model, images: np.ndarray, labels: np.ndarray, device, worke
     loader = torch.utils.data.DataLoader(PilTestSet(images, labels, transform), batch_size=500,
                                          num_workers=workers)
     model.eval().float()
+    # True float32: PyTorch lets cuDNN convolutions use TF32 (10-bit mantissa) by default, whose ~1e-3
+    # relative error flips the top-1 of images whose two best logits nearly tie.
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     correct, seen, predictions = 0, 0, []
     with torch.no_grad():
         for x, y in loader:
