@@ -12,6 +12,7 @@
 #include "eval/evaluate.h"
 #include "runtime/benchmark.h"
 #include "study/environment.h"
+#include "study/speed_matrix.h"
 #include "study/study_spec.h"
 
 namespace kiln {
@@ -44,7 +45,7 @@ struct VariantResult {
   EvalResult eval;
   std::vector<double> round_medians_ms;         // one per timing round
   std::vector<double> round_images_per_second;  // per round: timed runs x batch / their wall seconds
-  std::vector<double> round_end_to_end_ms;  // per round, host clock around Engine::run (device backends)
+  std::vector<double> round_end_to_end_ms;      // per round, host clock around Engine::run (device backends)
   Spread latency_ms;
   Spread end_to_end_ms;  // zero where the timed region already is the host clock
   Spread images_per_second;
@@ -64,9 +65,11 @@ struct StudyResult {
   std::string family;
   std::string checkpoint_sha256;
   std::string timed_region;  // what the latency figures time, as `kiln bench` times the same engine
-  nlohmann::json data;  // dataset, sample and split
+  nlohmann::json data;       // dataset, sample and split
   std::vector<VariantResult> variants;
   StudyDecision decision;
+  SpeedMatrix matrix;                 // every batch at every level (study.batches, study.opt_levels)
+  std::vector<std::string> warnings;  // what makes the study's comparisons unsound (NaN/Inf in the baseline)
   double seconds = 0.0;
   nlohmann::json to_json() const;
 };
