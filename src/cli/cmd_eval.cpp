@@ -46,6 +46,7 @@ struct EvalCliOptions {
   bool no_stress = false;
   bool strict = false;
   std::optional<std::filesystem::path> json;
+  bool per_image = false;  // --json lists every image's classes too
   std::optional<std::int64_t> batch;
   double min_score = 0.25;  // detector plans: reference boxes compared
 };
@@ -230,13 +231,14 @@ void write_report(const EvalCliOptions& options, const Plan& plan, const std::st
         {"split", options.every ? nlohmann::json(options.split) : nlohmann::json(nullptr)}}},
       {"reference_model",
        options.reference ? nlohmann::json(options.reference->string()) : nlohmann::json(nullptr)}};
-  report.update(to_json(result));
+  report.update(to_json(result, {options.per_image}));
   write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
 }
 
 DetectorEvalRequest detector_request(const EvalCliOptions& options, std::shared_ptr<const Plan> plan) {
-  require(!options.per_layer && !options.every, options.plan.string(),
-          ": --per-layer and --every are for classifier plans; a detector plan is compared box for box");
+  require(!options.per_layer && !options.every && !options.per_image, options.plan.string(),
+          ": --per-layer, --per-image and --every are for classifier plans; a detector plan is compared box "
+          "for box");
   return {options.plan,   std::move(plan), options.data,    options.reference,
           options.family, options.config,  options.backend, options.strict_backend,
           options.batch,  options.images,  options.strict,  options.min_score,
@@ -352,8 +354,12 @@ void add_eval_command(CLI::App& app) {
       "the extremes of the preprocessing range) scanned for NaN/Inf outputs");
   cmd->add_flag("--strict", options->strict,
                 "Stop at the first unreadable image (by default it is reported and skipped)");
-  cmd->add_option("--json", options->json,
-                  "Write the full report (every metric, stress input and layer) as JSON");
+  auto* json = cmd->add_option("--json", options->json,
+                               "Write the full report (every metric, stress input and layer) as JSON");
+  cmd->add_flag("--per-image", options->per_image,
+                "With --json: also list every evaluated image in order (its top-1 class, label and the "
+                "reference's top-1), to pair results image by image across plans")
+      ->needs(json);
   cmd->add_option("--min-score", options->min_score,
                   "Detector plans: compare the reference's boxes scoring at least this (box parity gate: "
                   "IoU >= 0.9, |score diff| <= 0.005, none missing or extra)")

@@ -154,13 +154,19 @@ void score_pending(Engine& engine, Engine* reference, const Dataset& dataset, st
       if (result.non_finite_images.size() < kNonFiniteImagesListed)
         result.non_finite_images.push_back(sample.name);
     }
-    if (result.labels) result.labels->add(y, sample.label);
+    ImageOutcome outcome{pending.indices[r], sample.name, top1_class(y)};
+    if (result.labels) {
+      result.labels->add(y, sample.label);
+      outcome.label = sample.label;
+    }
     if (reference != nullptr) {
       const std::span<const float> ref = reference_logits[r];
+      outcome.reference_top1 = top1_class(ref);
       result.reference_non_finite += count_non_finite(ref);
       result.reference->add(y, ref, sample.name);
       if (result.reference_labels) result.reference_labels->add(ref, sample.label);
     }
+    result.per_image.push_back(std::move(outcome));
     ++result.images_evaluated;
   }
   pending.images.clear();
@@ -249,9 +255,23 @@ nlohmann::json labels_json(const LabelMetrics& metrics) {
           {"top5_correct", metrics.top5_correct()}};
 }
 
+// Compact rows; label and reference_top1 are null where the evaluation had none.
+nlohmann::json per_image_json(const std::vector<ImageOutcome>& images) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ImageOutcome& image : images) {
+    rows.push_back({{"index", image.index},
+                    {"name", image.name},
+                    {"top1", image.top1},
+                    {"label", image.label >= 0 ? nlohmann::json(image.label) : nlohmann::json(nullptr)},
+                    {"reference_top1", image.reference_top1 >= 0 ? nlohmann::json(image.reference_top1)
+                                                                 : nlohmann::json(nullptr)}});
+  }
+  return rows;
+}
+
 }  // namespace
 
-nlohmann::json to_json(const EvalResult& result) {
+nlohmann::json to_json(const EvalResult& result, const EvalJsonOptions& options) {
   nlohmann::json skipped = nlohmann::json::array();
   for (const auto& bad : result.skipped) skipped.push_back({{"name", bad.name}, {"error", bad.reason}});
   nlohmann::json json = {
@@ -300,6 +320,7 @@ nlohmann::json to_json(const EvalResult& result) {
     stress.push_back(std::move(entry));
   }
   json["stress"] = stress;
+  if (options.per_image) json["per_image"] = per_image_json(result.per_image);
   if (result.per_layer) {
     const LayerErrorReport& report = *result.per_layer;
     nlohmann::json layers = nlohmann::json::array();

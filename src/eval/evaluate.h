@@ -55,6 +55,16 @@ struct StressResult {
   std::optional<NonFiniteLayers> layers;               // with per-layer: where non-finite values start
 };
 
+// One evaluated image's classes, kept so that engines evaluated on the same images pair up image by
+// image (a study compares each variant with its baseline on exactly these).
+struct ImageOutcome {
+  std::size_t index = 0;             // into the dataset
+  std::string name;                  // the dataset's name for it
+  std::int64_t top1 = -1;            // the engine's top-1 class
+  std::int64_t label = -1;           // -1 when the dataset is unlabelled
+  std::int64_t reference_top1 = -1;  // -1 without a reference
+};
+
 struct EvalResult {
   std::size_t images_requested = 0;
   std::size_t images_evaluated = 0;
@@ -69,6 +79,7 @@ struct EvalResult {
   std::vector<std::string> non_finite_images;  // the first few such images, by name
   std::vector<StressResult> stress;            // empty unless options.stress
   std::optional<LayerErrorReport> per_layer;
+  std::vector<ImageOutcome> per_image;  // every evaluated image, in evaluation order
 };
 
 // Evaluates `engine` on dataset images `indices` (in that order), batching at the engine's batch size
@@ -79,7 +90,13 @@ struct EvalResult {
 EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
                     std::span<const std::size_t> indices, const EvalOptions& options);
 
+struct EvalJsonOptions {
+  // One entry per evaluated image. Off by default: a study's 2000 images would bury the summary
+  // figures, and the counts in the summary already give every accuracy and its interval.
+  bool per_image = false;
+};
+
 // Everything in `result`, for reports and scripts. Non-finite numbers are written as null.
-nlohmann::json to_json(const EvalResult& result);
+nlohmann::json to_json(const EvalResult& result, const EvalJsonOptions& options = {});
 
 }  // namespace kiln

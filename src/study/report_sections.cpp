@@ -80,7 +80,7 @@ std::string method_section(const StudyResult& result) {
   std::ostringstream md;
   md << "## Method\n\n- Model: " << result.family;
   if (!result.inputs.hub_id.empty()) md << " (the manifest's checkpoint: `" << result.inputs.hub_id << "`)";
-  md << (spec.text.parts.empty() ? "." : ": " + spec.text.parts) << " This run: `"
+  md << (spec.text.parts.empty() ? "." : ": " + spec.text.parts + ".") << " This run: `"
      << result.inputs.model.checkpoint_name << "`"
      << (result.inputs.demo ? " (the demo's reduced model)" : "") << ".\n- Data: `"
      << data.value("source", "") << "` (" << data.value("kind", "") << ", " << data.value("dataset_images", 0)
@@ -211,18 +211,23 @@ std::string not_tried_section(const StudyResult& result) {
     calibrators.insert(std::string(calibration_method_name(v.method)));
   }
   const auto missing = [](const std::vector<std::string>& all, const std::set<std::string>& tried) {
-    std::string text;
+    std::vector<std::string> names;
     for (const std::string& name : all) {
-      if (tried.count(name) == 0) text += cat(text.empty() ? "" : ", ", "`", name, "`");
+      if (tried.count(name) == 0) names.push_back(name);
     }
-    return text;
+    return names;
   };
-  std::vector<std::string> builtin = {"all", "nose", "nose-L1", "auto"};
   std::ostringstream md;
   md << "## What was not tried\n\n";
-  if (const std::string text = missing(builtin, recipes); !text.empty()) md << "- Recipes " << text << ".\n";
-  if (const std::string text = missing({"max", "percentile", "entropy", "mse"}, calibrators); !text.empty())
-    md << "- Calibrators " << text << ".\n";
+  for (const std::string& recipe : missing({"all", "nose", "nose-L1", "auto"}, recipes)) {
+    const auto text = spec.text.recipes.find(recipe);
+    md << "- Recipe `" << recipe << "`: "
+       << (text != spec.text.recipes.end() ? text->second : generic_recipe_text(recipe)) << ".\n";
+  }
+  std::string calibrator_list;
+  for (const std::string& name : missing({"max", "percentile", "entropy", "mse"}, calibrators))
+    calibrator_list += cat(calibrator_list.empty() ? "" : ", ", "`", name, "`");
+  if (!calibrator_list.empty()) md << "- Calibrators " << calibrator_list << ".\n";
   std::string batches, levels;
   for (const std::int64_t b : result.matrix.batches) batches += cat(batches.empty() ? "" : ", ", b);
   for (const OptLevelEffect& l : result.matrix.levels) levels += cat(levels.empty() ? "" : ", ", l.level);

@@ -114,17 +114,21 @@ SpeedMatrix run_speed_matrix(const MatrixRun& run) {
       const bool main = batch == spec.batch && level.level == spec.opt_level;
       const std::size_t first = matrix.cells.size();
       for (const StudyVariant& variant : variants) {
-        MatrixCell cell{batch, level.level, variant.name};
+        MatrixCell cell = main ? run.main_figures(variant.name) : MatrixCell{};
+        cell.batch = batch;
+        cell.opt_level = level.level;
+        cell.variant = variant.name;
         cell.main_study = main;
         cell.plan_bytes = run.plan_bytes(variant, level.level);
-        std::tie(cell.latency_ms, cell.images_per_second) =
-            main ? run.main_figures(variant.name)
-                 : time_cell(run, run.plan(variant, level.level), batch, input);
-        if (!main) progress.advance();
+        if (!main) {
+          std::tie(cell.latency_ms, cell.images_per_second) =
+              time_cell(run, run.plan(variant, level.level), batch, input);
+          progress.advance();
+        }
         matrix.cells.push_back(cell);
       }
-      // The baseline is the matrix's first variant.
-      for (std::size_t i = first; i < matrix.cells.size(); ++i)
+      // The baseline is the matrix's first variant; the main rounds' speed-ups are per-round medians.
+      for (std::size_t i = first; i < matrix.cells.size() && !main; ++i)
         matrix.cells[i].speedup = matrix.cells[first].latency_ms / matrix.cells[i].latency_ms;
     }
   }

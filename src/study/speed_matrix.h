@@ -63,8 +63,8 @@ struct MatrixRun {
   std::function<std::shared_ptr<const Plan>(const StudyVariant&, std::int64_t level)> plan;
   std::function<std::uintmax_t(const StudyVariant&, std::int64_t level)> plan_bytes;
   std::function<Tensor(std::int64_t batch)> input;
-  // The main rounds' median latency and images/s of a variant, for the study's own cell.
-  std::function<std::pair<double, double>(const std::string& variant)> main_figures;
+  // The main rounds' figures of a variant (latency, images/s, speed-up), for the study's own cell.
+  std::function<MatrixCell(const std::string& variant)> main_figures;
 };
 
 SpeedMatrix run_speed_matrix(const MatrixRun& run);

@@ -34,19 +34,78 @@ std::string stress_non_finite(const EvalResult& eval) {
   return cat(stress_inputs_with_non_finite(eval), " of ", eval.stress.size());
 }
 
+// "97.50% (95% CI 96.71 .. 98.10)"
+std::string percent_with_interval(const Interval& interval) {
+  return cat(percent(interval.estimate), " (", fixed(100.0 * interval.low, 2), " .. ",
+             fixed(100.0 * interval.high, 2), ")");
+}
+
+// A drop against the baseline in percentage points with its interval and McNemar p-value.
+std::string drop_cell(const std::optional<PairedComparison>& comparison) {
+  if (!comparison) return "-";
+  const Interval& drop = comparison->drop;
+  return cat(fixed(100.0 * drop.estimate, 2), " (", fixed(100.0 * drop.low, 2), " .. ",
+             fixed(100.0 * drop.high, 2), "), p = ", fixed(comparison->mcnemar_p, 3));
+}
+
+// The headline: ship, do not ship, or cannot tell with this many images.
+std::string decision_headline(const StudyResult& result) {
+  const StudyDecision& decision = result.decision;
+  switch (decision.outcome) {
+    case ShipOutcome::kShip:
+      return cat("**Ship FP8: ", decision.variant, ".** It meets every threshold below at 95% confidence.");
+    case ShipOutcome::kCannotTell:
+      return cat("**Cannot tell with ", decision.held_out_images,
+                 " held-out images** whether an FP8 variant meets the thresholds: no variant is shown to "
+                 "meet them all, and at least one threshold lies inside an accuracy drop's 95% interval",
+                 decision.images_needed ? cat("; about ", *decision.images_needed,
+                                              " images would settle every undecided variant, if the "
+                                              "observed rates held")
+                                        : std::string(),
+                 ".");
+    case ShipOutcome::kDoNotShip:
+      break;
+  }
+  if (decision.verdicts.empty()) return "**Do not ship FP8.** The study has no FP8 variant.";
+  return "**Do not ship FP8.** Every FP8 variant misses a threshold: too slow, NaN/Inf, or an accuracy "
+         "drop whose 95% interval lies above its threshold.";
+}
+
+// How the decision reads the figures: the thresholds and the statistics behind each.
+std::string decision_rule(const StudyResult& result) {
+  const StudySpec& spec = result.inputs.spec;
+  std::ostringstream md;
+  md << "An FP8 variant ships when its median speed-up over " << spec.baseline << " is at least "
+     << fixed(spec.min_speedup, 2) << "x, no output is NaN/Inf, and the upper end of the 95% interval of "
+     << "each accuracy drop against " << spec.baseline << " on the same " << result.decision.held_out_images
+     << " held-out images is within its threshold: " << fixed(100.0 * spec.max_agreement_drop, 2)
+     << " points of top-1 agreement with fp32";
+  if (result.decision.labelled) {
+    md << " and " << fixed(100.0 * spec.max_top1_drop, 2) << " points of top-1 against labels";
+  } else {
+    md << " (the data is unlabelled, so top-1 against labels is not judged)";
+  }
+  md << ". It does not ship when it is slower than that, gives NaN/Inf, or a drop's interval lies wholly "
+        "above its threshold; otherwise the images cannot tell. Intervals: Wilson score for each rate; "
+        "Newcombe's hybrid score interval for the paired difference (each image seen by both); exact "
+        "McNemar test on the images where the two differ.\n\n";
+  return md.str();
+}
+
 std::string summary_section(const StudyResult& result) {
   const StudySpec& spec = result.inputs.spec;
   std::ostringstream md;
-  md << "## Summary and decision\n\n";
-  if (result.decision.ship_fp8) {
-    md << "**Ship FP8: " << result.decision.variant << ".** It meets every threshold below.\n\n";
-  } else {
-    md << "**Do not ship FP8.** No FP8 variant meets every threshold (at least " << fixed(spec.min_speedup, 2)
-       << "x the speed of " << spec.baseline << ", at most " << percent(spec.max_agreement_drop)
-       << " less top-1 agreement with fp32, at most " << percent(spec.max_top1_drop)
-       << " less top-1 accuracy when labelled, no NaN/Inf).\n\n";
+  md << "## Summary and decision\n\n" << decision_headline(result) << "\n\n" << decision_rule(result);
+  for (const VariantVerdict& verdict : result.decision.verdicts) {
+    md << "- **" << verdict.variant << ": " << ship_outcome_name(verdict.outcome) << "**";
+    if (verdict.outcome == ShipOutcome::kCannotTell) {
+      md << " with " << result.decision.held_out_images << " images"
+         << (verdict.images_needed ? cat(" (about ", *verdict.images_needed, " would settle it)")
+                                   : std::string(" (no number of images would settle it at these rates)"));
+    }
+    md << "\n";
+    for (const std::string& reason : verdict.reasons) md << "  - " << reason << "\n";
   }
-  for (const std::string& reason : result.decision.reasons) md << "- " << reason << "\n";
   const VariantResult* baseline = find_variant(result, spec.baseline);
   if (baseline != nullptr) {
     md << "\n"
@@ -116,31 +175,40 @@ std::string speed_table(const StudyResult& result) {
   return speed.str();
 }
 
-// Agreement and error against fp32, accuracy when the data is labelled, and NaN/Inf counts.
+// Agreement and error against fp32, accuracy when the data is labelled, and NaN/Inf counts; each rate
+// with its 95% interval and each drop against the baseline with its paired interval and p-value.
 std::string quality_table(const StudyResult& result) {
   const bool labelled = !result.variants.empty() && result.variants[0].eval.labels.has_value();
-  std::vector<MarkdownTable::Column> columns = {{"variant"},
-                                                {"agreement with fp32", Align::kRight},
-                                                {"logit error", Align::kRight},
-                                                {"worst image error", Align::kRight}};
+  const std::string& baseline = result.inputs.spec.baseline;
+  std::vector<MarkdownTable::Column> columns = {
+      {"variant"},
+      {"agreement with fp32 (95% CI)", Align::kRight},
+      {"agreement drop vs " + baseline + ", points (95% CI), McNemar p", Align::kRight},
+      {"logit error", Align::kRight},
+      {"worst image error", Align::kRight}};
   if (labelled) {
-    columns.push_back({"top-1", Align::kRight});
+    columns.push_back({"top-1 (95% CI)", Align::kRight});
+    columns.push_back({"top-1 drop vs " + baseline + ", points (95% CI), McNemar p", Align::kRight});
     columns.push_back({"top-5", Align::kRight});
   }
   columns.push_back({"NaN/Inf images", Align::kRight});
   columns.push_back({"NaN/Inf in stress inputs", Align::kRight});
   MarkdownTable quality(columns);
   for (const VariantResult& r : result.variants) {
+    const QualityStatistics& stats = r.statistics;
+    const bool is_baseline = r.variant.name == baseline;
     std::vector<std::string> row = {r.variant.name};
-    if (r.eval.reference) {
-      row.push_back(percent(r.eval.reference->agreement()));
+    if (r.eval.reference && stats.agreement) {
+      row.push_back(percent_with_interval(*stats.agreement));
+      row.push_back(is_baseline ? "baseline" : drop_cell(stats.agreement_vs_baseline));
       row.push_back(scientific(r.eval.reference->relative_error()));
       row.push_back(scientific(r.eval.reference->max_image_relative_error()));
     } else {
-      row.insert(row.end(), {"n/a", "n/a", "n/a"});
+      row.insert(row.end(), {"n/a", "n/a", "n/a", "n/a"});
     }
     if (labelled) {
-      row.push_back(r.eval.labels ? percent(r.eval.labels->top1()) : "n/a");
+      row.push_back(stats.top1 ? percent_with_interval(*stats.top1) : "n/a");
+      row.push_back(is_baseline ? "baseline" : drop_cell(stats.top1_vs_baseline));
       row.push_back(r.eval.labels ? percent(r.eval.labels->top5()) : "n/a");
     }
     row.push_back(cat(r.eval.images_with_non_finite, " of ", r.eval.images_evaluated));
@@ -200,6 +268,28 @@ std::string auto_recipe_section(const VariantResult& r) {
   return md.str();
 }
 
+// The auto recipe searched on calibration images only: whether its target holds on the held-out ones.
+std::string auto_held_out_text(const StudyResult& result, const VariantResult& r) {
+  for (const VariantVerdict& verdict : result.decision.verdicts) {
+    if (verdict.variant != r.variant.name || !verdict.auto_target) continue;
+    const AutoTargetCheck& check = *verdict.auto_target;
+    std::ostringstream md;
+    md << "The search compared on " << check.search_images
+       << " calibration images, none of them held out. On the " << check.held_out_images
+       << " held-out images the target `" << check.target << "` is **" << auto_verdict_name(check.verdict)
+       << "**: logit error " << scientific(check.held_out_logit_error)
+       << " (search: " << scientific(check.search_logit_error) << "), agreement with fp32 "
+       << percent_with_interval(check.held_out_agreement) << " (search: " << percent(check.search_agreement)
+       << ").";
+    if (check.verdict == AutoTargetCheck::Verdict::kMissed) {
+      md << " The layers chosen on the search images do not generalize to the held-out ones: search on more "
+            "images (`sensitivity_images`) or tighten the target.";
+    }
+    return md.str() + "\n\n";
+  }
+  return "";
+}
+
 std::string results_section(const StudyResult& result) {
   std::ostringstream md;
   md << "## Results\n\n### Speed and size\n\n"
@@ -209,7 +299,7 @@ std::string results_section(const StudyResult& result) {
      << kernel_time_table(result) << "\n"
      << speed_matrix_section(result);
   for (const VariantResult& r : result.variants) {
-    if (r.quantization.contains("auto")) md << auto_recipe_section(r);
+    if (r.quantization.contains("auto")) md << auto_recipe_section(r) << auto_held_out_text(result, r);
   }
   return md.str();
 }
@@ -257,6 +347,7 @@ nlohmann::json StudyResult::to_json() const {
             "host clock around Engine::run, input and output copies included (device backends)"}}},
          {"speedup", {{"median", r.speedup.median}, {"low", r.speedup.low}, {"high", r.speedup.high}}},
          {"eval", kiln::to_json(r.eval)},
+         {"statistics", kiln::to_json(r.statistics)},
          {"kernel_time", profile},
          {"quantization", r.quantization},
          {"non_finite_inputs",
@@ -278,8 +369,7 @@ nlohmann::json StudyResult::to_json() const {
           {"variants", variants_json},
           {"speed_matrix", matrix.to_json()},
           {"warnings", warnings},
-          {"decision",
-           {{"ship_fp8", decision.ship_fp8}, {"variant", decision.variant}, {"reasons", decision.reasons}}},
+          {"decision", kiln::to_json(decision)},
           {"seconds", seconds}};
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iomanip>
 #include <iostream>
 #include <map>
 #include <set>
@@ -34,12 +33,6 @@ Spread spread_of(std::vector<double> values) {
   return {median, values.front(), values.back()};
 }
 
-std::string two_digits(double value) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(2) << value;
-  return text.str();
-}
-
 std::string slug(const std::string& name) {
   std::string out;
   for (const char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
@@ -69,52 +62,6 @@ Plan build_variant(const StudyInputs& inputs, const StudyVariant& variant,
     };
   }
   return build_plan(inputs.model, options).plan;
-}
-
-// An FP8 variant ships when it is fast enough against the baseline and loses little accuracy.
-StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& results) {
-  StudyDecision decision;
-  const auto baseline = std::find_if(results.begin(), results.end(),
-                                     [&](const VariantResult& r) { return r.variant.name == spec.baseline; });
-  double best_speedup = 0.0;
-  for (const VariantResult& r : results) {
-    if (r.variant.precision != Precision::kF8) continue;
-    std::vector<std::string> failures;
-    if (r.speedup.median < spec.min_speedup) {
-      failures.push_back(
-          cat("speed-up ", two_digits(r.speedup.median), "x < ", two_digits(spec.min_speedup), "x"));
-    }
-    if (r.eval.reference && baseline != results.end() && baseline->eval.reference) {
-      const double drop = baseline->eval.reference->agreement() - r.eval.reference->agreement();
-      if (drop > spec.max_agreement_drop) {
-        failures.push_back(cat("top-1 agreement with fp32 drops by ", two_digits(100 * drop), " points > ",
-                               two_digits(100 * spec.max_agreement_drop)));
-      }
-    }
-    if (r.eval.labels && baseline != results.end() && baseline->eval.labels) {
-      const double drop = baseline->eval.labels->top1() - r.eval.labels->top1();
-      if (drop > spec.max_top1_drop) {
-        failures.push_back(cat("top-1 drops by ", two_digits(100 * drop), " points > ",
-                               two_digits(100 * spec.max_top1_drop)));
-      }
-    }
-    std::int64_t stress_non_finite = 0;
-    for (const StressResult& s : r.eval.stress) stress_non_finite += s.non_finite.total();
-    if (r.eval.non_finite.total() + stress_non_finite > 0) failures.push_back("NaN/Inf in its outputs");
-    if (failures.empty()) {
-      decision.reasons.push_back(r.variant.name + ": passes");
-      if (r.speedup.median > best_speedup) {
-        best_speedup = r.speedup.median;
-        decision.ship_fp8 = true;
-        decision.variant = r.variant.name;
-      }
-    } else {
-      std::string text = r.variant.name + ": ";
-      for (std::size_t i = 0; i < failures.size(); ++i) text += (i ? "; " : "") + failures[i];
-      decision.reasons.push_back(text);
-    }
-  }
-  return decision;
 }
 
 // Fails before any work when the backend cannot run a variant's precision.
@@ -353,19 +300,29 @@ SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const Dataset& dataset,
   };
   run.main_figures = [&](const std::string& name) {
     const VariantResult& r = variants[index_of(name)];
-    return std::pair<double, double>{r.latency_ms.median, r.images_per_second.median};
+    MatrixCell cell;
+    cell.latency_ms = r.latency_ms.median;
+    cell.images_per_second = r.images_per_second.median;
+    cell.speedup = r.speedup.median;
+    return cell;
   };
   return run_speed_matrix(run);
 }
 
-// A baseline or reference with NaN/Inf outputs: said first in the report, and no FP8 variant ships.
+// A baseline or reference with NaN/Inf outputs: said first in the report, and no FP8 variant ships, each
+// verdict saying why.
 void flag_non_finite_references(StudyResult& result) {
   result.warnings = reference_non_finite_warnings(result);
   if (result.warnings.empty()) return;
-  result.decision.ship_fp8 = false;
-  result.decision.variant.clear();
-  result.decision.reasons.insert(result.decision.reasons.begin(), result.warnings.begin(),
-                                 result.warnings.end());
+  StudyDecision& decision = result.decision;
+  decision.outcome = ShipOutcome::kDoNotShip;
+  decision.ship_fp8 = false;
+  decision.variant.clear();
+  decision.reasons.insert(decision.reasons.begin(), result.warnings.begin(), result.warnings.end());
+  for (VariantVerdict& verdict : decision.verdicts) {
+    verdict.outcome = ShipOutcome::kDoNotShip;
+    verdict.reasons.insert(verdict.reasons.begin(), "not judged: " + result.warnings.front());
+  }
 }
 
 }  // namespace
@@ -395,6 +352,7 @@ StudyResult run_study(const StudyInputs& inputs) {
   summarize_rounds(spec, result.variants);
   profile_variants(inputs, built, compile, batch, result.variants);
   result.matrix = time_speed_matrix(inputs, dataset, sample, built, result.variants);
+  attach_statistics(spec, result.variants);
   result.decision = decide(spec, result.variants);
   flag_non_finite_references(result);
   result.seconds = seconds_since(start);

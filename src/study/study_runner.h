@@ -13,6 +13,7 @@
 #include "runtime/benchmark.h"
 #include "study/environment.h"
 #include "study/speed_matrix.h"
+#include "study/study_decision.h"
 #include "study/study_spec.h"
 
 namespace kiln {
@@ -51,12 +52,7 @@ struct VariantResult {
   Spread images_per_second;
   Spread speedup;  // baseline latency / this latency, per round
   LayerProfile profile;
-};
-
-struct StudyDecision {
-  bool ship_fp8 = false;
-  std::string variant;               // the FP8 variant to ship, when one passes
-  std::vector<std::string> reasons;  // per FP8 variant: why it passes or fails
+  QualityStatistics statistics;  // the held-out accuracy figures with intervals (attach_statistics)
 };
 
 struct StudyResult {

@@ -85,7 +85,7 @@ Interval wilson_interval(std::int64_t successes, std::int64_t trials) {
   return wilson(static_cast<double>(successes), static_cast<double>(trials));
 }
 
-PairedCounts count_pairs(std::span<const bool> baseline, std::span<const bool> variant) {
+PairedCounts count_pairs(const std::vector<bool>& baseline, const std::vector<bool>& variant) {
   require(baseline.size() == variant.size(), "paired results need the same images: the baseline has ",
           baseline.size(), ", the variant ", variant.size());
   PairedCounts counts;

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
+#include <vector>
 
 namespace kiln {
 
@@ -37,12 +37,16 @@ struct PairedCounts {
 };
 
 // Pairs image i of `baseline` with image i of `variant`; fails when their lengths differ.
-PairedCounts count_pairs(std::span<const bool> baseline, std::span<const bool> variant);
+PairedCounts count_pairs(const std::vector<bool>& baseline, const std::vector<bool>& variant);
 
 // The drop, baseline rate minus variant rate = (baseline_only - variant_only) / images, with its 95%
 // interval by Newcombe's hybrid score method for paired proportions (method 10 of Newcombe 1998,
 // "Improved confidence intervals for the difference between binomial proportions based on paired
-// data"). No image: {0, -1, 1}.
+// data"). Why this one: it is closed-form and deterministic (the same study gives the same report, no
+// seed); built from Wilson intervals it keeps good coverage at rates near 100% and with few or no
+// discordant images, where the Wald interval collapses to a point and a bootstrap of the pairs has
+// nothing to resample; and its phi term counts the pairing (the two rates come from the same images),
+// which an interval for independent samples would ignore and so make too wide. No image: {0, -1, 1}.
 Interval paired_drop_interval(const PairedCounts& counts);
 
 // The exact two-sided McNemar p-value: under "no difference" each discordant image is equally likely

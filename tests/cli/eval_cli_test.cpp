@@ -69,7 +69,7 @@ TEST_F(EvalCli, HelpExplainsEveryOption) {
   ASSERT_EQ(result.exit_code, 0) << result.output;
   for (const char* option :
        {"--data", "--reference", "--family", "--config", "--backend", "--batch", "--images", "--every",
-        "--split", "--per-layer", "--per-layer-images", "--no-stress", "--strict", "--json"}) {
+        "--split", "--per-layer", "--per-layer-images", "--no-stress", "--strict", "--json", "--per-image"}) {
     EXPECT_TRUE(mentions(result, option)) << option;
   }
 }
@@ -128,6 +128,27 @@ TEST_F(EvalCli, Fp32PlanAgainstItsOwnPlanIsExact) {
   EXPECT_EQ(report["reference"]["top1_agreement"], 1.0);
   EXPECT_TRUE(report["stress"].empty());
   EXPECT_TRUE(report["per_layer"].is_null());
+  EXPECT_FALSE(report.contains("per_image")) << "listed only with --per-image";
+}
+
+TEST_F(EvalCli, PerImageListsEveryEvaluatedImageInOrder) {
+  const fs::path json = scratch_ / "per_image.json";
+  const auto result =
+      run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() + " --reference " +
+               plan("fp32").string() + " --no-stress --images 8 --per-image --json " + json.string());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json rows = read_json(json).at("per_image");
+  ASSERT_EQ(rows.size(), 8u);
+  int agreements = 0;
+  for (const auto& row : rows) {
+    EXPECT_TRUE(row.at("label").is_null());  // the photos are unlabelled
+    agreements += row.at("top1") == row.at("reference_top1") ? 1 : 0;
+  }
+  EXPECT_EQ(agreements, read_json(json)["reference"]["top1_agreements"]);
+  EXPECT_LT(rows[0].at("index").get<int>(), rows[1].at("index").get<int>());
+  EXPECT_NE(
+      run_kiln("eval " + plan("fp16").string() + " --data " + kPhotos.string() + " --per-image").exit_code, 0)
+      << "--per-image needs --json";
 }
 
 TEST_F(EvalCli, SampleAndSplit) {

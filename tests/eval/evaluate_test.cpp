@@ -131,6 +131,47 @@ TEST_F(EvaluateTest, BatchingDoesNotChangeTheResult) {
   EXPECT_TRUE(results.front().stress.empty());
 }
 
+TEST_F(EvaluateTest, PerImageResultsAddUpToTheSummaryAndFollowTheIndicesGiven) {
+  const Dataset dataset = open_dataset(class_folders(3).string());
+  const auto plan = shared(small_plan());
+  const auto changed = shared(perturbed(small_plan(), "fc.weight", 0.5f));
+  Engine engine(changed, "cpu-reference", batch_of(2));
+  Engine reference(plan, "cpu-reference", batch_of(1));
+  EvalOptions options;
+  std::ostringstream log;
+  options.log = &log;
+  options.stress = false;
+  const std::vector<std::size_t> order = {4, 1, 3, 0, 2};  // not dataset order; a partial last batch
+  const EvalResult result = evaluate(engine, &reference, dataset, order, options);
+  ASSERT_EQ(result.per_image.size(), order.size());
+  std::int64_t correct = 0, agreements = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const ImageOutcome& image = result.per_image[i];
+    EXPECT_EQ(image.index, order[i]);
+    EXPECT_EQ(image.name, dataset.sample(order[i]).name);
+    EXPECT_EQ(image.label, dataset.sample(order[i]).label);
+    EXPECT_GE(image.top1, 0);
+    EXPECT_GE(image.reference_top1, 0);
+    correct += image.top1 == image.label ? 1 : 0;
+    agreements += image.top1 == image.reference_top1 ? 1 : 0;
+  }
+  EXPECT_EQ(correct, result.labels->top1_correct());
+  EXPECT_EQ(agreements, result.reference->top1_agreements());
+  // The JSON lists them only when asked.
+  EXPECT_FALSE(to_json(result).contains("per_image"));
+  const nlohmann::json listed = to_json(result, {.per_image = true}).at("per_image");
+  ASSERT_EQ(listed.size(), order.size());
+  EXPECT_EQ(listed[0].at("index"), 4);
+  EXPECT_EQ(listed[0].at("top1"), result.per_image[0].top1);
+  EXPECT_EQ(listed[0].at("reference_top1"), result.per_image[0].reference_top1);
+  // Without labels or a reference those fields are -1 here and null in the JSON.
+  const EvalResult alone =
+      evaluate(engine, nullptr, open_dataset(flat_folder(false).string()), order, options);
+  EXPECT_EQ(alone.per_image[0].label, -1);
+  EXPECT_EQ(alone.per_image[0].reference_top1, -1);
+  EXPECT_TRUE(to_json(alone, {.per_image = true})["per_image"][0]["label"].is_null());
+}
+
 TEST_F(EvaluateTest, ACacheStandsInForTheReference) {
   const Dataset dataset = open_dataset(flat_folder(false).string());
   const auto plan = shared(small_plan());

@@ -36,6 +36,46 @@ nlohmann::json accuracy_of(const nlohmann::json& study) {
   return accuracy;
 }
 
+void expect_interval(const nlohmann::json& interval, const std::string& where) {
+  ASSERT_TRUE(interval.is_object()) << where;
+  const double low = interval.at("ci95_low"), estimate = interval.at("estimate"),
+               high = interval.at("ci95_high");
+  EXPECT_LE(low, estimate) << where;
+  EXPECT_LE(estimate, high) << where;
+  EXPECT_LT(low, high) << where << ": a dozen images leave a wide interval";
+}
+
+// Every variant's rates carry 95% intervals; every variant but the baseline its paired drop; the
+// decision one of three outcomes with a verdict per FP8 variant.
+void expect_intervals(const nlohmann::json& study) {
+  const std::int64_t held_out = study.at("data").at("held_out_images");
+  for (const auto& v : study.at("variants")) {
+    const std::string name = v.at("name");
+    const nlohmann::json& stats = v.at("statistics");
+    EXPECT_EQ(stats.at("images"), held_out) << name;
+    expect_interval(stats.at("top1_agreement_with_fp32"), name);
+    const nlohmann::json& paired = stats.at("top1_agreement_vs_baseline");
+    if (name == "fp16") {
+      EXPECT_TRUE(paired.is_null());
+      continue;
+    }
+    expect_interval(paired.at("drop"), name + " drop");
+    const double p = paired.at("mcnemar_exact_p");
+    EXPECT_GT(p, 0.0);
+    EXPECT_LE(p, 1.0);
+    EXPECT_EQ(paired.at("images_both_succeed").get<std::int64_t>() +
+                  paired.at("images_only_baseline_succeeds").get<std::int64_t>() +
+                  paired.at("images_only_variant_succeeds").get<std::int64_t>() +
+                  paired.at("images_neither_succeeds").get<std::int64_t>(),
+              held_out);
+  }
+  const nlohmann::json& decision = study.at("decision");
+  const std::string outcome = decision.at("outcome");
+  EXPECT_TRUE(outcome == "ship" || outcome == "do not ship" || outcome == "cannot tell") << outcome;
+  EXPECT_EQ(decision.at("held_out_images"), held_out);
+  for (const auto& verdict : decision.at("variants")) EXPECT_FALSE(verdict.at("reasons").empty());
+}
+
 TEST(StudyCli, DemoStudyWritesAReportThatRendersAndRepeats) {
   const Scratch scratch;
   const fs::path first = scratch.dir() / "first", second = scratch.dir() / "second";
@@ -66,12 +106,55 @@ TEST(StudyCli, DemoStudyWritesAReportThatRendersAndRepeats) {
   EXPECT_TRUE(study.at("demo").get<bool>());
   EXPECT_EQ(study.at("variants")[2].at("fp8_convolutions"), 29);
   EXPECT_TRUE(fs::exists(first / "plans" / "fp8_all_max.kplan"));
+  expect_intervals(study);
+  EXPECT_NE(markdown.find("agreement with fp32 (95% CI)"), std::string::npos);
+  EXPECT_NE(markdown.find("unlabelled data: judged on top-1 agreement with fp32 alone"), std::string::npos);
 
   const auto again = quick_study(second);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   std::ifstream second_file(second / "study.json");
   EXPECT_EQ(accuracy_of(nlohmann::json::parse(second_file)), accuracy_of(study))
       << "accuracy must not change";
+}
+
+// The photos sorted into three class folders: labelled data, so top-1 has its interval and its paired
+// drop; and the auto recipe, searched on calibration images, is checked on the held-out ones.
+TEST(StudyCli, LabelledStudyJudgesTopOneAndAutoOnHeldOutImages) {
+  const Scratch scratch;
+  const fs::path data = scratch.dir() / "labelled";
+  int i = 0;
+  for (const auto& photo : fs::directory_iterator(testing::kPhotos)) {
+    if (photo.path().extension() == ".md") continue;
+    const fs::path folder = data / std::string(1, static_cast<char>('a' + i++ % 3));
+    fs::create_directories(folder);
+    fs::copy_file(photo.path(), folder / photo.path().filename());
+  }
+  const fs::path out = scratch.dir() / "study";
+  const auto ran =
+      run_kiln("study " + (kFamilies / "timm_resnest").string() + " --data " + data.string() +
+               " --variants fp16,'fp8 auto max' --rounds 1 --seconds-per-round 50ms -o " + out.string());
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  std::ifstream json_file(out / "study.json");
+  const nlohmann::json study = nlohmann::json::parse(json_file);
+  expect_intervals(study);
+  EXPECT_TRUE(study.at("decision").at("labelled").get<bool>());
+  for (const auto& v : study.at("variants")) expect_interval(v.at("statistics").at("top1"), v.at("name"));
+  expect_interval(study.at("variants")[1].at("statistics").at("top1_vs_baseline").at("drop"), "top-1 drop");
+
+  const nlohmann::json& verdict = study.at("decision").at("variants").at(0);
+  const nlohmann::json& check = verdict.at("auto_target_on_held_out");
+  const nlohmann::json& split = study.at("data");
+  EXPECT_EQ(check.at("held_out_images"), split.at("held_out_images"));
+  EXPECT_LE(check.at("search_images").get<int>(), split.at("calibration_images").get<int>())
+      << "the search compares on calibration images only";
+  EXPECT_EQ(check.at("search_images"), study.at("variants")[1].at("quantization").at("auto").at("images"));
+  const std::string markdown = read_text(out / "STUDY.md");
+  EXPECT_NE(markdown.find("top-1 (95% CI)"), std::string::npos);
+  EXPECT_NE(markdown.find("none of them held out"), std::string::npos);
+  EXPECT_NE(markdown.find("held-out images the target `logit-error<=0.05` is **"), std::string::npos);
+  std::vector<std::string> errors;
+  testing::parse_tables(markdown, errors);
+  for (const std::string& error : errors) ADD_FAILURE() << error;
 }
 
 TEST(StudyCli, BadArgumentsAreOneLineErrors) {

@@ -102,7 +102,7 @@ TEST_P(StudyFamilies, ReportParsesHasTheEnvironmentAndNamesOnlyItsOwnParts) {
 
 INSTANTIATE_TEST_SUITE_P(Classifiers, StudyFamilies,
                          ::testing::Values("timm_resnest", "timm_resnet", "timm_efficientnet"),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
 
 }  // namespace
 }  // namespace kiln
