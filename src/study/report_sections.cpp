@@ -221,8 +221,8 @@ std::string not_tried_section(const StudyResult& result) {
   md << "## What was not tried\n\n";
   for (const std::string& recipe : missing({"all", "nose", "nose-L1", "auto"}, recipes)) {
     const auto text = spec.text.recipes.find(recipe);
-    md << "- Recipe `" << recipe << "`: "
-       << (text != spec.text.recipes.end() ? text->second : generic_recipe_text(recipe)) << ".\n";
+    md << "- Recipe `" << recipe
+       << "`: " << (text != spec.text.recipes.end() ? text->second : generic_recipe_text(recipe)) << ".\n";
   }
   std::string calibrator_list;
   for (const std::string& name : missing({"max", "percentile", "entropy", "mse"}, calibrators))

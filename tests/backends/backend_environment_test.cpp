@@ -13,7 +13,8 @@ namespace kiln {
 namespace {
 
 std::string fact(const std::vector<BackendFact>& facts, const std::string& key) {
-  const auto it = std::find_if(facts.begin(), facts.end(), [&](const BackendFact& f) { return f.key == key; });
+  const auto it =
+      std::find_if(facts.begin(), facts.end(), [&](const BackendFact& f) { return f.key == key; });
   return it == facts.end() ? "<missing>" : it->value;
 }
 
