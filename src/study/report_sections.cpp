@@ -17,13 +17,6 @@ using Align = MarkdownTable::Align;
 
 bool on_cpu(const StudyResult& result) { return result.inputs.backend.rfind("cpu", 0) == 0; }
 
-const VariantResult* find_variant(const StudyResult& result, const std::string& name) {
-  for (const VariantResult& r : result.variants) {
-    if (r.variant.name == name) return &r;
-  }
-  return nullptr;
-}
-
 // What a recipe selects by kiln's definition (quant/layer_selection.h), for families that say nothing.
 std::string generic_recipe_text(const std::string& recipe) {
   if (recipe == "all") return "every convolution but the stem (`conv1`, `conv1.*`, `conv_stem`)";

@@ -47,6 +47,7 @@ std::pair<double, double> time_cell(const MatrixRun& run, const std::shared_ptr<
   CompileOptions compile;
   compile.batch = batch;
   compile.strict_backend = run.strict_backend;
+  compile.tactic_cache = run.tactic_cache;
   Engine engine(plan, run.backend, compile);
   BenchSettings bench;
   bench.warmup_seconds = 0.0;  // one warm-up run

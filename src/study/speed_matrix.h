@@ -59,6 +59,7 @@ struct MatrixRun {
   const StudySpec& spec;
   std::string backend;
   bool strict_backend = false;
+  std::string tactic_cache;  // shared with the study's builds, so a backend that times kernels does so once
   // A variant's plan at a level: the study's own for its level, otherwise built (and written) anew.
   std::function<std::shared_ptr<const Plan>(const StudyVariant&, std::int64_t level)> plan;
   std::function<std::uintmax_t(const StudyVariant&, std::int64_t level)> plan_bytes;

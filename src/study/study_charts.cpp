@@ -8,13 +8,6 @@
 namespace kiln {
 namespace {
 
-const VariantResult* find_variant(const StudyResult& result, const std::string& name) {
-  for (const VariantResult& r : result.variants) {
-    if (r.variant.name == name) return &r;
-  }
-  return nullptr;
-}
-
 // A rate in percent with its 95% Wilson interval as the vertical error bar.
 void set_rate(ScatterPoint& point, std::int64_t successes, std::int64_t trials) {
   const Interval interval = wilson_interval(successes, trials);
@@ -101,8 +94,8 @@ std::string accuracy_chart(const StudyResult& result) {
   chart.caption =
       cat("Error bars: vertical, the 95% Wilson score interval of each rate over the ", images,
           " held-out images; horizontal, the lowest and highest per-round speed-up over ", spec.rounds,
-          " rounds. Dashed: the ship thresholds; an FP8 variant ships only right of the vertical "
-          "line and above the horizontal ones.");
+          " rounds. Dashed: the thresholds, the baseline's rate less the largest drop allowed; the decision "
+          "judges each drop's paired 95% interval against them (see Summary and decision).");
   return svg_scatter(chart);
 }
 

@@ -22,13 +22,6 @@ bool has_end_to_end(const StudyResult& result) {
   return !result.variants.empty() && !result.variants.front().round_end_to_end_ms.empty();
 }
 
-const VariantResult* find_variant(const StudyResult& result, const std::string& name) {
-  for (const VariantResult& r : result.variants) {
-    if (r.variant.name == name) return &r;
-  }
-  return nullptr;
-}
-
 // Stress inputs with any NaN/Inf logit, "1 of 13": an input counts once however many logits it has.
 std::string stress_non_finite(const EvalResult& eval) {
   return cat(stress_inputs_with_non_finite(eval), " of ", eval.stress.size());

@@ -288,7 +288,14 @@ SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const Dataset& dataset,
     if (!slot) slot = std::make_shared<const Plan>(build_variant(inputs, variant, s.calibration, level));
     return slot;
   };
-  MatrixRun run{inputs.spec, inputs.backend, inputs.strict_backend, plan, {}, {}, {}};
+  MatrixRun run{inputs.spec,
+                inputs.backend,
+                inputs.strict_backend,
+                (inputs.out_dir / "plans" / "tactics.txt").string(),
+                plan,
+                {},
+                {},
+                {}};
   run.plan_bytes = [&](const StudyVariant& variant, std::int64_t level) -> std::uintmax_t {
     if (level == inputs.spec.opt_level) return variants[index_of(variant.name)].plan_bytes;
     std::ostringstream bytes;
@@ -357,6 +364,13 @@ StudyResult run_study(const StudyInputs& inputs) {
   flag_non_finite_references(result);
   result.seconds = seconds_since(start);
   return result;
+}
+
+const VariantResult* find_variant(const StudyResult& result, const std::string& name) {
+  for (const VariantResult& r : result.variants) {
+    if (r.variant.name == name) return &r;
+  }
+  return nullptr;
 }
 
 std::filesystem::path variant_plan_path(const std::filesystem::path& out_dir, const std::string& variant) {

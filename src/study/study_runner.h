@@ -72,6 +72,9 @@ struct StudyResult {
 
 StudyResult run_study(const StudyInputs& inputs);
 
+// The variant called `name`, or null.
+const VariantResult* find_variant(const StudyResult& result, const std::string& name);
+
 // Where run_study writes a variant's plan: out_dir/plans/NAME.kplan, the name made file-safe.
 std::filesystem::path variant_plan_path(const std::filesystem::path& out_dir, const std::string& variant);
 
