@@ -28,7 +28,9 @@
 //   all = "..."
 //
 // A variant is "fp32", "fp16" or "fp8 RECIPE CALIBRATOR" (RECIPE as `kiln build --recipe`, CALIBRATOR
-// max | percentile | entropy | mse).
+// max | percentile | entropy | mse). The thresholds are held against 95% intervals of the held-out
+// figures, not their point estimates (study_decision.h). sensitivity_images (default 16): the auto
+// recipe searches on the first that many calibration images, never on held-out ones.
 #pragma once
 
 #include <filesystem>
