@@ -27,6 +27,8 @@ struct StudyCommandOptions {
   bool strict_backend = false;
   std::optional<std::filesystem::path> output;
   std::optional<std::int64_t> batch;
+  std::vector<std::int64_t> batches;  // the speed matrix's, instead of the manifest's
+  std::vector<std::int64_t> opt_levels;
   std::optional<int> rounds;
   std::optional<double> seconds;
   double seconds_given = 0.0;  // --seconds-per-round, moved to `seconds` when given
@@ -67,6 +69,8 @@ void study(const StudyCommandOptions& options) {
   const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
   StudySpec spec = study_spec_from_manifest(manifest);
   if (options.batch) spec.batch = *options.batch;
+  if (!options.batches.empty()) spec.batches = options.batches;
+  if (!options.opt_levels.empty()) spec.opt_levels = options.opt_levels;
   if (options.rounds) spec.rounds = *options.rounds;
   if (options.seconds) spec.seconds_per_round = *options.seconds;
   if (options.images) spec.images = *options.images;
@@ -105,9 +109,11 @@ void study(const StudyCommandOptions& options) {
                                   demo ? pipeline::Sha256Pin::kNotThisFile : pipeline::Sha256Pin::kEnforce);
   require(!source.detector, manifest.path.string(), ": kiln study is for classifier families; ",
           manifest.family, " is a detector (compare its plans with kiln eval)");
-  StudyInputs study_inputs{std::move(source.input), spec, data, backend, options.strict_backend, out, demo,
-                           options.command_line, manifest.path, manifest.hub_id};
+  StudyInputs study_inputs{
+      std::move(source.input), spec,          data,           backend, options.strict_backend, out, demo,
+      options.command_line,    manifest.path, manifest.hub_id};
   const StudyResult result = run_study(study_inputs);
+  for (const std::string& warning : result.warnings) std::cerr << "kiln: warning: " << warning << "\n";
   write_study(out, result);
   const std::string report = study_markdown(result);
   std::cout << report.substr(0, report.find("## Recipe")) << "Full report: " << (out / "STUDY.md").string()
@@ -146,6 +152,17 @@ void add_study_command(CLI::App& app) {
                 "study.json lists are removed first (no other file is touched)");
   cmd->add_option("--batch", options->batch, "Batch size to time (default: the manifest's)")
       ->check(whole_between(1, kMaxBatch));
+  cmd->add_option(
+         "--batches", options->batches,
+         "Speed matrix: batch sizes timed at every --opt-levels level, comma-separated (default: the "
+         "manifest's study.batches); --batch is always among them")
+      ->delimiter(',')
+      ->check(whole_between(1, kMaxBatch));
+  cmd->add_option("--opt-levels", options->opt_levels,
+                  "Speed matrix: optimization levels 0 to 5, comma-separated (default: the manifest's "
+                  "study.opt_levels); the manifest's [build] level is always among them")
+      ->delimiter(',')
+      ->check(whole_between(0, 5));
   cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")
       ->check(whole_between(1, 1000));
   add_duration_option(*cmd, "--seconds-per-round", options->seconds_given,

@@ -23,7 +23,8 @@ Progress::Progress(std::string label, std::size_t total, std::ostream& out, bool
       last_draw_(start_) {}
 
 Progress::Progress(std::string label, std::size_t total)
-    : Progress(std::move(label), total, std::cerr, stderr_is_terminal()) {}
+    : Progress(std::move(label), total, std::cerr, stderr_is_terminal(),
+               stderr_is_terminal() ? Clock::duration(std::chrono::milliseconds(250)) : kLogInterval) {}
 
 Progress::~Progress() {
   // A loop left by an exception must not leave the terminal's cursor at the end of a progress line.
@@ -32,9 +33,11 @@ Progress::~Progress() {
 
 void Progress::advance(std::size_t steps) {
   done_ = std::min(total_, done_ + steps);
-  if (!interactive_ || finished_) return;
+  if (finished_) return;
+  const bool last = done_ == total_;
+  if (last && !interactive_) return;  // finish() writes a log's last line
   const Clock::time_point now = Clock::now();
-  if (now - last_draw_ < min_interval_ && done_ < total_) return;
+  if (now - last_draw_ < min_interval_ && !last) return;
   last_draw_ = now;
   draw(line());
 }
@@ -50,7 +53,7 @@ void Progress::finish() {
   if (finished_) return;
   finished_ = true;
   draw(line());
-  out_ << "\n" << std::flush;
+  if (interactive_) out_ << "\n" << std::flush;
 }
 
 std::string Progress::line() const {
@@ -73,7 +76,7 @@ void Progress::draw(const std::string& text) {
     out_ << "\r" << text << std::string(drawn_width_ > text.size() ? drawn_width_ - text.size() : 0, ' ');
     drawn_width_ = text.size();
   } else {
-    out_ << text;
+    out_ << text << "\n";
   }
   out_ << std::flush;
 }

@@ -1,6 +1,6 @@
 // A progress line for long loops: "calibrate 120/500 (24%) 3.1 s, eta 9.8 s". On a terminal the line
-// is redrawn in place a few times a second; elsewhere (logs, pipes) only the final line is written,
-// so logs hold one line per loop.
+// is redrawn in place a few times a second; elsewhere (logs, pipes) it is written as a plain line every
+// few seconds and once at the end, so a log shows a long loop alive without a line per item.
 #pragma once
 
 #include <chrono>
@@ -16,11 +16,13 @@ bool stderr_is_terminal();
 class Progress {
  public:
   using Clock = std::chrono::steady_clock;
+  static constexpr Clock::duration kLogInterval = std::chrono::seconds(5);
 
-  // `interactive` redraws the line as work advances; `min_interval` limits how often it is redrawn.
+  // `interactive` redraws the line in place as work advances, otherwise each update is a line of its own;
+  // `min_interval` limits how often either is written (the final line is always written).
   Progress(std::string label, std::size_t total, std::ostream& out, bool interactive,
            Clock::duration min_interval = std::chrono::milliseconds(250));
-  // Writes to stderr, interactive when stderr is a terminal.
+  // Writes to stderr: interactive when stderr is a terminal, otherwise a line every kLogInterval.
   Progress(std::string label, std::size_t total);
   ~Progress();
   Progress(const Progress&) = delete;

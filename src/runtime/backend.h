@@ -65,6 +65,13 @@ class CompiledModel {
   virtual std::map<std::string, nlohmann::json> layer_data() const { return {}; }
 };
 
+// One fact about what a backend runs on, for reports: {"gpu", "GPU", "NVIDIA H200 (sm_90, 140 GiB)"}.
+struct BackendFact {
+  std::string key;    // stable, for JSON ("gpu", "cudnn")
+  std::string label;  // for people ("GPU", "cuDNN")
+  std::string value;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -78,6 +85,9 @@ class Backend {
   // Whether compiling times kernels to choose among them (a plan built for such a backend stores the
   // choices, so that loading it does not time them again).
   virtual bool chooses_tactics() const { return false; }
+  // What this backend runs on: its libraries' versions and its device. Never fails: a missing device is
+  // itself a fact ("none: ...").
+  virtual std::vector<BackendFact> environment() const { return {}; }
 };
 
 // The backends built into this binary, in order of preference ("cpu" first), and lookup by name.

@@ -1,27 +1,33 @@
 #include "study/environment.h"
 
-#include "kiln_git_commit.h"  // generated at build time (cmake/KilnGitCommit.cmake)
-
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 #include <thread>
+
+#include "core/error.h"
+#include "kiln_git_commit.h"  // generated at build time (cmake/KilnGitCommit.cmake)
 
 namespace kiln {
 namespace {
 
-std::string cpu_model() {
+// The value after "key :" of /proc/cpuinfo's first line starting with `key`; empty when there is none.
+std::string cpuinfo_field(const std::string& key) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
+    if (line.rfind(key, 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto start = line.find_first_not_of(' ', colon + 1);
+    return start == std::string::npos ? "" : line.substr(start);
   }
-  return "unknown";
+  return "";
 }
 
 std::string load_average() {
@@ -40,19 +46,80 @@ std::string utc_now() {
   return text;
 }
 
+// Facts of every built-in backend, then a "not in this build" row for each required one still missing.
+std::vector<BackendFact> backend_facts() {
+  std::vector<BackendFact> facts;
+  for (const std::string_view name : backend_names()) {
+    for (BackendFact& fact : make_backend(name)->environment()) facts.push_back(std::move(fact));
+  }
+  for (const auto& [key, label] : required_backend_facts()) {
+    const bool present =
+        std::any_of(facts.begin(), facts.end(), [&](const BackendFact& f) { return f.key == key; });
+    if (!present) facts.push_back({key, label, "not in this build of kiln"});
+  }
+  return facts;
+}
+
 }  // namespace
 
+const std::vector<std::pair<std::string, std::string>>& required_backend_facts() {
+  static const std::vector<std::pair<std::string, std::string>> kRequired = {
+      {"gpu", "GPU"},     {"gpu_driver", "GPU driver"}, {"cuda_runtime", "CUDA runtime"},
+      {"cudnn", "cuDNN"}, {"cublaslt", "cuBLASLt"},     {"onednn", "oneDNN"}};
+  return kRequired;
+}
+
+std::string cpu_isa_from_flags(const std::string& flags) {
+  std::istringstream words(flags);
+  std::vector<std::string> present;
+  for (std::string word; words >> word;) present.push_back(word);
+  if (present.empty()) return "unknown (no flags in /proc/cpuinfo)";
+  const auto has = [&](const char* flag) {
+    return std::find(present.begin(), present.end(), flag) != present.end();
+  };
+  std::string amx_kinds;  // AMX's tile instructions come in data types
+  for (const char* kind : {"amx_bf16", "amx_int8", "amx_fp16"}) {
+    if (has(kind)) amx_kinds += cat(amx_kinds.empty() ? "" : ", ", std::string(kind).substr(4));
+  }
+  const std::vector<std::pair<std::string, bool>> extensions = {
+      {"AVX2", has("avx2")},
+      {"AVX-512", has("avx512f")},
+      {"AVX512-FP16", has("avx512_fp16")},
+      {amx_kinds.empty() ? "AMX" : "AMX (" + amx_kinds + ")", has("amx_tile")}};
+  std::string yes, no;
+  for (const auto& [name, available] : extensions) {
+    std::string& list = available ? yes : no;
+    list += (list.empty() ? "" : ", ") + name;
+  }
+  if (yes.empty()) return "none of " + no;
+  return no.empty() ? yes : yes + "; no " + no;
+}
+
+bool Environment::overloaded() const {
+  return cpu_threads > 0 && std::atof(load_average.c_str()) > cpu_threads;
+}
+
 nlohmann::json Environment::to_json() const {
-  return {{"date_utc", date_utc},       {"host_cpu", host_cpu},
-          {"cpu_threads", cpu_threads}, {"os", os},
-          {"compiler", compiler},       {"kiln_version", kiln_version},
-          {"kiln_commit", kiln_commit}, {"load_average", load_average}};
+  nlohmann::json json = {{"date_utc", date_utc},
+                         {"host_cpu", host_cpu},
+                         {"cpu_isa", cpu_isa},
+                         {"cpu_threads", cpu_threads},
+                         {"os", os},
+                         {"compiler", compiler},
+                         {"kiln_version", kiln_version},
+                         {"kiln_commit", kiln_commit},
+                         {"load_average", load_average},
+                         {"load_above_hardware_threads", overloaded()}};
+  for (const BackendFact& fact : backend_facts) json[fact.key] = fact.value;
+  return json;
 }
 
 Environment capture_environment() {
   Environment env;
   env.date_utc = utc_now();
-  env.host_cpu = cpu_model();
+  env.host_cpu = cpuinfo_field("model name");
+  if (env.host_cpu.empty()) env.host_cpu = "unknown";
+  env.cpu_isa = cpu_isa_from_flags(cpuinfo_field("flags"));
   env.cpu_threads = static_cast<int>(std::thread::hardware_concurrency());
   utsname name{};
   if (uname(&name) == 0) env.os = std::string(name.sysname) + " " + name.release + " " + name.machine;
@@ -64,6 +131,7 @@ Environment capture_environment() {
   env.kiln_version = KILN_VERSION;
   env.kiln_commit = KILN_GIT_COMMIT;
   env.load_average = load_average();
+  env.backend_facts = backend_facts();
   return env;
 }
 

@@ -1,53 +1,30 @@
 #include "study/study_report.h"
 
 #include <cmath>
-#include <cstdlib>
-#include <iomanip>
 #include <set>
-#include <utility>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "study/markdown_table.h"
-#include "study/svg_chart.h"
+#include "study/non_finite_check.h"
+#include "study/report_format.h"
+#include "study/report_sections.h"
+#include "study/study_charts.h"
 
 namespace kiln {
 namespace {
 
 using Align = MarkdownTable::Align;
 
-std::string fixed(double value, int digits) {
-  if (!std::isfinite(value)) return "n/a";
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(digits) << value;
-  return text.str();
-}
-
-std::string scientific(double value) {
-  if (!std::isfinite(value)) return "n/a";
-  std::ostringstream text;
-  text << std::scientific << std::setprecision(2) << value;
-  return text.str();
-}
-
-std::string percent(double fraction) { return fixed(100.0 * fraction, 2) + "%"; }
-
 bool has_end_to_end(const StudyResult& result) {
   return !result.variants.empty() && !result.variants.front().round_end_to_end_ms.empty();
 }
 
-const VariantResult* find_variant(const StudyResult& result, const std::string& name) {
-  for (const VariantResult& r : result.variants) {
-    if (r.variant.name == name) return &r;
-  }
-  return nullptr;
-}
-
-std::int64_t stress_non_finite(const EvalResult& eval) {
-  std::int64_t total = 0;
-  for (const StressResult& s : eval.stress) total += s.non_finite.total();
-  return total;
+// Stress inputs with any NaN/Inf logit, "1 of 13": an input counts once however many logits it has.
+std::string stress_non_finite(const EvalResult& eval) {
+  return cat(stress_inputs_with_non_finite(eval), " of ", eval.stress.size());
 }
 
 // "97.50% (95% CI 96.71 .. 98.10)"
@@ -144,11 +121,9 @@ std::string recipe_section(const StudyResult& result) {
         "computed at build time); activations with one static scale per tensor from calibration on "
      << result.data.value("calibration_images", 0)
      << " images; layers outside FP8 in fp16; FP8 layers read "
-        "E4M3 values, accumulate in fp32 and write fp16. Recipes: `all` (every convolution but the stem), "
-        "`nose` (also attention gates in fp16), `nose-L1` (also the first stage in fp16), `auto` (the most "
-        "sensitive convolutions kept in fp16 until `"
-     << auto_target_str(result.inputs.spec.auto_target)
-     << "` is met on the calibration images). See docs/QUANTIZATION.md.\n\n";
+        "E4M3 values, accumulate in fp32 and write fp16 (docs/QUANTIZATION.md). The recipes, in this "
+        "family:\n\n"
+     << recipe_list(result);
   MarkdownTable table(
       {{"variant"}, {"precision"}, {"recipe"}, {"calibrator"}, {"FP8 convolutions", Align::kRight}});
   for (const VariantResult& r : result.variants) {
@@ -160,66 +135,6 @@ std::string recipe_section(const StudyResult& result) {
   }
   md << table.str() << "\n";
   return md.str();
-}
-
-std::string method_section(const StudyResult& result) {
-  const StudySpec& spec = result.inputs.spec;
-  const nlohmann::json& data = result.data;
-  std::ostringstream md;
-  md << "## Method\n\n"
-     << "- Data: `" << data.value("source", "") << "` (" << data.value("kind", "") << ", "
-     << data.value("dataset_images", 0) << " images): a fixed-stride sample of " << data.value("sample", 0)
-     << "; every " << spec.every << "th sampled image calibrates (" << data.value("calibration_images", 0)
-     << "), the other " << data.value("held_out_images", 0) << " are held out and every accuracy figure is "
-     << "measured on them.\n"
-     << "- Reference: the fp32 build of the same checkpoint on the same backend; agreement is top-1 "
-        "agreement "
-        "with it, logit error is ||y - ref|| / ||ref|| over all held-out logits.\n"
-     << "- NaN/Inf: every held-out image and "
-     << (result.variants.empty() ? 0 : result.variants[0].eval.stress.size())
-     << " stress inputs (zeros, constant colours, saturated values, checkerboards, large noise, the ends of "
-        "the "
-        "preprocessing range).\n"
-     << "- Timed region, as `kiln bench` times the same plan: " << result.timed_region << ", on a batch of "
-     << spec.batch << " (a held-out image repeated)"
-     << (has_end_to_end(result) ? "; end-to-end: host clock around each `Engine::run`, the input and output "
-                                  "copies included, timed in the same rounds"
-                                : "")
-     << ". Each variant gets " << spec.warmup_seconds << " s of warm-up then " << spec.seconds_per_round
-     << " s of timed runs per round; " << spec.rounds
-     << " rounds, the variants interleaved with the first one "
-        "rotating, so drift and order hit them alike. Latency is the median of the round medians; the spread "
-        "is "
-        "their min..max; a speed-up is the median of per-round ratios against "
-     << spec.baseline << ".\n"
-     << "- Kernel time per group: " << spec.profile_iterations
-     << " profiled runs per variant (each layer timed on its own), mean per run.\n\n";
-  return md.str();
-}
-
-// Timings taken while other work held the CPU's threads are not the engine's alone: say so.
-std::string load_warning(const Environment& env) {
-  const double one_minute = std::atof(env.load_average.c_str());
-  if (env.cpu_threads <= 0 || one_minute <= env.cpu_threads) return "";
-  return cat(" (**above the ", env.cpu_threads,
-             " hardware threads: other work shared the CPU, so host-side timings are inflated**)");
-}
-
-std::string environment_section(const StudyResult& result) {
-  const Environment& env = result.environment;
-  MarkdownTable table({{"item"}, {"value"}});
-  table.add_row({"date (UTC)", env.date_utc});
-  table.add_row({"CPU", cat(env.host_cpu, ", ", env.cpu_threads, " threads")});
-  table.add_row({"load average at start", env.load_average + load_warning(env)});
-  table.add_row({"OS", env.os});
-  table.add_row({"backend", result.inputs.backend});
-  table.add_row({"kiln", cat(env.kiln_version, " (commit ", env.kiln_commit, ")")});
-  table.add_row({"compiler", env.compiler});
-  table.add_row({"family", result.family});
-  table.add_row(
-      {"checkpoint", cat(result.inputs.model.checkpoint_name, ", sha256 ", result.checkpoint_sha256)});
-  table.add_row({"study time", fixed(result.seconds, 1) + " s"});
-  return "## Environment\n\n" + table.str() + "\n";
 }
 
 // Latency, throughput and plan size of every variant, each against the baseline; the end-to-end
@@ -239,7 +154,8 @@ std::string speed_table(const StudyResult& result) {
     const double size_ratio =
         baseline != nullptr ? static_cast<double>(r.plan_bytes) / static_cast<double>(baseline->plan_bytes)
                             : NAN;
-    std::vector<std::string> row = {r.variant.name, fixed(r.latency_ms.median, 3),
+    std::vector<std::string> row = {r.variant.name,
+                                    fixed(r.latency_ms.median, 3),
                                     fixed(r.latency_ms.low, 3) + " .. " + fixed(r.latency_ms.high, 3),
                                     fixed(r.images_per_second.median, 1),
                                     fixed(r.speedup.median, 3) + "x (" + fixed(r.speedup.low, 2) + " .. " +
@@ -373,105 +289,23 @@ std::string results_section(const StudyResult& result) {
      << speed_table(result) << "\n![latency per variant](latency.svg)\n\n### Quality\n\n"
      << quality_table(result)
      << "\n![accuracy against speed](accuracy_vs_speed.svg)\n\n### Kernel time per group\n\n"
-     << kernel_time_table(result) << "\n";
+     << kernel_time_table(result) << "\n"
+     << speed_matrix_section(result);
   for (const VariantResult& r : result.variants) {
     if (r.quantization.contains("auto")) md << auto_recipe_section(r) << auto_held_out_text(result, r);
   }
   return md.str();
 }
 
-// The largest kernel-time share outside the convolutions in `profile`: FP8 speeds up convolutions only.
-std::pair<std::string, double> largest_other_group(const LayerProfile& profile) {
-  std::pair<std::string, double> largest{"", 0.0};
-  for (const auto& [group, ms] : profile.group_ms) {
-    if (group == "convolution" || group == "quantization" || profile.total_ms <= 0) continue;
-    if (ms / profile.total_ms > largest.second) largest = {group, ms / profile.total_ms};
-  }
-  return largest;
-}
-
-// What would change the decision, from what this study measured.
-std::string revisit_section(const StudyResult& result) {
-  std::ostringstream md;
-  md << "## When to revisit\n\n";
-  if (result.inputs.backend.rfind("cpu", 0) == 0) {
-    md << "- On a GPU (`--backend cuda`): the " << result.inputs.backend
-       << " backend computes FP8 layers in f32 on dequantized weights, so its FP8 timings show the cost of "
-          "the simulation, not FP8's speed; the cuda backend runs them on E4M3 tensor cores.\n";
-  }
-  for (const VariantResult& r : result.variants) {
-    const auto quantize = r.profile.group_ms.find("quantization");
-    if (quantize == r.profile.group_ms.end() || r.profile.total_ms <= 0) continue;
-    const double share = quantize->second / r.profile.total_ms;
-    if (share < 0.03) continue;
-    md << "- When input quantization is fused into the producers' epilogues: separate quantize kernels take "
-       << percent(share) << " of " << r.variant.name << "'s kernel time.\n";
-    break;
-  }
-  if (const VariantResult* baseline = find_variant(result, result.inputs.spec.baseline)) {
-    const auto [group, share] = largest_other_group(baseline->profile);
-    if (share >= 0.1) {
-      const std::string layers = group == "other" ? "activation, addition and scaling" : group;
-      md << "- When the " << layers << " layers get faster: they take " << percent(share) << " of "
-         << baseline->variant.name << "'s kernel time, which FP8 does not speed up.\n";
-    }
-  }
-  if (result.inputs.spec.batch < 32) {
-    md << "- At larger batch sizes (`--batch 32`), where convolutions are bound by compute rather than by "
-          "launch latency.\n";
-  }
-  if (result.inputs.demo) md << "- With the real checkpoint and labelled validation data (this is the demo).\n";
-  md << "\n";
-  return md.str();
-}
-
-// The demo's note: what the numbers are, and the command for the family's real checkpoint.
-std::string demo_note(const StudyResult& result) {
-  const std::string& hub = result.inputs.hub_id;
-  const std::string name = hub.empty() ? result.family : hub.substr(hub.find('/') + 1);
-  std::ostringstream md;
-  md << "> **Demo run.** The checkpoint is a reduced model with random weights (`"
-     << result.inputs.model.checkpoint_name
-     << "` from the repository's test data) and the data are the repository's photos: the numbers show "
-        "the study working, not how FP8 does on the real model. For that, run it on the Hub checkpoint"
-     << (hub.empty() ? "" : cat(" (`", hub, "`)"))
-     << " and labelled validation data, on a GPU for FP8's speed:\n>\n> `kiln study families/" << result.family
-     << " --checkpoint " << name << "/model.safetensors --data 'validation-{000000..000063}.tar' "
-     << "--backend cuda -o study`\n\n";
-  return md.str();
-}
-
-std::string charts_latency(const StudyResult& result) {
-  std::vector<BarDatum> bars;
-  for (const VariantResult& r : result.variants) {
-    bars.push_back({r.variant.name, r.latency_ms.median, r.latency_ms.low, r.latency_ms.high});
-  }
-  return svg_bar_chart(cat(result.family, ": latency per batch of ", result.inputs.spec.batch, " (",
-                           result.inputs.backend, ")"),
-                       "ms", bars);
-}
-
-std::string charts_accuracy(const StudyResult& result) {
-  std::vector<ScatterPoint> points;
-  for (const VariantResult& r : result.variants) {
-    if (!r.eval.reference) continue;
-    points.push_back({r.variant.name, r.speedup.median, 100.0 * r.eval.reference->agreement()});
-  }
-  if (points.empty()) points.push_back({"no reference", 0.0, 0.0});
-  return svg_scatter(cat(result.family, ": accuracy against speed"),
-                     cat("speed-up against ", result.inputs.spec.baseline), "top-1 agreement with fp32 (%)",
-                     points);
-}
-
 }  // namespace
 
 std::string study_markdown(const StudyResult& result) {
   std::ostringstream md;
-  md << "# " << result.family << " FP8 study\n\n";
+  md << "# " << result.family << " FP8 study\n\n" << warnings_block(result);
   if (result.inputs.demo) md << demo_note(result);
   md << summary_section(result) << recipe_section(result) << method_section(result)
-     << environment_section(result) << results_section(result) << revisit_section(result)
-     << "## Re-run\n\n```sh\n"
+     << environment_section(result) << results_section(result) << not_tried_section(result)
+     << revisit_section(result) << "## Re-run\n\n```sh\n"
      << result.inputs.command
      << "\n```\n\nEvery number above is in `study.json`; the plans are in `plans/`.\n";
   return md.str();
@@ -502,12 +336,18 @@ nlohmann::json StudyResult::to_json() const {
          {"end_to_end_ms",
           {{"median", r.end_to_end_ms.median},
            {"rounds", r.round_end_to_end_ms},
-           {"definition", "host clock around Engine::run, input and output copies included (device backends)"}}},
+           {"definition",
+            "host clock around Engine::run, input and output copies included (device backends)"}}},
          {"speedup", {{"median", r.speedup.median}, {"low", r.speedup.low}, {"high", r.speedup.high}}},
          {"eval", kiln::to_json(r.eval)},
          {"statistics", kiln::to_json(r.statistics)},
          {"kernel_time", profile},
-         {"quantization", r.quantization}});
+         {"quantization", r.quantization},
+         {"non_finite_inputs",
+          {{"images", r.eval.images_with_non_finite},
+           {"of_images", r.eval.images_evaluated},
+           {"stress_inputs", stress_inputs_with_non_finite(r.eval)},
+           {"of_stress_inputs", r.eval.stress.size()}}}});
   }
   return {{"family", family},
           {"demo", inputs.demo},
@@ -520,6 +360,8 @@ nlohmann::json StudyResult::to_json() const {
           {"data", data},
           {"environment", environment.to_json()},
           {"variants", variants_json},
+          {"speed_matrix", matrix.to_json()},
+          {"warnings", warnings},
           {"decision", kiln::to_json(decision)},
           {"seconds", seconds}};
 }
@@ -529,8 +371,8 @@ void write_study(const std::filesystem::path& dir, const StudyResult& result) {
   const auto write = [&](const char* name, const std::string& text) {
     write_file_atomically(dir / name, [&](std::ostream& out) { out << text; });
   };
-  write("latency.svg", charts_latency(result));
-  write("accuracy_vs_speed.svg", charts_accuracy(result));
+  write("latency.svg", latency_chart(result));
+  write("accuracy_vs_speed.svg", accuracy_chart(result));
   write("study.json", result.to_json().dump(2) + "\n");
   write("STUDY.md", study_markdown(result));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "plan/plan_writer.h"
 #include "quant/calibration_images.h"
 #include "quant/fp8_build.h"
+#include "study/non_finite_check.h"
 
 namespace kiln {
 namespace {
@@ -38,10 +40,10 @@ std::string slug(const std::string& name) {
 }
 
 Plan build_variant(const StudyInputs& inputs, const StudyVariant& variant,
-                   const CalibrationImages& calibration) {
+                   const CalibrationImages& calibration, std::int64_t opt_level) {
   BuildOptions options;
   options.precision = variant.precision;
-  options.opt_level = inputs.spec.opt_level;
+  options.opt_level = opt_level;
   options.batch = inputs.spec.batch;
   options.backend = inputs.backend;
   options.strict_backend = inputs.strict_backend;
@@ -151,7 +153,8 @@ struct VariantEngines {
 std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
                                                     const CalibrationImages& calibration, VariantResult& r) {
   const auto build_start = Clock::now();
-  auto plan = std::make_shared<const Plan>(build_variant(inputs, r.variant, calibration));
+  auto plan =
+      std::make_shared<const Plan>(build_variant(inputs, r.variant, calibration, inputs.spec.opt_level));
   r.build_seconds = seconds_since(build_start);
   r.plan_file = variant_plan_path(inputs.out_dir, r.variant.name);
   write_plan(r.plan_file, *plan);
@@ -173,7 +176,8 @@ VariantEngines build_and_evaluate(const StudyInputs& inputs, const Dataset& data
   // Every build writes the shared tactic cache there (cuda), the fp32 reference's first.
   std::filesystem::create_directories(inputs.out_dir / "plans");
   StudyVariant fp32{"fp32", Precision::kF32, "", CalibrationMethod::kMax};
-  auto reference_plan = std::make_shared<const Plan>(build_variant(inputs, fp32, s.calibration));
+  auto reference_plan =
+      std::make_shared<const Plan>(build_variant(inputs, fp32, s.calibration, inputs.spec.opt_level));
   built.reference = std::make_unique<Engine>(reference_plan, inputs.backend, compile);
   warnings.note(*built.reference);
   ReferenceLogitsCache reference_cache;
@@ -219,7 +223,8 @@ void time_in_rounds(const StudySpec& spec, const VariantEngines& built, const Te
   BenchSettings host = bench;
   host.host_clock = true;
   const std::size_t n = built.engines.size();
-  Progress progress("timing rounds", static_cast<std::size_t>(spec.rounds) * n);
+  // Counted in rounds, as --rounds gives them, not in variant timings.
+  Progress progress("timing rounds", static_cast<std::size_t>(spec.rounds));
   for (int round = 0; round < spec.rounds; ++round) {
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
@@ -228,10 +233,11 @@ void time_in_rounds(const StudySpec& spec, const VariantEngines& built, const Te
       variants[i].round_medians_ms.push_back(stats.median_ms);
       variants[i].round_images_per_second.push_back(stats.images_per_second);
       if (engine.time_device_replays(1)) {
-        variants[i].round_end_to_end_ms.push_back(summarize(time_engine(engine, batch, host), spec.batch).median_ms);
+        variants[i].round_end_to_end_ms.push_back(
+            summarize(time_engine(engine, batch, host), spec.batch).median_ms);
       }
-      progress.advance();
     }
+    progress.advance();
   }
   progress.finish();
 }
@@ -258,9 +264,71 @@ void profile_variants(const StudyInputs& inputs, const VariantEngines& built, co
                       const Tensor& batch, std::vector<VariantResult>& variants) {
   CompileOptions profiled = compile;
   profiled.profile = true;
+  Progress progress("profile kernel time", built.plans.size());
   for (std::size_t i = 0; i < built.plans.size(); ++i) {
     Engine engine(built.plans[i], inputs.backend, profiled);
     variants[i].profile = profile_engine(engine, batch, inputs.spec.profile_iterations);
+    progress.advance();
+  }
+  progress.finish();
+}
+
+// The speed matrix: main-level plans reused, plans at other levels built (not written) once per variant.
+SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const Dataset& dataset, const StudySample& s,
+                              const VariantEngines& built, const std::vector<VariantResult>& variants) {
+  const auto index_of = [&](const std::string& name) {
+    const auto it = std::find_if(variants.begin(), variants.end(),
+                                 [&](const VariantResult& r) { return r.variant.name == name; });
+    return static_cast<std::size_t>(it - variants.begin());
+  };
+  std::map<std::pair<std::string, std::int64_t>, std::shared_ptr<const Plan>> other_levels;
+  const auto plan = [&](const StudyVariant& variant, std::int64_t level) -> std::shared_ptr<const Plan> {
+    if (level == inputs.spec.opt_level) return built.plans[index_of(variant.name)];
+    auto& slot = other_levels[{variant.name, level}];
+    if (!slot) slot = std::make_shared<const Plan>(build_variant(inputs, variant, s.calibration, level));
+    return slot;
+  };
+  MatrixRun run{inputs.spec,
+                inputs.backend,
+                inputs.strict_backend,
+                (inputs.out_dir / "plans" / "tactics.txt").string(),
+                plan,
+                {},
+                {},
+                {}};
+  run.plan_bytes = [&](const StudyVariant& variant, std::int64_t level) -> std::uintmax_t {
+    if (level == inputs.spec.opt_level) return variants[index_of(variant.name)].plan_bytes;
+    std::ostringstream bytes;
+    write_plan(bytes, *plan(variant, level), variant.name);
+    return bytes.str().size();
+  };
+  run.input = [&](std::int64_t batch) {
+    return timing_batch(dataset, s, inputs.model.config.preprocess, batch);
+  };
+  run.main_figures = [&](const std::string& name) {
+    const VariantResult& r = variants[index_of(name)];
+    MatrixCell cell;
+    cell.latency_ms = r.latency_ms.median;
+    cell.images_per_second = r.images_per_second.median;
+    cell.speedup = r.speedup.median;
+    return cell;
+  };
+  return run_speed_matrix(run);
+}
+
+// A baseline or reference with NaN/Inf outputs: said first in the report, and no FP8 variant ships, each
+// verdict saying why.
+void flag_non_finite_references(StudyResult& result) {
+  result.warnings = reference_non_finite_warnings(result);
+  if (result.warnings.empty()) return;
+  StudyDecision& decision = result.decision;
+  decision.outcome = ShipOutcome::kDoNotShip;
+  decision.ship_fp8 = false;
+  decision.variant.clear();
+  decision.reasons.insert(decision.reasons.begin(), result.warnings.begin(), result.warnings.end());
+  for (VariantVerdict& verdict : decision.verdicts) {
+    verdict.outcome = ShipOutcome::kDoNotShip;
+    verdict.reasons.insert(verdict.reasons.begin(), "not judged: " + result.warnings.front());
   }
 }
 
@@ -290,10 +358,19 @@ StudyResult run_study(const StudyInputs& inputs) {
   time_in_rounds(spec, built, batch, result.variants);
   summarize_rounds(spec, result.variants);
   profile_variants(inputs, built, compile, batch, result.variants);
+  result.matrix = time_speed_matrix(inputs, dataset, sample, built, result.variants);
   attach_statistics(spec, result.variants);
   result.decision = decide(spec, result.variants);
+  flag_non_finite_references(result);
   result.seconds = seconds_since(start);
   return result;
+}
+
+const VariantResult* find_variant(const StudyResult& result, const std::string& name) {
+  for (const VariantResult& r : result.variants) {
+    if (r.variant.name == name) return &r;
+  }
+  return nullptr;
 }
 
 std::filesystem::path variant_plan_path(const std::filesystem::path& out_dir, const std::string& variant) {

@@ -12,6 +12,7 @@
 #include "eval/evaluate.h"
 #include "runtime/benchmark.h"
 #include "study/environment.h"
+#include "study/speed_matrix.h"
 #include "study/study_decision.h"
 #include "study/study_spec.h"
 
@@ -45,7 +46,7 @@ struct VariantResult {
   EvalResult eval;
   std::vector<double> round_medians_ms;         // one per timing round
   std::vector<double> round_images_per_second;  // per round: timed runs x batch / their wall seconds
-  std::vector<double> round_end_to_end_ms;  // per round, host clock around Engine::run (device backends)
+  std::vector<double> round_end_to_end_ms;      // per round, host clock around Engine::run (device backends)
   Spread latency_ms;
   Spread end_to_end_ms;  // zero where the timed region already is the host clock
   Spread images_per_second;
@@ -60,14 +61,19 @@ struct StudyResult {
   std::string family;
   std::string checkpoint_sha256;
   std::string timed_region;  // what the latency figures time, as `kiln bench` times the same engine
-  nlohmann::json data;  // dataset, sample and split
+  nlohmann::json data;       // dataset, sample and split
   std::vector<VariantResult> variants;
   StudyDecision decision;
+  SpeedMatrix matrix;                 // every batch at every level (study.batches, study.opt_levels)
+  std::vector<std::string> warnings;  // what makes the study's comparisons unsound (NaN/Inf in the baseline)
   double seconds = 0.0;
   nlohmann::json to_json() const;
 };
 
 StudyResult run_study(const StudyInputs& inputs);
+
+// The variant called `name`, or null.
+const VariantResult* find_variant(const StudyResult& result, const std::string& name);
 
 // Where run_study writes a variant's plan: out_dir/plans/NAME.kplan, the name made file-safe.
 std::filesystem::path variant_plan_path(const std::filesystem::path& out_dir, const std::string& variant);

@@ -118,6 +118,84 @@ void read_demo_paths(const nlohmann::json& study, const StudyReader& reader,
   }
 }
 
+// A non-empty array of whole numbers in [low, high], as study.KEY.
+std::vector<std::int64_t> read_whole_list(const nlohmann::json& study, const StudyReader& reader,
+                                          const char* key, std::int64_t low, std::int64_t high) {
+  const nlohmann::json& list = study.at(key);
+  const bool ok =
+      list.is_array() && !list.empty() && std::all_of(list.begin(), list.end(), [&](const auto& v) {
+        return v.is_number_integer() && v.template get<std::int64_t>() >= low &&
+               v.template get<std::int64_t>() <= high;
+      });
+  require(ok, reader.where(key), "expected a non-empty array of whole numbers from ", low, " to ", high);
+  std::vector<std::int64_t> values;
+  for (const auto& v : list) {
+    const auto value = v.get<std::int64_t>();
+    if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+  }
+  return values;
+}
+
+// The speed matrix: every batch at every level. By default the manifest's batches, at its level and at
+// level 1 (3 when the manifest's is 0 or 1), as the seed study compared them.
+void read_speed_matrix(const nlohmann::json& study, const StudyReader& reader, const Manifest& manifest,
+                       StudySpec& spec) {
+  spec.batches = manifest.batch_sizes;
+  spec.opt_levels = {manifest.opt_level, manifest.opt_level >= 2 ? 1 : 3};
+  if (study.contains("batches")) spec.batches = read_whole_list(study, reader, "batches", 1, 4096);
+  if (study.contains("opt_levels")) spec.opt_levels = read_whole_list(study, reader, "opt_levels", 0, 5);
+  reader.read("matrix_seconds", spec.matrix_seconds);
+  require(spec.matrix_seconds > 0, reader.where("matrix_seconds"), "expected a number above 0");
+}
+
+// A string that says something, as study.KEY.
+std::string read_text(const nlohmann::json& value, const std::string& where) {
+  const bool ok = value.is_string() && value.get<std::string>().find_first_not_of(" \t") != std::string::npos;
+  require(ok, where, "expected a non-empty string");
+  return value.get<std::string>();
+}
+
+std::vector<std::string> read_text_list(const nlohmann::json& study, const StudyReader& reader,
+                                        const char* key) {
+  if (!study.contains(key)) return {};
+  const nlohmann::json& list = study.at(key);
+  require(list.is_array(), reader.where(key), "expected an array of strings");
+  std::vector<std::string> texts;
+  for (const auto& item : list) texts.push_back(read_text(item, reader.where(key)));
+  return texts;
+}
+
+// study.recipes: per recipe (a built-in name, "auto" or a pattern), the text the report quotes.
+std::map<std::string, std::string> read_recipe_texts(const nlohmann::json& study, const StudyReader& reader) {
+  if (!study.contains("recipes")) return {};
+  const nlohmann::json& table = study.at("recipes");
+  require(table.is_object(), reader.where("recipes"), "expected a table of recipe = \"text\"");
+  std::map<std::string, std::string> texts;
+  for (const auto& [recipe, text] : table.items()) {
+    const std::string where = cat(reader.where("recipes"), recipe, ": ");
+    if (recipe != "auto") {
+      try {
+        parse_recipe(recipe);
+      } catch (const Error& error) {
+        fail(where, error.what());
+      }
+    }
+    texts[recipe] = read_text(text, where);
+  }
+  return texts;
+}
+
+StudyFamilyText read_family_text(const nlohmann::json& study, const StudyReader& reader) {
+  StudyFamilyText text;
+  if (study.contains("parts")) text.parts = read_text(study.at("parts"), reader.where("parts"));
+  if (study.contains("other_layers"))
+    text.other_layers = read_text(study.at("other_layers"), reader.where("other_layers"));
+  text.recipes = read_recipe_texts(study, reader);
+  text.revisit = read_text_list(study, reader, "revisit");
+  text.not_tried = read_text_list(study, reader, "not_tried");
+  return text;
+}
+
 // A misspelt key would silently keep its default, so any key not read above is an error.
 void check_known_keys(const nlohmann::json& study, const std::filesystem::path& manifest_path) {
   static const std::vector<std::string> kKnown = {"variants",
@@ -136,7 +214,15 @@ void check_known_keys(const nlohmann::json& study, const std::filesystem::path& 
                                                   "warmup_seconds",
                                                   "profile_iterations",
                                                   "demo_checkpoint",
-                                                  "demo_data"};
+                                                  "demo_data",
+                                                  "batches",
+                                                  "opt_levels",
+                                                  "matrix_seconds",
+                                                  "parts",
+                                                  "recipes",
+                                                  "other_layers",
+                                                  "revisit",
+                                                  "not_tried"};
   for (const auto& [key, value] : study.items()) {
     require(std::find(kKnown.begin(), kKnown.end(), key) != kKnown.end(), manifest_path.string(), ": study.",
             key, ": unknown key");
@@ -177,6 +263,8 @@ StudySpec study_spec_from_manifest(const Manifest& manifest) {
           manifest.path.string(),
           ": study: batch >= 1, images >= 2, every >= 2, rounds >= 1 and seconds_per_round > 0");
   read_demo_paths(study, reader, manifest.path.parent_path(), spec);
+  read_speed_matrix(study, reader, manifest, spec);
+  spec.text = read_family_text(study, reader);
   check_known_keys(study, manifest.path);
   return spec;
 }
@@ -199,7 +287,19 @@ nlohmann::json StudySpec::to_json() const {
           {"rounds", rounds},
           {"seconds_per_round", seconds_per_round},
           {"warmup_seconds", warmup_seconds},
-          {"profile_iterations", profile_iterations}};
+          {"profile_iterations", profile_iterations},
+          {"batches", batches},
+          {"opt_levels", opt_levels},
+          {"matrix_seconds", matrix_seconds},
+          {"family_text", text.to_json()}};
+}
+
+nlohmann::json StudyFamilyText::to_json() const {
+  return {{"parts", parts},
+          {"recipes", recipes},
+          {"other_layers", other_layers},
+          {"revisit", revisit},
+          {"not_tried", not_tried}};
 }
 
 }  // namespace kiln

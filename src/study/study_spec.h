@@ -1,17 +1,31 @@
 // What a study runs, read from the family manifest's [study] section (every key optional):
 //
 //   [study]
-//   variants = ["fp32", "fp16", "fp8 all max", "fp8 nose max", "fp8 nose-L1 max", "fp8 all entropy", "fp8
-//   auto max"] baseline = "fp16"            # speed-ups are against this variant batch = 1 # default: the
-//   manifest's first batch size images = 2000                # fixed-stride sample of the data every = 4 #
-//   every 4th sampled image calibrates, the rest are held out for accuracy min_speedup = 1.05           # an
-//   FP8 variant ships only this much faster than the baseline ... max_agreement_drop = 0.01    # ... losing
-//   at most this top-1 agreement with fp32 (fraction) ... max_top1_drop = 0.01         # ... and at most this
-//   top-1 accuracy against labels (when labelled) auto_target = "logit-error=0.05" rounds = 5 # timing:
-//   rounds over all variants, interleaved seconds_per_round = 1.0      # timed seconds per variant per round
-//   (after warmup_seconds) warmup_seconds = 0.3 profile_iterations = 10 demo_checkpoint =
-//   "../../tests/data/golden/resnest_tiny/model.safetensors"   # relative to the manifest demo_data =
-//   "../../tests/data/photos"
+//   variants = ["fp32", "fp16", "fp8 all max", "fp8 nose-L1 max", "fp8 auto max"]
+//   baseline = "fp16"             # speed-ups are against this variant
+//   batch = 1                     # default: the manifest's first batch size
+//   batches = [1, 32]             # the speed matrix: these batches ... (default: [input] batch)
+//   opt_levels = [3, 1]           # ... at these optimization levels (default: [build] opt_level and 1)
+//   matrix_seconds = 0.25         # timed seconds per variant in each matrix cell (one round)
+//   images = 2000                 # fixed-stride sample of the data
+//   every = 4                     # every 4th sampled image calibrates, the rest are held out
+//   min_speedup = 1.05            # an FP8 variant ships only this much faster than the baseline ...
+//   max_agreement_drop = 0.01     # ... losing at most this top-1 agreement with fp32 (fraction) ...
+//   max_top1_drop = 0.01          # ... and at most this top-1 accuracy against labels (when labelled)
+//   auto_target = "logit-error=0.05"
+//   rounds = 5                    # timing: rounds over all variants, interleaved
+//   seconds_per_round = 1.0       # timed seconds per variant per round (after warmup_seconds)
+//   warmup_seconds = 0.3
+//   profile_iterations = 10
+//   demo_checkpoint = "../../tests/data/golden/resnest_tiny/model.safetensors"  # relative to the manifest
+//   demo_data = "../../tests/data/photos"
+//   # The family in its own words, quoted by the report:
+//   parts = "..."                 # the model's layer groups
+//   other_layers = "..."          # the layers FP8 does not speed up
+//   revisit = ["...", "..."]      # conditions that would change the decision
+//   not_tried = ["...", "..."]    # what the study leaves out, beyond what the report finds itself
+//   [study.recipes]               # per recipe name: the convolutions it puts in FP8 in this family
+//   all = "..."
 //
 // A variant is "fp32", "fp16" or "fp8 RECIPE CALIBRATOR" (RECIPE as `kiln build --recipe`, CALIBRATOR
 // max | percentile | entropy | mse). The thresholds are held against 95% intervals of the held-out
@@ -20,6 +34,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -39,11 +54,24 @@ struct StudyVariant {
 
 StudyVariant parse_study_variant(std::string_view text);
 
+// The family described by its manifest, for the report; empty where the manifest says nothing.
+struct StudyFamilyText {
+  std::string parts;
+  std::map<std::string, std::string> recipes;
+  std::string other_layers;
+  std::vector<std::string> revisit;
+  std::vector<std::string> not_tried;
+  nlohmann::json to_json() const;
+};
+
 struct StudySpec {
   std::vector<StudyVariant> variants;
   std::string baseline = "fp16";
   std::int64_t batch = 1;
   std::int64_t opt_level = 3;
+  std::vector<std::int64_t> batches;     // the speed matrix; empty: none
+  std::vector<std::int64_t> opt_levels;  // at least the study's own level
+  double matrix_seconds = 0.25;
   std::size_t images = 2000;
   std::size_t every = 4;
   std::size_t calibration_images = 500;
@@ -58,6 +86,7 @@ struct StudySpec {
   int profile_iterations = 10;
   std::optional<std::filesystem::path> demo_checkpoint;  // resolved against the manifest's folder
   std::optional<std::filesystem::path> demo_data;
+  StudyFamilyText text;
   nlohmann::json to_json() const;
 };
 

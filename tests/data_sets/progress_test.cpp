@@ -8,7 +8,7 @@
 namespace kiln {
 namespace {
 
-TEST(Progress, NonInteractiveWritesOnlyTheFinalLine) {
+TEST(Progress, NonInteractiveWritesNothingBeforeTheIntervalThenTheFinalLine) {
   std::ostringstream out;
   Progress progress("calibrate", 500, out, /*interactive=*/false);
   for (int i = 0; i < 120; ++i) progress.advance();
@@ -23,6 +23,21 @@ TEST(Progress, NonInteractiveWritesOnlyTheFinalLine) {
   EXPECT_EQ(text.rfind("calibrate 500/500 (100%) ", 0), 0u) << text;
   EXPECT_EQ(text.find("eta"), std::string::npos) << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+}
+
+TEST(Progress, NonInteractiveWritesPlainLinesAtTheInterval) {
+  std::ostringstream out;
+  Progress progress("timing round", 3, out, /*interactive=*/false, std::chrono::seconds(0));
+  progress.advance();
+  progress.advance();
+  progress.advance();  // the last step: left to finish()
+  progress.finish();
+  const std::string text = out.str();
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  EXPECT_EQ(text.rfind("timing round 1/3 (33%) ", 0), 0u) << text;
+  EXPECT_NE(text.find("\ntiming round 2/3 (66%) "), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntiming round 3/3 (100%) "), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << text;
 }
 
 TEST(Progress, InteractiveRedrawsInPlace) {

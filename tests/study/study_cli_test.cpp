@@ -22,10 +22,10 @@ std::string read_text(const fs::path& path) {
 
 // A quick study: few variants, one short timing round.
 testing::CliResult quick_study(const fs::path& out) {
-  return run_kiln(
-      "study " + (kFamilies / "timm_resnest").string() +
-      " --variants fp32,fp16,'fp8 all max','fp8 nose-L1 entropy' --rounds 1 --seconds-per-round 50ms -o " +
-      out.string());
+  return run_kiln("study " + (kFamilies / "timm_resnest").string() +
+                  " --variants fp32,fp16,'fp8 all max','fp8 nose-L1 entropy' --rounds 1 --seconds-per-round "
+                  "50ms --batches 1,2 -o " +
+                  out.string());
 }
 
 nlohmann::json accuracy_of(const nlohmann::json& study) {

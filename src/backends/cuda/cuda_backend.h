@@ -17,6 +17,7 @@ class CudaBackend final : public Backend {
   std::string unsupported_reason(const Graph& graph, const Node& node) const override;
   std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
   bool chooses_tactics() const override { return true; }
+  std::vector<BackendFact> environment() const override;  // cuda_environment.cpp
 };
 
 }  // namespace kiln

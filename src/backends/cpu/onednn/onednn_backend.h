@@ -13,6 +13,7 @@ class OnednnBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
   bool supports(const Graph& graph, const Node& node) const override;
   std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
+  std::vector<BackendFact> environment() const override;  // onednn_environment.cpp
 };
 
 }  // namespace kiln

@@ -1,0 +1,109 @@
+// `kiln study` on every classifier family's demo: each STUDY.md parses (every table's rows as wide as
+// its header), has every environment field, and names only its own family's parts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_util.h"
+#include "tests/study/markdown_tables.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::kFamilies;
+using testing::run_kiln;
+using testing::Scratch;
+
+// Words that name one family's parts; no other family's report may use them.
+const std::map<std::string, std::vector<std::string>> kOwnParts = {
+    {"timm_resnest", {"split-attention", "resnest", "radix", "conv2.fc1"}},
+    {"timm_resnet", {"resnet-50", "resnet50", "7x7"}},
+    {"timm_efficientnet", {"efficientnet", "squeeze-excitation", "depthwise", "conv_dw", "conv_stem"}},
+};
+
+const std::vector<std::string> kEnvironmentFields = {
+    "date (UTC)", "CPU",      "CPU ISA",    "load average at start",
+    "OS",         "GPU",      "GPU driver", "CUDA runtime",
+    "cuDNN",      "cuBLASLt", "oneDNN",     "backend studied",
+    "kiln",       "compiler", "family",     "checkpoint",
+    "study time"};
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// A quick study: three variants, one short round, a small speed matrix.
+testing::CliResult quick_study(const std::string& family, const fs::path& out) {
+  return run_kiln(
+      "study " + (kFamilies / family).string() +
+      " --variants fp32,fp16,'fp8 all max' --images 8 --rounds 1 --seconds-per-round 20ms --batches 1,2 "
+      "--opt-levels 3,1 -o " +
+      out.string());
+}
+
+void expect_environment_fields(const std::vector<testing::ParsedTable>& tables, const std::string& family) {
+  const auto environment = std::find_if(tables.begin(), tables.end(), [](const testing::ParsedTable& t) {
+    return t.header == std::vector<std::string>{"item", "value"};
+  });
+  ASSERT_NE(environment, tables.end()) << family << ": no environment table";
+  for (const std::string& field : kEnvironmentFields) {
+    const auto row =
+        std::find_if(environment->rows.begin(), environment->rows.end(),
+                     [&](const std::vector<std::string>& r) { return !r.empty() && r[0] == field; });
+    ASSERT_NE(row, environment->rows.end()) << family << ": environment lacks '" << field << "'";
+    ASSERT_EQ(row->size(), 2u);
+    EXPECT_FALSE((*row)[1].empty()) << family << ": '" << field << "' is empty";
+  }
+}
+
+class StudyFamilies : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StudyFamilies, ReportParsesHasTheEnvironmentAndNamesOnlyItsOwnParts) {
+  const std::string family = GetParam();
+  const Scratch scratch;
+  const fs::path out = scratch.dir() / family;
+  const auto ran = quick_study(family, out);
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  const std::string markdown = testing::bytes_of(out / "STUDY.md");
+
+  std::vector<std::string> errors;
+  const auto tables = testing::parse_tables(markdown, errors);
+  for (const std::string& error : errors) ADD_FAILURE() << family << ": " << error;
+  EXPECT_GE(tables.size(), 7u) << "recipe, environment, speed, quality, kernel time, levels, matrix";
+  expect_environment_fields(tables, family);
+
+  const std::string text = lower(markdown);
+  for (const auto& [other, words] : kOwnParts) {
+    if (other == family) continue;
+    for (const std::string& word : words) {
+      EXPECT_EQ(text.find(word), std::string::npos)
+          << family << "'s report names " << other << "'s '" << word << "'";
+    }
+  }
+  for (const char* section : {"## What was not tried", "## When to revisit", "### Speed at other batches"}) {
+    EXPECT_NE(markdown.find(section), std::string::npos) << family << ": " << section;
+  }
+  EXPECT_EQ(markdown.find("runs FP8 layers on the CPU"), std::string::npos);
+
+  const nlohmann::json study = nlohmann::json::parse(testing::bytes_of(out / "study.json"));
+  EXPECT_TRUE(study.at("environment").contains("onednn"));
+  EXPECT_TRUE(study.at("environment").contains("gpu"));
+  const auto& cells = study.at("speed_matrix").at("cells");
+  EXPECT_EQ(cells.size(), 8u) << "fp16 and fp8 all at batches 1 and 2, levels 3 and 1";
+  for (const char* chart : {"latency.svg", "accuracy_vs_speed.svg"}) {
+    const std::string svg = testing::bytes_of(out / chart);
+    EXPECT_NE(svg.find("DEMO"), std::string::npos) << family << ": " << chart << " is not marked demo";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Classifiers, StudyFamilies,
+                         ::testing::Values("timm_resnest", "timm_resnet", "timm_efficientnet"),
+                         [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
+
+}  // namespace
+}  // namespace kiln
