@@ -98,8 +98,9 @@ void study(const StudyCommandOptions& options) {
   if (demo) {
     std::cerr
         << "kiln study: no --checkpoint, so this is the demo: " << checkpoint.string()
-        << " is a reduced model with random weights and " << data
-        << " holds a few photos. Give --checkpoint (a Hub model.safetensors) and --data (ImageNet validation "
+        << (spec.demo_description.empty() ? std::string(" and ") + data
+                                          : " (" + spec.demo_description + ")")
+        << ". Give --checkpoint (a Hub model.safetensors) and --data (ImageNet validation "
            "shards) for a real study, and --backend cuda to time it on a GPU (FP8 layers on its E4M3 "
            "tensor cores).\n";
   }
@@ -134,7 +135,7 @@ void add_study_command(CLI::App& app) {
   cmd->add_option(
          "--checkpoint", options->checkpoint,
          "model.safetensors with timm's key names (default: the manifest's demo checkpoint, a reduced "
-         "random-weight model shipped for trying kiln out)")
+         "model trained on Fashion-MNIST, shipped for trying kiln out)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
       ->check(CLI::ExistingFile);

@@ -1,6 +1,7 @@
 #include "study/report_sections.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <sstream>
 
@@ -32,10 +33,14 @@ std::string demo_note(const StudyResult& result) {
   const std::string& hub = result.inputs.hub_id;
   const std::string name = hub.empty() ? result.family : hub.substr(hub.find('/') + 1);
   std::ostringstream md;
-  md << "> **Demo run.** The checkpoint is a reduced model with random weights (`"
-     << result.inputs.model.checkpoint_name
-     << "` from the repository's test data) and the data are the repository's photos: the numbers show "
-        "the study working, not how FP8 does on the real model. For that, run it on the Hub checkpoint"
+  const std::string& description = result.inputs.spec.demo_description;
+  md << "> **Demo run.** "
+     << (description.empty() ? std::string("A reduced model and data from the repository's test data") :
+                               cat(static_cast<char>(std::toupper(static_cast<unsigned char>(description[0]))),
+                                   description.substr(1)))
+     << " (`" << result.inputs.model.checkpoint_name
+     << "`). The figures are real for this small model on these images; its speed and its FP8 behaviour "
+        "are not those of the full-size model. For that, run the study on the Hub checkpoint"
      << (hub.empty() ? "" : cat(" (`", hub, "`)"))
      << " and labelled validation data, on a GPU for FP8's speed:\n>\n> `kiln study families/"
      << result.family << " --checkpoint " << name

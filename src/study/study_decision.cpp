@@ -90,7 +90,7 @@ CriterionVerdict judge_criterion(const std::string& criterion, const std::string
   CriterionVerdict verdict{criterion, max_drop, judge_drop(comparison.drop, max_drop), std::nullopt};
   std::string text =
       cat(what, " drops by ", drop_text(comparison.drop),
-          ", McNemar exact p = ", two_digits(comparison.mcnemar_p), " (", comparison.counts.baseline_only,
+          ", McNemar exact p ", p_value_text(comparison.mcnemar_p), " (", comparison.counts.baseline_only,
           " vs ", comparison.counts.variant_only, " discordant images): ");
   const std::string allowed = points(max_drop) + " points allowed";
   if (verdict.verdict == DropVerdict::kWithin) {

@@ -38,7 +38,7 @@ std::string drop_cell(const std::optional<PairedComparison>& comparison) {
   if (!comparison) return "-";
   const Interval& drop = comparison->drop;
   return cat(fixed(100.0 * drop.estimate, 2), " (", fixed(100.0 * drop.low, 2), " .. ",
-             fixed(100.0 * drop.high, 2), "), p = ", fixed(comparison->mcnemar_p, 3));
+             fixed(100.0 * drop.high, 2), "), p ", p_value_text(comparison->mcnemar_p));
 }
 
 // The headline: ship, do not ship, or cannot tell with this many images.

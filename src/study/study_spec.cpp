@@ -104,7 +104,7 @@ void read_auto_target(const nlohmann::json& study, const StudyReader& reader, St
   }
 }
 
-// The demo's checkpoint and photos, relative to the manifest's folder.
+// The demo's checkpoint and data (relative to the manifest's folder) and the sentence saying what they are.
 void read_demo_paths(const nlohmann::json& study, const StudyReader& reader,
                      const std::filesystem::path& folder, StudySpec& spec) {
   std::string path;
@@ -116,6 +116,7 @@ void read_demo_paths(const nlohmann::json& study, const StudyReader& reader,
     reader.read("demo_data", path);
     spec.demo_data = (folder / path).lexically_normal();
   }
+  if (study.contains("demo_description")) reader.read("demo_description", spec.demo_description);
 }
 
 // A non-empty array of whole numbers in [low, high], as study.KEY.
@@ -215,6 +216,7 @@ void check_known_keys(const nlohmann::json& study, const std::filesystem::path& 
                                                   "profile_iterations",
                                                   "demo_checkpoint",
                                                   "demo_data",
+                                                  "demo_description",
                                                   "batches",
                                                   "opt_levels",
                                                   "matrix_seconds",

@@ -19,6 +19,7 @@
 //   profile_iterations = 10
 //   demo_checkpoint = "../../tests/data/golden/resnest_tiny/model.safetensors"  # relative to the manifest
 //   demo_data = "../../tests/data/photos"
+//   demo_description = "a reduced ResNeSt-50d trained on ..."  # what the demo's model and data are
 //   # The family in its own words, quoted by the report:
 //   parts = "..."                 # the model's layer groups
 //   other_layers = "..."          # the layers FP8 does not speed up
@@ -86,6 +87,7 @@ struct StudySpec {
   int profile_iterations = 10;
   std::optional<std::filesystem::path> demo_checkpoint;  // resolved against the manifest's folder
   std::optional<std::filesystem::path> demo_data;
+  std::string demo_description;  // what the demo's model and data are, in one sentence
   StudyFamilyText text;
   nlohmann::json to_json() const;
 };

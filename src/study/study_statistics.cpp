@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -107,6 +109,13 @@ Interval paired_drop_interval(const PairedCounts& counts) {
   require(counts.both >= 0 && counts.baseline_only >= 0 && counts.variant_only >= 0 && counts.neither >= 0,
           "paired counts cannot be negative");
   return newcombe_paired(table_of(counts));
+}
+
+std::string p_value_text(double p) {
+  if (p < 0.001) return "< 0.001";
+  std::ostringstream text;
+  text << "= " << std::fixed << std::setprecision(3) << p;
+  return text.str();
 }
 
 double mcnemar_exact_p(std::int64_t baseline_only, std::int64_t variant_only) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -53,6 +54,9 @@ Interval paired_drop_interval(const PairedCounts& counts);
 // to favour either side, so min(b, c) is Binomial(b + c, 1/2); p = min(1, 2 P(X <= min(b, c))).
 // 1 with no discordant image.
 double mcnemar_exact_p(std::int64_t baseline_only, std::int64_t variant_only);
+
+// A p-value as a report prints it after "p ": "= 0.450", or "< 0.001" below that (never a bare 0.00).
+std::string p_value_text(double p);
 
 struct PairedComparison {
   PairedCounts counts;

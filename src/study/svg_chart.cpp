@@ -82,8 +82,8 @@ std::string header(int width, int height, const std::string& title, bool demo) {
       << "</text>\n";
   if (demo) {
     svg << "<text x=\"" << width / 2 << "\" y=\"36\" text-anchor=\"middle\" fill=\"#d62728\" "
-        << "font-weight=\"bold\">DEMO: a reduced random-weight model on a few photos, not the real model's "
-           "figures</text>\n";
+        << "font-weight=\"bold\">DEMO: a reduced model on the repository's test data, not the full-size "
+           "model's figures</text>\n";
   }
   return svg.str();
 }

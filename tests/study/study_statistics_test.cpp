@@ -128,5 +128,11 @@ TEST(ImagesToDecide, NeverWhenTheObservedDropIsTheThreshold) {
   EXPECT_FALSE(images_to_decide({}, 0.01).has_value());
 }
 
+TEST(StudyStatistics, PValuesPrintWithoutRoundingToZero) {
+  EXPECT_EQ(p_value_text(0.45), "= 0.450");
+  EXPECT_EQ(p_value_text(0.0009), "< 0.001");
+  EXPECT_EQ(p_value_text(1.0), "= 1.000");
+}
+
 }  // namespace
 }  // namespace kiln
