@@ -29,9 +29,12 @@
 namespace kiln {
 namespace {
 
-// Same limit as PIL's DecompressionBombError (2 * Image.MAX_IMAGE_PIXELS): larger headers are refused
-// before anything is allocated, so a hostile header cannot exhaust memory.
-constexpr std::uint64_t kMaxPixels = 2ull * 89478485ull;
+// PIL's Image.MAX_IMAGE_PIXELS, above which Pillow warns of a decompression bomb: larger headers are
+// refused before anything is allocated, so a hostile header cannot make kiln allocate more than about
+// 360 MB (libwebp's lossless decoder keeps 4 bytes a pixel beside kiln's 3). A WebP of a few dozen
+// bytes can claim 150 million pixels, and lossless WebP (a single-colour image codes in almost no
+// bits) gives no byte count that bounds its size, as deflate's ratio does for PNG.
+constexpr std::uint64_t kMaxPixels = 89478485ull;
 
 // The most deflate (PNG's compression) can shrink data: 258 bytes from a 2-bit code at best.
 constexpr std::uint64_t kMaxDeflateRatio = 1032;

@@ -72,7 +72,7 @@ std::vector<std::uint8_t> jpeg_claiming(const std::string& seed, std::uint32_t w
 }
 
 TEST(ImageDecodeBounds, ProgressiveJpegClaimingAHugeImage) {
-  const std::vector<std::uint8_t> bytes = jpeg_claiming("progressive.jpg", 13000, 13700);
+  const std::vector<std::uint8_t> bytes = jpeg_claiming("progressive.jpg", 9000, 9900);
   ASSERT_LT(bytes.size(), 2000u);
   if (!limit_memory(kHeadroom)) GTEST_SKIP() << "no address-space limit under a sanitizer";
   const std::string message = decode_error(bytes, "big.jpg");
@@ -80,17 +80,17 @@ TEST(ImageDecodeBounds, ProgressiveJpegClaimingAHugeImage) {
 }
 
 TEST(ImageDecodeBounds, BaselineJpegClaimingAHugeImage) {
-  const std::vector<std::uint8_t> bytes = jpeg_claiming("baseline.jpg", 13000, 13700);
+  const std::vector<std::uint8_t> bytes = jpeg_claiming("baseline.jpg", 9000, 9900);
   if (!limit_memory(kHeadroom)) GTEST_SKIP() << "no address-space limit under a sanitizer";
   EXPECT_EQ(decode_error(bytes, "big.jpg"), "big.jpg: truncated JPEG file");
 }
 
-// 69 bytes: the signature, an IHDR for 13377 x 13377 16-bit RGBA (1.4 GB of rows) and the start of
+// 69 bytes: the signature, an IHDR for 9400 x 9400 16-bit RGBA (707 MB of rows) and the start of
 // an IDAT chunk.
 TEST(ImageDecodeBounds, PngHeaderClaimingAHugeImage) {
   std::vector<std::uint8_t> bytes = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n',
                                      0,    0,   0,   13,  'I',  'H',  'D',  'R'};
-  for (const std::uint32_t side : {13377u, 13377u}) {
+  for (const std::uint32_t side : {9400u, 9400u}) {
     for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<std::uint8_t>(side >> shift));
   }
   bytes.insert(bytes.end(), {16, 6, 0, 0, 0});
@@ -110,6 +110,28 @@ TEST(ImageDecodeBounds, TruncatedWebpIsRefusedBeforeDecoding) {
   std::vector<std::uint8_t> bytes = read_all(kSeeds / "webp" / "lossy.webp");
   bytes.resize(bytes.size() - 1);
   EXPECT_EQ(decode_error(bytes, "cut.webp"), "cut.webp: truncated WebP file");
+}
+
+// Found by fuzzing: WebP files of 31 and 72 bytes whose lossless (VP8L) headers claim 14592x9216 and
+// 16373x9212 pixels made kiln and libwebp allocate 540-600 MB before finding the data missing.
+TEST(ImageDecodeBounds, TinyWebpClaimingAHugeImageIsRefusedBeforeDecoding) {
+#ifndef KILN_HAVE_WEBP
+  GTEST_SKIP() << "built without libwebp";
+#endif
+  const std::vector<std::uint8_t> headerless = {
+      0x52, 0x49, 0x46, 0x46, 0x0d, 0x00, 0x00, 0x00, 0x57, 0x45, 0x42, 0x50, 0x2f, 0xff, 0xf8, 0xff,
+      0x08, 0x8c, 0x8c, 0x8c, 0x8c, 0x8c, 0x8c, 0x8c, 0x8c, 0x3d, 0x00, 0x00, 0x00, 0xff, 0x6f};
+  const std::vector<std::uint8_t> lossless = {
+      0x52, 0x49, 0x46, 0x46, 0x40, 0x00, 0x00, 0x00, 0x57, 0x45, 0x42, 0x50, 0x56, 0x50, 0x38, 0x4c,
+      0x33, 0x00, 0x00, 0x00, 0x2f, 0xf4, 0xff, 0xfe, 0x08, 0xcd, 0x64, 0x44, 0xff, 0x63, 0x53, 0xf0,
+      0x28, 0x78, 0xff, 0xc3, 0xa0, 0xa0, 0x6d, 0x1b, 0xa6, 0x40, 0x36, 0xfe, 0x48, 0xff, 0x06, 0xa0,
+      0x15, 0x08, 0xa4, 0x30, 0x87, 0xef, 0x41, 0x90, 0x4d, 0xda, 0x64, 0x4b, 0xda, 0x4b, 0x88, 0x30,
+      0xa5, 0xf0, 0x33, 0x03, 0xdc, 0x2f, 0x11, 0x00};
+  if (!limit_memory(kHeadroom)) GTEST_SKIP() << "no address-space limit under a sanitizer";
+  EXPECT_EQ(decode_error(headerless, "a.webp"),
+            "a.webp: image of 14592x9216 pixels exceeds the limit of 89478485 pixels");
+  EXPECT_EQ(decode_error(lossless, "b.webp"),
+            "b.webp: image of 16373x9212 pixels exceeds the limit of 89478485 pixels");
 }
 
 // The seeds themselves decode (the bounds leave real files alone).
