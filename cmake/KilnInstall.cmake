@@ -52,11 +52,12 @@ install(DIRECTORY families/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/families
   FILES_MATCHING PATTERN "manifest.toml" PATTERN "README.md" PATTERN "common" EXCLUDE PATTERN "study*" EXCLUDE)
 # The study demos the manifests name, at the same place relative to them (../../tests/data), so that
 # `kiln validate` passes and `kiln study FAMILY` runs its demo from an install.
-foreach(demo resnest_tiny resnet_tiny efficientnet_tiny)
-  install(FILES tests/data/golden/${demo}/model.safetensors tests/data/golden/${demo}/config.json
-    DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data/golden/${demo})
+foreach(demo resnest_fashion_tiny resnet_fashion_tiny efficientnet_fashion_tiny)
+  install(FILES tests/data/trained/${demo}/model.safetensors tests/data/trained/${demo}/config.json
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data/trained/${demo})
 endforeach()
-install(DIRECTORY tests/data/photos DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data)
+install(DIRECTORY tests/data/fashion_mnist/t10k-first2500 DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data/fashion_mnist)
+install(FILES tests/data/fashion_mnist/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data/fashion_mnist)
 
 if(TARGET kiln_python)
   install(TARGETS kiln_python LIBRARY DESTINATION ${KILN_PYTHON_INSTALL_DIR}/kiln)
