@@ -28,16 +28,36 @@ std::string cublas_version(std::size_t encoded) {
   return cat(encoded / 10000, ".", (encoded % 10000) / 100, ".", encoded % 100);
 }
 
-// The kernel module's version ("580.159.04"); empty where the file is absent (no NVIDIA driver).
+// A dotted version such as "580.159.04".
+bool is_dotted_version(const std::string& word) {
+  bool dot = false, digit = false;
+  for (const char c : word) {
+    if (c == '.') {
+      if (!digit) return false;
+      dot = true;
+      digit = false;
+    } else if (c >= '0' && c <= '9') {
+      digit = true;
+    } else {
+      return false;
+    }
+  }
+  return dot && digit;
+}
+
+// The kernel module's version ("580.159.04"); empty where the file is absent (no NVIDIA driver). The
+// first line reads "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." or, for the open
+// module, "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  ...": the version is
+// the first dotted number after "Module".
 std::string kernel_driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(in, line)) return "";
   std::istringstream words(line);
-  std::string word;
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue ..."; the version follows "Module".
-  for (std::string previous; words >> word; previous = word) {
-    if (previous == "Module") return word;
+  bool after_module = false;
+  for (std::string word; words >> word;) {
+    if (after_module && is_dotted_version(word)) return word;
+    after_module = after_module || word == "Module";
   }
   return "";
 }
