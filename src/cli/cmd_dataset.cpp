@@ -151,10 +151,10 @@ void add_dataset_command(CLI::App& app) {
   auto options = std::make_shared<DatasetOptions>();
   CLI::App* cmd =
       app.add_subcommand("dataset", "Describe a dataset and the sample and split a study would take");
-  cmd->add_option(
-         "data", options->data,
-         "A folder of images (flat, or one sub-folder per class), a .tar shard, a folder of .tar shards, "
-         "or a shard pattern such as 'shard-{000000..000009}.tar'")
+  cmd->add_option("data", options->data,
+                  "A folder of images (flat, or one sub-folder per class), a .tar or .tar.gz shard, a folder "
+                  "of shards, "
+                  "or a shard pattern such as 'shard-{000000..000009}.tar'")
       ->type_name("DATA");
   CLI::Option* images = cmd->add_option("--images", options->sample,
                                         "Take N images at a fixed stride: indices floor(i * images / N) "

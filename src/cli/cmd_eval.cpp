@@ -320,7 +320,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option(
          "--data", options->data,
          "Images to evaluate on: a folder (flat, or one sub-folder per class, optionally with labels.txt or "
-         "labels.csv), a .tar shard, a folder of shards or a pattern such as 'val-{000000..000009}.tar'. "
+         "labels.csv), a .tar or .tar.gz shard, a folder of shards or a pattern such as "
+         "'val-{000000..000009}.tar'. "
          "Labels, when present, give top-1/top-5 and must lie in [0, the model's classes). For a detector "
          "plan, a labelled detection set in the YOLO layout (a folder with data.yaml naming the classes and "
          "its val images, a folder with images/ beside labels/, or an images folder such as ROOT/images/val "

@@ -73,6 +73,10 @@ void Dataset::check_labels(std::int64_t num_classes) const {
 
 std::vector<std::uint8_t> Dataset::read_bytes(std::size_t index) const {
   const Sample& s = sample(index);
+  if (s.archive) {
+    const auto begin = s.archive->begin() + static_cast<std::ptrdiff_t>(s.offset);
+    return {begin, begin + static_cast<std::ptrdiff_t>(s.size.value_or(0))};
+  }
   return read_file_bytes(s.file, s.offset, s.size, s.name);
 }
 

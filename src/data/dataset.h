@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,8 @@ struct Sample {
   std::filesystem::path file;         // the file holding the encoded image
   std::uint64_t offset = 0;           // where the image starts in `file` (a tar member's data)
   std::optional<std::uint64_t> size;  // the member's size; unset for a whole file
+  // A gzip-compressed shard's decompressed bytes, shared by its samples; offset and size index it.
+  std::shared_ptr<const std::vector<std::uint8_t>> archive;
 };
 
 class Dataset {

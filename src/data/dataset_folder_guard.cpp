@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "data/dataset.h"
+#include "data/webdataset.h"
 
 namespace kiln {
 
@@ -23,7 +24,7 @@ bool read_as_dataset(const fs::path& path) {
   const std::string name = path.filename().string();
   if (name == "labels.txt" || name == "labels.csv") return true;
   const std::string extension = lower(path.extension().string());
-  return extension == ".tar" || (extension.size() > 1 && is_image_extension(extension.substr(1)));
+  return is_shard_name(path) || (extension.size() > 1 && is_image_extension(extension.substr(1)));
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ Dataset open_class_folders(const fs::path& dir, const std::vector<fs::path>& fol
       label = it->second;
     }
     for (auto& image : find_image_files(folders[index])) {
-      samples.push_back({image.string(), label, image, 0, std::nullopt});
+      samples.push_back({image.string(), label, image, 0, std::nullopt, nullptr});
     }
   }
   if (samples.empty()) fail(dir.string(), ": no images (.jpg, .jpeg, .png, .webp) in its class folders");
@@ -76,14 +76,14 @@ Dataset open_flat_folder(const fs::path& dir, const std::vector<fs::path>& image
   std::vector<Sample> samples;
   const std::optional<fs::path> labels_path = find_labels_file(dir);
   if (!labels_path) {
-    for (const auto& image : images) samples.push_back({image.string(), kNoLabel, image, 0, std::nullopt});
+    for (const auto& image : images) samples.push_back({image.string(), kNoLabel, image, 0, std::nullopt, nullptr});
     return Dataset(DatasetKind::kFolder, dir.string(), std::move(samples));
   }
   const auto labels = read_labels_file(*labels_path);
   for (const auto& image : images) {
     const auto it = labels.find(image.filename().string());
     if (it == labels.end()) fail(image.string(), ": not listed in ", labels_path->string());
-    samples.push_back({image.string(), it->second, image, 0, std::nullopt});
+    samples.push_back({image.string(), it->second, image, 0, std::nullopt, nullptr});
   }
   return Dataset(DatasetKind::kLabelledFolder, dir.string(), std::move(samples));
 }

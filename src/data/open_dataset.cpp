@@ -16,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool has_tar_extension(const fs::path& path) {
-  std::string extension = path.extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return extension == ".tar";
-}
-
 // True when DIR holds .tar files and no images; fails when it holds both .tar files and images in
 // sub-folders, where either layout could be meant.
 bool is_shard_folder(const fs::path& dir) {
@@ -39,7 +32,7 @@ bool is_shard_folder(const fs::path& dir) {
     if (!it->is_regular_file(ec)) continue;
     const std::string extension = it->path().extension().string();
     if (extension.size() > 1 && is_image_extension(extension.substr(1))) return false;
-    tars = tars || has_tar_extension(it->path());
+    tars = tars || is_shard_name(it->path());
   }
   if (!tars) return false;
   for (const auto& folder : folders) {
@@ -59,8 +52,9 @@ Dataset open_dataset(const std::string& data) {
   const fs::path path(data);
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) {
-    if (!has_tar_extension(path)) {
-      fail(data, ": expected a folder of images, a .tar shard, a folder of .tar shards or a shard pattern");
+    if (!is_shard_name(path)) {
+      fail(data,
+           ": expected a folder of images, a .tar or .tar.gz shard, a folder of shards or a shard pattern");
     }
     return open_webdataset(data, {path});
   }

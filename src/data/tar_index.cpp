@@ -121,6 +121,7 @@ std::optional<PaxValues> parse_pax(std::string_view text) {
   return values;
 }
 
+// Reads an archive from its file, or from memory when it was decompressed there.
 class TarReader {
  public:
   explicit TarReader(const std::filesystem::path& path) : name_(path.string()), in_(path, std::ios::binary) {
@@ -129,11 +130,21 @@ class TarReader {
     file_size_ = std::filesystem::file_size(path, ec);
     if (ec) fail(name_, ": cannot read the file size (", ec.message(), ")");
   }
+  TarReader(const std::vector<std::uint8_t>& archive, std::string name)
+      : name_(std::move(name)), file_size_(archive.size()), memory_(&archive) {}
 
   std::uint64_t file_size() const { return file_size_; }
   const std::string& name() const { return name_; }
 
   void read(std::uint64_t offset, char* out, std::uint64_t size) {
+    if (memory_ != nullptr) {
+      // Callers stay within file_size(); the check keeps a slip from reading past the buffer.
+      if (offset > memory_->size() || size > memory_->size() - offset) {
+        fail(name_, ": read error at offset ", offset, " (", size, " bytes)");
+      }
+      std::copy_n(memory_->data() + offset, size, out);
+      return;
+    }
     in_.seekg(static_cast<std::streamoff>(offset));
     in_.read(out, static_cast<std::streamsize>(size));
     if (static_cast<std::uint64_t>(in_.gcount()) != size) {
@@ -151,6 +162,7 @@ class TarReader {
   std::string name_;
   std::ifstream in_;
   std::uint64_t file_size_ = 0;
+  const std::vector<std::uint8_t>* memory_ = nullptr;
 };
 
 // Set by an 'L' or 'x' header for the entry that follows it. (A plain flag rather than an optional
@@ -218,10 +230,7 @@ std::uint64_t next_header_offset(const TarReader& reader, std::uint64_t offset, 
   return data_offset + padded;
 }
 
-}  // namespace
-
-std::vector<TarMember> index_tar(const std::filesystem::path& path) {
-  TarReader reader(path);
+std::vector<TarMember> index_members(TarReader& reader) {
   const std::string& name = reader.name();
   const std::uint64_t file_size = reader.file_size();
   std::vector<TarMember> members;
@@ -257,6 +266,18 @@ std::vector<TarMember> index_tar(const std::filesystem::path& path) {
     offset = next_header_offset(reader, offset, data_offset, size);
   }
   return members;
+}
+
+}  // namespace
+
+std::vector<TarMember> index_tar(const std::filesystem::path& path) {
+  TarReader reader(path);
+  return index_members(reader);
+}
+
+std::vector<TarMember> index_tar(const std::vector<std::uint8_t>& archive, const std::string& name) {
+  TarReader reader(archive, name);
+  return index_members(reader);
 }
 
 }  // namespace kiln

@@ -1,7 +1,7 @@
 // An index of an uncompressed tar archive's regular files, read once so that any member can later be
-// loaded with one seek and read. Reads POSIX ustar (with its name prefix), GNU tar (long names 'L',
-// base-256 sizes) and pax ('x' headers: path and size); other entry types (folders, links, global pax
-// headers) are passed over.
+// loaded with one seek and read (or, for an archive held in memory, sliced out of it). Reads POSIX ustar
+// (with its name prefix), GNU tar (long names 'L', base-256 sizes) and pax ('x' headers: path and size);
+// other entry types (folders, links, global pax headers) are passed over.
 #pragma once
 
 #include <cstdint>
@@ -22,5 +22,7 @@ struct TarMember {
 // match, a member or header running past the end of the file, a malformed field) fails naming the
 // file and the offset.
 std::vector<TarMember> index_tar(const std::filesystem::path& path);
+// The same for an archive already in memory (a decompressed .tar.gz); `name` stands for it in errors.
+std::vector<TarMember> index_tar(const std::vector<std::uint8_t>& archive, const std::string& name);
 
 }  // namespace kiln

@@ -4,12 +4,14 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
 
 #include "core/error.h"
 #include "data/brace_pattern.h"
+#include "data/gzip_reader.h"
 #include "data/tar_index.h"
 
 namespace kiln {
@@ -26,7 +28,35 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-bool is_tar_file(const std::filesystem::path& path) { return lower(path.extension().string()) == ".tar"; }
+bool ends_with(std::string_view text, std::string_view end) {
+  return text.size() >= end.size() && text.substr(text.size() - end.size()) == end;
+}
+
+bool is_gzip_shard(const std::filesystem::path& path) {
+  const std::string name = lower(path.filename().string());
+  return ends_with(name, ".tar.gz") || ends_with(name, ".tgz");
+}
+
+// A gzip shard is decompressed whole: members are read in any order later, and gzip cannot seek.
+constexpr std::uint64_t kMaxDecompressedShard = std::uint64_t{4} << 30;
+
+std::shared_ptr<const std::vector<std::uint8_t>> decompress_shard(const std::filesystem::path& shard) {
+  MaybeGzipReader reader(shard);
+  if (!reader.compressed()) fail(shard.string(), ": named .tar.gz or .tgz but holds no gzip data");
+  auto bytes = std::make_shared<std::vector<std::uint8_t>>();
+  constexpr std::size_t kStep = std::size_t{1} << 20;
+  for (;;) {
+    const std::size_t have = bytes->size();
+    if (have >= kMaxDecompressedShard) {
+      fail(shard.string(), ": decompresses to more than 4 GiB; decompress it to a .tar shard first");
+    }
+    bytes->resize(have + kStep);
+    const std::size_t got = reader.read(bytes->data() + have, kStep);
+    bytes->resize(have + got);
+    if (got < kStep) break;
+  }
+  return bytes;
+}
 
 struct Group {
   std::string key;
@@ -34,17 +64,41 @@ struct Group {
   const TarMember* cls = nullptr;
 };
 
-// `in` is the shard, opened once for all its .cls members.
-std::int64_t read_cls(std::ifstream& in, const TarMember& member, const std::string& name) {
+// A shard's member bytes: from the decompressed archive when there is one, else from the file (`in`,
+// opened once for all its .cls members).
+class ShardBytes {
+ public:
+  ShardBytes(const std::filesystem::path& shard, std::shared_ptr<const std::vector<std::uint8_t>> archive)
+      : archive_(std::move(archive)) {
+    if (archive_) return;
+    in_.open(shard, std::ios::binary);
+    if (!in_) fail(shard.string(), ": cannot open for reading");
+  }
+
+  std::string read(const TarMember& member, const std::string& name) {
+    std::string bytes(member.size, '\0');
+    if (archive_) {
+      std::copy_n(archive_->data() + member.data_offset, member.size, bytes.data());
+      return bytes;
+    }
+    in_.seekg(static_cast<std::streamoff>(member.data_offset));
+    in_.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (static_cast<std::uint64_t>(in_.gcount()) != member.size) {
+      fail(name, ": cannot read ", member.path, " at offset ", member.data_offset);
+    }
+    return bytes;
+  }
+
+ private:
+  std::shared_ptr<const std::vector<std::uint8_t>> archive_;
+  std::ifstream in_;
+};
+
+std::int64_t read_cls(ShardBytes& shard, const TarMember& member, const std::string& name) {
   if (member.size > kMaxClsSize) {
     fail(name, ": ", member.path, " has ", member.size, " bytes, expected a class index as text");
   }
-  std::string bytes(member.size, '\0');
-  in.seekg(static_cast<std::streamoff>(member.data_offset));
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (static_cast<std::uint64_t>(in.gcount()) != member.size) {
-    fail(name, ": cannot read ", member.path, " at offset ", member.data_offset);
-  }
+  const std::string bytes = shard.read(member, name);
   std::string_view text = bytes;
   const auto first = text.find_first_not_of(" \t\r\n");
   const auto last = text.find_last_not_of(" \t\r\n");
@@ -62,7 +116,8 @@ std::int64_t read_cls(std::ifstream& in, const TarMember& member, const std::str
 
 void add_shard_samples(const std::filesystem::path& shard, std::vector<Sample>& samples) {
   const std::string shard_name = shard.string();
-  const std::vector<TarMember> members = index_tar(shard);
+  const auto archive = is_gzip_shard(shard) ? decompress_shard(shard) : nullptr;
+  const std::vector<TarMember> members = archive ? index_tar(*archive, shard_name) : index_tar(shard);
   std::vector<Group> groups;
   std::unordered_map<std::string, std::size_t> group_of_key;
   for (const TarMember& member : members) {
@@ -86,21 +141,24 @@ void add_shard_samples(const std::filesystem::path& shard, std::vector<Sample>& 
     }
     slot = &member;
   }
-  std::ifstream in(shard, std::ios::binary);
-  if (!in) fail(shard_name, ": cannot open for reading");
+  ShardBytes bytes(shard, archive);
   for (const Group& group : groups) {
     const std::string name = shard_name + ":" + group.key;
     if (group.image == nullptr) {
       fail(shard_name, ": sample \"", group.key,
            "\" has a .cls member but no image (.jpg, .jpeg, .png or .webp)");
     }
-    Sample sample{name, kNoLabel, shard, group.image->data_offset, group.image->size};
-    if (group.cls != nullptr) sample.label = read_cls(in, *group.cls, name);
+    Sample sample{name, kNoLabel, shard, group.image->data_offset, group.image->size, archive};
+    if (group.cls != nullptr) sample.label = read_cls(bytes, *group.cls, name);
     samples.push_back(std::move(sample));
   }
 }
 
 }  // namespace
+
+bool is_shard_name(const std::filesystem::path& path) {
+  return lower(path.extension().string()) == ".tar" || is_gzip_shard(path);
+}
 
 std::vector<std::filesystem::path> find_shards(const std::string& spec) {
   std::vector<std::filesystem::path> shards;
@@ -114,7 +172,7 @@ std::vector<std::filesystem::path> find_shards(const std::string& spec) {
   }
   const std::filesystem::path path(spec);
   if (std::filesystem::is_regular_file(path, ec)) {
-    if (!is_tar_file(path)) fail(spec, ": expected a .tar shard");
+    if (!is_shard_name(path)) fail(spec, ": expected a .tar, .tar.gz or .tgz shard");
     return {path};
   }
   if (!std::filesystem::is_directory(path, ec)) fail(spec, ": does not exist");
@@ -122,13 +180,13 @@ std::vector<std::filesystem::path> find_shards(const std::string& spec) {
   if (ec) fail(spec, ": cannot list the folder (", ec.message(), ")");
   for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
     const std::filesystem::path& entry = it->path();
-    if (is_tar_file(entry) && entry.filename().string().front() != '.' &&
+    if (is_shard_name(entry) && entry.filename().string().front() != '.' &&
         std::filesystem::is_regular_file(entry, ec)) {
       shards.push_back(entry);
     }
   }
   if (ec) fail(spec, ": cannot list the folder (", ec.message(), ")");
-  if (shards.empty()) fail(spec, ": no .tar shards found");
+  if (shards.empty()) fail(spec, ": no .tar, .tar.gz or .tgz shards found");
   std::sort(shards.begin(), shards.end());
   return shards;
 }

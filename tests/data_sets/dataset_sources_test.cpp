@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "data/open_dataset.h"
 #include "data_set_fixtures.h"
+#include "idx_fixtures.h"
 
 namespace kiln {
 namespace {
@@ -145,7 +146,8 @@ TEST(Dataset, LabelsOutOfRangeNameSampleAndLabel) {
 }
 
 TEST(Dataset, PartlyLabelledIsAnError) {
-  std::vector<Sample> samples{{"a", 1, "a", 0, std::nullopt}, {"b", kNoLabel, "b", 0, std::nullopt}};
+  std::vector<Sample> samples{{"a", 1, "a", 0, std::nullopt, nullptr},
+                              {"b", kNoLabel, "b", 0, std::nullopt, nullptr}};
   try {
     Dataset(DatasetKind::kWebDataset, "src", samples);
     FAIL() << "a partly labelled dataset was accepted";
@@ -313,6 +315,36 @@ TEST(WebDataset, BrokenShardNamesShardAndOffset) {
   testing::write_text(dir.file("cut.tar"), tar.bytes().substr(0, tar.header_offset(2) + 600));
   expect_one_line(open_error(dir.file("cut.tar").string()), "cut.tar",
                   "offset " + std::to_string(tar.header_offset(2)));
+}
+
+// A gzip-compressed shard reads as the same samples, labels and image bytes as the plain one, from a
+// folder too; errors still name the shard, and a .tar.gz that holds no gzip data is refused.
+TEST(WebDataset, GzipShardsReadLikePlainOnes) {
+  ScratchDir dir;
+  const std::string png = testing::png_bytes(dir.file(""));
+  const fs::path plain = dir.file("plain") / "shard-000000.tar";
+  write_shard(plain, png, 0, 5);
+  const std::string tar_bytes = testing::read_text(plain);
+  const fs::path packed = dir.file("packed");
+  testing::write_text(packed / "shard-000000.tar.gz", testing::gzip(tar_bytes));
+  testing::write_text(packed / "shard-000001.TGZ", testing::gzip(tar_bytes));
+
+  const Dataset a = open_dataset(plain.string());
+  const Dataset b = open_dataset((packed / "shard-000000.tar.gz").string());
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(b.sample(i).label, a.sample(i).label);
+    EXPECT_EQ(b.read_bytes(i), a.read_bytes(i));
+  }
+  EXPECT_EQ(b.load(0).rgb, decode_image(testing::kPhotos / "dog.jpg").rgb);
+  EXPECT_EQ(open_dataset(packed.string()).size(), 2 * a.size());
+
+  std::string broken = tar_bytes;
+  broken[1] ^= 1;  // the first header's checksum no longer matches
+  testing::write_text(dir.file("broken.tar.gz"), testing::gzip(broken));
+  expect_one_line(open_error(dir.file("broken.tar.gz").string()), "broken.tar.gz", "checksum at offset 0");
+  testing::write_text(dir.file("plain.tar.gz"), tar_bytes);
+  expect_one_line(open_error(dir.file("plain.tar.gz").string()), "plain.tar.gz", "holds no gzip data");
 }
 
 }  // namespace

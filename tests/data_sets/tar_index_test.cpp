@@ -89,6 +89,34 @@ TEST(TarIndex, EmptyArchiveHasNoMembers) {
   EXPECT_TRUE(index_tar(dir.file("empty.tar")).empty());
 }
 
+// An archive in memory (a decompressed .tar.gz) indexes as its file does, and a cut one fails naming it.
+TEST(TarIndex, InMemoryArchiveIndexesLikeItsFile) {
+  ScratchDir dir;
+  TarWriter tar;
+  tar.add_gnu_long_name(std::string(150, 'x') + ".jpg", "22");
+  tar.add_pax_path(std::string(120, 'p') + ".png", "short.png", "333");
+  tar.add("after.cls", "4");
+  tar.write(dir.file("m.tar"));
+  const std::string text = tar.bytes();
+  const std::vector<std::uint8_t> bytes(text.begin(), text.end());
+  const auto from_file = index_tar(dir.file("m.tar"));
+  const auto from_memory = index_tar(bytes, "m.tar.gz");
+  ASSERT_EQ(from_memory.size(), from_file.size());
+  for (std::size_t i = 0; i < from_file.size(); ++i) {
+    EXPECT_EQ(from_memory[i].path, from_file[i].path);
+    EXPECT_EQ(from_memory[i].data_offset, from_file[i].data_offset);
+    EXPECT_EQ(from_memory[i].size, from_file[i].size);
+  }
+  const std::vector<std::uint8_t> cut(
+      bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(tar.header_offset(2) + 100));
+  try {
+    index_tar(cut, "cut.tar.gz");
+    ADD_FAILURE() << "a cut archive was indexed";
+  } catch (const Error& e) {
+    expect_one_line(e.what(), "cut.tar.gz", "truncated tar");
+  }
+}
+
 TEST(TarIndex, BadChecksumNamesShardAndOffset) {
   ScratchDir dir;
   TarWriter tar;
