@@ -26,7 +26,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::graph_candidate(
     const ConvLayer& layer, const ConvGeometry& geometry, const ConvBuffers& io, const char* api,
     bool search_here, const std::optional<TacticRecord>& stored) {
   auto conv = std::make_shared<CudnnGraphConv>(handles_.cudnn, elem_, geometry, act_of(layer.activation),
-                                               layer.residual, layer.fp8);
+                                               layer.residual, layer.fp8, layer.codes);
   return candidate(api, std::move(conv), io, search_here, stored);
 }
 
@@ -64,7 +64,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::cublaslt_candidate(
 // kiln's depthwise kernel, its weights taps-major; nothing for other layers.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::depthwise_candidate(
     const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
-  if (layer.linear || layer.fp8 || !KilnDepthwiseConv::takes(layer.geometry)) return std::nullopt;
+  if (layer.linear || layer.fp8 || layer.codes || !KilnDepthwiseConv::takes(layer.geometry))
+    return std::nullopt;
   ConvBuffers io = layer.buffers;
   io.weight = keep(upload(depthwise_taps(layer.weights), elem_));
   auto conv =
@@ -80,7 +81,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   const std::optional<TacticRecord> tactic = stored.tactic;
   if (stored.api == kApiGraph && fp16)
     return graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, tactic);
-  if (stored.api == kApiLegacy && !layer.fp8) return legacy_candidate(layer, search, tactic);
+  if (stored.api == kApiLegacy && !layer.fp8 && !layer.codes) return legacy_candidate(layer, search, tactic);
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
   if (stored.api == kApiKilnDepthwise) return depthwise_candidate(layer, tactic);
@@ -112,12 +113,17 @@ ProgramBuilder::Candidate ProgramBuilder::choose_candidate(const ConvLayer& laye
   if (!best) {
     // fp16: cuDNN's graph API (Hopper's kernels) against its legacy API when timing, else the graph
     // API's heuristic choice. f32 stays on the legacy API, whose FMA math type keeps TF32 out.
-    // FP8 has no legacy-API path; a grouped FP8 convolution cuDNN has no kernel for runs dense.
+    // FP8 has no legacy-API path; a grouped FP8 convolution cuDNN has no kernel for runs dense. A layer
+    // writing E4M3 codes runs on the graph API only, unfused, where kiln's epilogue kernel writes them.
     const int groups = layer.geometry.groups;
+    require(fp16 || !layer.codes, "cuda backend: layer '", layer.name,
+            "': E4M3 codes are written by the graph API's unfused path, which needs fp16 storage");
     if (fp16)
       consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt));
-    if (!layer.fp8 && (!best || (search && fp16))) consider(legacy_candidate(layer, search, std::nullopt));
-    if (fp16 && !layer.linear && groups > 1 && ((search && groups <= 4) || (layer.fp8 && !best)))
+    if (!layer.fp8 && !layer.codes && (!best || (search && fp16)))
+      consider(legacy_candidate(layer, search, std::nullopt));
+    if (fp16 && !layer.linear && groups > 1 &&
+        ((search && groups <= 4) || ((layer.fp8 || layer.codes) && !best)))
       consider(dense_candidate(layer, std::nullopt));
     // kiln's depthwise kernel against cuDNN's, by time only.
     if (search) consider(depthwise_candidate(layer, std::nullopt));
@@ -132,14 +138,15 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
   workspace_bytes_ = std::max(workspace_bytes_, t.workspace);
   program_->layer_data[layer.name] = tactic_entry({chosen.api, chosen.key, t}, device_name_);
   program_->layers.push_back(chosen.layer);
-  add_step(layer.reported,
-           cat(layer.linear ? "linear "
-               : layer.fp8  ? "fp8 conv "
-                            : "conv ",
-               chosen.api, t.fused ? " fused" : " + epilogue kernel", " #", t.algorithm, " act ",
-               activation_name(layer.activation), layer.residual ? " +residual" : "",
-               t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
-           std::move(chosen.launch));
+  add_step(
+      layer.reported,
+      cat(layer.linear ? "linear "
+          : layer.fp8  ? "fp8 conv "
+                       : "conv ",
+          chosen.api, t.fused ? " fused" : " + epilogue kernel", " #", t.algorithm, " act ",
+          activation_name(layer.activation), layer.residual ? " +residual" : "", codes_label(layer.producer),
+          t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
+      std::move(chosen.launch));
 }
 
 }  // namespace kiln::cuda

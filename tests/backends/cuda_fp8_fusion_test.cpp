@@ -1,0 +1,122 @@
+// FP8 networks on the CUDA backend with their quantize points fused into the producers of the tensors
+// they read (src/backends/cuda/quantize_fusion.h): no quantize step is left, and the outputs are bit
+// for bit those of the program that quantizes in steps of its own (KILN_CUDA_FUSE_QUANTIZE=0) running
+// the same tactics. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+#include "core/error.h"
+#include "cuda_test_util.h"
+#include "graph/precision_assignment.h"
+#include "onednn_test_util.h"
+#include "quant/fp8_rewrite.h"
+#include "quant/layer_selection.h"
+#include "testing/resnest_like_graph.h"
+
+namespace kiln {
+namespace {
+
+// A ResNeSt of one block per stage with every convolution but the first (3 input channels) in FP8;
+// `fused` false keeps batch norms and ReLUs as nodes of their own (activations produce the codes).
+Graph fp8_resnest(bool fused) {
+  testing::ResnestLikeOptions o;
+  std::tie(o.image, o.stem_width, o.base_width, o.classes) = std::make_tuple(64, 16, 16, 10);
+  o.depths = {1, 1, 1, 1};
+  o.fused = fused;
+  Graph graph = testing::resnest_like_graph(o);
+  std::vector<std::string> layers;
+  for (const std::string& name : quantizable_layers(graph)) {
+    if (name != graph.node(graph.topological_order().front()).name) layers.push_back(name);
+  }
+  std::map<std::string, float> scales;
+  for (const ValueId v : fp8_activation_inputs(graph, layers)) scales[graph.value(v).name] = 0.02f;
+  rewrite_to_fp8(graph, layers, scales);
+  assign_precision(graph, Precision::kF16);
+  graph.compact();
+  widen_constants_to_f32(graph);  // as the Engine hands graphs to backends
+  return graph;
+}
+
+// Steps whose label is exactly the standalone quantize step's, and steps writing codes themselves.
+struct QuantizeSteps {
+  std::size_t standalone = 0, fused = 0;
+};
+QuantizeSteps quantize_steps(const std::string& describe) {
+  QuantizeSteps q;
+  std::istringstream lines(describe);
+  for (std::string line; std::getline(lines, line);) {
+    const auto colon = line.find(": ");
+    if (colon == std::string::npos) continue;
+    const std::string label = line.substr(colon + 2);
+    if (label == "quantize to E4M3") ++q.standalone;
+    if (label.find(" + quantize to E4M3") != std::string::npos) ++q.fused;
+  }
+  return q;
+}
+
+// The quantize points of `graph`, and those reading a global pool (the attention gates' fc1), which
+// writes no codes.
+struct QuantizePoints {
+  std::size_t all = 0, of_pools = 0;
+};
+QuantizePoints quantize_points(const Graph& graph) {
+  QuantizePoints q;
+  for (const NodeId id : graph.topological_order()) {
+    const Node& node = graph.node(id);
+    if (node.op != OpKind::kQuantize) continue;
+    ++q.all;
+    const NodeId producer = graph.value(node.inputs[0]).producer;
+    if (producer != kNoNode && graph.node(producer).op == OpKind::kGlobalAvgPool) ++q.of_pools;
+  }
+  return q;
+}
+
+// Compiles with KILN_CUDA_FUSE_QUANTIZE=0 for the program quantizing in steps of its own.
+std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options, bool fuse) {
+  if (!fuse) ::setenv("KILN_CUDA_FUSE_QUANTIZE", "0", 1);
+  auto model = make_backend("cuda")->compile(graph, options);
+  ::unsetenv("KILN_CUDA_FUSE_QUANTIZE");
+  return model;
+}
+
+TEST(CudaFp8FusionTest, ProducersWriteTheCodesBitForBit) {
+  KILN_SKIP_WITHOUT_GPU();
+  const Tensor x = testing::random_tensor({2, 3, 64, 64}, 23);
+  for (const bool fused_graph : {true, false}) {
+    const Graph graph = fp8_resnest(fused_graph);
+    const QuantizePoints points = quantize_points(graph);
+    ASSERT_GE(points.all, 10u);
+    ASSERT_GE(points.of_pools, 1u);
+    for (const std::int64_t opt_level : {0, 1}) {
+      SCOPED_TRACE(cat(fused_graph ? "fused" : "unfused", " graph, opt level ", opt_level));
+      CompileOptions options;
+      options.opt_level = opt_level;
+      options.batch = 2;
+      const auto fused = compile(graph, options, true);
+      const std::string steps = fused->describe();
+      // Only the gates' fc1 quantize in a step of their own; every other point's codes come from the
+      // step producing its tensor.
+      EXPECT_EQ(quantize_steps(steps).standalone, points.of_pools) << steps;
+      EXPECT_GE(quantize_steps(steps).fused, 1u) << steps;
+      // The same tactics, quantizing in steps of their own.
+      options.layer_data = fused->layer_data();
+      const auto unfused = compile(graph, options, false);
+      const std::string unfused_steps = unfused->describe();
+      EXPECT_EQ(quantize_steps(unfused_steps).standalone, points.all) << unfused_steps;
+      EXPECT_EQ(quantize_steps(unfused_steps).fused, 0u) << unfused_steps;
+      EXPECT_EQ(unfused_steps.find("stored for another GPU"), std::string::npos) << unfused_steps;
+      const Tensor a = fused->run({x}).front(), b = unfused->run({x}).front();
+      ASSERT_EQ(a.shape(), b.shape());
+      for (std::size_t i = 0; i < a.f32().size(); ++i) ASSERT_EQ(a.f32()[i], b.f32()[i]) << "element " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln
