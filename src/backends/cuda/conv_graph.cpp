@@ -51,7 +51,7 @@ CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeomet
   key_ = cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n",
              g.n, "c", g.c, "h", g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u",
              g.stride_h, "x", g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act",
-             static_cast<int>(act), ":res", residual ? 1 : 0);
+             static_cast<int>(act), ":res", residual ? 1 : 0, codes ? ":e4m3" : "");
 }
 
 CudnnGraphConv::~CudnnGraphConv() {

@@ -76,6 +76,7 @@ class ProgramBuilder {
     TacticRecord tactic;
     std::shared_ptr<void> layer;  // what `launch` calls into
     std::function<void(cudaStream_t)> launch;
+    bool quantize_kernel = false;  // launch ends with kiln's quantize kernel writing the layer's codes
   };
 
   // program_builder.cpp
@@ -103,6 +104,10 @@ class ProgramBuilder {
 
   // conv_candidates.cpp
   Candidate choose_candidate(const ConvLayer& layer);
+  std::optional<Candidate> planned_candidate(const ConvLayer& layer);
+  std::optional<Candidate> searched_candidate(const ConvLayer& layer);
+  ConvLayer without_codes(const ConvLayer& layer) const;
+  Candidate then_quantize(const ConvLayer& layer, Candidate c, bool timed);
   // `layer` with its tactic from pick_tactic(), launched on `io`; nothing when no tactic runs it.
   template <class Layer, class Buffers>
   std::optional<Candidate> candidate(const char* api, std::shared_ptr<Layer> layer, const Buffers& io,
