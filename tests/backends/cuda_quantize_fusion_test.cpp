@@ -118,8 +118,8 @@ TEST(CudaQuantizeFusionTest, OneScaleIsFusedPerProducer) {
   EXPECT_EQ(buffer.last, schedule.position[at(last_reader)]);
 }
 
-// Producers without a codes epilogue keep the quantize point's step: a global pool, a batch norm, a
-// channel slice; and so does a graph input.
+// Producers without a codes epilogue keep the quantize point's step: a batch norm, a channel slice, a
+// concat; and so does a graph input.
 TEST(CudaQuantizeFusionTest, ProducersWithoutACodesEpilogueKeepTheStep) {
   SmallGraph g;
   const ValueId x = g.input("x", {16, 8, 8});
@@ -127,8 +127,9 @@ TEST(CudaQuantizeFusionTest, ProducersWithoutACodesEpilogueKeepTheStep) {
                             {x, g.constant("g", {16}, 0.5f, 1.0f), g.constant("b", {16}),
                              g.constant("m", {16}), g.constant("v", {16}, 0.5f, 1.0f)},
                             BatchNormAttrs{1e-5f});
-  const ValueId pooled = g.node(OpKind::kGlobalAvgPool, {bn});
-  for (const ValueId v : {x, bn, pooled}) {
+  const ValueId joined = g.node(OpKind::kConcat, {x, bn}, ConcatAttrs{1});
+  const ValueId slice = g.node(OpKind::kChannelSlice, {joined}, SliceAttrs{1, 8, 24});
+  for (const ValueId v : {x, bn, joined, slice}) {
     const ValueId q = quantize(g, v, 0.02f);
     g.output(fp8_conv(g, q, 16, conv_attrs(1, 1, 0)));
     const cuda::Fusions f = fusions_of(g);
@@ -137,8 +138,8 @@ TEST(CudaQuantizeFusionTest, ProducersWithoutACodesEpilogueKeepTheStep) {
   }
 }
 
-// A convolution computed with its residual add writes its codes at the add's step (the add's output),
-// while a pooled radix sum and a squeeze-excite gate's layers produce nothing FP8 reads.
+// ResNeSt's producers of FP8 inputs: an fp16 convolution, the average pools (downsampling, avd), the
+// split attention's weighted sum, and its global pool of the radix sum (the gate's fc1 in FP8).
 TEST(CudaQuantizeFusionTest, KilnsOwnKernelsWriteCodes) {
   SmallGraph g;
   const ValueId x = g.input("x", {32, 8, 8});
@@ -146,12 +147,15 @@ TEST(CudaQuantizeFusionTest, KilnsOwnKernelsWriteCodes) {
   const ValueId avg = g.node(OpKind::kAvgPool2d, {x}, testing::pool_attrs(2, 2, 0));
   const ValueId sum = g.node(OpKind::kRadixWeightedSum, {x, logits}, testing::radix_attrs(2));
   const ValueId conv = g.conv(x, 16, conv_attrs(3, 1, 1, 1, Activation::kRelu));
-  for (const ValueId v : {avg, sum, conv}) {
+  const ValueId radix_sum = g.node(OpKind::kRadixSum, {x}, testing::radix_attrs(2));
+  const ValueId gap = g.node(OpKind::kGlobalAvgPool, {radix_sum});
+  for (const ValueId v : {avg, sum, conv, gap}) {
     const ValueId q = quantize(g, v, 0.02f);
     g.output(fp8_conv(g, q, 16, conv_attrs(1, 1, 0)));
   }
   const cuda::Fusions f = fusions_of(g);
-  for (const ValueId v : {avg, sum, conv}) {
+  EXPECT_EQ(f.radix_sum_into_pool[at(producer_of(g, gap))], producer_of(g, radix_sum));
+  for (const ValueId v : {avg, sum, conv, gap}) {
     const NodeId producer = producer_of(g, v);
     EXPECT_NE(f.quantize_into_producer[at(producer)], kNoNode) << g.graph.node(producer).name;
     EXPECT_FALSE(f.keeps_value[at(producer)]) << g.graph.node(producer).name;

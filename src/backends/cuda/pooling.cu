@@ -63,7 +63,7 @@ constexpr int kPoolRowsPerThread = 4;  // pixels each thread sums at least, to k
 // counter at zero for the next run: one launch in all.
 template <typename T, int V>
 __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix,
-                                  int c, int rows_per_split, float inverse_hw) {
+                                  int c, int rows_per_split, float inverse_hw, E4m3Out codes) {
   __shared__ float sums[kPoolThreads][V];
   __shared__ bool last;
   const int lanes = static_cast<int>(blockDim.x), rows = static_cast<int>(blockDim.y);
@@ -111,7 +111,7 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
       mean[k] = __ldcg(mine + k) * inverse_hw;
       mine[k] = 0.0f;
     }
-    store<T, V>(y + static_cast<std::int64_t>(image) * c + cp * V, mean);
+    store_with_codes<T, V>(y, mean, codes, static_cast<std::int64_t>(image) * c + cp * V);
   }
   if (threadIdx.x == 0 && threadIdx.y == 0) *counter = 0;
 }
@@ -143,7 +143,7 @@ cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStr
 }
 
 cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, const E4m3Out& codes) {
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
@@ -163,7 +163,7 @@ cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, in
     auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(n) * c);
     radix_pool_kernel<T, V><<<dim3(channel_blocks, n, splits), dim3(lanes, rows), 0, stream>>>(
         static_cast<const T*>(x), static_cast<T*>(y), partial, counters, hw, radix, c, rows_per_split,
-        1.0f / static_cast<float>(hw));
+        1.0f / static_cast<float>(hw), codes);
     return cudaGetLastError();
   });
 }

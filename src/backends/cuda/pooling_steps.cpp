@@ -1,5 +1,5 @@
 // Max and average pools (writing the E4M3 codes of a quantize point fused into them, quantize_fusion.h),
-// and the global average pool (with the radix sum it pools on the fly).
+// and the global average pool (with the radix sum it pools on the fly, and the codes too).
 #include "backends/cuda/pooling_kernels.h"
 #include "backends/cuda/program_builder.h"
 
@@ -35,11 +35,13 @@ void ProgramBuilder::add_global_pool(NodeId id) {
   check(cudaMemset(partial.data(), 0, partial.bytes()), "zeroing pool scratch");
   auto* scratch = static_cast<float*>(keep(std::move(partial)));
   const void* x = ptr(source);
-  void* y = ptr(node.output);
+  void* y = value_out(id);
+  const E4m3Out codes = codes_out(id);
   const Elem e = elem_;
-  add_step(
-      sum != kNoNode ? sum : id, sum != kNoNode ? "radix sum + global avg pool" : "global avg pool",
-      [=](cudaStream_t s) { check(radix_global_pool(x, y, scratch, e, n, hw, radix, c, s), "global pool"); });
+  const char* what = sum != kNoNode ? "radix sum + global avg pool" : "global avg pool";
+  add_step(sum != kNoNode ? sum : id, cat(what, codes_label(id)), [=](cudaStream_t s) {
+    check(radix_global_pool(x, y, scratch, e, n, hw, radix, c, s, codes), "global pool");
+  });
 }
 
 }  // namespace kiln::cuda

@@ -2,7 +2,6 @@
 
 #include "passes/rewrite_util.h"
 
-
 namespace kiln::cuda {
 namespace {
 
@@ -36,6 +35,7 @@ bool writes_codes(const Graph& graph, const Fusions& f, NodeId producer) {
     case OpKind::kActivation:
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
+    case OpKind::kGlobalAvgPool:  // with the radix sum it pools, if any
     case OpKind::kRadixWeightedSum:
       return true;
     default:

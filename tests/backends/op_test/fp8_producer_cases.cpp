@@ -2,8 +2,9 @@
 // writes the codes itself (a quantize point fused into it, src/backends/cuda/quantize_fusion.h), and
 // writes its fp16 output too where someone else reads it ("_dual": the output is also a graph output,
 // or an add's residual). One case per producer kind: an FP8 convolution's epilogue, an fp16
-// convolution's, a convolution computed with its residual add, an add, an activation, the max and
-// average pools and the split-attention weighted sum; and quantize points of one value with two scales.
+// convolution's, a convolution computed with its residual add, an add, an activation, the max, average
+// and global pools and the split-attention weighted sum; and quantize points of one value with two
+// scales.
 #include "../fp8_graph_util.h"
 #include "op_case_util.h"
 
@@ -86,6 +87,10 @@ std::vector<OpCase> fp8_producer_cases() {
   const auto avg_pool = [](SmallGraph& g, ValueId x) {
     return g.node(OpKind::kAvgPool2d, {x}, pool_attrs(2, 2, 0, false, false));
   };
+  const auto global_pool = [](SmallGraph& g, ValueId x) {
+    // The radix sum it pools on the fly, as in ResNeSt's split attention.
+    return g.node(OpKind::kGlobalAvgPool, {g.node(OpKind::kRadixSum, {x}, radix_attrs(2))});
+  };
   std::vector<OpCase> cases;
   for (const bool dual : {false, true}) {
     cases.push_back(producer_case("fp8_codes_from_fp8_conv", OpKind::kConv2d, dual, fp8_conv_relu));
@@ -95,6 +100,7 @@ std::vector<OpCase> fp8_producer_cases() {
     cases.push_back(producer_case("fp8_codes_from_activation", OpKind::kActivation, dual, activation));
     cases.push_back(producer_case("fp8_codes_from_max_pool", OpKind::kMaxPool2d, dual, max_pool));
     cases.push_back(producer_case("fp8_codes_from_avg_pool", OpKind::kAvgPool2d, dual, avg_pool));
+    cases.push_back(producer_case("fp8_codes_from_global_pool", OpKind::kGlobalAvgPool, dual, global_pool));
     cases.push_back(
         producer_case("fp8_codes_from_weighted_sum", OpKind::kRadixWeightedSum, dual, weighted_sum));
   }
