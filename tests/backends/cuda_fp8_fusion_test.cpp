@@ -13,10 +13,8 @@
 
 #include "core/error.h"
 #include "cuda_test_util.h"
-#include "graph/precision_assignment.h"
+#include "fp8_graph_util.h"
 #include "onednn_test_util.h"
-#include "quant/fp8_rewrite.h"
-#include "quant/layer_selection.h"
 #include "testing/resnest_like_graph.h"
 
 namespace kiln {
@@ -30,16 +28,7 @@ Graph fp8_resnest(bool fused) {
   o.depths = {1, 1, 1, 1};
   o.fused = fused;
   Graph graph = testing::resnest_like_graph(o);
-  std::vector<std::string> layers;
-  for (const std::string& name : quantizable_layers(graph)) {
-    if (name != graph.node(graph.topological_order().front()).name) layers.push_back(name);
-  }
-  std::map<std::string, float> scales;
-  for (const ValueId v : fp8_activation_inputs(graph, layers)) scales[graph.value(v).name] = 0.02f;
-  rewrite_to_fp8(graph, layers, scales);
-  assign_precision(graph, Precision::kF16);
-  graph.compact();
-  widen_constants_to_f32(graph);  // as the Engine hands graphs to backends
+  testing::to_fp8_network(graph, testing::all_but_first_convolution(graph));
   return graph;
 }
 

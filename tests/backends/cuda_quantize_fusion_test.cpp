@@ -17,7 +17,9 @@ namespace {
 #if KILN_HAVE_CUDA
 using testing::conv_attrs;
 using testing::fp8_conv;
+using testing::pool_attrs;
 using testing::quantize;
+using testing::radix_attrs;
 using testing::SmallGraph;
 
 const ConvAttrs kRelu3x3 = conv_attrs(3, 1, 1, 1, Activation::kRelu);
@@ -64,7 +66,7 @@ TEST(CudaQuantizeFusionTest, AnFp8ConvolutionWritesTheNextLayersCodes) {
 TEST(CudaQuantizeFusionTest, AnotherReaderMakesADualWrite) {
   SmallGraph g;
   const ValueId x = g.input("x", {16, 8, 8});
-  const ValueId pooled = g.node(OpKind::kMaxPool2d, {x}, testing::pool_attrs(3, 1, 1));
+  const ValueId pooled = g.node(OpKind::kMaxPool2d, {x}, pool_attrs(3, 1, 1));
   const ValueId q = quantize(g, pooled, 0.02f);
   const ValueId c = fp8_conv(g, q, 16, conv_attrs(1, 1, 0));
   const ValueId sum = g.node(OpKind::kAdd, {c, pooled}, AddAttrs{Activation::kRelu});
@@ -144,10 +146,10 @@ TEST(CudaQuantizeFusionTest, KilnsOwnKernelsWriteCodes) {
   SmallGraph g;
   const ValueId x = g.input("x", {32, 8, 8});
   const ValueId logits = g.input("logits", {32, 1, 1});
-  const ValueId avg = g.node(OpKind::kAvgPool2d, {x}, testing::pool_attrs(2, 2, 0));
-  const ValueId sum = g.node(OpKind::kRadixWeightedSum, {x, logits}, testing::radix_attrs(2));
+  const ValueId avg = g.node(OpKind::kAvgPool2d, {x}, pool_attrs(2, 2, 0));
+  const ValueId sum = g.node(OpKind::kRadixWeightedSum, {x, logits}, radix_attrs(2));
   const ValueId conv = g.conv(x, 16, conv_attrs(3, 1, 1, 1, Activation::kRelu));
-  const ValueId radix_sum = g.node(OpKind::kRadixSum, {x}, testing::radix_attrs(2));
+  const ValueId radix_sum = g.node(OpKind::kRadixSum, {x}, radix_attrs(2));
   const ValueId gap = g.node(OpKind::kGlobalAvgPool, {radix_sum});
   for (const ValueId v : {avg, sum, conv, gap}) {
     const ValueId q = quantize(g, v, 0.02f);

@@ -48,20 +48,17 @@ __global__ void scale_bias_act_kernel(const float* acc, const float* scale, cons
   if (i >= packs) return;
   const std::int64_t offset = i * V;
   const int c = static_cast<int>(offset % channels);
-  float v[V], s[V], b[V];
+  float v[V], s[V], b[V], r[V];
   load_f32<V>(acc + offset, v);
   load_f32<V>(scale + c, s);
   load_f32<V>(bias + c, b);
+  if (residual != nullptr) load<T, V>(residual + offset, r);
 #pragma unroll
-  for (int k = 0; k < V; ++k) v[k] = v[k] * s[k] + b[k];
-  if (residual != nullptr) {
-    float r[V];
-    load<T, V>(residual + offset, r);
-#pragma unroll
-    for (int k = 0; k < V; ++k) v[k] += r[k];
+  for (int k = 0; k < V; ++k) {
+    float sum = v[k] * s[k] + b[k];
+    if (residual != nullptr) sum += r[k];  // not + 0 without one: that would turn -0 into +0
+    v[k] = activate(sum, act);
   }
-#pragma unroll
-  for (int k = 0; k < V; ++k) v[k] = activate(v[k], act);
   store_with_codes<T, V>(y, v, codes, offset);
 }
 
