@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "cuda_test_util.h"
+#include "fp8_graph_util.h"
 #include "graph/precision_assignment.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
@@ -304,17 +305,9 @@ TEST(CudaBackendTest, Fp8ConvolutionsMatchTheReference) {
   testing::ResnestLikeOptions o = small_resnest();
   o.stem_width = 16;  // every convolution but the first (3 input channels) takes FP8
   Graph graph = testing::resnest_like_graph(o);
-  std::vector<std::string> layers;
-  for (const std::string& name : quantizable_layers(graph)) {
-    if (name != graph.node(graph.topological_order().front()).name) layers.push_back(name);
-  }
+  const std::vector<std::string> layers = testing::all_but_first_convolution(graph);
   ASSERT_GE(layers.size(), 20u);
-  std::map<std::string, float> scales;
-  for (const ValueId v : fp8_activation_inputs(graph, layers)) scales[graph.value(v).name] = 0.02f;
-  rewrite_to_fp8(graph, layers, scales);
-  assign_precision(graph, Precision::kF16);
-  graph.compact();
-  widen_constants_to_f32(graph);  // as the Engine hands graphs to backends
+  testing::to_fp8_network(graph, layers);
   const Tensor x = random_tensor({2, 3, 64, 64}, 21);
   const Tensor reference = run_on("cpu-reference", graph, {x}).front();
   const double noise =

@@ -17,6 +17,26 @@ void add_buffer(const Graph& graph, const std::vector<Shape>& shapes, std::size_
   a.buffers.push_back({elements * (codes ? 1 : elem_size), first, first});
 }
 
+// Quantize points whose codes their input's producer writes (quantize_fusion.h): a buffer written at the
+// producer's step, shared by the quantize points of one value (they share its scale).
+void add_fused_codes_buffers(const Graph& graph, const std::vector<NodeId>& order, const Schedule& schedule,
+                             const std::vector<Shape>& shapes, ArenaAssignment& a) {
+  std::vector<int> codes_of(graph.values().size(), -1);  // per quantized value
+  for (const NodeId id : order) {
+    const Node& node = graph.node(id);
+    const int step = schedule.position[static_cast<std::size_t>(id)];
+    if (node.op != OpKind::kQuantize || step < 0 ||
+        schedule.executed[static_cast<std::size_t>(step) - 1] == id)
+      continue;
+    int& shared = codes_of[static_cast<std::size_t>(node.inputs[0])];
+    if (shared < 0) {
+      add_buffer(graph, shapes, 1, node.output, step, a);
+      shared = a.buffer_of[static_cast<std::size_t>(node.output)];
+    }
+    a.buffer_of[static_cast<std::size_t>(node.output)] = shared;
+  }
+}
+
 }  // namespace
 
 Schedule schedule_steps(const Graph& graph, const std::vector<NodeId>& order, const Fusions& fusions) {
@@ -32,6 +52,10 @@ Schedule schedule_steps(const Graph& graph, const std::vector<NodeId>& order, co
       if (inner != kNoNode)
         s.position[static_cast<std::size_t>(inner)] = s.position[static_cast<std::size_t>(id)];
     }
+  }
+  for (std::size_t q = 0; q < fusions.codes_writer.size(); ++q) {
+    const NodeId writer = fusions.codes_writer[q];
+    if (writer != kNoNode) s.position[q] = s.position[static_cast<std::size_t>(writer)];
   }
   s.output_step = static_cast<int>(s.executed.size()) + 1;
   return s;
@@ -51,6 +75,7 @@ ArenaAssignment assign_arena(const Graph& graph, const std::vector<NodeId>& orde
       add_buffer(graph, shapes, elem_size, node.output, schedule.position[static_cast<std::size_t>(id)], a);
     }
   }
+  add_fused_codes_buffers(graph, order, schedule, shapes, a);
   for (const NodeId id : order) {
     for (const ValueId v : graph.node(id).inputs) {
       const int b = a.buffer_of[static_cast<std::size_t>(v)];

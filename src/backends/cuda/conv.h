@@ -32,6 +32,9 @@ struct ConvBuffers {
   // of [n * out_h * out_w, k] for when the epilogue runs in kiln's kernel instead of cuDNN's.
   const float* scale = nullptr;
   float* accumulator = nullptr;
+  // CudnnGraphConv made with `codes`: its epilogue kernel also writes y's E4M3 codes (quantize_fusion.h);
+  // an FP8 layer's y may then be null.
+  E4m3Out codes;
 };
 
 // A tactic of cuDNN's legacy API: `algorithm` is a cudnnConvolutionFwdAlgo_t; fused runs

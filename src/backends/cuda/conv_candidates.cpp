@@ -7,6 +7,7 @@
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/program_builder.h"
+#include "backends/cuda/quantization_kernels.h"
 
 namespace kiln::cuda {
 
@@ -26,7 +27,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::graph_candidate(
     const ConvLayer& layer, const ConvGeometry& geometry, const ConvBuffers& io, const char* api,
     bool search_here, const std::optional<TacticRecord>& stored) {
   auto conv = std::make_shared<CudnnGraphConv>(handles_.cudnn, elem_, geometry, act_of(layer.activation),
-                                               layer.residual, layer.fp8);
+                                               layer.residual, layer.fp8, layer.codes);
   return candidate(api, std::move(conv), io, search_here, stored);
 }
 
@@ -64,7 +65,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::cublaslt_candidate(
 // kiln's depthwise kernel, its weights taps-major; nothing for other layers.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::depthwise_candidate(
     const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
-  if (layer.linear || layer.fp8 || !KilnDepthwiseConv::takes(layer.geometry)) return std::nullopt;
+  if (layer.linear || layer.fp8 || layer.codes || !KilnDepthwiseConv::takes(layer.geometry))
+    return std::nullopt;
   ConvBuffers io = layer.buffers;
   io.weight = keep(upload(depthwise_taps(layer.weights), elem_));
   auto conv =
@@ -80,51 +82,112 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   const std::optional<TacticRecord> tactic = stored.tactic;
   if (stored.api == kApiGraph && fp16)
     return graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, tactic);
-  if (stored.api == kApiLegacy && !layer.fp8) return legacy_candidate(layer, search, tactic);
+  if (stored.api == kApiLegacy && !layer.fp8 && !layer.codes) return legacy_candidate(layer, search, tactic);
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
   if (stored.api == kApiKilnDepthwise) return depthwise_candidate(layer, tactic);
   return std::nullopt;
 }
 
-ProgramBuilder::Candidate ProgramBuilder::choose_candidate(const ConvLayer& layer) {
+// The plan's tactic, when it was chosen on this kind of GPU with this library for this very layer. A
+// layer writing codes whose stored tactic cannot write them (it won the race followed by the quantize
+// kernel) runs that way again.
+std::optional<ProgramBuilder::Candidate> ProgramBuilder::planned_candidate(const ConvLayer& layer) {
+  TacticCounts& counts = program_->tactics;
+  const std::optional<StoredTactic> planned = stored_tactic(options_.layer_data, layer.name, device_name_);
+  if (!planned) {
+    if (options_.layer_data.contains(layer.name)) ++counts.stale;
+    return std::nullopt;
+  }
+  std::optional<Candidate> c = stored_candidate(layer, *planned);
+  if ((!c || c->key != planned->key) && layer.codes) {
+    c = stored_candidate(without_codes(layer), *planned);
+    if (c) c = then_quantize(layer, std::move(*c), false);
+  }
+  if (!c || c->key != planned->key) {
+    ++counts.stale;
+    return std::nullopt;
+  }
+  ++counts.from_plan;
+  return c;
+}
+
+// The library's heuristic choice, or the fastest candidate when timing.
+std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(const ConvLayer& layer) {
   const bool search = options_.opt_level != 0;
   const bool fp16 = elem_ == Elem::kF16;
-  TacticCounts& counts = program_->tactics;
   std::optional<Candidate> best;
-  // The plan's tactic, when it was chosen on this kind of GPU with this library for this very layer.
-  const std::optional<StoredTactic> planned = stored_tactic(options_.layer_data, layer.name, device_name_);
-  if (!planned && options_.layer_data.contains(layer.name)) ++counts.stale;
-  if (planned) {
-    std::optional<Candidate> c = stored_candidate(layer, *planned);
-    if (c && c->key == planned->key) {
-      best = std::move(c);
-      ++counts.from_plan;
-    } else {
-      ++counts.stale;
-    }
-  }
   const auto consider = [&](std::optional<Candidate> c) {
     if (c && (!best || c->tactic.milliseconds < best->tactic.milliseconds)) best = std::move(c);
   };
   // GEMMs go to cuBLASLt; cuDNN runs a linear layer as a 1x1 convolution only if cuBLASLt cannot.
-  if (!best && layer.linear) consider(cublaslt_candidate(layer, search, std::nullopt));
-  if (!best) {
-    // fp16: cuDNN's graph API (Hopper's kernels) against its legacy API when timing, else the graph
-    // API's heuristic choice. f32 stays on the legacy API, whose FMA math type keeps TF32 out.
-    // FP8 has no legacy-API path; a grouped FP8 convolution cuDNN has no kernel for runs dense.
-    const int groups = layer.geometry.groups;
-    if (fp16)
-      consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt));
-    if (!layer.fp8 && (!best || (search && fp16))) consider(legacy_candidate(layer, search, std::nullopt));
-    if (fp16 && !layer.linear && groups > 1 && ((search && groups <= 4) || (layer.fp8 && !best)))
-      consider(dense_candidate(layer, std::nullopt));
-    // kiln's depthwise kernel against cuDNN's, by time only.
-    if (search) consider(depthwise_candidate(layer, std::nullopt));
+  if (layer.linear) consider(cublaslt_candidate(layer, search, std::nullopt));
+  if (best) return best;
+  // fp16: cuDNN's graph API (Hopper's kernels) against its legacy API when timing, else the graph
+  // API's heuristic choice. f32 stays on the legacy API, whose FMA math type keeps TF32 out.
+  // FP8 has no legacy-API path; a grouped FP8 convolution cuDNN has no kernel for runs dense. A layer
+  // writing E4M3 codes runs on the graph API only, unfused, where kiln's epilogue kernel writes them.
+  const int groups = layer.geometry.groups;
+  if (fp16) consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt));
+  if (!layer.fp8 && !layer.codes && (!best || (search && fp16)))
+    consider(legacy_candidate(layer, search, std::nullopt));
+  if (fp16 && !layer.linear && groups > 1 &&
+      ((search && groups <= 4) || ((layer.fp8 || layer.codes) && !best)))
+    consider(dense_candidate(layer, std::nullopt));
+  // kiln's depthwise kernel against cuDNN's, by time only.
+  if (search) consider(depthwise_candidate(layer, std::nullopt));
+  return best;
+}
+
+ProgramBuilder::Candidate ProgramBuilder::choose_candidate(const ConvLayer& layer) {
+  if (std::optional<Candidate> planned = planned_candidate(layer)) return std::move(*planned);
+  std::optional<Candidate> best = searched_candidate(layer);
+  // A layer writing codes races its candidates that write them against the others followed by the
+  // quantize kernel, each timed with all it runs; without timing the others serve only where none
+  // writes them.
+  const bool search = options_.opt_level != 0;
+  if (layer.codes && (!best || search)) {
+    if (std::optional<Candidate> plain = searched_candidate(without_codes(layer))) {
+      Candidate alternative = then_quantize(layer, std::move(*plain), search);
+      if (!best || alternative.tactic.milliseconds < best->tactic.milliseconds) best = std::move(alternative);
+    }
   }
   require(best.has_value(), "cuda backend: layer '", layer.name, "': no ", layer.fp8 ? "FP8 " : "",
           "cuDNN or cuBLASLt tactic runs it");
   return std::move(*best);
+}
+
+// `layer` writing its output only (kiln's quantize kernel then writes the codes from it).
+ProgramBuilder::ConvLayer ProgramBuilder::without_codes(const ConvLayer& layer) const {
+  ConvLayer plain = layer;
+  plain.codes = false;
+  plain.buffers.codes = {};
+  plain.buffers.y = ptr(graph_.node(layer.producer).output);
+  return plain;
+}
+
+// `c` followed by the quantize kernel from its output into `layer`'s codes, timed together when timing.
+ProgramBuilder::Candidate ProgramBuilder::then_quantize(const ConvLayer& layer, Candidate c, bool timed) {
+  const ValueId value = graph_.node(layer.producer).output;
+  const void* y = ptr(value);
+  const E4m3Out codes = layer.buffers.codes;
+  const std::int64_t count = shape_numel(shape(value));
+  const Elem e = elem_;
+  const auto quantize = [=](cudaStream_t s) {
+    return quantize_e4m3(y, e, codes.codes, count, codes.scale, s);
+  };
+  if (timed) {
+    const std::optional<double> ms =
+        try_candidate(true, handles_.stream, [&](cudaStream_t s) { return quantize(s) == cudaSuccess; });
+    require(ms.has_value(), "cuda backend: layer '", layer.name, "': the quantize kernel did not run");
+    c.tactic.milliseconds += *ms;
+  }
+  c.launch = [conv = std::move(c.launch), quantize](cudaStream_t s) {
+    conv(s);
+    check(quantize(s), "quantizing to E4M3");
+  };
+  c.quantize_kernel = true;
+  return c;
 }
 
 void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
@@ -138,6 +201,7 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
                             : "conv ",
                chosen.api, t.fused ? " fused" : " + epilogue kernel", " #", t.algorithm, " act ",
                activation_name(layer.activation), layer.residual ? " +residual" : "",
+               codes_label(layer.producer), chosen.quantize_kernel ? " (quantize kernel)" : "",
                t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
            std::move(chosen.launch));
 }

@@ -42,14 +42,16 @@ cudnnPointwiseMode_t activation_mode(Act act) {
 }  // namespace
 
 CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual,
-                               bool fp8)
+                               bool fp8, bool codes)
     : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual), fp8_(fp8) {
   // SiLU and sigmoid fuse as pointwise stages too; FP8 layers keep fusing only what they always did.
-  can_fuse_ = act == Act::kNone || act == Act::kRelu || (!fp8 && (act == Act::kSilu || act == Act::kSigmoid));
+  // cuDNN's fused stages compute in f32 and cannot round to fp16 before quantizing: codes run unfused.
+  can_fuse_ = !codes && (act == Act::kNone || act == Act::kRelu ||
+                         (!fp8 && (act == Act::kSilu || act == Act::kSigmoid)));
   key_ = cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n",
              g.n, "c", g.c, "h", g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u",
              g.stride_h, "x", g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act",
-             static_cast<int>(act), ":res", residual ? 1 : 0);
+             static_cast<int>(act), ":res", residual ? 1 : 0, codes ? ":e4m3" : "");
 }
 
 CudnnGraphConv::~CudnnGraphConv() {
@@ -252,9 +254,9 @@ bool CudnnGraphConv::launch(bool fused, Desc p, const ConvBuffers& b, void* work
   const std::int64_t rows = static_cast<std::int64_t>(g_.n) * g_.out_h * g_.out_w;
   if (ok && !fused && fp8_) {
     ok = scale_bias_act(b.accumulator, b.scale, static_cast<const float*>(b.bias), b.residual, b.y, elem_,
-                        rows, g_.k, act_, stream) == cudaSuccess;
+                        rows, g_.k, act_, stream, b.codes) == cudaSuccess;
   } else if (ok && !fused) {
-    ok = add_bias_act(b.y, b.residual, b.bias, b.y, elem_, rows, g_.k, act_, stream) == cudaSuccess;
+    ok = add_bias_act(b.y, b.residual, b.bias, b.y, elem_, rows, g_.k, act_, stream, b.codes) == cudaSuccess;
   }
   return ok;
 }

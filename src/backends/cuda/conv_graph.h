@@ -6,7 +6,8 @@
 // repeatable (a fused graph no precompiled engine takes runs unfused), except for FP8 layers (fp8: E4M3
 // input and weights on Hopper's FP8 tensor cores, f32 accumulation, conv -> x per-channel scale -> + f32
 // bias [-> + residual] [-> ReLU] -> fp16), whose fused graphs only runtime-compiled engines take;
-// unfused, the FP8 convolution writes f32 and kiln's scale_bias_act kernel applies the epilogue.
+// unfused, the FP8 convolution writes f32 and kiln's scale_bias_act kernel applies the epilogue. Every
+// candidate is timed with its epilogue kernel, if any.
 #pragma once
 
 #include <cudnn.h>
@@ -35,8 +36,10 @@ class CudnnGraphConv {
  public:
   using Tactic = GraphConvTactic;
 
+  // codes: the epilogue also writes y's E4M3 codes (ConvBuffers::codes); only the unfused graph is
+  // offered then, since kiln's epilogue kernel writes them as the quantize kernel would.
   CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& geometry, Act act, bool residual,
-                 bool fp8 = false);
+                 bool fp8 = false, bool codes = false);
   ~CudnnGraphConv();
   CudnnGraphConv(const CudnnGraphConv&) = delete;
   CudnnGraphConv& operator=(const CudnnGraphConv&) = delete;

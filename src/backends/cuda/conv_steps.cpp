@@ -9,12 +9,12 @@ void ProgramBuilder::add_conv2d(NodeId id) {
   const Node& node = graph_.node(id);
   const NodeId squeeze = fusions_.squeeze_into_expand[static_cast<std::size_t>(id)];
   if (squeeze != kNoNode) return add_squeeze_mlp(id, squeeze);
-  add_conv_layer(node, id, node.attr<ConvAttrs>().activation, nullptr, ptr(node.output), shape(node.output));
+  add_conv_layer(node, id, node.attr<ConvAttrs>().activation, nullptr, id);
 }
 
 void ProgramBuilder::add_linear(NodeId id) {
   const Node& node = graph_.node(id);
-  add_conv_layer(node, id, Activation::kNone, nullptr, ptr(node.output), shape(node.output));
+  add_conv_layer(node, id, Activation::kNone, nullptr, id);
 }
 
 void ProgramBuilder::add_squeeze_mlp(NodeId fc2, NodeId squeeze) {
@@ -86,7 +86,8 @@ void ProgramBuilder::add_fp8_scales(const Node& conv, const Tensor& weight_scale
 }
 
 void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activation activation,
-                                    const void* residual, void* y, const Shape& y_shape) {
+                                    const void* residual, NodeId producer) {
+  const Shape& y_shape = shape(graph_.node(producer).output);
   ConvLayer layer;
   layer.node = &conv;
   layer.reported = reported;
@@ -105,7 +106,12 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   layer.buffers.bias = keep(upload(bias, layer.fp8 ? Elem::kF32 : elem_));
   if (layer.fp8) add_fp8_scales(conv, constant(dequantize->inputs[1]), layer);
   layer.buffers.residual = residual;
-  layer.buffers.y = y;
+  // An unfused fp16 convolution writes y before its epilogue kernel reads it; an FP8 one writes its
+  // accumulator, so its y is needed only where someone besides the fused quantize points reads it.
+  layer.buffers.y = layer.fp8 ? value_out(producer) : ptr(graph_.node(producer).output);
+  layer.buffers.codes = codes_out(producer);
+  layer.producer = producer;
+  layer.codes = layer.buffers.codes.codes != nullptr;
   layer.activation = activation;
   layer.residual = residual != nullptr;
   add_layer_step(layer, choose_candidate(layer));

@@ -6,13 +6,14 @@
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/elementwise_kernels.h"
 #include "backends/cuda/kernel_launch.cuh"
+#include "backends/cuda/quantization_math.cuh"
 
 namespace kiln::cuda {
 namespace {
 
 template <typename T, int V>
 __global__ void add_bias_act_kernel(const T* a, const T* b, const T* bias, T* y, std::int64_t packs,
-                                    int channels, Act act) {
+                                    int channels, Act act, E4m3Out codes) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
   const std::int64_t offset = i * V;
@@ -32,7 +33,7 @@ __global__ void add_bias_act_kernel(const T* a, const T* b, const T* bias, T* y,
   }
 #pragma unroll
   for (int k = 0; k < V; ++k) v[k] = activate(v[k], act);
-  store<T, V>(y + offset, v);
+  store_with_codes<T, V>(y, v, codes, offset);
 }
 
 template <typename T, int V>
@@ -70,14 +71,14 @@ __global__ void channel_scale_kernel(const T* x, const T* gate, T* y, std::int64
 }  // namespace
 
 cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y, Elem e, std::int64_t rows,
-                         int channels, Act act, cudaStream_t stream) {
+                         int channels, Act act, cudaStream_t stream, const E4m3Out& codes) {
   return dispatch(e, channels, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t packs = rows * channels / V;
     add_bias_act_kernel<T, V><<<blocks_for(packs), kBlock, 0, stream>>>(
         static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(bias), static_cast<T*>(y),
-        packs, channels, act);
+        packs, channels, act, codes);
     return cudaGetLastError();
   });
 }

@@ -9,9 +9,10 @@
 
 namespace kiln::cuda {
 
-// y = act(a + b (+ bias per channel)) over rows x channels; b and bias may be null; y may alias a.
+// y = act(a + b (+ bias per channel)) over rows x channels; b and bias may be null; y may alias a. With
+// `codes`, also y's E4M3 codes (y may then be null).
 cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y, Elem e, std::int64_t rows,
-                         int channels, Act act, cudaStream_t stream);
+                         int channels, Act act, cudaStream_t stream, const E4m3Out& codes = {});
 
 // y = x * scale[c] + shift[c] (an unfolded batch norm; scale and shift are f32).
 cudaError_t scale_shift(const void* x, const float* scale, const float* shift, void* y, Elem e,

@@ -1,5 +1,6 @@
 // Adds (alone or as a convolution's residual epilogue), activations, unfolded batch norms and
-// squeeze-excite's channel scales: kiln's row-by-channel kernels.
+// squeeze-excite's channel scales: kiln's row-by-channel kernels. Adds and activations write the E4M3
+// codes of a quantize point fused into them (quantize_fusion.h).
 #include "backends/cuda/elementwise_kernels.h"
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/program_builder.h"
@@ -14,16 +15,17 @@ void ProgramBuilder::add_add(NodeId id) {
   if (conv != kNoNode) {
     const Node& c = graph_.node(conv);
     const ValueId other = node.inputs[0] == c.output ? node.inputs[1] : node.inputs[0];
-    return add_conv_layer(c, conv, act, ptr(other), ptr(node.output), out_shape);
+    return add_conv_layer(c, conv, act, ptr(other), id);
   }
   const void* a = ptr(node.inputs[0]);
   const void* b = ptr(node.inputs[1]);
-  void* y = ptr(node.output);
+  void* y = value_out(id);
+  const E4m3Out codes = codes_out(id);
   const std::int64_t rows = rows_of(out_shape);
   const int ch = to_int(channels_of(out_shape));
   const Elem e = elem_;
-  add_step(id, cat("add act ", activation_name(act)), [=](cudaStream_t s) {
-    check(add_bias_act(a, b, nullptr, y, e, rows, ch, act_of(act), s), "add");
+  add_step(id, cat("add act ", activation_name(act), codes_label(id)), [=](cudaStream_t s) {
+    check(add_bias_act(a, b, nullptr, y, e, rows, ch, act_of(act), s, codes), "add");
   });
 }
 
@@ -32,12 +34,13 @@ void ProgramBuilder::add_activation(NodeId id) {
   const Shape& out_shape = shape(node.output);
   const Act act = act_of(node.attr<ActivationAttrs>().activation);
   const void* x = ptr(node.inputs[0]);
-  void* y = ptr(node.output);
+  void* y = value_out(id);
+  const E4m3Out codes = codes_out(id);
   const std::int64_t rows = rows_of(out_shape);
   const int ch = to_int(channels_of(out_shape));
   const Elem e = elem_;
-  add_step(id, "activation", [=](cudaStream_t s) {
-    check(add_bias_act(x, nullptr, nullptr, y, e, rows, ch, act, s), "activation");
+  add_step(id, cat("activation", codes_label(id)), [=](cudaStream_t s) {
+    check(add_bias_act(x, nullptr, nullptr, y, e, rows, ch, act, s, codes), "activation");
   });
 }
 

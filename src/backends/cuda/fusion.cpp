@@ -1,6 +1,7 @@
 #include "backends/cuda/fusion.h"
 
 #include "backends/common/fusion_match.h"
+#include "backends/cuda/quantize_fusion.h"
 #include "backends/cuda/squeeze_mlp.h"
 
 namespace kiln::cuda {
@@ -59,11 +60,12 @@ std::array<NodeId, 4> Fusions::inner(NodeId node) const {
   return {conv_into_add[i], radix_sum_into_pool[i], softmax_into_sum[i], squeeze_into_expand[i]};
 }
 
-Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order) {
+Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool fuse_quantize) {
   const std::size_t count = graph.nodes().size();
   Fusions f{std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
             std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
-            std::vector<bool>(count, false)};
+            std::vector<bool>(count, false),     std::vector<NodeId>(count, kNoNode),
+            std::vector<NodeId>(count, kNoNode), std::vector<bool>(count, true)};
   const auto consumers = graph.consumers();
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
@@ -84,6 +86,7 @@ Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order) {
         absorb(f, f.softmax_into_sum[index], softmax);
     }
   }
+  if (fuse_quantize) find_quantize_fusions(graph, order, consumers, f);
   return f;
 }
 

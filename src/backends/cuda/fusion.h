@@ -5,7 +5,8 @@
 //  - a radix_softmax whose only reader is a radix_weighted_sum is computed inline by it;
 //  - an attention or squeeze-excite gate's two 1x1 convolutions on a pooled vector run as one squeeze_mlp
 //    launch;
-//  - a dequantize point's codes and scales are read by its FP8 convolutions at compile time.
+//  - a dequantize point's codes and scales are read by its FP8 convolutions at compile time;
+//  - a quantize point's E4M3 codes are written by its input's producer (quantize_fusion.h).
 #pragma once
 
 #include <array>
@@ -21,11 +22,16 @@ struct Fusions {
   std::vector<NodeId> softmax_into_sum;     // per radix_weighted_sum: the radix_softmax it computes inline
   std::vector<NodeId> squeeze_into_expand;  // per attention gate's second 1x1 conv: the first (squeeze_mlp.h)
   std::vector<bool> absorbed;
+  // quantize_fusion.h
+  std::vector<NodeId> quantize_into_producer;  // per producer: the first quantize point whose codes it writes
+  std::vector<NodeId> codes_writer;            // per quantize point: the producer writing its codes
+  std::vector<bool> keeps_value;               // per node: whether its step still writes its own output
 
-  // The nodes computed in `node`'s step (kNoNode where none).
+  // The nodes computed in `node`'s step besides quantize points (kNoNode where none).
   std::array<NodeId, 4> inner(NodeId node) const;
 };
 
-Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order);
+// fuse_quantize false keeps every quantize point in a step of its own.
+Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool fuse_quantize = true);
 
 }  // namespace kiln::cuda

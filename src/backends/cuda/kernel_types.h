@@ -18,4 +18,13 @@ inline std::size_t elem_bytes(Elem e) { return e == Elem::kF32 ? 4 : 2; }
 // Activations kernels apply after an add, a bias or on their own (kiln::Activation's values).
 enum class Act : std::uint8_t { kNone, kRelu, kSilu, kSigmoid };
 
+// Where a kernel also writes the FP8 E4M3 codes of its output, as an FP8 layer reads it (a quantize point
+// fused into its producer, quantize_fusion.h): codes[i] = E4M3(y[i] rounded to the storage type / scale),
+// exactly quantize_e4m3's codes (quantization_kernels.h). Null codes: none. Kernels taking one skip their
+// own output where y is null.
+struct E4m3Out {
+  std::uint8_t* codes = nullptr;
+  float scale = 1.0f;
+};
+
 }  // namespace kiln::cuda

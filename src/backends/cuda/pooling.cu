@@ -8,12 +8,13 @@
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_launch.cuh"
 #include "backends/cuda/pooling_kernels.h"
+#include "backends/cuda/quantization_math.cuh"
 
 namespace kiln::cuda {
 namespace {
 
 template <typename T, int V, bool kMax>
-__global__ void pool_kernel(const T* x, T* y, PoolShape s) {
+__global__ void pool_kernel(const T* x, T* y, PoolShape s, E4m3Out codes) {
   const int packs = s.c / V;
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * packs;
@@ -49,7 +50,7 @@ __global__ void pool_kernel(const T* x, T* y, PoolShape s) {
 #pragma unroll
     for (int k = 0; k < V; ++k) acc[k] *= inverse;
   }
-  store<T, V>(y + i * V, acc);
+  store_with_codes<T, V>(y, acc, codes, i * V);
 }
 
 constexpr int kPoolThreads = 256;      // threads per block of the global pool
@@ -62,7 +63,7 @@ constexpr int kPoolRowsPerThread = 4;  // pixels each thread sums at least, to k
 // counter at zero for the next run: one launch in all.
 template <typename T, int V>
 __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix,
-                                  int c, int rows_per_split, float inverse_hw) {
+                                  int c, int rows_per_split, float inverse_hw, E4m3Out codes) {
   __shared__ float sums[kPoolThreads][V];
   __shared__ bool last;
   const int lanes = static_cast<int>(blockDim.x), rows = static_cast<int>(blockDim.y);
@@ -110,37 +111,39 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
       mean[k] = __ldcg(mine + k) * inverse_hw;
       mine[k] = 0.0f;
     }
-    store<T, V>(y + static_cast<std::int64_t>(image) * c + cp * V, mean);
+    store_with_codes<T, V>(y, mean, codes, static_cast<std::int64_t>(image) * c + cp * V);
   }
   if (threadIdx.x == 0 && threadIdx.y == 0) *counter = 0;
 }
 
 }  // namespace
 
-cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStream_t stream) {
+cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStream_t stream,
+                     const E4m3Out& codes) {
   return dispatch(e, s.c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * (s.c / V);
     pool_kernel<T, V, true>
-        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), s);
+        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), s, codes);
     return cudaGetLastError();
   });
 }
 
-cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStream_t stream) {
+cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStream_t stream,
+                     const E4m3Out& codes) {
   return dispatch(e, s.c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * (s.c / V);
     pool_kernel<T, V, false>
-        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), s);
+        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), s, codes);
     return cudaGetLastError();
   });
 }
 
 cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, const E4m3Out& codes) {
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
@@ -160,7 +163,7 @@ cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, in
     auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(n) * c);
     radix_pool_kernel<T, V><<<dim3(channel_blocks, n, splits), dim3(lanes, rows), 0, stream>>>(
         static_cast<const T*>(x), static_cast<T*>(y), partial, counters, hw, radix, c, rows_per_split,
-        1.0f / static_cast<float>(hw));
+        1.0f / static_cast<float>(hw), codes);
     return cudaGetLastError();
   });
 }

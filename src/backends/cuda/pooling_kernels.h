@@ -13,13 +13,17 @@ struct PoolShape {
   int pad_top, pad_left, pad_bottom, pad_right;
   bool count_include_pad;
 };
-cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& shape, cudaStream_t stream);
-cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& shape, cudaStream_t stream);
+// With `codes`, also y's E4M3 codes (y may then be null).
+cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& shape, cudaStream_t stream,
+                     const E4m3Out& codes = {});
+cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& shape, cudaStream_t stream,
+                     const E4m3Out& codes = {});
 
-// Global average pool of the radix sum: x [n, hw, radix * c] -> y [n, c] (radix 1: a plain global pool).
+// Global average pool of the radix sum: x [n, hw, radix * c] -> y [n, c] (radix 1: a plain global pool),
+// and with `codes` y's E4M3 codes (y may then be null).
 // `partial` is an f32 scratch of 2 * n * c values that must hold zeros (sums, then block counters);
 // the kernel leaves it zeroed again.
 cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
-                              cudaStream_t stream);
+                              cudaStream_t stream, const E4m3Out& codes = {});
 
 }  // namespace kiln::cuda

@@ -1,4 +1,5 @@
-// Max and average pools, and the global average pool (with the radix sum it pools on the fly).
+// Max and average pools (writing the E4M3 codes of a quantize point fused into them, quantize_fusion.h),
+// and the global average pool (with the radix sum it pools on the fly, and the codes too).
 #include "backends/cuda/pooling_kernels.h"
 #include "backends/cuda/program_builder.h"
 
@@ -14,11 +15,12 @@ void ProgramBuilder::add_pool(NodeId id) {
                     to_int(a.stride[0]),  to_int(a.stride[1]),  to_int(a.padding[0]), to_int(a.padding[1]),
                     to_int(a.padding[2]), to_int(a.padding[3]), a.count_include_pad};
   const void* x = ptr(node.inputs[0]);
-  void* y = ptr(node.output);
+  void* y = value_out(id);
+  const E4m3Out codes = codes_out(id);
   const bool is_max = node.op == OpKind::kMaxPool2d;
   const Elem e = elem_;
-  add_step(id, is_max ? "max pool" : "avg pool", [=](cudaStream_t s) {
-    check(is_max ? max_pool(x, y, e, p, s) : avg_pool(x, y, e, p, s), "pooling");
+  add_step(id, cat(is_max ? "max pool" : "avg pool", codes_label(id)), [=](cudaStream_t s) {
+    check(is_max ? max_pool(x, y, e, p, s, codes) : avg_pool(x, y, e, p, s, codes), "pooling");
   });
 }
 
@@ -33,11 +35,13 @@ void ProgramBuilder::add_global_pool(NodeId id) {
   check(cudaMemset(partial.data(), 0, partial.bytes()), "zeroing pool scratch");
   auto* scratch = static_cast<float*>(keep(std::move(partial)));
   const void* x = ptr(source);
-  void* y = ptr(node.output);
+  void* y = value_out(id);
+  const E4m3Out codes = codes_out(id);
   const Elem e = elem_;
-  add_step(
-      sum != kNoNode ? sum : id, sum != kNoNode ? "radix sum + global avg pool" : "global avg pool",
-      [=](cudaStream_t s) { check(radix_global_pool(x, y, scratch, e, n, hw, radix, c, s), "global pool"); });
+  const char* what = sum != kNoNode ? "radix sum + global avg pool" : "global avg pool";
+  add_step(sum != kNoNode ? sum : id, cat(what, codes_label(id)), [=](cudaStream_t s) {
+    check(radix_global_pool(x, y, scratch, e, n, hw, radix, c, s, codes), "global pool");
+  });
 }
 
 }  // namespace kiln::cuda

@@ -1,6 +1,8 @@
 #include "backends/cuda/program_builder.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "backends/cuda/layout_kernels.h"
 #include "backends/cuda/op_table.h"
@@ -12,6 +14,13 @@ namespace {
 
 // Workspace cuDNN candidates may use while tactics are searched; larger ones are skipped.
 constexpr std::size_t kSearchWorkspace = std::size_t{256} << 20;
+
+// KILN_CUDA_FUSE_QUANTIZE=0 keeps every quantize point in a step of its own (quantize_fusion.h), to
+// compare the fused program against.
+bool quantize_fusion_enabled() {
+  const char* value = std::getenv("KILN_CUDA_FUSE_QUANTIZE");
+  return value == nullptr || std::string_view(value) != "0";
+}
 
 // [N, C, H, W], [N, C, L] or [N, C] as the conversion kernels see it: images, channels, pixels per image.
 struct ImageExtents {
@@ -54,7 +63,7 @@ std::unique_ptr<Program> ProgramBuilder::build() {
   elem_ = storage_elem(graph_, order_);
   program_->elem = elem_;
   shapes_ = infer_shapes(graph_, batch_input_shapes());
-  fusions_ = find_fusions(graph_, order_);
+  fusions_ = find_fusions(graph_, order_, quantize_fusion_enabled());
   schedule_ = schedule_steps(graph_, order_, fusions_);
   const std::size_t elem_size = elem_bytes(elem_);
   arena_ = assign_arena(graph_, order_, schedule_, shapes_, elem_size);

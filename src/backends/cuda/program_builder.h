@@ -66,6 +66,8 @@ class ProgramBuilder {
     Tensor weights;  // f32, KRSC (convolutions) or [O, I] (linear layers)
     Activation activation = Activation::kNone;
     bool residual = false;
+    NodeId producer = kNoNode;  // the node whose output it writes (itself, or the add it computes)
+    bool codes = false;         // its epilogue writes the E4M3 codes of a quantize point (quantize_fusion.h)
   };
   // One way to run a layer: a cuDNN or cuBLASLt object configured for it, and its tactic.
   struct Candidate {
@@ -74,6 +76,7 @@ class ProgramBuilder {
     TacticRecord tactic;
     std::shared_ptr<void> layer;  // what `launch` calls into
     std::function<void(cudaStream_t)> launch;
+    bool quantize_kernel = false;  // launch ends with kiln's quantize kernel writing the layer's codes
   };
 
   // program_builder.cpp
@@ -92,14 +95,19 @@ class ProgramBuilder {
   void add_conv2d(NodeId id);
   void add_linear(NodeId id);
   void add_squeeze_mlp(NodeId fc2, NodeId fc1);
-  void add_conv_layer(const Node& conv, NodeId reported, Activation activation, const void* residual, void* y,
-                      const Shape& y_shape);
+  // `producer`: the node whose output the layer writes (the layer itself, or the add it computes).
+  void add_conv_layer(const Node& conv, NodeId reported, Activation activation, const void* residual,
+                      NodeId producer);
   ConvGeometry conv_geometry(const Node& conv, const Tensor& weights, const Shape& y_shape) const;
   void* upload_weights(const ConvLayer& layer, const Tensor& weights);
   void add_fp8_scales(const Node& conv, const Tensor& weight_scales, ConvLayer& layer);
 
   // conv_candidates.cpp
   Candidate choose_candidate(const ConvLayer& layer);
+  std::optional<Candidate> planned_candidate(const ConvLayer& layer);
+  std::optional<Candidate> searched_candidate(const ConvLayer& layer);
+  ConvLayer without_codes(const ConvLayer& layer) const;
+  Candidate then_quantize(const ConvLayer& layer, Candidate c, bool timed);
   // `layer` with its tactic from pick_tactic(), launched on `io`; nothing when no tactic runs it.
   template <class Layer, class Buffers>
   std::optional<Candidate> candidate(const char* api, std::shared_ptr<Layer> layer, const Buffers& io,
@@ -131,6 +139,11 @@ class ProgramBuilder {
   void add_radix_weighted_sum(NodeId id);
   // quantization_steps.cpp
   void add_quantize(NodeId id);
+  // Where `producer`'s step writes: its output (null when only the quantize points fused into it read
+  // it) and the E4M3 codes of those (none without), and the label's note of the fusion.
+  void* value_out(NodeId producer) const;
+  E4m3Out codes_out(NodeId producer) const;
+  std::string codes_label(NodeId producer) const;
   // data_movement_steps.cpp
   void add_concat(NodeId id);
   void add_channel_slice(NodeId id);

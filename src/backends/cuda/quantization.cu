@@ -1,62 +1,92 @@
 // The FP8 kernels (see quantization_kernels.h).
 #include <cuda_fp16.h>
-#include <cuda_fp8.h>
 
 #include <cstdint>
 
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_launch.cuh"
 #include "backends/cuda/quantization_kernels.h"
+#include "backends/cuda/quantization_math.cuh"
 
 namespace kiln::cuda {
 namespace {
 
-template <typename T>
-__global__ void quantize_e4m3_kernel(const T* x, std::uint8_t* y, std::int64_t count, float scale) {
+// Each thread quantizes V consecutive values (V divides the count).
+template <typename T, int V>
+__global__ void quantize_e4m3_kernel(const T* x, E4m3Out codes, std::int64_t packs) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= count) return;
-  // A true division, as the reference quantizer does: x * (1 / scale) can differ in the last bit.
-  y[i] = static_cast<std::uint8_t>(
-      __nv_cvt_float_to_fp8(__fdiv_rn(to_float(x[i]), scale), __NV_SATFINITE, __NV_E4M3));
+  if (i >= packs) return;
+  float v[V];
+  load<T, V>(x + i * V, v);
+  store_with_codes<T, V>(nullptr, v, codes, i * V);  // x is already of the storage type: exact
 }
 
-template <typename T>
+// V consecutive f32 values, 16 bytes at a time where V allows (p is then 16-byte aligned).
+template <int V>
+__device__ inline void load_f32(const float* p, float (&out)[V]) {
+  if constexpr (V % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < V / 4; ++q) {
+      const float4 f = reinterpret_cast<const float4*>(p)[q];
+      out[4 * q] = f.x;
+      out[4 * q + 1] = f.y;
+      out[4 * q + 2] = f.z;
+      out[4 * q + 3] = f.w;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = p[k];
+  }
+}
+
+// Each thread takes V consecutive channels of one pixel (V divides the channel count).
+template <typename T, int V>
 __global__ void scale_bias_act_kernel(const float* acc, const float* scale, const float* bias,
-                                      const T* residual, T* y, std::int64_t count, int channels, Act act) {
+                                      const T* residual, T* y, std::int64_t packs, int channels, Act act,
+                                      E4m3Out codes) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= count) return;
-  const int c = static_cast<int>(i % channels);
-  float v = acc[i] * scale[c] + bias[c];
-  if (residual != nullptr) v += to_float(residual[i]);
-  y[i] = from_float<T>(activate(v, act));
+  if (i >= packs) return;
+  const std::int64_t offset = i * V;
+  const int c = static_cast<int>(offset % channels);
+  float v[V], s[V], b[V], r[V];
+  load_f32<V>(acc + offset, v);
+  load_f32<V>(scale + c, s);
+  load_f32<V>(bias + c, b);
+  if (residual != nullptr) load<T, V>(residual + offset, r);
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    float sum = v[k] * s[k] + b[k];
+    if (residual != nullptr) sum += r[k];  // not + 0 without one: that would turn -0 into +0
+    v[k] = activate(sum, act);
+  }
+  store_with_codes<T, V>(y, v, codes, offset);
 }
 
 }  // namespace
 
 cudaError_t quantize_e4m3(const void* x, Elem e, std::uint8_t* y, std::int64_t count, float scale,
                           cudaStream_t stream) {
-  if (e == Elem::kF32) {
-    quantize_e4m3_kernel<float>
-        <<<blocks_for(count), kBlock, 0, stream>>>(static_cast<const float*>(x), y, count, scale);
-  } else {
-    quantize_e4m3_kernel<__half>
-        <<<blocks_for(count), kBlock, 0, stream>>>(static_cast<const __half*>(x), y, count, scale);
-  }
-  return cudaGetLastError();
+  return dispatch(e, count, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::int64_t packs = count / V;
+    quantize_e4m3_kernel<T, V>
+        <<<blocks_for(packs), kBlock, 0, stream>>>(static_cast<const T*>(x), E4m3Out{y, scale}, packs);
+    return cudaGetLastError();
+  });
 }
 
 cudaError_t scale_bias_act(const float* acc, const float* scale, const float* bias, const void* residual,
-                           void* y, Elem e, std::int64_t rows, int channels, Act act, cudaStream_t stream) {
-  const std::int64_t count = rows * channels;
-  if (e == Elem::kF32) {
-    scale_bias_act_kernel<float><<<blocks_for(count), kBlock, 0, stream>>>(
-        acc, scale, bias, static_cast<const float*>(residual), static_cast<float*>(y), count, channels, act);
-  } else {
-    scale_bias_act_kernel<__half>
-        <<<blocks_for(count), kBlock, 0, stream>>>(acc, scale, bias, static_cast<const __half*>(residual),
-                                                   static_cast<__half*>(y), count, channels, act);
-  }
-  return cudaGetLastError();
+                           void* y, Elem e, std::int64_t rows, int channels, Act act, cudaStream_t stream,
+                           const E4m3Out& codes) {
+  return dispatch(e, channels, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::int64_t packs = rows * channels / V;
+    scale_bias_act_kernel<T, V><<<blocks_for(packs), kBlock, 0, stream>>>(
+        acc, scale, bias, static_cast<const T*>(residual), static_cast<T*>(y), packs, channels, act, codes);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace kiln::cuda

@@ -6,6 +6,7 @@
 
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_launch.cuh"
+#include "backends/cuda/quantization_math.cuh"
 #include "backends/cuda/split_attention_kernels.h"
 
 namespace kiln::cuda {
@@ -58,7 +59,7 @@ __global__ void radix_softmax_kernel(const T* logits, T* weights, int n, int rad
 // then each thread folds the radix splits of one 16-byte pack of channels of one pixel.
 template <typename T, int V>
 __global__ void radix_weighted_sum_kernel(const T* x, const T* w, T* y, int hw, int radix, int cardinality,
-                                          int c, bool from_logits) {
+                                          int c, bool from_logits, E4m3Out codes) {
   extern __shared__ float table[];  // [radix][c]
   const int image = blockIdx.y;
   const T* weights = w + static_cast<std::int64_t>(image) * radix * c;
@@ -81,7 +82,7 @@ __global__ void radix_weighted_sum_kernel(const T* x, const T* w, T* y, int hw, 
 #pragma unroll
     for (int k = 0; k < V; ++k) acc[k] += v[k] * table[r * c + ch + k];
   }
-  store<T, V>(y + row * c + ch, acc);
+  store_with_codes<T, V>(y, acc, codes, row * c + ch);
 }
 
 }  // namespace
@@ -112,7 +113,8 @@ cudaError_t radix_softmax(const void* logits, void* weights, Elem e, int n, int 
 }
 
 cudaError_t radix_weighted_sum(const void* x, const void* w, void* y, Elem e, int n, int hw, int radix,
-                               int cardinality, int c, bool from_logits, cudaStream_t stream) {
+                               int cardinality, int c, bool from_logits, cudaStream_t stream,
+                               const E4m3Out& codes) {
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
@@ -121,7 +123,7 @@ cudaError_t radix_weighted_sum(const void* x, const void* w, void* y, Elem e, in
     const std::size_t shared = static_cast<std::size_t>(radix) * c * sizeof(float);
     radix_weighted_sum_kernel<T, V>
         <<<grid, kBlock, shared, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w),
-                                           static_cast<T*>(y), hw, radix, cardinality, c, from_logits);
+                                           static_cast<T*>(y), hw, radix, cardinality, c, from_logits, codes);
     return cudaGetLastError();
   });
 }

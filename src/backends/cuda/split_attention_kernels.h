@@ -20,8 +20,10 @@ cudaError_t radix_softmax(const void* logits, void* weights, Elem e, int n, int 
                           cudaStream_t stream);
 
 // y[n, hw, c] = sum_r x[n, hw, r * c + ch] * w(n, r, ch), where w is either a weights tensor laid out
-// [n, radix][c] (`from_logits` false) or the softmax of fc2's logits, computed on the fly (true).
+// [n, radix][c] (`from_logits` false) or the softmax of fc2's logits, computed on the fly (true). With
+// `codes`, also y's E4M3 codes (y may then be null).
 cudaError_t radix_weighted_sum(const void* x, const void* w, void* y, Elem e, int n, int hw, int radix,
-                               int cardinality, int c, bool from_logits, cudaStream_t stream);
+                               int cardinality, int c, bool from_logits, cudaStream_t stream,
+                               const E4m3Out& codes = {});
 
 }  // namespace kiln::cuda

@@ -1,5 +1,5 @@
 // ResNeSt's split-attention operators: the radix sum, the radix softmax and the weighted sum (which
-// computes a fused softmax inline).
+// computes a fused softmax inline, and writes the E4M3 codes of a quantize point fused into it).
 #include "backends/cuda/program_builder.h"
 #include "backends/cuda/split_attention_kernels.h"
 
@@ -40,11 +40,13 @@ void ProgramBuilder::add_radix_weighted_sum(NodeId id) {
   const int radix = to_int(a.radix), card = to_int(a.cardinality);
   const void* x = ptr(node.inputs[0]);
   const void* w = softmax != kNoNode ? ptr(graph_.node(softmax).inputs[0]) : ptr(node.inputs[1]);
-  void* y = ptr(node.output);
+  void* y = value_out(id);
+  const E4m3Out codes = codes_out(id);
   const bool fused = softmax != kNoNode;
   const Elem e = elem_;
-  add_step(id, fused ? "radix softmax + weighted sum" : "radix weighted sum", [=](cudaStream_t s) {
-    check(radix_weighted_sum(x, w, y, e, n, hw, radix, card, c, fused, s), "weighted sum");
+  const char* what = fused ? "radix softmax + weighted sum" : "radix weighted sum";
+  add_step(id, cat(what, codes_label(id)), [=](cudaStream_t s) {
+    check(radix_weighted_sum(x, w, y, e, n, hw, radix, card, c, fused, s, codes), "weighted sum");
   });
 }
 

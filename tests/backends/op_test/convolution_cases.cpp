@@ -2,6 +2,7 @@
 // (EfficientNet's 3x3 and 5x5, stride 1 and 2, with SiLU), fused activations, channel counts off the
 // backends' blocks, fp16, and the FP8 path (quantize point, dequantized E4M3 weights, fp16 output), which
 // is where kDequantize is checked.
+#include "../fp8_graph_util.h"
 #include "op_case_util.h"
 
 namespace kiln::testing {
@@ -26,22 +27,11 @@ ConvAttrs asymmetric_padding() {
   return a;
 }
 
-// An FP8 layer as quant/fp8_rewrite.h makes it: x -> quantize -> conv (fp8) <- dequantize <- codes,
-// per-channel scales. E4M3 codes of uniform values in [-2, 2).
+// An FP8 layer as quant/fp8_rewrite.h makes it (fp8_graph_util.h), reading graph input x.
 OpCase fp8_conv_case(const char* name, std::int64_t channels, const ConvAttrs& attrs, bool bias) {
   OpCase c = graph_case(name, OpKind::kDequantize, 2, [=](SmallGraph& g) {
     const ValueId x = g.input("x", {channels, 8, 8});
-    const ValueId q = g.graph.add_node(OpKind::kQuantize, "x.quantize", {x}, QuantizeAttrs{0.01f});
-    const Shape weight{channels, channels / attrs.groups, attrs.kernel[0], attrs.kernel[1]};
-    const ValueId codes =
-        g.graph.add_constant("conv.weight.codes", random_tensor(weight, 31, -2.0f, 2.0f).to(DType::kF8E4M3));
-    const ValueId scales = g.constant("conv.weight.scales", {channels}, 0.01f, 0.05f);
-    const ValueId w = g.graph.add_node(OpKind::kDequantize, "conv.weight.dequantize", {codes, scales});
-    std::vector<ValueId> inputs{q, w};
-    if (bias) inputs.push_back(g.constant("conv.bias", {channels}, -0.5f, 0.5f));
-    const ValueId y = g.graph.add_node(OpKind::kConv2d, "conv", inputs, attrs);
-    g.producer(y).precision = Precision::kF8;
-    g.output(y);
+    g.output(fp8_conv(g, quantize(g, x, 0.01f), channels, attrs, bias));
   });
   c.bound = kFp8Bound;
   return c;

@@ -50,6 +50,7 @@ std::vector<OpCase> elementwise_cases();
 std::vector<OpCase> pooling_and_dense_cases();
 std::vector<OpCase> split_attention_cases();
 std::vector<OpCase> detection_cases();
+std::vector<OpCase> fp8_producer_cases();
 
 // The graph with every node in fp16 and its constants widened back to f32, as the Engine hands an
 // fp16 plan's graph to backends.

@@ -12,7 +12,7 @@ const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all;
     for (auto list : {convolution_cases, elementwise_cases, pooling_and_dense_cases, split_attention_cases,
-                      detection_cases}) {
+                      detection_cases, fp8_producer_cases}) {
       for (OpCase& c : list()) all.push_back(std::move(c));
     }
     return all;
