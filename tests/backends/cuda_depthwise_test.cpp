@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "cuda_kernel_test_util.h"
 #include "cuda_test_util.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
 #include "backends/cpu/reference/kernels.h"
-#include "backends/cuda/cuda_util.h"
 #include "backends/cuda/depthwise_kernels.h"
 #include "backends/cuda/host_constants.h"
 #endif
@@ -36,58 +36,26 @@ std::string case_name(const DepthwiseCase& c) {
 
 void PrintTo(const DepthwiseCase& c, std::ostream* out) { *out << case_name(c); }
 
-// [N, C, H, W] -> [N, H, W, C] (to_nchw: back).
-Tensor to_nhwc(const Tensor& x) {
-  const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
-  Tensor y(DType::kF32, {n, h, w, c});
-  for (std::int64_t i = 0; i < n * c * h * w; ++i) {
-    const std::int64_t col = i % w, row = i / w % h, ch = i / (w * h) % c, image = i / (w * h * c);
-    y.mutable_f32()[static_cast<std::size_t>(((image * h + row) * w + col) * c + ch)] =
-        x.f32()[static_cast<std::size_t>(i)];
-  }
-  return y;
-}
-
-Tensor to_nchw(const Tensor& y) {
-  const std::int64_t n = y.dim(0), h = y.dim(1), w = y.dim(2), c = y.dim(3);
-  Tensor x(DType::kF32, {n, c, h, w});
-  for (std::int64_t i = 0; i < n * c * h * w; ++i) {
-    const std::int64_t col = i % w, row = i / w % h, ch = i / (w * h) % c, image = i / (w * h * c);
-    x.mutable_f32()[static_cast<std::size_t>(i)] =
-        y.f32()[static_cast<std::size_t>(((image * h + row) * w + col) * c + ch)];
-  }
-  return x;
-}
-
-// The values as a program of that precision holds them (fp16: rounded once).
-Tensor held(const Tensor& t, bool fp16) { return fp16 ? t.to(DType::kF16).to(DType::kF32) : t; }
-
-cuda::DeviceBuffer on_device(const Tensor& t, bool fp16) {
-  const Tensor stored = fp16 ? t.to(DType::kF16) : t;
-  cuda::DeviceBuffer buffer(stored.nbytes());
-  cuda::check(cudaMemcpy(buffer.data(), stored.bytes(), stored.nbytes(), cudaMemcpyHostToDevice), "upload");
-  return buffer;
-}
-
 class CudaDepthwiseKernelTest : public ::testing::TestWithParam<DepthwiseCase> {};
 
 TEST_P(CudaDepthwiseKernelTest, MatchesTheReferenceConvolution) {
   KILN_SKIP_WITHOUT_GPU();
   const DepthwiseCase c = GetParam();
   const std::int64_t channels = c.channels;
-  const Tensor x = held(testing::random_tensor({2, channels, 11, 11}, 1), c.fp16);
-  const Tensor w = held(testing::random_tensor({channels, 1, c.kernel, c.kernel}, 2, -0.3f, 0.3f), c.fp16);
-  const Tensor bias = held(testing::random_tensor({channels}, 3), c.fp16);
+  const Tensor x = testing::held(testing::random_tensor({2, channels, 11, 11}, 1), c.fp16);
+  const Tensor w =
+      testing::held(testing::random_tensor({channels, 1, c.kernel, c.kernel}, 2, -0.3f, 0.3f), c.fp16);
+  const Tensor bias = testing::held(testing::random_tensor({channels}, 3), c.fp16);
   const ConvAttrs attrs = testing::conv_attrs(c.kernel, c.stride, c.kernel / 2, channels);
   Tensor ref = reference::conv2d(x, w, &bias, attrs);
-  const Tensor residual = held(testing::random_tensor(ref.shape(), 4), c.fp16);
+  const Tensor residual = testing::held(testing::random_tensor(ref.shape(), 4), c.fp16);
   ref = c.residual ? reference::add(ref, residual, Activation::kSilu)
                    : reference::activation(ref, Activation::kSilu);
 
-  const auto dx = on_device(to_nhwc(x), c.fp16);
-  const auto dw = on_device(cuda::depthwise_taps(cuda::to_krsc(w)), c.fp16);
-  const auto db = on_device(bias, c.fp16);
-  const auto dr = on_device(to_nhwc(residual), c.fp16);
+  const auto dx = testing::on_device(testing::to_nhwc(x), c.fp16);
+  const auto dw = testing::on_device(cuda::depthwise_taps(cuda::to_krsc(w)), c.fp16);
+  const auto db = testing::on_device(bias, c.fp16);
+  const auto dr = testing::on_device(testing::to_nhwc(residual), c.fp16);
   Tensor y(c.fp16 ? DType::kF16 : DType::kF32, {ref.dim(0), ref.dim(2), ref.dim(3), channels});
   cuda::DeviceBuffer dy(y.nbytes());
   const cuda::DepthwiseShape shape{2,
@@ -109,7 +77,7 @@ TEST_P(CudaDepthwiseKernelTest, MatchesTheReferenceConvolution) {
                            c.fp16 ? cuda::Elem::kF16 : cuda::Elem::kF32, shape, cuda::Act::kSilu, nullptr),
       "launching the depthwise kernel");
   cuda::check(cudaMemcpy(y.mutable_bytes(), dy.data(), y.nbytes(), cudaMemcpyDeviceToHost), "download");
-  const Tensor ours = to_nchw(y.to(DType::kF32));
+  const Tensor ours = testing::to_nchw(y.to(DType::kF32));
   // f32: f32 accumulation of at most 25 products and a fast exponential against double; fp16: one
   // rounding of the output (2^-11 relative at most).
   EXPECT_LE(testing::relative_difference(ours, ref), c.fp16 ? 0x1p-10 : 1e-5);

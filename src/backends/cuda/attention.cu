@@ -1,154 +1,234 @@
-// The fused attention kernel (see attention_kernels.h). One block per (query tile, head, image) walks the
-// keys in chunks with an online softmax: per chunk it scores its queries against the chunk's keys,
-// rescales what it has accumulated to the new running maximum and adds the chunk's weighted values.
-// Everything lives in shared memory in f32; the sizes are small (YOLOv10: key_dim 32, head_dim 64, at
-// most a few hundred pixels), so the block stays simple rather than fast.
+// The split-key attention kernel (see attention_kernels.h). A block takes 16 queries of one head and
+// image and one range of the keys, staged 32 keys at a time in shared memory. Each of its four warps
+// owns four queries and each lane one key of the chunk: the lane scores its key, the warp reduces the
+// chunk's maximum and sum with shuffles (an online softmax), and each lane accumulates the weighted values
+// of channels lane, lane + 32, ... in registers. With one split the block writes y; with more it writes
+// each query's (maximum, sum, unnormalised values) and combine_splits_kernel merges the splits, so that a
+// batch of one image still spreads over the whole GPU (flash-decoding).
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "backends/cuda/attention_kernels.h"
+#include "backends/cuda/attention_rows.cuh"
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_launch.cuh"
 
 namespace kiln::cuda {
 namespace {
 
-constexpr int kQueries = 32;  // queries per block
-constexpr int kKeys = 32;     // keys per chunk
-constexpr int kThreads = 128;
+constexpr int kWarps = 4;
+constexpr int kQueriesPerWarp = 4;
+constexpr int kQueries = kWarps * kQueriesPerWarp;  // per block
+constexpr int kKeys = 32;                           // per chunk: one per lane
+constexpr int kThreads = kWarps * 32;
+constexpr int kValuesPerLane = (kAttentionMaxWidth + 31) / 32;
+// About two blocks per SM of an H100 / H200 (132 SMs): fewer leave SMs idle, more only add combining.
+constexpr std::int64_t kTargetBlocks = 264;
 
-// The block's shared memory, carved from one dynamic allocation. Rows of keys and scores are padded by
-// one float so that threads walking a column do not hit the same bank.
-struct Tile {
-  float* q;       // [kQueries][key_dim]
-  float* k;       // [kKeys][key_dim + 1]
-  float* v;       // [kKeys][head_dim]
-  float* p;       // [kQueries][kKeys + 1]: scores, then their exponentials
-  float* acc;     // [kQueries][head_dim]
-  float* peak;    // [kQueries]: the running maximum of each query's scores
-  float* sum;     // [kQueries]: the running sum of their exponentials
-  float* factor;  // [kQueries]: how much this chunk's new peak rescales what came before
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+int query_tiles(const AttentionShape& s) { return static_cast<int>(ceil_div(s.pixels, kQueries)); }
+
+// Key rows an odd number of floats apart, so that 32 lanes reading one channel of 32 keys hit 32 banks.
+__host__ __device__ inline int key_pitch(int key_dim) { return key_dim | 1; }
+
+std::size_t shared_bytes(const AttentionShape& s) {
+  return sizeof(float) *
+         static_cast<std::size_t>(kQueries * s.key_dim + kKeys * key_pitch(s.key_dim) + kKeys * s.head_dim);
+}
+
+// Per query of a partial result: its maximum score, the sum of exp(score - maximum), then head_dim values.
+__host__ __device__ inline int partial_width(const AttentionShape& s) { return s.head_dim + 2; }
+
+// One query's online softmax, per lane: the running maximum and sum (the same in every lane) and the
+// unnormalised weighted values of channels lane + 32 c.
+struct QueryState {
+  float peak = -INFINITY;
+  float sum = 0.0f;
+  float acc[kValuesPerLane] = {};
 };
 
-__host__ __device__ inline int tile_floats(int key_dim, int head_dim) {
-  return kQueries * key_dim + kKeys * (key_dim + 1) + kKeys * head_dim + kQueries * (kKeys + 1) +
-         kQueries * head_dim + 3 * kQueries;
-}
+// The shared staging: q [kQueries][key_dim], k [kKeys][key_pitch], v [kKeys][head_dim].
+struct Staged {
+  float* q;
+  float* k;
+  float* v;
+};
 
-__device__ Tile carve(float* base, const AttentionShape& s) {
-  Tile t;
-  t.q = base;
-  t.k = t.q + kQueries * s.key_dim;
-  t.v = t.k + kKeys * (s.key_dim + 1);
-  t.p = t.v + kKeys * s.head_dim;
-  t.acc = t.p + kQueries * (kKeys + 1);
-  t.peak = t.acc + kQueries * s.head_dim;
-  t.sum = t.peak + kQueries;
-  t.factor = t.sum + kQueries;
-  return t;
-}
-
-// rows x width channels of pixels [first, first + rows) starting at channel `offset` of each pixel's
-// qkv row, into dst with rows `pitch` apart; pixels past the image read as zeros.
-template <typename T>
-__device__ void load_rows(const T* image, int pixels, int channels, int first, int rows, int offset,
-                          int width, float* dst, int pitch) {
-  for (int i = threadIdx.x; i < rows * width; i += blockDim.x) {
-    const int row = i / width, d = i % width, pixel = first + row;
-    dst[row * pitch + d] =
-        pixel < pixels ? to_float(image[static_cast<std::int64_t>(pixel) * channels + offset + d]) : 0.0f;
+// Adds the staged chunk's keys to the states of the warp's queries (rows of q, key_dim apart); `valid`
+// is false in lanes whose key lies past the block's range. Lane 0's key is always valid, so each new
+// maximum is finite and invalid keys weigh 0. Each key's and value's channel is read once for all the
+// warp's queries.
+__device__ void add_chunk(QueryState (&st)[kQueriesPerWarp], const float* q, const Staged& t,
+                          const AttentionShape& s, bool valid) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const float* k = t.k + lane * key_pitch(s.key_dim);
+  float weight[kQueriesPerWarp] = {};
+  for (int d = 0; d < s.key_dim; ++d) {
+    const float kd = k[d];
+#pragma unroll
+    for (int i = 0; i < kQueriesPerWarp; ++i) weight[i] += q[i * s.key_dim + d] * kd;
   }
-}
-
-// p[q][j] = (q . k_j) * scale for the chunk's keys; keys past the image score -inf (weight 0).
-__device__ void score_chunk(const Tile& t, const AttentionShape& s, int first_key) {
-  for (int i = threadIdx.x; i < kQueries * kKeys; i += blockDim.x) {
-    const int q = i / kKeys, j = i % kKeys;
-    float dot = 0.0f;
-    for (int d = 0; d < s.key_dim; ++d) dot += t.q[q * s.key_dim + d] * t.k[j * (s.key_dim + 1) + d];
-    t.p[q * (kKeys + 1) + j] = first_key + j < s.pixels ? dot * s.scale : -INFINITY;
+#pragma unroll
+  for (int i = 0; i < kQueriesPerWarp; ++i) {
+    const float score = valid ? weight[i] * s.scale : -INFINITY;
+    const float peak = fmaxf(st[i].peak, warp_max(score));
+    weight[i] = expf(score - peak);
+    const float factor = expf(st[i].peak - peak);  // 0 on the first chunk
+    st[i].sum = st[i].sum * factor + warp_sum(weight[i]);
+    st[i].peak = peak;
+#pragma unroll
+    for (int c = 0; c < kValuesPerLane; ++c) st[i].acc[c] *= factor;
   }
-}
-
-// Per query: the new running maximum, the chunk's exponentials (in place of its scores), their sum.
-// Every chunk holds at least one real key, so the new maximum is finite and exp(-inf) gives 0 weights.
-__device__ void update_softmax(const Tile& t) {
-  for (int q = threadIdx.x; q < kQueries; q += blockDim.x) {
-    float* row = t.p + q * (kKeys + 1);
-    float peak = t.peak[q];
-    for (int j = 0; j < kKeys; ++j) peak = fmaxf(peak, row[j]);
-    float sum = 0.0f;
-    for (int j = 0; j < kKeys; ++j) {
-      row[j] = expf(row[j] - peak);
-      sum += row[j];
+  for (int j = 0; j < kKeys; ++j) {
+    const float* row = t.v + j * s.head_dim;
+    float v[kValuesPerLane];
+#pragma unroll
+    for (int c = 0; c < kValuesPerLane; ++c) v[c] = lane + 32 * c < s.head_dim ? row[lane + 32 * c] : 0.0f;
+#pragma unroll
+    for (int i = 0; i < kQueriesPerWarp; ++i) {
+      const float w = __shfl_sync(kFullWarp, weight[i], j);
+#pragma unroll
+      for (int c = 0; c < kValuesPerLane; ++c) st[i].acc[c] += w * v[c];
     }
-    const float factor = expf(t.peak[q] - peak);
-    t.factor[q] = factor;
-    t.sum[q] = t.sum[q] * factor + sum;
-    t.peak[q] = peak;
   }
 }
 
-// acc[q][d] = acc[q][d] * factor[q] + sum_j p[q][j] v[j][d].
-__device__ void accumulate(const Tile& t, const AttentionShape& s) {
-  for (int i = threadIdx.x; i < kQueries * s.head_dim; i += blockDim.x) {
-    const int q = i / s.head_dim, d = i % s.head_dim;
-    float a = t.acc[i] * t.factor[q];
-    for (int j = 0; j < kKeys; ++j) a += t.p[q * (kKeys + 1) + j] * t.v[j * s.head_dim + d];
-    t.acc[i] = a;
+// One query's result: y normalised (one split) or its partial record (several).
+template <typename T>
+__device__ void write_query(const QueryState& st, T* y, float* partial, const AttentionShape& s,
+                            const AttentionSplit& split, int image, int head, int part, int pixel) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (split.splits == 1) {
+    T* out =
+        y + (static_cast<std::int64_t>(image) * s.pixels + pixel) * s.heads * s.head_dim + head * s.head_dim;
+#pragma unroll
+    for (int c = 0; c < kValuesPerLane; ++c) {
+      const int d = lane + 32 * c;
+      if (d < s.head_dim) out[d] = from_float<T>(st.acc[c] / st.sum);
+    }
+    return;
   }
+  const std::int64_t record =
+      ((static_cast<std::int64_t>(image) * s.heads + head) * split.splits + part) * s.pixels + pixel;
+  float* out = partial + record * partial_width(s);
+  if (lane == 0) {
+    out[0] = st.peak;
+    out[1] = st.sum;
+  }
+#pragma unroll
+  for (int c = 0; c < kValuesPerLane; ++c) {
+    const int d = lane + 32 * c;
+    if (d < s.head_dim) out[2 + d] = st.acc[c];
+  }
+}
+
+// grid (query tiles, heads x splits, images).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    split_attention_kernel(const T* qkv, T* y, float* partial, AttentionShape s, AttentionSplit split) {
+  extern __shared__ float shared[];
+  const int pitch = key_pitch(s.key_dim);
+  const Staged t{shared, shared + kQueries * s.key_dim, shared + kQueries * s.key_dim + kKeys * pitch};
+  const int first_query = static_cast<int>(blockIdx.x) * kQueries, image = static_cast<int>(blockIdx.z);
+  const int head = static_cast<int>(blockIdx.y) / split.splits,
+            part = static_cast<int>(blockIdx.y) % split.splits;
+  const int key_begin = part * split.keys_per_split;
+  const int key_end = min(s.pixels, key_begin + split.keys_per_split);
+  const int width = 2 * s.key_dim + s.head_dim, channels = s.heads * width, base = head * width;
+  const T* x = qkv + static_cast<std::int64_t>(image) * s.pixels * channels;
+  load_attention_rows(x, s.pixels, channels, first_query, kQueries, base, s.key_dim, t.q, s.key_dim);
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  QueryState st[kQueriesPerWarp];
+  for (int first_key = key_begin; first_key < key_end; first_key += kKeys) {
+    __syncthreads();  // the previous chunk is consumed
+    load_attention_rows(x, s.pixels, channels, first_key, kKeys, base + s.key_dim, s.key_dim, t.k, pitch);
+    load_attention_rows(x, s.pixels, channels, first_key, kKeys, base + 2 * s.key_dim, s.head_dim, t.v,
+                        s.head_dim);
+    __syncthreads();  // queries (first time), keys and values are staged
+    const bool valid = first_key + lane < key_end;
+    add_chunk(st, t.q + warp * kQueriesPerWarp * s.key_dim, t, s, valid);
+  }
+#pragma unroll
+  for (int i = 0; i < kQueriesPerWarp; ++i) {
+    const int pixel = first_query + warp * kQueriesPerWarp + i;
+    if (pixel < s.pixels) write_query(st[i], y, partial, s, split, image, head, part, pixel);
+  }
+}
+
+// One thread per output value: the splits' partial sums rescaled to their common maximum.
+template <typename T>
+__global__ void combine_splits_kernel(const float* partial, T* y, AttentionShape s, int splits) {
+  const std::int64_t total = static_cast<std::int64_t>(s.n) * s.pixels * s.heads * s.head_dim;
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const int d = static_cast<int>(i % s.head_dim);
+  const std::int64_t row = i / s.head_dim;  // (image, pixel, head), as y stores them
+  const int head = static_cast<int>(row % s.heads);
+  const int pixel = static_cast<int>(row / s.heads % s.pixels);
+  const std::int64_t image = row / s.heads / s.pixels;
+  const int width = partial_width(s);
+  const std::int64_t split_pitch = static_cast<std::int64_t>(s.pixels) * width;
+  const float* p = partial + ((image * s.heads + head) * splits * s.pixels + pixel) * width;
+  float peak = -INFINITY;
+  for (int k = 0; k < splits; ++k) peak = fmaxf(peak, p[k * split_pitch]);
+  float sum = 0.0f, value = 0.0f;
+  for (int k = 0; k < splits; ++k) {
+    const float* record = p + k * split_pitch;
+    const float w = expf(record[0] - peak);
+    sum += w * record[1];
+    value += w * record[2 + d];
+  }
+  y[i] = from_float<T>(value / sum);
 }
 
 template <typename T>
-__global__ void attention_kernel(const T* qkv, T* y, AttentionShape s) {
-  extern __shared__ float shared[];
-  const Tile t = carve(shared, s);
-  const int first_query = blockIdx.x * kQueries, head = blockIdx.y, image = blockIdx.z;
-  const int channels = s.heads * (2 * s.key_dim + s.head_dim), base = head * (2 * s.key_dim + s.head_dim);
-  const T* x = qkv + static_cast<std::int64_t>(image) * s.pixels * channels;
-  load_rows(x, s.pixels, channels, first_query, kQueries, base, s.key_dim, t.q, s.key_dim);
-  for (int i = threadIdx.x; i < kQueries * s.head_dim; i += blockDim.x) t.acc[i] = 0.0f;
-  for (int q = threadIdx.x; q < kQueries; q += blockDim.x) {
-    t.peak[q] = -INFINITY;
-    t.sum[q] = 0.0f;
-  }
-  for (int first_key = 0; first_key < s.pixels; first_key += kKeys) {
-    load_rows(x, s.pixels, channels, first_key, kKeys, base + s.key_dim, s.key_dim, t.k, s.key_dim + 1);
-    load_rows(x, s.pixels, channels, first_key, kKeys, base + 2 * s.key_dim, s.head_dim, t.v, s.head_dim);
-    __syncthreads();
-    score_chunk(t, s, first_key);
-    __syncthreads();
-    update_softmax(t);
-    __syncthreads();
-    accumulate(t, s);
-    __syncthreads();  // before the next chunk overwrites keys, values and weights
-  }
-  const int out_channels = s.heads * s.head_dim;
-  for (int i = threadIdx.x; i < kQueries * s.head_dim; i += blockDim.x) {
-    const int q = i / s.head_dim, d = i % s.head_dim, pixel = first_query + q;
-    if (pixel >= s.pixels) continue;
-    y[(static_cast<std::int64_t>(image) * s.pixels + pixel) * out_channels + head * s.head_dim + d] =
-        from_float<T>(t.acc[i] / t.sum[q]);
-  }
+cudaError_t launch(const void* qkv, void* y, float* partial, const AttentionShape& s,
+                   const AttentionSplit& split, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(query_tiles(s)), static_cast<unsigned>(s.heads * split.splits),
+                  static_cast<unsigned>(s.n));
+  split_attention_kernel<T><<<grid, kThreads, shared_bytes(s), stream>>>(
+      static_cast<const T*>(qkv), static_cast<T*>(y), partial, s, split);
+  const cudaError_t launched = cudaGetLastError();
+  if (launched != cudaSuccess || split.splits == 1) return launched;
+  const std::int64_t values = static_cast<std::int64_t>(s.n) * s.pixels * s.heads * s.head_dim;
+  combine_splits_kernel<T>
+      <<<blocks_for(values), kBlock, 0, stream>>>(partial, static_cast<T*>(y), s, split.splits);
+  return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t attention(const void* qkv, void* y, Elem e, const AttentionShape& s, cudaStream_t stream) {
-  if (s.key_dim + s.head_dim > kAttentionMaxWidth) return cudaErrorInvalidValue;
+AttentionSplit attention_split(const AttentionShape& s) {
+  const std::int64_t chunks = ceil_div(s.pixels, kKeys);
+  const std::int64_t blocks = static_cast<std::int64_t>(query_tiles(s)) * s.heads * s.n;
+  if (chunks <= 1 || blocks <= 0) return {1, kKeys * static_cast<int>(std::max<std::int64_t>(chunks, 1))};
+  const std::int64_t wanted = std::clamp<std::int64_t>(ceil_div(kTargetBlocks, blocks), 1, chunks);
+  const std::int64_t chunks_per_split = ceil_div(chunks, wanted);
+  return {static_cast<int>(ceil_div(chunks, chunks_per_split)), static_cast<int>(chunks_per_split * kKeys)};
+}
+
+std::size_t attention_workspace_bytes(const AttentionShape& s) {
+  const AttentionSplit split = attention_split(s);
+  if (split.splits == 1) return 0;
+  return sizeof(float) * static_cast<std::size_t>(s.n) * static_cast<std::size_t>(s.heads) *
+         static_cast<std::size_t>(split.splits) * static_cast<std::size_t>(s.pixels) *
+         static_cast<std::size_t>(partial_width(s));
+}
+
+cudaError_t attention(const void* qkv, void* y, void* workspace, Elem e, const AttentionShape& s,
+                      cudaStream_t stream) {
+  if (s.key_dim < 1 || s.head_dim < 1 || s.key_dim + s.head_dim > kAttentionMaxWidth)
+    return cudaErrorInvalidValue;
   if (s.n == 0 || s.pixels == 0) return cudaSuccess;
-  const dim3 grid((s.pixels + kQueries - 1) / kQueries, s.heads, s.n);
-  const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(tile_floats(s.key_dim, s.head_dim));
-  if (e == Elem::kF32) {
-    attention_kernel<float>
-        <<<grid, kThreads, bytes, stream>>>(static_cast<const float*>(qkv), static_cast<float*>(y), s);
-  } else {
-    attention_kernel<__half>
-        <<<grid, kThreads, bytes, stream>>>(static_cast<const __half*>(qkv), static_cast<__half*>(y), s);
-  }
-  return cudaGetLastError();
+  const AttentionSplit split = attention_split(s);
+  if (split.splits > 1 && workspace == nullptr) return cudaErrorInvalidValue;
+  float* partial = static_cast<float*>(workspace);
+  return e == Elem::kF32 ? launch<float>(qkv, y, partial, s, split, stream)
+                         : launch<__half>(qkv, y, partial, s, split, stream);
 }
 
 }  // namespace kiln::cuda

@@ -1,7 +1,8 @@
 // YOLOv10's two-stage top-k (see detect_select_kernels.h). Every candidate gets a unique 64-bit key that
 // orders exactly as core/ranking.h ranks: the score's bits mapped to an unsigned order (NaN lowest, -0 equal
 // to +0) above the complement of its index (ties to the lower index). One block per image then finds the
-// k-th largest key by radix select (eight passes of 8 bits), gathers the k keys at or above it and sorts
+// k-th largest key by radix select (at most eight passes of 8 bits: it stops at the first digit whose
+// chosen bin is taken whole, often within the score's bits), gathers the k keys at or above it and sorts
 // them in shared memory; the set and its order depend on the keys only, so the result is deterministic.
 #include <cuda_fp16.h>
 
@@ -33,19 +34,23 @@ __device__ inline std::uint32_t index_of(std::uint64_t key) {
   return 0xffffffffu - static_cast<std::uint32_t>(key);
 }
 
-// Per anchor, the key of its best class score: the running maximum as std::max takes it (a NaN first
-// score stays, a later NaN is passed over), as the reference computes it.
+// Per anchor, the key of its best class score as the reference's running maximum (std::max) takes it: a
+// NaN first score stays, a later NaN is passed over. That is the first score when it is NaN, else the
+// NaN-ignoring maximum of all scores (fmaxf), which any order of reduction reaches: so one warp per anchor
+// reads the row together. -0 and +0 share a key, so which of them fmaxf keeps does not matter.
 template <typename T>
 __global__ void best_score_keys(const T* x, std::uint32_t* keys, std::int64_t rows, int classes) {
-  const std::int64_t row = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (row >= rows) return;
+  const std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (row >= rows) return;  // the whole warp: blocks are whole warps
   const T* scores = x + row * (4 + classes) + 4;
-  float best = to_float(scores[0]);
-  for (int c = 1; c < classes; ++c) {
-    const float v = to_float(scores[c]);
-    best = best < v ? v : best;
+  float best = -INFINITY;
+  for (int c = lane; c < classes; c += 32) best = fmaxf(best, to_float(scores[c]));
+  best = warp_max(best);
+  if (lane == 0) {
+    const float first = to_float(scores[0]);
+    keys[row] = score_key(isnan(first) ? first : best);
   }
-  keys[row] = score_key(best);
 }
 
 struct SelectShared {
@@ -53,6 +58,7 @@ struct SelectShared {
   std::uint32_t kept[kDetectSelectMaxDet];    // stage 1's anchors, best first
   std::uint32_t histogram[kRadixBins];
   std::uint32_t digit, remaining, gathered;
+  bool whole_bin;  // the chosen bin's keys are all taken: no lower digit changes the selection
 };
 
 // Warp 0: the bin holding the `sh.remaining`-th largest key of the histogram, and how many keys of it
@@ -76,9 +82,30 @@ __device__ void choose_bin(SelectShared& sh) {
     if (above + count >= wanted) {
       sh.digit = static_cast<std::uint32_t>(lane * kPerLane + b);
       sh.remaining = wanted - above;
+      sh.whole_bin = above + count == wanted;
       return;
     }
     above += count;
+  }
+}
+
+// Counts the keys (key & mask) == prefix into their bins of digit `shift`. Every thread of the block
+// takes the same number of turns, so that the lanes of a warp whose keys share a bin add them with one
+// atomic (scores crowd into few bins of the top digits, where one atomic per key would serialise).
+template <typename KeyOf>
+__device__ void count_digits(KeyOf key_of, int count, std::uint64_t prefix, std::uint64_t mask, int shift,
+                             SelectShared& sh) {
+  for (int first = 0; first < count; first += static_cast<int>(blockDim.x)) {
+    const int i = first + static_cast<int>(threadIdx.x);
+    const std::uint64_t key = i < count ? key_of(i) : 0;
+    const bool counts = i < count && (key & mask) == prefix;
+    const unsigned counting = __ballot_sync(kFullWarp, counts);
+    if (counts) {
+      const unsigned bin = static_cast<unsigned>(key >> shift) & 0xffu;
+      const unsigned peers = __match_any_sync(counting, bin);  // the counting lanes, all of them here
+      if (static_cast<int>(threadIdx.x % 32) == __ffs(static_cast<int>(peers)) - 1)
+        atomicAdd(&sh.histogram[bin], static_cast<std::uint32_t>(__popc(peers)));
+    }
   }
 }
 
@@ -90,17 +117,17 @@ __device__ void select_largest(KeyOf key_of, int count, int k, SelectShared& sh)
   for (int shift = 56; shift >= 0; shift -= 8) {
     for (int b = static_cast<int>(threadIdx.x); b < kRadixBins; b += blockDim.x) sh.histogram[b] = 0;
     __syncthreads();
-    for (int i = static_cast<int>(threadIdx.x); i < count; i += blockDim.x) {
-      const std::uint64_t key = key_of(i);
-      if ((key & mask) == prefix) atomicAdd(&sh.histogram[(key >> shift) & 0xffu], 1u);
-    }
+    count_digits(key_of, count, prefix, mask, shift, sh);
     __syncthreads();
     if (threadIdx.x < 32) choose_bin(sh);
     __syncthreads();
     prefix |= static_cast<std::uint64_t>(sh.digit) << shift;
     mask |= std::uint64_t{0xff} << shift;
+    // Every key of the chosen bin is taken and none below it: the keys at or above `prefix` (its lower
+    // digits 0) are already exactly the k largest.
+    if (sh.whole_bin) break;
   }
-  // `prefix` is now the k-th largest key; keys are unique, so exactly k are at or above it.
+  // Exactly k keys are at or above `prefix` (the k-th largest key, or a bound just below the chosen bin).
   int size = 1;
   while (size < k) size <<= 1;
   if (threadIdx.x == 0) sh.gathered = 0;
@@ -163,7 +190,7 @@ __global__ void __launch_bounds__(kSelectThreads)
 template <typename T>
 cudaError_t launch(const T* x, T* y, std::uint32_t* keys, const DetectSelectShape& s, cudaStream_t stream) {
   const std::int64_t rows = static_cast<std::int64_t>(s.n) * s.anchors;
-  best_score_keys<T><<<blocks_for(rows), kBlock, 0, stream>>>(x, keys, rows, s.classes);
+  best_score_keys<T><<<blocks_for(rows * 32), kBlock, 0, stream>>>(x, keys, rows, s.classes);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   select_kernel<T><<<static_cast<unsigned>(s.n), kSelectThreads, 0, stream>>>(x, keys, y, s);
   return cudaGetLastError();

@@ -18,11 +18,14 @@ void ProgramBuilder::add_attention(NodeId id) {
       to_int(xs[0]),      to_int(xs[2] * xs[3]),
       to_int(a.heads),    to_int(a.key_dim),
       to_int(a.head_dim), static_cast<float>(std::pow(static_cast<double>(a.key_dim), -0.5))};
+  // The partial sums of a split live in the program's workspace, which steps run one after another share.
+  workspace_bytes_ = std::max(workspace_bytes_, attention_workspace_bytes(extents));
   const void* qkv = ptr(node.inputs[0]);
   void* y = ptr(node.output);
+  const DeviceBuffer* workspace = &program_->workspace;
   const Elem e = elem_;
-  add_step(id, cat("attention ", a.heads, " heads"),
-           [=](cudaStream_t s) { check(attention(qkv, y, e, extents, s), "attention"); });
+  add_step(id, cat("attention ", a.heads, " heads, ", attention_split(extents).splits, " key splits"),
+           [=](cudaStream_t s) { check(attention(qkv, y, workspace->data(), e, extents, s), "attention"); });
 }
 
 void ProgramBuilder::add_detect_decode(NodeId id) {

@@ -27,12 +27,6 @@ std::size_t shared_bytes(int in, int hidden) {
   return static_cast<std::size_t>(in + slice_of(hidden) + hidden) * sizeof(float);
 }
 
-__device__ inline float warp_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
 template <typename T>
 __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
     squeeze_mlp_kernel(const T* x, const T* w1, const T* b1, Act act1, const T* w2, const T* b2, Act act2,

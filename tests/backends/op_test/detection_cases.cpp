@@ -41,6 +41,25 @@ void add_data_movement_cases(std::vector<OpCase>& cases) {
       }));
 }
 
+// PSA's attention at the detectors' own sizes (20 x 20 pixels at 640 x 640; 2 heads for YOLOv10n, 4 for
+// YOLOv10s): at batch 1 the CUDA kernel splits the keys over several blocks, at batch 2 fewer, at batch
+// 8 not at all; and 9 x 7 pixels, no multiple of the query or key tiles.
+void add_psa_attention_cases(std::vector<OpCase>& cases) {
+  struct Psa {
+    const char* name;
+    std::int64_t batch, heads, height, width;
+  };
+  for (const Psa& p : {Psa{"yolov10n_20x20", 1, 2, 20, 20}, Psa{"yolov10s_20x20", 2, 4, 20, 20},
+                       Psa{"yolov10n_20x20_b8", 8, 2, 20, 20}, Psa{"yolov10n_9x7", 1, 2, 9, 7}}) {
+    add_with_fp16(cases,
+                  graph_case(cat("attention_psa_", p.name), OpKind::kAttention, p.batch, [=](SmallGraph& g) {
+                    const ValueId x = g.input("x", {64 * p.heads, p.height, p.width});
+                    const ValueId qkv = g.conv(x, p.heads * (2 * 32 + 64), conv_attrs(1, 1, 0));
+                    g.output(g.node(OpKind::kAttention, {qkv}, AttentionAttrs{p.heads, 32, 64}));
+                  }));
+  }
+}
+
 // YOLOv10n's sizes: SPPF's three chained 5x5 max pools joined with their input; PSA's attention (2 heads,
 // key_dim 32, head_dim 64) over 10 x 10 pixels, more than one tile of queries and keys; its value slice
 // (one part per head); a level's decode with 16 bins and 80 classes, its boxes sliced back out.
@@ -57,6 +76,7 @@ void add_yolov10_cases(std::vector<OpCase>& cases) {
         g.output(g.node(OpKind::kAttention, {qkv}, AttentionAttrs{2, 32, 64}));
         g.output(g.node(OpKind::kChannelSlice, {qkv}, SliceAttrs{2, 64, 128}));
       }));
+  add_psa_attention_cases(cases);
   add_with_fp16(cases,
                 graph_case(
                     "detect_decode_reg16_c80", OpKind::kDetectDecode, 2,
@@ -115,11 +135,13 @@ OpCase selection_case(std::string name, std::int64_t classes, std::int64_t ancho
   return c;
 }
 
-// Small, with ties and NaNs; YOLOv10 at 640 x 640 (8400 anchors, 80 classes, 300 detections); each with
-// its fp16 twin, where rounding to fp16 makes ties among the random scores frequent.
+// Small, with ties and NaNs; YOLOv10 at 640 x 640 (8400 anchors, 80 classes, 300 detections), random and
+// with eight score values only (ties decided by the index in every stage); each with its fp16 twin, where
+// rounding to fp16 makes ties among the random scores frequent.
 void add_detect_select_cases(std::vector<OpCase>& cases) {
   for (OpCase c : {selection_case("detect_select_ties_and_nan", 5, 64, 10, true),
-                   selection_case("detect_select_yolov10_8400", 80, 8400, 300, false)}) {
+                   selection_case("detect_select_yolov10_8400", 80, 8400, 300, false),
+                   selection_case("detect_select_yolov10_8400_ties_and_nan", 80, 8400, 300, true)}) {
     OpCase twin = fp16_case(c);
     twin.bound = kSelectionBound;
     cases.push_back(std::move(c));
