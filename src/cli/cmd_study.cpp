@@ -36,6 +36,8 @@ struct StudyCommandOptions {
   std::vector<std::string> variants;
   std::optional<std::size_t> images;
   std::optional<std::size_t> every;
+  std::optional<std::string> calibration_data;  // --calib: calibrate on these instead of the data's
+  std::optional<std::size_t> fake_quant_images;
   std::filesystem::path families_dir{default_families_dir()};
   std::string command_line;
 };
@@ -58,6 +60,7 @@ void prepare_output_folder(const StudyCommandOptions& options, const Manifest& m
       {"the manifest", manifest.path},
       {"the config.json beside the checkpoint", checkpoint.parent_path() / "config.json"},
       {"--data", data}};
+  if (options.calibration_data) inputs.push_back({"--calib", *options.calibration_data});
   if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
   refuse_study_folder_over_inputs(out, plans, inputs);
   prepare_study_folder(out, plans, options.force);
@@ -75,6 +78,7 @@ void study(const StudyCommandOptions& options) {
   if (options.seconds) spec.seconds_per_round = *options.seconds;
   if (options.images) spec.images = *options.images;
   if (options.every) spec.every = *options.every;
+  if (options.fake_quant_images) spec.fake_quant_images = *options.fake_quant_images;
   if (!options.variants.empty()) {
     spec.variants.clear();
     for (const std::string& text : options.variants) spec.variants.push_back(parse_study_variant(text));
@@ -112,7 +116,7 @@ void study(const StudyCommandOptions& options) {
           manifest.family, " is a detector (compare its plans with kiln eval)");
   StudyInputs study_inputs{
       std::move(source.input), spec,          data,           backend, options.strict_backend, out, demo,
-      options.command_line,    manifest.path, manifest.hub_id};
+      options.command_line,    manifest.path, manifest.hub_id, options.calibration_data.value_or("")};
   const StudyResult result = run_study(study_inputs);
   for (const std::string& warning : result.warnings) std::cerr << "kiln: warning: " << warning << "\n";
   write_study(out, result);
@@ -173,6 +177,13 @@ void add_study_command(CLI::App& app) {
   cmd->add_option("--every", options->every,
                   "Every K-th sampled image calibrates, the others are held out (default: the manifest's)")
       ->check(whole_between(2, kMaxCount));
+  cmd->add_option("--calib", options->calibration_data,
+                  "Calibrate on these images (a fixed-stride sample of the manifest's calibration_images) "
+                  "instead of every --every-th image of --data, which is then all held out");
+  cmd->add_option("--fake-quant-images", options->fake_quant_images,
+                  "Held-out images each FP8 plan is also fake-quantized on (cpu-reference), to tell the "
+                  "recipe's accuracy loss from the kernels'; 0: none (default: the manifest's)")
+      ->check(whole_between(0, kMaxCount));
   cmd->add_option(
          "--variants", options->variants,
          "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "

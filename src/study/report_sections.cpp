@@ -72,6 +72,25 @@ std::string recipe_list(const StudyResult& result) {
   return listed.empty() ? "" : md.str() + "\n";
 }
 
+namespace {
+
+// Which images calibrate and which are held out: every k-th of the sample, or a separate data set.
+std::string calibration_split_text(const StudyResult& result) {
+  const nlohmann::json& data = result.data;
+  if (!data.contains("calibration_source")) {
+    return cat("every ", result.inputs.spec.every, "th sampled image calibrates (",
+               data.value("calibration_images", 0), "), the other ", data.value("held_out_images", 0),
+               " are held out and");
+  }
+  const nlohmann::json& calibration = data.at("calibration_source");
+  return cat("all ", data.value("held_out_images", 0),
+             " are held out (calibration: ", calibration.value("calibration_images", 0), " images of `",
+             calibration.value("data", ""), "`, a fixed-stride sample of its ",
+             calibration.value("dataset_images", 0), ", none of them held out) and");
+}
+
+}  // namespace
+
 std::string method_section(const StudyResult& result) {
   const StudySpec& spec = result.inputs.spec;
   const nlohmann::json& data = result.data;
@@ -82,9 +101,8 @@ std::string method_section(const StudyResult& result) {
      << result.inputs.model.checkpoint_name << "`"
      << (result.inputs.demo ? " (the demo's reduced model)" : "") << ".\n- Data: `"
      << data.value("source", "") << "` (" << data.value("kind", "") << ", " << data.value("dataset_images", 0)
-     << " images): a fixed-stride sample of " << data.value("sample", 0) << "; every " << spec.every
-     << "th sampled image calibrates (" << data.value("calibration_images", 0) << "), the other "
-     << data.value("held_out_images", 0) << " are held out and every accuracy figure is measured on them.\n"
+     << " images): a fixed-stride sample of " << data.value("sample", 0) << "; "
+     << calibration_split_text(result) << " every accuracy figure is measured on them.\n"
      << "- Reference: the fp32 build of the same checkpoint on the same backend; agreement is top-1 "
         "agreement "
         "with it, logit error is ||y - ref|| / ||ref|| over all held-out logits.\n"

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "study/decision_headline.h"
 #include "study/markdown_table.h"
 #include "study/non_finite_check.h"
 #include "study/report_format.h"
@@ -39,29 +40,6 @@ std::string drop_cell(const std::optional<PairedComparison>& comparison) {
   const Interval& drop = comparison->drop;
   return cat(fixed(100.0 * drop.estimate, 2), " (", fixed(100.0 * drop.low, 2), " .. ",
              fixed(100.0 * drop.high, 2), "), p ", p_value_text(comparison->mcnemar_p));
-}
-
-// The headline: ship, do not ship, or cannot tell with this many images.
-std::string decision_headline(const StudyResult& result) {
-  const StudyDecision& decision = result.decision;
-  switch (decision.outcome) {
-    case ShipOutcome::kShip:
-      return cat("**Ship FP8: ", decision.variant, ".** It meets every threshold below at 95% confidence.");
-    case ShipOutcome::kCannotTell:
-      return cat("**Cannot tell with ", decision.held_out_images,
-                 " held-out images** whether an FP8 variant meets the thresholds: no variant is shown to "
-                 "meet them all, and at least one threshold lies inside an accuracy drop's 95% interval",
-                 decision.images_needed ? cat("; about ", *decision.images_needed,
-                                              " images would settle every undecided variant, if the "
-                                              "observed rates held")
-                                        : std::string(),
-                 ".");
-    case ShipOutcome::kDoNotShip:
-      break;
-  }
-  if (decision.verdicts.empty()) return "**Do not ship FP8.** The study has no FP8 variant.";
-  return "**Do not ship FP8.** Every FP8 variant misses a threshold: too slow, NaN/Inf, or an accuracy "
-         "drop whose 95% interval lies above its threshold.";
 }
 
 // How the decision reads the figures: the thresholds and the statistics behind each.
@@ -287,8 +265,9 @@ std::string results_section(const StudyResult& result) {
   std::ostringstream md;
   md << "## Results\n\n### Speed and size\n\n"
      << speed_table(result) << "\n![latency per variant](latency.svg)\n\n### Quality\n\n"
-     << quality_table(result)
-     << "\n![accuracy against speed](accuracy_vs_speed.svg)\n\n### Kernel time per group\n\n"
+     << quality_table(result) << "\n![accuracy against speed](accuracy_vs_speed.svg)\n\n"
+     << fake_quant_section(result.fake_quant, result.inputs.spec.max_top1_drop)
+     << "### Kernel time per group\n\n"
      << kernel_time_table(result) << "\n"
      << speed_matrix_section(result);
   for (const VariantResult& r : result.variants) {
@@ -361,6 +340,7 @@ nlohmann::json StudyResult::to_json() const {
           {"environment", environment.to_json()},
           {"variants", variants_json},
           {"speed_matrix", matrix.to_json()},
+          {"fake_quantization", fake_quant.to_json()},
           {"warnings", warnings},
           {"decision", kiln::to_json(decision)},
           {"seconds", seconds}};

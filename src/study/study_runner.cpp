@@ -94,40 +94,65 @@ struct StudySample {
   CalibrationImages calibration;  // empty unless a variant is fp8
 };
 
+// Calibration from its own data set: a fixed-stride sample of study.calibration_images of it, so
+// that no held-out image (a test set's) calibrates.
+CalibrationImages separate_calibration(const StudyInputs& inputs) {
+  const Dataset calibration = open_dataset(inputs.calibration_data);
+  const std::vector<std::size_t> chosen =
+      stride_sample(calibration.size(), std::min(calibration.size(), inputs.spec.calibration_images));
+  CalibrationImages images =
+      load_calibration_images(calibration, chosen, inputs.model.config.preprocess, false);
+  images.source = {{"data", inputs.calibration_data},
+                   {"dataset_images", calibration.size()},
+                   {"calibration_images", images.images.size()}};
+  return images;
+}
+
 StudySample sample_images(const StudyInputs& inputs, const Dataset& dataset) {
   const StudySpec& spec = inputs.spec;
+  const bool separate = !inputs.calibration_data.empty();
   StudySample s;
   s.sample_size = std::min(dataset.size(), spec.images);
   const std::vector<std::size_t> sample = stride_sample(dataset.size(), s.sample_size);
-  s.split = split_every(sample, spec.every);
+  s.split = separate ? CalibrationSplit{{}, sample} : split_every(sample, spec.every);
   if (s.split.calibration.size() > spec.calibration_images)
     s.split.calibration.resize(spec.calibration_images);
   require(!s.split.held_out.empty(), inputs.data, ": the sample of ", s.sample_size,
           " images leaves none held out");
   const bool any_fp8 = std::any_of(spec.variants.begin(), spec.variants.end(),
                                    [](const StudyVariant& v) { return v.precision == Precision::kF8; });
-  if (any_fp8) {
+  if (any_fp8 && separate) {
+    s.calibration = separate_calibration(inputs);
+  } else if (any_fp8) {
     s.calibration =
         load_calibration_images(dataset, s.split.calibration, inputs.model.config.preprocess, false);
   }
-  require(!any_fp8 || !s.calibration.images.empty(), inputs.data, ": no calibration image could be read");
-  s.calibration.source = {{"data", inputs.data},
-                          {"sample", s.sample_size},
-                          {"every", spec.every},
-                          {"calibration_images", s.calibration.images.size()}};
+  const std::string& source = separate ? inputs.calibration_data : inputs.data;
+  require(!any_fp8 || !s.calibration.images.empty(), source, ": no calibration image could be read");
+  if (!separate) {
+    s.calibration.source = {{"data", inputs.data},
+                            {"sample", s.sample_size},
+                            {"every", spec.every},
+                            {"calibration_images", s.calibration.images.size()}};
+  }
   return s;
 }
 
 // The report's "data" section: the dataset, the sample and its split.
 nlohmann::json data_summary(const StudyInputs& inputs, const Dataset& dataset, const StudySample& s) {
-  return {{"source", inputs.data},
-          {"kind", dataset_kind_name(dataset.kind())},
-          {"dataset_images", dataset.size()},
-          {"labelled", dataset.labelled()},
-          {"sample", s.sample_size},
-          {"every", inputs.spec.every},
-          {"calibration_images", s.calibration.images.size()},
-          {"held_out_images", s.split.held_out.size()}};
+  nlohmann::json summary = {{"source", inputs.data},
+                            {"kind", dataset_kind_name(dataset.kind())},
+                            {"dataset_images", dataset.size()},
+                            {"labelled", dataset.labelled()},
+                            {"sample", s.sample_size},
+                            {"every", inputs.spec.every},
+                            {"calibration_images", s.calibration.images.size()},
+                            {"held_out_images", s.split.held_out.size()}};
+  if (!inputs.calibration_data.empty()) {
+    summary["every"] = nullptr;  // nothing of the sample calibrates
+    summary["calibration_source"] = s.calibration.source;
+  }
+  return summary;
 }
 
 // Prints each distinct fallback warning once, however many engines share it.
@@ -316,6 +341,19 @@ SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const Dataset& dataset,
   return run_speed_matrix(run);
 }
 
+// Each FP8 engine against the fake quantization of its plan, on up to study.fake_quant_images held-out
+// images.
+FakeQuantCheck fake_quant_check(const StudyInputs& inputs, const Dataset& dataset, const StudySample& s,
+                                const VariantEngines& built, const std::vector<VariantResult>& variants) {
+  std::vector<Fp8Engine> fp8;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    if (variants[i].variant.precision == Precision::kF8)
+      fp8.push_back({variants[i].variant.name, built.plans[i], built.engines[i].get()});
+  }
+  return check_fake_quantization(fp8, dataset, s.split.held_out, inputs.spec.fake_quant_images,
+                                 inputs.backend);
+}
+
 // A baseline or reference with NaN/Inf outputs: said first in the report, and no FP8 variant ships, each
 // verdict saying why.
 void flag_non_finite_references(StudyResult& result) {
@@ -359,6 +397,7 @@ StudyResult run_study(const StudyInputs& inputs) {
   summarize_rounds(spec, result.variants);
   profile_variants(inputs, built, compile, batch, result.variants);
   result.matrix = time_speed_matrix(inputs, dataset, sample, built, result.variants);
+  result.fake_quant = fake_quant_check(inputs, dataset, sample, built, result.variants);
   attach_statistics(spec, result.variants);
   result.decision = decide(spec, result.variants);
   flag_non_finite_references(result);

@@ -12,6 +12,7 @@
 #include "eval/evaluate.h"
 #include "runtime/benchmark.h"
 #include "study/environment.h"
+#include "study/fake_quant_check.h"
 #include "study/speed_matrix.h"
 #include "study/study_decision.h"
 #include "study/study_spec.h"
@@ -29,6 +30,9 @@ struct StudyInputs {
   std::string command;            // the command line that re-makes the study
   std::filesystem::path manifest_path;
   std::string hub_id;  // the manifest's real checkpoint ("timm/resnest50d.in1k"), named in the demo's notes
+  // Calibration images from here (a fixed-stride sample of study.calibration_images) instead of every
+  // k-th sampled image of `data`, which is then all held out; empty: none.
+  std::string calibration_data;
 };
 
 struct Spread {
@@ -65,6 +69,7 @@ struct StudyResult {
   std::vector<VariantResult> variants;
   StudyDecision decision;
   SpeedMatrix matrix;                 // every batch at every level (study.batches, study.opt_levels)
+  FakeQuantCheck fake_quant;          // each FP8 engine against the fake quantization of its plan
   std::vector<std::string> warnings;  // what makes the study's comparisons unsound (NaN/Inf in the baseline)
   double seconds = 0.0;
   nlohmann::json to_json() const;

@@ -214,6 +214,7 @@ void check_known_keys(const nlohmann::json& study, const std::filesystem::path& 
                                                   "seconds_per_round",
                                                   "warmup_seconds",
                                                   "profile_iterations",
+                                                  "fake_quant_images",
                                                   "demo_checkpoint",
                                                   "demo_data",
                                                   "demo_description",
@@ -260,6 +261,7 @@ StudySpec study_spec_from_manifest(const Manifest& manifest) {
   reader.read("seconds_per_round", spec.seconds_per_round);
   reader.read("warmup_seconds", spec.warmup_seconds);
   reader.read("profile_iterations", spec.profile_iterations);
+  reader.read("fake_quant_images", spec.fake_quant_images);
   require(spec.batch >= 1 && spec.images >= 2 && spec.every >= 2 && spec.rounds >= 1 &&
               spec.seconds_per_round > 0,
           manifest.path.string(),
@@ -290,6 +292,7 @@ nlohmann::json StudySpec::to_json() const {
           {"seconds_per_round", seconds_per_round},
           {"warmup_seconds", warmup_seconds},
           {"profile_iterations", profile_iterations},
+          {"fake_quant_images", fake_quant_images},
           {"batches", batches},
           {"opt_levels", opt_levels},
           {"matrix_seconds", matrix_seconds},

@@ -17,6 +17,7 @@
 //   seconds_per_round = 1.0       # timed seconds per variant per round (after warmup_seconds)
 //   warmup_seconds = 0.3
 //   profile_iterations = 10
+//   fake_quant_images = 200       # held-out images each FP8 plan is also fake-quantized on (0: none)
 //   demo_checkpoint = "../../tests/data/golden/resnest_tiny/model.safetensors"  # relative to the manifest
 //   demo_data = "../../tests/data/photos"
 //   demo_description = "a reduced ResNeSt-50d trained on ..."  # what the demo's model and data are
@@ -85,6 +86,7 @@ struct StudySpec {
   double seconds_per_round = 1.0;
   double warmup_seconds = 0.3;
   int profile_iterations = 10;
+  std::size_t fake_quant_images = 200;  // the simulation is single-threaded per engine: kept cheap
   std::optional<std::filesystem::path> demo_checkpoint;  // resolved against the manifest's folder
   std::optional<std::filesystem::path> demo_data;
   std::string demo_description;  // what the demo's model and data are, in one sentence

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# A full-size trained FP8 study in ONE GPU call (H200, at most 9.5 minutes): trains one full-size timm
+# classifier on Fashion-MNIST (tools/goldens/train_fashion_mnist.py), records timm's top-1 on the whole
+# 10k test set, then runs `kiln study FAMILY --backend cuda` on that checkpoint and the same 10k test
+# images, calibrating on the committed 500 training images (never trained on, never tested on). A
+# full-size checkpoint cannot come back from the machine (returned files are at most 16 MiB), so the
+# call that studies a model trains it first.
+#
+# Usage (GPU machine):   tools/device/trained_studies.sh MODEL [--deadline S] [--stages 112:30,224:6]
+#                          [--variants 'fp32,fp16,fp8 all max'] [--fake-quant-images N] [--no-strict]
+#   MODEL                resnet50 | resnest50d | efficientnet_b0
+# Usage (build machine): tools/device/trained_studies.sh --prepare [--train-limit N] [--train-bits B]
+#                        tools/device/trained_studies.sh --dry-run [MODEL]
+#   --prepare            writes .carry/fashion-subset (tools/device/fashion_subset.py pack) with as many
+#                        training images as the 64 MiB limit leaves room for, and checks the total
+#   --dry-run            every step but training and the GPU: the reduced checkpoint of MODEL's family
+#                        (tests/data/trained) stands in, kiln studies it on the cpu backend, into $OUT
+# Needs `carry: [".carry/gpubin", ".carry/fashion-subset"]`: .carry/gpubin as for fashion_gpu.sh (kiln.xz
+# and the libraries the machine lacks, libdnnl.so.2 xz'd among them) and what --prepare wrote.
+# Writes $OUT/summary.txt (each step and its time), $OUT/train.log, $OUT/train.json (timm's top-1 on the
+# 10k test images, the recipe, epoch times), $OUT/study.log and $OUT/study/ (STUDY.md, study.json, the
+# two SVGs; the plans stay on the machine).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+OUT=${OUT:-/tmp/kiln-out}
+mkdir -p "$OUT"
+WORK=${WORK:-/tmp/kiln-trained-study}
+CARRY=.carry/fashion-subset
+CALIB=tests/data/fashion_mnist/train-first500-calibration
+TRAIN_SKIP=500  # the carried training file starts with the calibration subset, which training skips
+
+# Per image, xz'd: 374 bytes at 8 bits per pixel, 274 at 6, 219 at 5 (measured on training images 500..3499).
+bytes_per_image() { case "$1" in 8) echo 374 ;; 7) echo 325 ;; 6) echo 275 ;; 5) echo 220 ;; *) echo 170 ;; esac; }
+
+# What travels is the working tree (tracked and untracked files git does not ignore) plus the carried
+# paths, 64 MiB in all. Prints the bytes left for the training images after the tree, .carry/gpubin and
+# the test images, less a 0.5 MB margin for the tree growing before the call.
+carry_room() {
+  local tree gpubin test_bytes
+  tree=$(git ls-files -z --cached --others --exclude-standard | xargs -0 stat -c %s 2>/dev/null | awk '{s += $1} END {print s}')
+  gpubin=$(du -cb .carry/gpubin 2>/dev/null | tail -1 | cut -f1)
+  test_bytes=2850000  # t10k-rest-images (2.84 MB) and all test labels
+  echo $(( 64 * 1024 * 1024 - tree - ${gpubin:-0} - test_bytes - 500000 ))
+}
+
+prepare() {
+  local limit="" bits=5
+  while (( $# > 0 )); do
+    case "$1" in --train-limit) limit=$2; shift ;; --train-bits) bits=$2; shift ;; *) echo "unknown option $1"; exit 2 ;; esac
+    shift
+  done
+  # Without the kiln bundle the room cannot be known: give --train-limit then (a dry run needs few).
+  [[ -f .carry/gpubin/kiln.xz || -n $limit ]] \
+    || { echo "error: make .carry/gpubin first (its size decides how many training images fit)" >&2; exit 1; }
+  local room
+  room=$(carry_room)
+  # The calibration subset travels exact (8 bits); the rest at `bits`.
+  [[ -n $limit ]] || limit=$(( (room - TRAIN_SKIP * 374) / $(bytes_per_image "$bits") / 100 * 100 ))
+  echo "room for training images: $(( room / 1000 )) kB; packing $limit at $bits bits per pixel"
+  rm -rf "$CARRY"
+  python3 tools/device/fashion_subset.py pack --out "$CARRY" --train-skip $TRAIN_SKIP --train-limit "$limit" \
+    --train-bits "$bits" || exit 1
+  echo "$limit" >"$CARRY/train-limit" && echo "$bits" >"$CARRY/train-bits"
+  local used
+  used=$(du -cb "$CARRY" | tail -1 | cut -f1)
+  if (( used > room + 2850000 )); then
+    echo "error: $CARRY is $used bytes, over the $(( room + 2850000 )) left: give a smaller --train-limit" >&2
+    exit 1
+  fi
+  echo "ok: $CARRY $used bytes; carry [\".carry/gpubin\", \"$CARRY\"]"
+}
+
+case "${1:-}" in
+  --prepare) shift; prepare "$@"; exit $? ;;
+esac
+
+dry_run=0
+[[ ${1:-} == --dry-run ]] && { dry_run=1; shift; }
+model=${1:-}
+[[ $model == resnet50 || $model == resnest50d || $model == efficientnet_b0 ]] \
+  || { [[ $dry_run == 1 && -z $model ]] && model=resnest50d; } \
+  || { echo "usage: $0 resnet50|resnest50d|efficientnet_b0 [options]"; exit 2; }
+shift || true
+deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend
+while (( $# > 0 )); do
+  case "$1" in
+    --deadline) deadline=$2; shift ;;
+    --stages) stages="--stages $2"; shift ;;
+    --variants) variants=$2; shift ;;
+    --fake-quant-images) fake_quant=$2; shift ;;
+    --no-strict) strict="" ;;
+    *) echo "unknown option $1"; exit 2 ;;
+  esac
+  shift
+done
+
+start=$(date +%s)
+elapsed() { echo $(( $(date +%s) - start )); }
+left() { echo $(( deadline - $(date +%s) + start )); }
+log() { echo "[$(elapsed) s] $*" | tee -a "$OUT/summary.txt"; }
+rm -rf "$WORK" && mkdir -p "$WORK"
+
+case $model in
+  resnet50) family=timm_resnet tiny=resnet_fashion_tiny ;;
+  resnest50d) family=timm_resnest tiny=resnest_fashion_tiny ;;
+  efficientnet_b0) family=timm_efficientnet tiny=efficientnet_fashion_tiny ;;
+esac
+# What the study builds, fp32 and fp16 included, at batch 32 (where FP8 convolutions are bound by compute,
+# not launch latency). The study shares one tactic cache between its variants (out/plans/tactics.txt),
+# yet an FP8 plan's build still times runtime-compiled cuDNN engines: 40-58 s per plan at batch 1 and
+# 153 s for resnest50d `all` at batch 32 without the cache (docs/PERFORMANCE.md). So two FP8 recipes fit
+# beside training: `all` and the family's fastest partial recipe. The `entropy` calibrator and the `auto`
+# search (many per-layer builds) are for a call with time to spare (--variants). The shipped level
+# (opt_level 3: timed tactics) is kept, so the timings are the ones a user's build gets; level 0 would
+# take cuDNN's heuristic choice and time engines no user runs.
+if [[ -z $variants ]]; then
+  case $family in
+    timm_resnet | timm_resnest) variants="fp32,fp16,fp8 all max,fp8 nose-L1 max" ;;
+    timm_efficientnet) variants="fp32,fp16,fp8 all max,fp8 nose max" ;;
+  esac
+fi
+variant_args=()
+IFS=',' read -ra variant_list <<<"$variants"
+for v in "${variant_list[@]}"; do variant_args+=(--variants "$v"); done
+
+if (( dry_run )); then
+  KILN=${KILN:-build/release/kiln}
+  backend=cpu strict=""
+else
+  if [[ -f .carry/gpubin/kiln.xz ]]; then
+    mkdir -p .carry/bin && cp .carry/gpubin/* .carry/bin/
+    python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' \
+      .carry/bin/kiln.xz .carry/bin/kiln && chmod +x .carry/bin/kiln && rm .carry/bin/kiln.xz
+  fi
+  source tools/device/cuda_env.sh
+  backend=cuda
+fi
+log "model $model (family $family), backend $backend, deadline $deadline s"
+
+# 1. The data: the 10k test set reassembled (the first 2500 from the tree) and checked, the training subset.
+python3 tools/device/fashion_subset.py unpack --carry "$CARRY" --out "$WORK/fashion" >>"$OUT/summary.txt" 2>&1 \
+  || { log "data: unpack failed"; tail -3 "$OUT/summary.txt"; exit 1; }
+"$KILN" dataset import-idx --images "$WORK/fashion/t10k-images-idx3-ubyte" --labels "$WORK/fashion/t10k-labels-idx1-ubyte" \
+  --names tests/data/fashion_mnist/classes.txt --prefix fashion-mnist-t10k -o "$WORK/t10k" >"$WORK/import.log" 2>&1 \
+  || { log "data: import-idx failed: $(tail -1 "$WORK/import.log")"; exit 1; }
+log "data ready: 10000 test images as $WORK/t10k, $(( $(stat -c %s "$WORK/fashion/train-labels-idx1-ubyte") - 8 )) training images"
+
+# 2. Training (timm), with a limit that leaves the study its share of the call.
+train_limit=$(( $(cat "$CARRY/train-limit" 2>/dev/null || echo 0) ))
+if (( dry_run )); then
+  checkpoint_dir=tests/data/trained/$tiny
+  cp "$checkpoint_dir/train.json" "$OUT/train.json"
+  log "dry run: no training; the reduced $tiny stands in"
+else
+  # The study's share: builds (~250 s: fp32 twice, the second from the tactic cache; fp16; two FP8),
+  # four evaluations of 10k images (~40 s), timing (~20 s), the fake-quant check (~20 s), margin.
+  study_reserve=360
+  (( train_limit > 0 )) || { log "no $CARRY/train-limit: run --prepare on the build machine"; exit 1; }
+  # shellcheck disable=SC2086 # $stages is an optional option and its value
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - study_reserve )) python3 tools/goldens/train_fashion_mnist.py \
+    --data "$WORK/fashion" --out "$WORK/models" --models "${model}_fashion" --train-skip $TRAIN_SKIP \
+    --train-limit "$train_limit" --workers 12 $stages >"$OUT/train.log" 2>&1
+  rc=$?
+  checkpoint_dir=$WORK/models/${model}_fashion
+  cp "$checkpoint_dir/train.json" "$OUT/train.json" 2>/dev/null
+  log "training rc $rc: $(grep -E 'timm top-1' "$OUT/train.log" | tail -1)"
+  [[ -f $checkpoint_dir/model.safetensors ]] || { log "no checkpoint: stopping"; tail -5 "$OUT/train.log" >>"$OUT/summary.txt"; exit 1; }
+fi
+
+# 3. The study on the whole test set, ended cleanly before the call's deadline.
+study_limit=$(( $(left) - 10 ))
+(( study_limit > 60 )) || { log "study skipped: $study_limit s left"; exit 0; }
+# The whole test set at batch 32, one speed-matrix cell (the study's own: no extra builds), 3 short rounds.
+images=10000 rounds=3 round=500ms
+(( dry_run )) && images=400 fake_quant=16 rounds=1 round=50ms  # the reduced model on the CPU: a short run
+study_args=(study "families/$family" --checkpoint "$checkpoint_dir/model.safetensors" --data "$WORK/t10k"
+  --calib "$CALIB" --backend "$backend" --batch 32 --batches 32 --opt-levels 3 --images "$images"
+  --rounds "$rounds" --seconds-per-round "$round" --fake-quant-images "$fake_quant" "${variant_args[@]}"
+  -o "$WORK/study")
+[[ -n $strict ]] && study_args+=("$strict")
+log "study: timeout $study_limit s: kiln ${study_args[*]}"
+timeout "$study_limit" "$KILN" "${study_args[@]}" >"$OUT/study.log" 2>&1
+rc=$?
+log "study rc $rc$( (( rc == 124 )) && echo ' (timed out: no report; study.log has how far it got)')"
+mkdir -p "$OUT/study"
+cp "$WORK"/study/{STUDY.md,study.json,latency.svg,accuracy_vs_speed.svg} "$OUT/study/" 2>/dev/null
+[[ -f $OUT/study/STUDY.md ]] && sed -n '/^## Summary/,/^## Recipe/p' "$OUT/study/STUDY.md" | head -20 | tee -a "$OUT/summary.txt"
+log "done"
