@@ -169,7 +169,7 @@ def main() -> None:
                    help="bits kept per training pixel (default 8: exact)")
     u = sub.add_parser("unpack", help="reassemble the raw IDX files (GPU machine)")
     u.add_argument("--carry", required=True)
-    u.add_argument("--tracked", default="tests/data/fashion_mnist/t10k-first2500/fashion-mnist-t10k-000000.tar")
+    u.add_argument("--tracked", default="tests/data/fashion_mnist/t10k-first2500/fashion-mnist-t10k-000000.tar.gz")
     u.add_argument("--out", required=True)
     args = parser.parse_args()
     pack(args) if args.command == "pack" else unpack(args)
