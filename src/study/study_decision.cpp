@@ -65,7 +65,8 @@ const VariantResult* find_baseline(const StudySpec& spec, const std::vector<Vari
   return nullptr;
 }
 
-// The speed criterion: the median speed-up decides; a low end under the threshold is said, not judged.
+}  // namespace
+
 bool judge_speed(const StudySpec& spec, const VariantResult& r, std::vector<std::string>& reasons) {
   const std::string figures = cat("speed-up ", two_digits(r.speedup.median), "x (rounds ",
                                   two_digits(r.speedup.low), " .. ", two_digits(r.speedup.high), ")");
@@ -82,6 +83,8 @@ bool judge_speed(const StudySpec& spec, const VariantResult& r, std::vector<std:
   }
   return true;
 }
+
+namespace {
 
 // One accuracy criterion: the drop's interval against its threshold, said in `reasons`.
 CriterionVerdict judge_criterion(const std::string& criterion, const std::string& what,

@@ -95,6 +95,10 @@ struct StudyDecision {
 
 struct VariantResult;
 
+// The speed criterion: the median speed-up over the rounds reaches spec.min_speedup; a low end under
+// it is said in `reasons`, not judged.
+bool judge_speed(const StudySpec& spec, const VariantResult& r, std::vector<std::string>& reasons);
+
 // Fills every variant's `statistics` (study_runner.h) against the spec's baseline.
 void attach_statistics(const StudySpec& spec, std::vector<VariantResult>& variants);
 
