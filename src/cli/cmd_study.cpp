@@ -99,12 +99,14 @@ void add_study_command(CLI::App& app) {
       "of a YOLO-layout detection set, the mAP drop's interval from a paired bootstrap over the images");
   cmd->add_option("manifest", options->manifest,
                   "families/NAME, a manifest.toml, or a family name (looked up under --families-dir)");
-  cmd->add_option(
-         "--checkpoint", options->checkpoint,
-         "model.safetensors with timm's key names (default: the manifest's demo checkpoint, a reduced "
-         "model trained on Fashion-MNIST, shipped for trying kiln out)")
+  cmd->add_option("--checkpoint", options->checkpoint,
+                  "model.safetensors with timm's key names, or a detector's in its Hub layout (default: the "
+                  "manifest's demo checkpoint, shipped for trying kiln out)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
+  cmd->add_option(
+         "--config", options->config,
+         "timm config.json, or a detector's (default: beside the checkpoint; with a detector's demo, "
+         "the manifest's study.demo_config)")
       ->check(CLI::ExistingFile);
   cmd->add_option(
       "--data", options->data,

@@ -160,20 +160,9 @@ BoxParitySummary parity_against(const DetectorPass& ours, const DetectorPass& re
   for (std::size_t i = 0; i < ours.indices.size(); ++i)
     report.add(dataset.sample(ours.indices[i]).name, ours.detections[i], reference.detections[i], min_score);
   const BoxParity& t = report.total;
-  BoxParitySummary summary;
-  summary.min_score = min_score;
-  summary.gate_min_iou = kGateMinIou;
-  summary.gate_max_score_diff = kGateMaxScoreDiff;
-  summary.images = ours.indices.size();
-  summary.reference_boxes = t.reference_boxes;
-  summary.matched = t.matched;
-  summary.missing = t.missing;
-  summary.extra = t.extra;
-  summary.worst_iou = t.worst_iou;
-  summary.worst_score_diff = t.worst_score_diff;
-  summary.worst_iou_image = t.worst_iou_image;
-  summary.worst_score_image = t.worst_score_image;
-  return summary;
+  return {min_score,         kGateMinIou,        kGateMaxScoreDiff, ours.indices.size(),
+          t.reference_boxes, t.matched,          t.missing,         t.extra,
+          t.worst_iou,       t.worst_score_diff, t.worst_iou_image, t.worst_score_image};
 }
 
 // Each held-out image's labels in its pixels and the detections scoring min_score or more.
@@ -323,8 +312,15 @@ void time_variants(const DetectorStudyInputs& inputs, const Dataset& dataset, co
 }
 
 // NaN/Inf in the baseline or fp32: said first, and no FP8 variant is judged.
-void flag_non_finite_references(DetectorStudyResult& result) {
+void flag_non_finite_references(DetectorStudyResult& result, const DetectorPass& reference) {
   result.study.warnings = reference_non_finite_warnings(result.study);
+  const bool listed = find_variant(result.study, "fp32") != nullptr;  // then warned about above
+  if (!listed && (reference.non_finite.images_with_non_finite > 0 ||
+                  stress_inputs_with_non_finite(reference.non_finite) > 0)) {
+    result.study.warnings.push_back(cat("fp32 (the reference, built for box parity) gives NaN/Inf on ",
+                                        non_finite_inputs_text(reference.non_finite),
+                                        ": every box parity figure is measured against it"));
+  }
   if (result.study.warnings.empty()) return;
   DetectorDecision& decision = result.decision;
   decision.outcome = ShipOutcome::kDoNotShip;
@@ -365,7 +361,7 @@ DetectorStudyResult run_detector_study(const DetectorStudyInputs& inputs) {
                 {"calibration_images", s.calibration.images.size()},
                 {"held_out_images", s.split.held_out.size()},
                 {"imgsz", inputs.study.detector->image_size}};
-  result.labels = set.layout.labels.string();
+  result.labels = std::filesystem::proximate(set.layout.labels).string();  // as the data was given
   result.names = set.names;
   result.notes = inputs.notes;
   result.notes.insert(result.notes.end(), set.notes.begin(), set.notes.end());
@@ -377,7 +373,7 @@ DetectorStudyResult run_detector_study(const DetectorStudyInputs& inputs) {
   result.quality = judge_boxes(inputs.spec, built, set.dataset, labels, classes);
   time_variants(inputs, set.dataset, s, compile, built, study);
   result.decision = decide_detector(inputs.spec, study.variants, result.quality);
-  flag_non_finite_references(result);
+  flag_non_finite_references(result, built.reference);
   study.seconds = seconds_since(start);
   return result;
 }

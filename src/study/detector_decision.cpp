@@ -18,15 +18,7 @@ CriterionVerdict judge_map_drop(const std::string& criterion, const std::string&
   CriterionVerdict verdict{criterion, max_drop, judge_drop(drop, max_drop), std::nullopt};
   std::string text = cat(what, " drops by ", points(drop.estimate), " points (95% CI ", points(drop.low),
                          " .. ", points(drop.high), "): ");
-  const std::string allowed = points(max_drop) + " points allowed";
-  if (verdict.verdict == DropVerdict::kWithin) {
-    text += "the upper bound is within the " + allowed;
-  } else if (verdict.verdict == DropVerdict::kBeyond) {
-    text += "the lower bound exceeds the " + allowed;
-  } else {
-    text += "the interval straddles the " + allowed;
-  }
-  reasons.push_back(text);
+  reasons.push_back(text + drop_verdict_text(verdict.verdict, max_drop));
   return verdict;
 }
 

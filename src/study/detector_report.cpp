@@ -27,6 +27,23 @@ std::string drop_cell(const std::optional<MapDrop>& drop, bool strict) {
   return cat(points(d.estimate), " (", points(d.low), " .. ", points(d.high), ")");
 }
 
+// The stress inputs with any NaN/Inf output, by name ("noise_1000"); an input counts once.
+std::vector<std::string> non_finite_stress(const EvalResult& eval) {
+  std::vector<std::string> names;
+  for (const StressResult& s : eval.stress) {
+    if (s.non_finite.total() > 0) names.push_back(s.name);
+  }
+  return names;
+}
+
+// "1 of 13 (noise_1000)"
+std::string stress_cell(const EvalResult& eval) {
+  std::string named;
+  for (const std::string& name : non_finite_stress(eval)) named += (named.empty() ? "" : ", ") + name;
+  return cat(stress_inputs_with_non_finite(eval), " of ", eval.stress.size(),
+             named.empty() ? std::string() : " (" + named + ")");
+}
+
 std::string decision_headline(const DetectorStudyResult& result) {
   const DetectorDecision& decision = result.decision;
   switch (decision.outcome) {
@@ -175,8 +192,7 @@ std::string quality_table(const DetectorStudyResult& result) {
                    matched ? fixed(q.parity.worst_score_diff, 4) : "-", q.parity.passes() ? "pass" : "fail",
                    points(q.map.map50_95), is_baseline ? "baseline" : drop_cell(q.drop, true),
                    points(q.map.map50), is_baseline ? "baseline" : drop_cell(q.drop, false),
-                   cat(r.eval.images_with_non_finite, " of ", r.eval.images_evaluated),
-                   cat(stress_inputs_with_non_finite(r.eval), " of ", r.eval.stress.size())});
+                   cat(r.eval.images_with_non_finite, " of ", r.eval.images_evaluated), stress_cell(r.eval)});
   }
   return table.str();
 }
@@ -248,6 +264,7 @@ nlohmann::json DetectorStudyResult::to_json() const {
                       {"detections", q.map.detections},
                       {"classes_with_ground_truth", q.map.classes_with_ground_truth},
                       {"per_class", per_class_json(q.map, names)}};
+    variant["non_finite_inputs"]["stress_input_names"] = non_finite_stress(study.variants[i].eval);
     variant["map_drop_vs_baseline"] = q.drop ? kiln::to_json(*q.drop) : nlohmann::json(nullptr);
   }
   return json;
