@@ -43,8 +43,9 @@ Outcome check(const std::string& argument, const ValidateOptions& options,
           detector ? detector_study_spec_from_manifest(manifest) : DetectorStudySpec{};
       const StudySpec spec = detector ? detector_spec.study : study_spec_from_manifest(manifest);
       for (const auto& path : {spec.demo_checkpoint, spec.demo_data, detector_spec.demo_config}) {
-        require(!path || std::filesystem::exists(*path), manifest.path.string(), ": study demo file ",
-                path->string(), " does not exist");
+        if (!path) continue;  // require() forms its message first: no path->string() of nothing
+        require(std::filesystem::exists(*path), manifest.path.string(), ": study demo file ", path->string(),
+                " does not exist");
       }
     }
     outcome.manifest = std::move(manifest);
