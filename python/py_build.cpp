@@ -115,7 +115,7 @@ py::object study(const std::string& manifest_argument, const py::object& checkpo
         pipeline::load_model_source(manifest, weights, std::nullopt,
                                     demo ? pipeline::Sha256Pin::kNotThisFile : pipeline::Sha256Pin::kEnforce);
     StudyInputs inputs{std::move(source.input), spec,         images, target, false, out, demo,
-                       "kiln.study()",          manifest.path, manifest.hub_id};
+                       "kiln.study()",          manifest.path, manifest.hub_id, "", std::nullopt};
     result = run_study(inputs);
     write_study(out, result);
   }

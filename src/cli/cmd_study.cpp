@@ -1,11 +1,13 @@
-// kiln study: a family's FP8 study (its manifest's [study] variant matrix) run end to end and written up.
+// kiln study: a family's FP8 study (its manifest's [study] variant matrix) run end to end and written up;
+// a detector family's goes to study_detector.cpp.
 #include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/duration.h"
 #include "cli/option_checks.h"
-#include "cli/study_output.h"
+#include "cli/study_detector.h"
+#include "cli/study_options.h"
 #include "core/error.h"
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
@@ -18,30 +20,6 @@ namespace kiln::cli {
 
 namespace {
 
-struct StudyCommandOptions {
-  std::string manifest;
-  std::optional<std::filesystem::path> checkpoint;
-  std::optional<std::filesystem::path> config;
-  std::optional<std::string> data;
-  std::string backend;
-  bool strict_backend = false;
-  std::optional<std::filesystem::path> output;
-  std::optional<std::int64_t> batch;
-  std::vector<std::int64_t> batches;  // the speed matrix's, instead of the manifest's
-  std::vector<std::int64_t> opt_levels;
-  std::optional<int> rounds;
-  std::optional<double> seconds;
-  double seconds_given = 0.0;  // --seconds-per-round, moved to `seconds` when given
-  bool force = false;          // replace an earlier study's report in the -o folder
-  std::vector<std::string> variants;
-  std::optional<std::size_t> images;
-  std::optional<std::size_t> every;
-  std::optional<std::string> calibration_data;  // --calib: calibrate on these instead of the data's
-  std::optional<std::size_t> fake_quant_images;
-  std::filesystem::path families_dir{default_families_dir()};
-  std::string command_line;
-};
-
 std::string shell_quoted(const std::string& text) {
   if (text.find_first_of(" '\"{}*?$") == std::string::npos) return text;
   std::string out = "'";
@@ -49,43 +27,20 @@ std::string shell_quoted(const std::string& text) {
   return out + "'";
 }
 
-// The -o folder: never over the study's inputs, never a mix with an earlier run (--force).
-void prepare_output_folder(const StudyCommandOptions& options, const Manifest& manifest,
-                           const StudySpec& spec, const std::filesystem::path& checkpoint,
-                           const std::string& data, const std::filesystem::path& out) {
-  std::vector<std::filesystem::path> plans;
-  for (const StudyVariant& variant : spec.variants) plans.push_back(variant_plan_path(out, variant.name));
-  std::vector<NamedPath> inputs = {
-      {"--checkpoint", checkpoint},
-      {"the manifest", manifest.path},
-      {"the config.json beside the checkpoint", checkpoint.parent_path() / "config.json"},
-      {"--data", data}};
-  if (options.calibration_data) inputs.push_back({"--calib", *options.calibration_data});
-  if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
-  refuse_study_folder_over_inputs(out, plans, inputs);
-  prepare_study_folder(out, plans, options.force);
-}
-
 void study(const StudyCommandOptions& options) {
   require(!options.manifest.empty(),
           "kiln study needs a family (families/NAME, a manifest.toml or a family name)");
   const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
-  StudySpec spec = study_spec_from_manifest(manifest);
-  if (options.batch) spec.batch = *options.batch;
-  if (!options.batches.empty()) spec.batches = options.batches;
-  if (!options.opt_levels.empty()) spec.opt_levels = options.opt_levels;
-  if (options.rounds) spec.rounds = *options.rounds;
-  if (options.seconds) spec.seconds_per_round = *options.seconds;
-  if (options.images) spec.images = *options.images;
-  if (options.every) spec.every = *options.every;
-  if (options.fake_quant_images) spec.fake_quant_images = *options.fake_quant_images;
-  if (!options.variants.empty()) {
-    spec.variants.clear();
-    for (const std::string& text : options.variants) spec.variants.push_back(parse_study_variant(text));
-    require(std::any_of(spec.variants.begin(), spec.variants.end(),
-                        [&](const StudyVariant& v) { return v.name == spec.baseline; }),
-            "--variants must include the baseline '", spec.baseline, "'");
+  if (find_detector(manifest.family) != nullptr) {
+    study_detector(options, manifest);
+    return;
   }
+  if (options.min_score || options.resamples)
+    usage_error(cat(manifest.path.string(),
+                    " is a classifier family's manifest; --min-score and --resamples "
+                    "are for detector families (box parity, the mAP bootstrap)"));
+  StudySpec spec = study_spec_from_manifest(manifest);
+  apply_study_overrides(options, spec);
 
   // No checkpoint: the demo the manifest names (a reduced model and photos shipped in the repository).
   const bool demo = !options.checkpoint;
@@ -100,13 +55,12 @@ void study(const StudyCommandOptions& options) {
       options.output.value_or(std::filesystem::path("study-" + manifest.family));
   prepare_output_folder(options, manifest, spec, checkpoint, data, out);
   if (demo) {
-    std::cerr
-        << "kiln study: no --checkpoint, so this is the demo: " << checkpoint.string()
-        << (spec.demo_description.empty() ? std::string(" and ") + data
-                                          : " (" + spec.demo_description + ")")
-        << ". Give --checkpoint (a Hub model.safetensors) and --data (ImageNet validation "
-           "shards) for a real study, and --backend cuda to time it on a GPU (FP8 layers on its E4M3 "
-           "tensor cores).\n";
+    std::cerr << "kiln study: no --checkpoint, so this is the demo: " << checkpoint.string()
+              << (spec.demo_description.empty() ? std::string(" and ") + data
+                                                : " (" + spec.demo_description + ")")
+              << ". Give --checkpoint (a Hub model.safetensors) and --data (ImageNet validation "
+                 "shards) for a real study, and --backend cuda to time it on a GPU (FP8 layers on its E4M3 "
+                 "tensor cores).\n";
   }
 
   pipeline::ModelSource source =
@@ -114,9 +68,18 @@ void study(const StudyCommandOptions& options) {
                                   demo ? pipeline::Sha256Pin::kNotThisFile : pipeline::Sha256Pin::kEnforce);
   require(!source.detector, manifest.path.string(), ": kiln study is for classifier families; ",
           manifest.family, " is a detector (compare its plans with kiln eval)");
-  StudyInputs study_inputs{
-      std::move(source.input), spec,          data,           backend, options.strict_backend, out, demo,
-      options.command_line,    manifest.path, manifest.hub_id, options.calibration_data.value_or("")};
+  StudyInputs study_inputs{std::move(source.input),
+                           spec,
+                           data,
+                           backend,
+                           options.strict_backend,
+                           out,
+                           demo,
+                           options.command_line,
+                           manifest.path,
+                           manifest.hub_id,
+                           options.calibration_data.value_or(""),
+                           std::nullopt};
   const StudyResult result = run_study(study_inputs);
   for (const std::string& warning : result.warnings) std::cerr << "kiln: warning: " << warning << "\n";
   write_study(out, result);
@@ -132,21 +95,25 @@ void add_study_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "study",
       "Run a family's FP8 study: every variant of its manifest's [study] matrix built, evaluated against "
-      "fp32 on "
-      "held-out images, timed in interleaved rounds and profiled; writes STUDY.md, study.json and charts");
+      "fp32 on held-out images, timed in interleaved rounds and profiled; writes STUDY.md, study.json and "
+      "charts. A detector family (yolov10) is judged on box parity with fp32 and on mAP against the labels "
+      "of a YOLO-layout detection set, the mAP drop's interval from a paired bootstrap over the images");
   cmd->add_option("manifest", options->manifest,
                   "families/NAME, a manifest.toml, or a family name (looked up under --families-dir)");
-  cmd->add_option(
-         "--checkpoint", options->checkpoint,
-         "model.safetensors with timm's key names (default: the manifest's demo checkpoint, a reduced "
-         "model trained on Fashion-MNIST, shipped for trying kiln out)")
+  cmd->add_option("--checkpoint", options->checkpoint,
+                  "model.safetensors with timm's key names, or a detector's in its Hub layout (default: the "
+                  "manifest's demo checkpoint, shipped for trying kiln out)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--config", options->config, "timm config.json (default: beside the checkpoint)")
+  cmd->add_option(
+         "--config", options->config,
+         "timm config.json, or a detector's (default: beside the checkpoint; with a detector's demo, "
+         "the manifest's study.demo_config)")
       ->check(CLI::ExistingFile);
   cmd->add_option(
       "--data", options->data,
       "Images to calibrate and evaluate on: a folder (class sub-folders or flat) or webdataset tar "
-      "shards (default with the demo: the repository's photos)");
+      "shards; for a detector family a labelled detection set in the YOLO layout (images/ beside labels/, "
+      "or data.yaml) (default with the demo: the manifest's study.demo_data)");
   cmd->add_option("--backend", options->backend,
                   "Backend every variant runs on (default: the fastest CPU backend)");
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
@@ -189,6 +156,14 @@ void add_study_command(CLI::App& app) {
          "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
          "or repeated; must include the baseline)")
       ->delimiter(',');
+  cmd->add_option("--min-score", options->min_score,
+                  "Detector families: box parity compares the fp32 build's boxes scoring this much or more "
+                  "(default: the manifest's study.parity_min_score, else 0.25)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--resamples", options->resamples,
+                  "Detector families: paired bootstrap resamples behind the mAP drop's interval (default: "
+                  "the manifest's study.bootstrap_resamples, else 1000)")
+      ->check(whole_between(100, 100000));
   cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")
       ->capture_default_str();
   cmd->callback([options, cmd] {

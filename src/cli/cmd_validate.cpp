@@ -9,6 +9,7 @@
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
 #include "pipeline/model_source.h"
+#include "study/detector_study_spec.h"
 #include "study/study_spec.h"
 
 namespace kiln::cli {
@@ -36,10 +37,15 @@ Outcome check(const std::string& argument, const ValidateOptions& options,
     Manifest manifest = load_manifest(outcome.path);
     validate_manifest(manifest, known_families);
     if (!manifest.study.is_null()) {
-      const StudySpec spec = study_spec_from_manifest(manifest);  // the [study] section, key by key
-      for (const auto& path : {spec.demo_checkpoint, spec.demo_data}) {
-        require(!path || std::filesystem::exists(*path), manifest.path.string(), ": study demo file ",
-                path->string(), " does not exist");
+      // The [study] section, key by key; a detector's has keys of its own (study/detector_study_spec.h).
+      const bool detector = manifest.task == Task::kDetection;
+      const DetectorStudySpec detector_spec =
+          detector ? detector_study_spec_from_manifest(manifest) : DetectorStudySpec{};
+      const StudySpec spec = detector ? detector_spec.study : study_spec_from_manifest(manifest);
+      for (const auto& path : {spec.demo_checkpoint, spec.demo_data, detector_spec.demo_config}) {
+        if (!path) continue;  // require() forms its message first: no path->string() of nothing
+        require(std::filesystem::exists(*path), manifest.path.string(), ": study demo file ", path->string(),
+                " does not exist");
       }
     }
     outcome.manifest = std::move(manifest);

@@ -22,7 +22,8 @@ std::size_t for_each_detection(DetectorEngine& engine, DetectorEngine* reference
     const DetectorRun ours = engine.detect(images);
     const DetectorRun theirs = reference ? reference->detect(images) : DetectorRun{};
     for (std::size_t i = 0; i < real; ++i) {
-      visit({batch_indices[i], &images[i], &ours.detections[i], reference ? &theirs.detections[i] : nullptr});
+      visit({batch_indices[i], &images[i], &ours.detections[i], reference ? &theirs.detections[i] : nullptr,
+             &ours.decoded, i});
     }
     images.clear();
     batch_indices.clear();

@@ -18,6 +18,8 @@ struct DetectedImage {
   const Image* image = nullptr;
   const std::vector<Detection>* detections = nullptr;  // the engine's, best first, in image pixels
   const std::vector<Detection>* reference = nullptr;   // the reference's; null without one
+  const Tensor* decoded = nullptr;  // the engine's raw output for the whole batch; this image is row `row`
+  std::size_t row = 0;
 };
 
 // Calls `visit` once per decoded image, in `indices` order; returns the number of unreadable images

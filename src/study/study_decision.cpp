@@ -65,7 +65,8 @@ const VariantResult* find_baseline(const StudySpec& spec, const std::vector<Vari
   return nullptr;
 }
 
-// The speed criterion: the median speed-up decides; a low end under the threshold is said, not judged.
+}  // namespace
+
 bool judge_speed(const StudySpec& spec, const VariantResult& r, std::vector<std::string>& reasons) {
   const std::string figures = cat("speed-up ", two_digits(r.speedup.median), "x (rounds ",
                                   two_digits(r.speedup.low), " .. ", two_digits(r.speedup.high), ")");
@@ -83,6 +84,8 @@ bool judge_speed(const StudySpec& spec, const VariantResult& r, std::vector<std:
   return true;
 }
 
+namespace {
+
 // One accuracy criterion: the drop's interval against its threshold, said in `reasons`.
 CriterionVerdict judge_criterion(const std::string& criterion, const std::string& what,
                                  const PairedComparison& comparison, double max_drop,
@@ -92,15 +95,9 @@ CriterionVerdict judge_criterion(const std::string& criterion, const std::string
       cat(what, " drops by ", drop_text(comparison.drop),
           ", McNemar exact p ", p_value_text(comparison.mcnemar_p), " (", comparison.counts.baseline_only,
           " vs ", comparison.counts.variant_only, " discordant images): ");
-  const std::string allowed = points(max_drop) + " points allowed";
-  if (verdict.verdict == DropVerdict::kWithin) {
-    text += "the upper bound is within the " + allowed;
-  } else if (verdict.verdict == DropVerdict::kBeyond) {
-    text += "the lower bound exceeds the " + allowed;
-  } else {
-    text += "the interval straddles the " + allowed;
+  text += drop_verdict_text(verdict.verdict, max_drop);
+  if (verdict.verdict == DropVerdict::kUndecided)
     verdict.images_to_decide = images_to_decide(comparison.counts, max_drop);
-  }
   reasons.push_back(text);
   return verdict;
 }
@@ -234,6 +231,19 @@ std::string_view drop_verdict_name(DropVerdict verdict) {
       return "undecided";
   }
   return "undecided";
+}
+
+std::string drop_verdict_text(DropVerdict verdict, double max_drop) {
+  const std::string allowed = points(max_drop) + " points allowed";
+  switch (verdict) {
+    case DropVerdict::kWithin:
+      return "the upper bound is within the " + allowed;
+    case DropVerdict::kBeyond:
+      return "the lower bound exceeds the " + allowed;
+    case DropVerdict::kUndecided:
+      break;
+  }
+  return "the interval straddles the " + allowed;
 }
 
 std::string_view auto_verdict_name(AutoTargetCheck::Verdict verdict) {

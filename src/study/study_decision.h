@@ -44,6 +44,8 @@ QualityStatistics quality_statistics(const EvalResult& variant, const EvalResult
 enum class ShipOutcome { kShip, kDoNotShip, kCannotTell };
 std::string_view ship_outcome_name(ShipOutcome outcome);  // "ship", "do not ship", "cannot tell"
 std::string_view drop_verdict_name(DropVerdict verdict);  // "within", "beyond", "undecided"
+// A drop's verdict in a reason's words: "the upper bound is within the 1.00 points allowed".
+std::string drop_verdict_text(DropVerdict verdict, double max_drop);
 
 // The auto recipe searched on calibration images; whether its target holds on the held-out ones.
 struct AutoTargetCheck {
@@ -94,6 +96,10 @@ struct StudyDecision {
 };
 
 struct VariantResult;
+
+// The speed criterion: the median speed-up over the rounds reaches spec.min_speedup; a low end under
+// it is said in `reasons`, not judged.
+bool judge_speed(const StudySpec& spec, const VariantResult& r, std::vector<std::string>& reasons);
 
 // Fills every variant's `statistics` (study_runner.h) against the spec's baseline.
 void attach_statistics(const StudySpec& spec, std::vector<VariantResult>& variants);

@@ -92,6 +92,8 @@ std::string summary_section(const StudyResult& result) {
   return md.str();
 }
 
+}  // namespace
+
 std::string recipe_section(const StudyResult& result) {
   std::ostringstream md;
   md << "## Recipe\n\n"
@@ -146,6 +148,8 @@ std::string speed_table(const StudyResult& result) {
   return speed.str();
 }
 
+namespace {
+
 // Agreement and error against fp32, accuracy when the data is labelled, and NaN/Inf counts; each rate
 // with its 95% interval and each drop against the baseline with its paired interval and p-value.
 std::string quality_table(const StudyResult& result) {
@@ -189,6 +193,8 @@ std::string quality_table(const StudyResult& result) {
   return quality.str();
 }
 
+}  // namespace
+
 // One column per layer group any variant has, so the variants line up even where a group is missing.
 std::string kernel_time_table(const StudyResult& result) {
   std::set<std::string> groups;
@@ -212,6 +218,8 @@ std::string kernel_time_table(const StudyResult& result) {
   }
   return kernels.str();
 }
+
+namespace {
 
 // The auto recipe's search: error and agreement as more sensitive layers are kept out of FP8.
 std::string auto_recipe_section(const VariantResult& r) {

@@ -16,6 +16,7 @@
 #include "quant/calibration_images.h"
 #include "quant/fp8_build.h"
 #include "study/non_finite_check.h"
+#include "study/timing_rounds.h"
 
 namespace kiln {
 namespace {
@@ -26,21 +27,16 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-Spread spread_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  const double median = n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-  return {median, values.front(), values.back()};
-}
-
 std::string slug(const std::string& name) {
   std::string out;
   for (const char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
   return out;
 }
 
-Plan build_variant(const StudyInputs& inputs, const StudyVariant& variant,
-                   const CalibrationImages& calibration, std::int64_t opt_level) {
+}  // namespace
+
+Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,
+                         const CalibrationImages& calibration, std::int64_t opt_level) {
   BuildOptions options;
   options.precision = variant.precision;
   options.opt_level = opt_level;
@@ -61,8 +57,12 @@ Plan build_variant(const StudyInputs& inputs, const StudyVariant& variant,
       return quantize_fp8(graph, settings, calibration);
     };
   }
-  return build_plan(inputs.model, options).plan;
+  Plan plan = build_plan(inputs.model, options).plan;
+  plan.detector = inputs.detector;
+  return plan;
 }
+
+namespace {
 
 // Fails before any work when the backend cannot run a variant's precision.
 void check_backend_runs(const std::string& backend, const StudySpec& spec) {
@@ -174,12 +174,13 @@ struct VariantEngines {
   std::vector<std::unique_ptr<Engine>> engines;
 };
 
-// Builds one variant, writes its plan under out_dir/plans/ and counts its (fp8) convolutions.
+}  // namespace
+
 std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
                                                     const CalibrationImages& calibration, VariantResult& r) {
   const auto build_start = Clock::now();
-  auto plan =
-      std::make_shared<const Plan>(build_variant(inputs, r.variant, calibration, inputs.spec.opt_level));
+  auto plan = std::make_shared<const Plan>(
+      build_study_variant(inputs, r.variant, calibration, inputs.spec.opt_level));
   r.build_seconds = seconds_since(build_start);
   r.plan_file = variant_plan_path(inputs.out_dir, r.variant.name);
   write_plan(r.plan_file, *plan);
@@ -193,6 +194,8 @@ std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
   return plan;
 }
 
+namespace {
+
 // Builds and evaluates every variant on the held-out images against the fp32 reference engine.
 VariantEngines build_and_evaluate(const StudyInputs& inputs, const Dataset& dataset, const StudySample& s,
                                   const CompileOptions& compile, StudyResult& result) {
@@ -202,7 +205,7 @@ VariantEngines build_and_evaluate(const StudyInputs& inputs, const Dataset& data
   std::filesystem::create_directories(inputs.out_dir / "plans");
   StudyVariant fp32{"fp32", Precision::kF32, "", CalibrationMethod::kMax};
   auto reference_plan =
-      std::make_shared<const Plan>(build_variant(inputs, fp32, s.calibration, inputs.spec.opt_level));
+      std::make_shared<const Plan>(build_study_variant(inputs, fp32, s.calibration, inputs.spec.opt_level));
   built.reference = std::make_unique<Engine>(reference_plan, inputs.backend, compile);
   warnings.note(*built.reference);
   ReferenceLogitsCache reference_cache;
@@ -238,69 +241,13 @@ Tensor timing_batch(const Dataset& dataset, const StudySample& s, const Preproce
   return batch;
 }
 
-// Rounds over every variant, the starting variant rotating, so drift and order hit all alike.
-void time_in_rounds(const StudySpec& spec, const VariantEngines& built, const Tensor& batch,
-                    std::vector<VariantResult>& variants) {
-  BenchSettings bench;
-  bench.warmup_seconds = spec.warmup_seconds;
-  bench.duration_seconds = spec.seconds_per_round;
-  bench.min_iterations = 5;
-  BenchSettings host = bench;
-  host.host_clock = true;
-  const std::size_t n = built.engines.size();
-  // Counted in rounds, as --rounds gives them, not in variant timings.
-  Progress progress("timing rounds", static_cast<std::size_t>(spec.rounds));
-  for (int round = 0; round < spec.rounds; ++round) {
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
-      Engine& engine = *built.engines[i];
-      const LatencyStats stats = summarize(time_engine(engine, batch, bench), spec.batch);
-      variants[i].round_medians_ms.push_back(stats.median_ms);
-      variants[i].round_images_per_second.push_back(stats.images_per_second);
-      if (engine.time_device_replays(1)) {
-        variants[i].round_end_to_end_ms.push_back(
-            summarize(time_engine(engine, batch, host), spec.batch).median_ms);
-      }
-    }
-    progress.advance();
-  }
-  progress.finish();
-}
-
-// Latency spreads, and the speed-up over the baseline taken round by round so drift cancels.
-void summarize_rounds(const StudySpec& spec, std::vector<VariantResult>& variants) {
-  const auto baseline = std::find_if(variants.begin(), variants.end(),
-                                     [&](const VariantResult& r) { return r.variant.name == spec.baseline; });
-  for (VariantResult& r : variants) {
-    r.latency_ms = spread_of(r.round_medians_ms);
-    if (!r.round_end_to_end_ms.empty()) r.end_to_end_ms = spread_of(r.round_end_to_end_ms);
-    r.images_per_second = spread_of(r.round_images_per_second);
-    std::vector<double> ratios;
-    for (int round = 0; round < spec.rounds; ++round) {
-      ratios.push_back(baseline->round_medians_ms[static_cast<std::size_t>(round)] /
-                       r.round_medians_ms[static_cast<std::size_t>(round)]);
-    }
-    r.speedup = spread_of(ratios);
-  }
-}
-
-// Kernel time per layer group, from separately compiled profiling engines.
-void profile_variants(const StudyInputs& inputs, const VariantEngines& built, const CompileOptions& compile,
-                      const Tensor& batch, std::vector<VariantResult>& variants) {
-  CompileOptions profiled = compile;
-  profiled.profile = true;
-  Progress progress("profile kernel time", built.plans.size());
-  for (std::size_t i = 0; i < built.plans.size(); ++i) {
-    Engine engine(built.plans[i], inputs.backend, profiled);
-    variants[i].profile = profile_engine(engine, batch, inputs.spec.profile_iterations);
-    progress.advance();
-  }
-  progress.finish();
-}
+}  // namespace
 
 // The speed matrix: main-level plans reused, plans at other levels built (not written) once per variant.
-SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const Dataset& dataset, const StudySample& s,
-                              const VariantEngines& built, const std::vector<VariantResult>& variants) {
+SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const CalibrationImages& calibration,
+                              const std::vector<std::shared_ptr<const Plan>>& plans,
+                              const std::vector<VariantResult>& variants,
+                              const std::function<Tensor(std::int64_t batch)>& input) {
   const auto index_of = [&](const std::string& name) {
     const auto it = std::find_if(variants.begin(), variants.end(),
                                  [&](const VariantResult& r) { return r.variant.name == name; });
@@ -308,9 +255,9 @@ SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const Dataset& dataset,
   };
   std::map<std::pair<std::string, std::int64_t>, std::shared_ptr<const Plan>> other_levels;
   const auto plan = [&](const StudyVariant& variant, std::int64_t level) -> std::shared_ptr<const Plan> {
-    if (level == inputs.spec.opt_level) return built.plans[index_of(variant.name)];
+    if (level == inputs.spec.opt_level) return plans[index_of(variant.name)];
     auto& slot = other_levels[{variant.name, level}];
-    if (!slot) slot = std::make_shared<const Plan>(build_variant(inputs, variant, s.calibration, level));
+    if (!slot) slot = std::make_shared<const Plan>(build_study_variant(inputs, variant, calibration, level));
     return slot;
   };
   MatrixRun run{inputs.spec,
@@ -327,9 +274,7 @@ SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const Dataset& dataset,
     write_plan(bytes, *plan(variant, level), variant.name);
     return bytes.str().size();
   };
-  run.input = [&](std::int64_t batch) {
-    return timing_batch(dataset, s, inputs.model.config.preprocess, batch);
-  };
+  run.input = input;
   run.main_figures = [&](const std::string& name) {
     const VariantResult& r = variants[index_of(name)];
     MatrixCell cell;
@@ -340,6 +285,8 @@ SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const Dataset& dataset,
   };
   return run_speed_matrix(run);
 }
+
+namespace {
 
 // Each FP8 engine against the fake quantization of its plan, on up to study.fake_quant_images held-out
 // images.
@@ -393,10 +340,14 @@ StudyResult run_study(const StudyInputs& inputs) {
 
   const Tensor batch = timing_batch(dataset, sample, inputs.model.config.preprocess, spec.batch);
   result.timed_region = timed_region(*built.engines.front());
-  time_in_rounds(spec, built, batch, result.variants);
+  std::vector<Engine*> engines;
+  for (const auto& engine : built.engines) engines.push_back(engine.get());
+  time_in_rounds(spec, engines, batch, result.variants);
   summarize_rounds(spec, result.variants);
-  profile_variants(inputs, built, compile, batch, result.variants);
-  result.matrix = time_speed_matrix(inputs, dataset, sample, built, result.variants);
+  profile_variants(spec, inputs.backend, compile, built.plans, batch, result.variants);
+  result.matrix = time_speed_matrix(
+      inputs, sample.calibration, built.plans, result.variants,
+      [&](std::int64_t size) { return timing_batch(dataset, sample, inputs.model.config.preprocess, size); });
   result.fake_quant = fake_quant_check(inputs, dataset, sample, built, result.variants);
   attach_statistics(spec, result.variants);
   result.decision = decide(spec, result.variants);

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -10,6 +12,8 @@
 
 #include "builder/build_plan.h"
 #include "eval/evaluate.h"
+#include "plan/detector_section.h"
+#include "quant/fp8_build.h"
 #include "runtime/benchmark.h"
 #include "study/environment.h"
 #include "study/fake_quant_check.h"
@@ -33,6 +37,7 @@ struct StudyInputs {
   // Calibration images from here (a fixed-stride sample of study.calibration_images) instead of every
   // k-th sampled image of `data`, which is then all held out; empty: none.
   std::string calibration_data;
+  std::optional<DetectorSection> detector;  // a detector family's: every variant's plan carries it
 };
 
 struct Spread {
@@ -76,6 +81,23 @@ struct StudyResult {
 };
 
 StudyResult run_study(const StudyInputs& inputs);
+
+// The speed matrix of spec.batches x spec.opt_levels (speed_matrix.h): plans[i] is variants[i]'s at the
+// study's level (others are built from inputs.model), `input` makes a timing batch of a given size.
+SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const CalibrationImages& calibration,
+                              const std::vector<std::shared_ptr<const Plan>>& plans,
+                              const std::vector<VariantResult>& variants,
+                              const std::function<Tensor(std::int64_t batch)>& input);
+
+// One variant built from inputs.model at `opt_level` on inputs.backend (fp8: calibrated on
+// `calibration`, layers outside FP8 in fp16), carrying inputs.detector.
+Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,
+                         const CalibrationImages& calibration, std::int64_t opt_level);
+
+// r.variant built at the study's level and written to variant_plan_path(); fills r's plan file, size,
+// build time, convolution counts and quantization report.
+std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
+                                                    const CalibrationImages& calibration, VariantResult& r);
 
 // The variant called `name`, or null.
 const VariantResult* find_variant(const StudyResult& result, const std::string& name);

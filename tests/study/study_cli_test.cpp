@@ -172,5 +172,26 @@ TEST(StudyCli, BadArgumentsAreOneLineErrors) {
                                  "needs --data");
 }
 
+TEST(StudyCli, DetectorOptionsAndUnlabelledDataAreOneLineErrors) {
+  const Scratch scratch;
+  testing::expect_one_line_error(run_kiln("study " + (kFamilies / "timm_resnest").string() +
+                                          " --min-score 0.3 -o " + (scratch.dir() / "a").string()),
+                                 "are for detector families");
+  testing::expect_one_line_error(run_kiln("study " + (kFamilies / "timm_resnest").string() +
+                                          " --resamples 200 -o " + (scratch.dir() / "b").string()),
+                                 "are for detector families");
+  // A folder of photos has no labels folder: no mAP can be measured on it.
+  const fs::path golden = testing::kData / "golden" / "yolov10n";
+  testing::expect_one_line_error(
+      run_kiln("study " + (kFamilies / "yolov10").string() + " --checkpoint " +
+               (golden / "model.safetensors").string() + " --data " + testing::kPhotos.string() + " -o " +
+               (scratch.dir() / "c").string()),
+      "not a labelled detection set");
+  testing::expect_one_line_error(
+      run_kiln("study " + (kFamilies / "yolov10").string() + " --variants fp16,'fp8 auto max' -o " +
+               (scratch.dir() / "d").string()),
+      "the auto recipe");
+}
+
 }  // namespace
 }  // namespace kiln

@@ -1,5 +1,6 @@
-// `kiln study` on every classifier family's demo: each STUDY.md parses (every table's rows as wide as
-// its header), has every environment field, and names only its own family's parts.
+// `kiln study` on every family's demo (the classifiers' and the yolov10 detector's): each STUDY.md parses
+// (every table's rows as wide as its header), has every environment field, and names only its own
+// family's parts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@ const std::map<std::string, std::vector<std::string>> kOwnParts = {
     {"timm_resnest", {"split-attention", "resnest", "radix", "conv2.fc1"}},
     {"timm_resnet", {"resnet-50", "resnet50", "7x7"}},
     {"timm_efficientnet", {"efficientnet", "squeeze-excitation", "depthwise", "conv_dw", "conv_stem"}},
+    {"yolov10", {"yolov10", "one2one_cv2", "c2fcib", "scdown", "map@0.5"}},
 };
 
 const std::vector<std::string> kEnvironmentFields = {
@@ -61,6 +63,17 @@ void expect_environment_fields(const std::vector<testing::ParsedTable>& tables, 
   }
 }
 
+void expect_only_own_parts(const std::string& markdown, const std::string& family) {
+  const std::string text = lower(markdown);
+  for (const auto& [other, words] : kOwnParts) {
+    if (other == family) continue;
+    for (const std::string& word : words) {
+      EXPECT_EQ(text.find(word), std::string::npos)
+          << family << "'s report names " << other << "'s '" << word << "'";
+    }
+  }
+}
+
 class StudyFamilies : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StudyFamilies, ReportParsesHasTheEnvironmentAndNamesOnlyItsOwnParts) {
@@ -77,14 +90,7 @@ TEST_P(StudyFamilies, ReportParsesHasTheEnvironmentAndNamesOnlyItsOwnParts) {
   EXPECT_GE(tables.size(), 7u) << "recipe, environment, speed, quality, kernel time, levels, matrix";
   expect_environment_fields(tables, family);
 
-  const std::string text = lower(markdown);
-  for (const auto& [other, words] : kOwnParts) {
-    if (other == family) continue;
-    for (const std::string& word : words) {
-      EXPECT_EQ(text.find(word), std::string::npos)
-          << family << "'s report names " << other << "'s '" << word << "'";
-    }
-  }
+  expect_only_own_parts(markdown, family);
   for (const char* section : {"## What was not tried", "## When to revisit", "### Speed at other batches"}) {
     EXPECT_NE(markdown.find(section), std::string::npos) << family << ": " << section;
   }
@@ -98,6 +104,52 @@ TEST_P(StudyFamilies, ReportParsesHasTheEnvironmentAndNamesOnlyItsOwnParts) {
   for (const char* chart : {"latency.svg", "accuracy_vs_speed.svg"}) {
     const std::string svg = testing::bytes_of(out / chart);
     EXPECT_NE(svg.find("DEMO"), std::string::npos) << family << ": " << chart << " is not marked demo";
+  }
+}
+
+// The detector's demo, small: two variants (fp32 is built as the reference), 3 held-out images.
+TEST(StudyFamilies, Yolov10DetectorReportParsesAndJudgesBoxesAndMap) {
+  const Scratch scratch;
+  const fs::path out = scratch.dir() / "yolov10";
+  const auto ran = run_kiln("study " + (kFamilies / "yolov10").string() +
+                            " --variants fp16,'fp8 all max' --images 4 --rounds 1 --seconds-per-round 20ms "
+                            "--resamples 100 -o " +
+                            out.string());
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  const std::string markdown = testing::bytes_of(out / "STUDY.md");
+  std::vector<std::string> errors;
+  const auto tables = testing::parse_tables(markdown, errors);
+  for (const std::string& error : errors) ADD_FAILURE() << "yolov10: " << error;
+  EXPECT_GE(tables.size(), 5u) << "recipe, environment, speed, boxes and mAP, kernel time";
+  expect_environment_fields(tables, "yolov10");
+  expect_only_own_parts(markdown, "yolov10");
+  const auto boxes = std::find_if(tables.begin(), tables.end(), [](const testing::ParsedTable& t) {
+    return !t.header.empty() && t.header.size() > 1 && t.header[1] == "fp32 boxes compared";
+  });
+  ASSERT_NE(boxes, tables.end()) << "no boxes and mAP table";
+  EXPECT_EQ(boxes->header.size(), 14u);
+  ASSERT_EQ(boxes->rows.size(), 2u);
+  EXPECT_EQ(boxes->rows[0][9], "baseline");
+  for (const char* section : {"## Summary and decision", "## What was not tried", "## When to revisit",
+                              "### Boxes and mAP", "Demo run", "random weights"}) {
+    EXPECT_NE(markdown.find(section), std::string::npos) << section;
+  }
+  for (const char* classifier : {"agreement with fp32", "top-1 (95% CI)", "logit error", "McNemar"}) {
+    EXPECT_EQ(markdown.find(classifier), std::string::npos) << "a detector's report names '" << classifier << "'";
+  }
+
+  const nlohmann::json study = nlohmann::json::parse(testing::bytes_of(out / "study.json"));
+  EXPECT_EQ(study.at("data").at("held_out_images"), 3);
+  EXPECT_EQ(study.at("data").at("imgsz"), 256);
+  const nlohmann::json& fp8 = study.at("variants").at(1);
+  EXPECT_EQ(fp8.at("box_parity_vs_fp32").at("images"), 3);
+  EXPECT_EQ(fp8.at("map_drop_vs_baseline").at("resamples"), 100);
+  EXPECT_EQ(fp8.at("non_finite_inputs").at("of_stress_inputs"), 13);
+  const std::string outcome = study.at("decision").at("outcome");
+  EXPECT_TRUE(outcome == "do not ship" || outcome == "cannot tell" || outcome == "ship") << outcome;
+  EXPECT_EQ(outcome, "do not ship") << "FP8 is simulated on the CPU, so it is never faster";
+  for (const char* chart : {"latency.svg", "accuracy_vs_speed.svg"}) {
+    EXPECT_NE(testing::bytes_of(out / chart).find("DEMO"), std::string::npos) << chart;
   }
 }
 

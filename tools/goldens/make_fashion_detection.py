@@ -15,7 +15,8 @@ relative to it, the 10 class names). Seeded: the same options give the same file
     /usr/bin/python3 tools/goldens/make_fashion_detection.py --out tests/data/fashion_detect \
         --train 0 --val 200 --size 320 --seed 7 --quality 85
 
-Needs numpy and PIL; reads /usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist).
+Needs numpy and PIL; reads the IDX files from --idx (default /usr/share/datasets/fashion-mnist, Debian's
+dataset-fashion-mnist; a subset with fewer items works, e.g. the training pair carried to the GPU machine).
 """
 import argparse
 import gzip
@@ -46,9 +47,9 @@ def read_idx(path):
     return body.reshape(dims)
 
 
-def load_split(prefix):
-    images = read_idx(IDX / f"{prefix}-images-idx3-ubyte.gz")
-    labels = read_idx(IDX / f"{prefix}-labels-idx1-ubyte.gz")
+def load_split(idx, prefix):
+    images = read_idx(idx / f"{prefix}-images-idx3-ubyte.gz")
+    labels = read_idx(idx / f"{prefix}-labels-idx1-ubyte.gz")
     if len(images) != len(labels):
         raise SystemExit(f"{prefix}: {len(images)} images but {len(labels)} labels")
     return images, labels
@@ -145,6 +146,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quality", type=int, default=90, help="JPEG quality")
     parser.add_argument("--photos", type=Path, default=PHOTOS)
+    parser.add_argument("--idx", type=Path, default=IDX,
+                        help="folder of the Fashion-MNIST IDX pairs (train-*, t10k-*-ubyte.gz) the items come from")
     args = parser.parse_args()
     if args.size < 32 or args.train < 0 or args.val < 0 or args.train + args.val == 0:
         raise SystemExit("--size must be at least 32, --train and --val not negative, not both 0")
@@ -156,7 +159,7 @@ def main():
     for split, count, prefix in (("train", args.train, "train"), ("val", args.val, "t10k")):
         if count == 0:
             continue
-        items, labels = load_split(prefix)
+        items, labels = load_split(args.idx, prefix)
         write_split(args.out, split, count, items, labels, photos, args.size, args.seed, args.quality)
         splits.append(split)
     write_data_yaml(args.out, splits)

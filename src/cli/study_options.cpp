@@ -1,0 +1,45 @@
+#include "cli/study_options.h"
+
+#include <algorithm>
+
+#include "cli/study_output.h"
+#include "core/error.h"
+#include "study/study_runner.h"
+
+namespace kiln::cli {
+
+void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec) {
+  if (options.batch) spec.batch = *options.batch;
+  if (!options.batches.empty()) spec.batches = options.batches;
+  if (!options.opt_levels.empty()) spec.opt_levels = options.opt_levels;
+  if (options.rounds) spec.rounds = *options.rounds;
+  if (options.seconds) spec.seconds_per_round = *options.seconds;
+  if (options.images) spec.images = *options.images;
+  if (options.every) spec.every = *options.every;
+  if (options.fake_quant_images) spec.fake_quant_images = *options.fake_quant_images;
+  if (!options.variants.empty()) {
+    spec.variants.clear();
+    for (const std::string& text : options.variants) spec.variants.push_back(parse_study_variant(text));
+    require(std::any_of(spec.variants.begin(), spec.variants.end(),
+                        [&](const StudyVariant& v) { return v.name == spec.baseline; }),
+            "--variants must include the baseline '", spec.baseline, "'");
+  }
+}
+
+void prepare_output_folder(const StudyCommandOptions& options, const Manifest& manifest,
+                           const StudySpec& spec, const std::filesystem::path& checkpoint,
+                           const std::string& data, const std::filesystem::path& out) {
+  std::vector<std::filesystem::path> plans;
+  for (const StudyVariant& variant : spec.variants) plans.push_back(variant_plan_path(out, variant.name));
+  std::vector<NamedPath> inputs = {
+      {"--checkpoint", checkpoint},
+      {"the manifest", manifest.path},
+      {"the config.json beside the checkpoint", checkpoint.parent_path() / "config.json"},
+      {"--data", data}};
+  if (options.calibration_data) inputs.push_back({"--calib", *options.calibration_data});
+  if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
+  refuse_study_folder_over_inputs(out, plans, inputs);
+  prepare_study_folder(out, plans, options.force);
+}
+
+}  // namespace kiln::cli

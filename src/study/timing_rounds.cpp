@@ -1,0 +1,78 @@
+#include "study/timing_rounds.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "runtime/benchmark.h"
+
+namespace kiln {
+
+Spread spread_of(std::vector<double> values) {
+  require(!values.empty(), "spread_of: no value");
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  const double median = n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  return {median, values.front(), values.back()};
+}
+
+void time_in_rounds(const StudySpec& spec, const std::vector<Engine*>& engines, const Tensor& batch,
+                    std::vector<VariantResult>& variants) {
+  BenchSettings bench;
+  bench.warmup_seconds = spec.warmup_seconds;
+  bench.duration_seconds = spec.seconds_per_round;
+  bench.min_iterations = 5;
+  BenchSettings host = bench;
+  host.host_clock = true;
+  const std::size_t n = engines.size();
+  // Counted in rounds, as --rounds gives them, not in variant timings.
+  Progress progress("timing rounds", static_cast<std::size_t>(spec.rounds));
+  for (int round = 0; round < spec.rounds; ++round) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
+      Engine& engine = *engines[i];
+      const LatencyStats stats = summarize(time_engine(engine, batch, bench), spec.batch);
+      variants[i].round_medians_ms.push_back(stats.median_ms);
+      variants[i].round_images_per_second.push_back(stats.images_per_second);
+      if (engine.time_device_replays(1)) {
+        variants[i].round_end_to_end_ms.push_back(
+            summarize(time_engine(engine, batch, host), spec.batch).median_ms);
+      }
+    }
+    progress.advance();
+  }
+  progress.finish();
+}
+
+void summarize_rounds(const StudySpec& spec, std::vector<VariantResult>& variants) {
+  const auto baseline = std::find_if(variants.begin(), variants.end(),
+                                     [&](const VariantResult& r) { return r.variant.name == spec.baseline; });
+  require(baseline != variants.end(), "study: the baseline '", spec.baseline, "' was not timed");
+  for (VariantResult& r : variants) {
+    r.latency_ms = spread_of(r.round_medians_ms);
+    if (!r.round_end_to_end_ms.empty()) r.end_to_end_ms = spread_of(r.round_end_to_end_ms);
+    r.images_per_second = spread_of(r.round_images_per_second);
+    std::vector<double> ratios;
+    for (int round = 0; round < spec.rounds; ++round) {
+      ratios.push_back(baseline->round_medians_ms[static_cast<std::size_t>(round)] /
+                       r.round_medians_ms[static_cast<std::size_t>(round)]);
+    }
+    r.speedup = spread_of(ratios);
+  }
+}
+
+void profile_variants(const StudySpec& spec, const std::string& backend, const CompileOptions& compile,
+                      const std::vector<std::shared_ptr<const Plan>>& plans, const Tensor& batch,
+                      std::vector<VariantResult>& variants) {
+  CompileOptions profiled = compile;
+  profiled.profile = true;
+  Progress progress("profile kernel time", plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    Engine engine(plans[i], backend, profiled);
+    variants[i].profile = profile_engine(engine, batch, spec.profile_iterations);
+    progress.advance();
+  }
+  progress.finish();
+}
+
+}  // namespace kiln

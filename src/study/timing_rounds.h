@@ -1,0 +1,33 @@
+// The study's timing, shared by the classifier and detector studies: every variant's engine timed in
+// interleaved rounds on one input batch (the starting variant rotating, so drift and order hit all
+// alike), the rounds summarized as medians and spreads with the speed-up taken round by round, and a
+// per-layer-group profile from separately compiled engines.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+#include "runtime/engine.h"
+#include "study/study_runner.h"
+
+namespace kiln {
+
+// Median of the values, and their min and max. Fails on no value.
+Spread spread_of(std::vector<double> values);
+
+// Appends one figure per round to variants[i] for engines[i]: the round's median latency, its
+// images/s and, where the engine times device replays, the host clock's end-to-end median.
+void time_in_rounds(const StudySpec& spec, const std::vector<Engine*>& engines, const Tensor& batch,
+                    std::vector<VariantResult>& variants);
+
+// Latency spreads, and the speed-up over spec.baseline per round (so drift cancels).
+void summarize_rounds(const StudySpec& spec, std::vector<VariantResult>& variants);
+
+// Kernel time per layer group of each plan (plans[i] into variants[i]), spec.profile_iterations runs.
+void profile_variants(const StudySpec& spec, const std::string& backend, const CompileOptions& compile,
+                      const std::vector<std::shared_ptr<const Plan>>& plans, const Tensor& batch,
+                      std::vector<VariantResult>& variants);
+
+}  // namespace kiln
