@@ -74,18 +74,21 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
       fp8_gemm_preference() == Fp8GemmPreference::kNever || !CublasLtFp8Conv::takes(g, act)) {
     return std::nullopt;
   }
-  // The B side's outer-vector scale: one factor per row of x, all ones (the input's scale is in the
-  // per-channel product that A's vector holds).
-  Tensor ones(DType::kF32, {std::int64_t{g.n} * g.out_h * g.out_w});
-  std::ranges::fill(ones.mutable_f32(), 1.0f);
-  const Fp8GemmScales scales{layer.buffers.scale, static_cast<const float*>(keep(upload(ones, Elem::kF32)))};
   // cuBLASLt's FP8 kernels with an fp16 D take an fp16 bias.
   const Node& conv = *layer.node;
   const Tensor bias = conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {g.k});
   const ConvBuffers& b = layer.buffers;
   const Fp8GemmBuffers io{b.x, b.weight, keep(upload(bias, Elem::kF16)), b.residual, b.y};
-  auto gemm = std::make_shared<CublasLtFp8Conv>(handles_.cublaslt, g, act, layer.residual, scales);
-  return candidate(kApiCublasLtFp8, std::move(gemm), io, search_here, stored);
+  // The outer-vector scales where cuBLASLt runs them, else the per-row alpha (gemm_fp8.h). B's
+  // outer-vector scale is a factor per row of x, all ones: the input's scale is in A's per-channel vector.
+  Tensor ones(DType::kF32, {std::int64_t{g.n} * g.out_h * g.out_w});
+  std::ranges::fill(ones.mutable_f32(), 1.0f);
+  const Fp8GemmScales scales{b.scale, static_cast<const float*>(keep(upload(ones, Elem::kF32)))};
+  for (const Fp8Scaling scaling : {Fp8Scaling::kOuterVector, Fp8Scaling::kAlphaVector}) {
+    auto gemm = std::make_shared<CublasLtFp8Conv>(handles_.cublaslt, g, act, layer.residual, scaling, scales);
+    if (auto c = candidate(kApiCublasLtFp8, std::move(gemm), io, search_here, stored)) return c;
+  }
+  return std::nullopt;
 }
 
 // KILN_CUDA_FP8_GEMM=only: a layer writing codes offers no candidate of its own then, so that

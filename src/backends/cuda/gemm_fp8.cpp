@@ -58,11 +58,13 @@ bool CublasLtFp8Conv::takes(const ConvGeometry& g, Act act) {
 }
 
 CublasLtFp8Conv::CublasLtFp8Conv(cublasLtHandle_t handle, const ConvGeometry& geometry, Act act,
-                                 bool residual, const Fp8GemmScales& scales)
-    : handle_(handle), residual_(residual) {
+                                 bool residual, Fp8Scaling scaling, const Fp8GemmScales& scales)
+    : handle_(handle), residual_(residual), scaling_(scaling), channel_scale_(scales.channel) {
+  const bool outer = scaling == Fp8Scaling::kOuterVector;
   key_ = cat("cublaslt-fp8", cublaslt_key_prefix(), ":rows", gemm_rows(geometry), ":c", geometry.c, ":k",
-             geometry.k, ":act", static_cast<int>(act), residual ? ":residual" : "");
-  described_ = takes(geometry, act) && scales.channel != nullptr && scales.row != nullptr &&
+             geometry.k, ":act", static_cast<int>(act), residual ? ":residual" : "",
+             outer ? ":outer" : ":alpha");
+  described_ = takes(geometry, act) && scales.channel != nullptr && (!outer || scales.row != nullptr) &&
                describe(geometry, act, scales);
 }
 
@@ -73,18 +75,23 @@ bool CublasLtFp8Conv::describe(const ConvGeometry& g, Act act, const Fp8GemmScal
   // f32 accumulation and scaling, the precision of cuDNN's FP8 path.
   if (cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return false;
   matmul_desc_.reset(desc);
-  const auto outer_vector = static_cast<std::int32_t>(CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F);
   const auto epilogue =
       static_cast<std::uint32_t>(act == Act::kRelu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS);
-  const bool configured =
-      set(desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<std::int32_t>(CUBLAS_OP_T)) &&
-      set(desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(CUBLAS_OP_N)) &&
-      set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue) &&
-      set(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<std::int32_t>(CUDA_R_16F)) &&
-      set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, outer_vector) &&
-      set(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, outer_vector) &&
-      set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scales.channel)) &&
-      set(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scales.row));
+  bool configured = set(desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<std::int32_t>(CUBLAS_OP_T)) &&
+                    set(desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(CUBLAS_OP_N)) &&
+                    set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue) &&
+                    set(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<std::int32_t>(CUDA_R_16F));
+  if (scaling_ == Fp8Scaling::kOuterVector) {
+    const auto outer_vector = static_cast<std::int32_t>(CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F);
+    configured = configured && set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, outer_vector) &&
+                 set(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, outer_vector) &&
+                 set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scales.channel)) &&
+                 set(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scales.row));
+  } else {
+    // alpha: a device vector of one factor per row of D (an output channel); beta: a host scalar.
+    const auto mode = static_cast<std::int32_t>(CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST);
+    configured = configured && set(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, mode);
+  }
   // Column-major views of the row-major tensors, as in CublasLtLinear: W [K, C] is A = [C x K] (used
   // transposed), x [rows, C] is B = [C x rows], y (and the residual) [rows, K] is C = D = [K x rows].
   const std::int64_t rows = gemm_rows(g);
@@ -111,8 +118,9 @@ cublasStatus_t CublasLtFp8Conv::matmul(const cublasLtMatmulAlgo_t& algo, std::si
   // The residual is C with beta = 1; without one beta = 0 and C names y only because cuBLASLt wants a
   // valid matrix there.
   const float one = 1.0f, beta = residual_ ? 1.0f : 0.0f;
+  const void* alpha = scaling_ == Fp8Scaling::kOuterVector ? static_cast<const void*>(&one) : channel_scale_;
   const void* c = residual_ ? b.residual : b.y;
-  return cublasLtMatmul(handle_, matmul_desc_.get(), &one, b.weight, weight_layout_.get(), b.x,
+  return cublasLtMatmul(handle_, matmul_desc_.get(), alpha, b.weight, weight_layout_.get(), b.x,
                         x_layout_.get(), &beta, c, y_layout_.get(), b.y, y_layout_.get(), &algo, workspace,
                         workspace_bytes, stream);
 }

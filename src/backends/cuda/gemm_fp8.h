@@ -3,10 +3,9 @@
 // tensor cores with the whole epilogue fused:
 //   y = act(sum(code products) * scale[k] + bias[k] (+ residual)),  act none or ReLU, y fp16,
 // the same result kiln's cuDNN FP8 path computes (conv_graph.h), in one launch and without its f32
-// accumulator. x and W are E4M3 codes; scale[k] = input scale * weight scale[k] (f32) is A's outer-vector
-// scale (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F, one factor per row of op(A)); B takes the same mode
-// with a vector of ones, one per row of x. The residual is C (fp16, beta = 1); the bias is fp16, the type
-// cuBLASLt's FP8 kernels take for an fp16 D.
+// accumulator. x and W are E4M3 codes; scale[k] = input scale * weight scale[k] (f32) scales the rows of
+// the column-major product (Fp8Scaling says how). The residual is C (fp16, beta = 1); the bias is fp16,
+// the type cuBLASLt's FP8 kernels take for an fp16 D.
 //
 // The layout is CublasLtLinear's (gemm.h): one "TN" GEMM of column-major views, no copies. cuBLASLt's FP8
 // kernels need 16-byte aligned buffers and leading dimensions: C and K must be multiples of 16.
@@ -35,10 +34,16 @@ struct Fp8GemmBuffers {
   void* y = nullptr;               // [rows, K] fp16
 };
 
+// How cuBLASLt applies the per-channel scale: as A's outer-vector scale (CUBLASLT_MATMUL_MATRIX_SCALE_
+// OUTER_VEC_32F, one factor per row of op(A); B takes the same mode with a vector of ones, one per row of
+// x), or as a per-row alpha (CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST), for where cuBLASLt
+// offers no outer-vector algorithm.
+enum class Fp8Scaling : std::uint8_t { kOuterVector, kAlphaVector };
+
 // The scale vectors, device f32 constants that outlive the layer.
 struct Fp8GemmScales {
   const float* channel = nullptr;  // [K]: input scale * weight scale[k]
-  const float* row = nullptr;      // [rows]: ones
+  const float* row = nullptr;      // [rows]: ones (kOuterVector only)
 };
 
 // Which FP8 layers take the GEMM (KILN_CUDA_FP8_GEMM): kRace (unset or "1") races it against cuDNN's
@@ -57,12 +62,12 @@ class CublasLtFp8Conv {
   static bool takes(const ConvGeometry& geometry, Act act);
 
   CublasLtFp8Conv(cublasLtHandle_t handle, const ConvGeometry& geometry, Act act, bool residual,
-                  const Fp8GemmScales& scales);
+                  Fp8Scaling scaling, const Fp8GemmScales& scales);
   ~CublasLtFp8Conv();
   CublasLtFp8Conv(const CublasLtFp8Conv&) = delete;
   CublasLtFp8Conv& operator=(const CublasLtFp8Conv&) = delete;
 
-  // cuBLASLt's version, the device, the shape, the activation and the residual, as one token.
+  // cuBLASLt's version, the device, the shape, the activation, the residual and the scaling, as one token.
   const std::string& key() const { return key_; }
   // Selects a stored tactic's algorithm from a fresh heuristic query; false if the heuristics no longer
   // offer it.
@@ -85,6 +90,8 @@ class CublasLtFp8Conv {
 
   cublasLtHandle_t handle_;
   bool residual_;
+  Fp8Scaling scaling_;
+  const float* channel_scale_;
   bool described_ = false;
   std::string key_;
   CublasLtMatmulDesc matmul_desc_;
