@@ -321,7 +321,8 @@ TEST(CudaBackendTest, Fp8ConvolutionsMatchTheReference) {
     options.batch = 2;
     const auto model = make_backend("cuda")->compile(graph, options);
     const std::string steps = model->describe();
-    EXPECT_EQ(count_of(steps, "fp8 conv "), layers.size()) << steps;
+    // cuDNN's FP8 convolutions and cuBLASLt's FP8 GEMMs (the pointwise layers that take it).
+    EXPECT_EQ(count_of(steps, "fp8 conv ") + count_of(steps, "fp8 gemm (cuBLASLt) "), layers.size()) << steps;
     EXPECT_GE(count_of(steps, "quantize to E4M3"), 1u) << steps;
     EXPECT_LE(relative_difference(model->run({x}).front(), reference), 2 * noise);
   }

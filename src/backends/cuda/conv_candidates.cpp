@@ -5,6 +5,7 @@
 #include "backends/cuda/conv_graph.h"
 #include "backends/cuda/depthwise_conv.h"
 #include "backends/cuda/gemm.h"
+#include "backends/cuda/gemm_fp8.h"
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/program_builder.h"
 #include "backends/cuda/quantization_kernels.h"
@@ -62,6 +63,43 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::cublaslt_candidate(
                    stored);
 }
 
+// An FP8 pointwise convolution as one cuBLASLt FP8 GEMM (gemm_fp8.h). Nothing for layers it does not
+// compute: not FP8, a shape or activation it does not take, or a layer writing E4M3 codes (it races there
+// as the GEMM followed by the quantize kernel, choose_candidate()).
+std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
+    const ConvLayer& layer, bool search_here, const std::optional<TacticRecord>& stored) {
+  const ConvGeometry& g = layer.geometry;
+  const Act act = act_of(layer.activation);
+  if (!layer.fp8 || layer.codes || elem_ != Elem::kF16 || layer.buffers.y == nullptr ||
+      fp8_gemm_preference() == Fp8GemmPreference::kNever || !CublasLtFp8Conv::takes(g, act)) {
+    return std::nullopt;
+  }
+  // cuBLASLt's FP8 kernels with an fp16 D take an fp16 bias.
+  const Node& conv = *layer.node;
+  const Tensor bias = conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {g.k});
+  const ConvBuffers& b = layer.buffers;
+  const Fp8GemmBuffers io{b.x, b.weight, keep(upload(bias, Elem::kF16)), b.residual, b.y};
+  // The outer-vector scales where cuBLASLt runs them, else the per-row alpha (gemm_fp8.h). B's
+  // outer-vector scale is a factor per row of x, all ones: the input's scale is in A's per-channel vector.
+  Tensor ones(DType::kF32, {std::int64_t{g.n} * g.out_h * g.out_w});
+  std::ranges::fill(ones.mutable_f32(), 1.0f);
+  const Fp8GemmScales scales{b.scale, static_cast<const float*>(keep(upload(ones, Elem::kF32)))};
+  for (const Fp8Scaling scaling : {Fp8Scaling::kOuterVector, Fp8Scaling::kAlphaVector}) {
+    auto gemm = std::make_shared<CublasLtFp8Conv>(handles_.cublaslt, g, act, layer.residual, scaling, scales);
+    if (auto c = candidate(kApiCublasLtFp8, std::move(gemm), io, search_here, stored)) return c;
+  }
+  return std::nullopt;
+}
+
+// KILN_CUDA_FP8_GEMM=only: a layer writing codes offers no candidate of its own then, so that
+// choose_candidate() runs it as the GEMM followed by the quantize kernel. Where cuBLASLt offers no algorithm
+// the others still serve.
+bool ProgramBuilder::fp8_gemm_only(const ConvLayer& layer, bool offered) const {
+  if (fp8_gemm_preference() != Fp8GemmPreference::kOnly || !layer.fp8) return false;
+  return offered || (layer.codes && elem_ == Elem::kF16 &&
+                     CublasLtFp8Conv::takes(layer.geometry, act_of(layer.activation)));
+}
+
 // kiln's depthwise kernel, its weights taps-major; nothing for other layers.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::depthwise_candidate(
     const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
@@ -86,6 +124,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
   if (stored.api == kApiKilnDepthwise) return depthwise_candidate(layer, tactic);
+  if (stored.api == kApiCublasLtFp8) return fp8_gemm_candidate(layer, search, tactic);
   return std::nullopt;
 }
 
@@ -123,6 +162,13 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   // GEMMs go to cuBLASLt; cuDNN runs a linear layer as a 1x1 convolution only if cuBLASLt cannot.
   if (layer.linear) consider(cublaslt_candidate(layer, search, std::nullopt));
   if (best) return best;
+  // An FP8 pointwise convolution is one cuBLASLt FP8 GEMM, raced against cuDNN's graph API (the first
+  // offered wins without timing).
+  if (layer.fp8) {
+    std::optional<Candidate> gemm = fp8_gemm_candidate(layer, search, std::nullopt);
+    if (fp8_gemm_only(layer, gemm.has_value())) return gemm;
+    consider(std::move(gemm));
+  }
   // fp16: cuDNN's graph API (Hopper's kernels) against its legacy API when timing, else the graph
   // API's heuristic choice. f32 stays on the legacy API, whose FMA math type keeps TF32 out.
   // FP8 has no legacy-API path; a grouped FP8 convolution cuDNN has no kernel for runs dense. A layer
@@ -196,9 +242,10 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
   program_->layer_data[layer.name] = tactic_entry({chosen.api, chosen.key, t}, device_name_);
   program_->layers.push_back(chosen.layer);
   add_step(layer.reported,
-           cat(layer.linear ? "linear "
-               : layer.fp8  ? "fp8 conv "
-                            : "conv ",
+           cat(layer.linear                    ? "linear "
+               : chosen.api == kApiCublasLtFp8 ? "fp8 gemm (cuBLASLt) "
+               : layer.fp8                     ? "fp8 conv "
+                                               : "conv ",
                chosen.api, t.fused ? " fused" : " + epilogue kernel", " #", t.algorithm, " act ",
                activation_name(layer.activation), layer.residual ? " +residual" : "",
                codes_label(layer.producer), chosen.quantize_kernel ? " (quantize kernel)" : "",

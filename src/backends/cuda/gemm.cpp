@@ -10,11 +10,7 @@
 namespace kiln::cuda {
 namespace {
 
-// Heuristic results requested, ranked best first; a search times every usable one.
-constexpr int kCandidates = 8;
-// The workspace the heuristics may plan for: cuBLAS's recommended workspace on Hopper. A constant rather
-// than the search's limit because the heuristics' list depends on it and the cache keeps an index into that
-// list: the same key must give the same list. offer_candidates() skips results that need more than its limit.
+// The workspace the heuristics may plan for (heuristic_preference(), gemm.h).
 constexpr std::uint64_t kHeuristicWorkspace = std::uint64_t{32} << 20;
 
 cudaDataType_t data_type(Elem e) { return e == Elem::kF32 ? CUDA_R_32F : CUDA_R_16F; }
@@ -34,16 +30,25 @@ cublasLtMatrixLayout_t column_major(Elem e, int rows, int cols, int ld) {
   return layout;
 }
 
-// The current device's name, whitespace replaced so that it fits in a key.
-std::string device_name() {
+}  // namespace
+
+std::string cublaslt_key_prefix() {
   std::string name = current_device_name();
   for (char& c : name) {
     if (std::isspace(static_cast<unsigned char>(c)) != 0) c = '_';
   }
-  return name;
+  return cat(cublasLtGetVersion(), ":", name);
 }
 
-}  // namespace
+CublasLtPreference heuristic_preference() {
+  cublasLtMatmulPreference_t preference = nullptr;
+  check(cublasLtMatmulPreferenceCreate(&preference), "creating a cuBLASLt preference");
+  CublasLtPreference owner(preference);
+  check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &kHeuristicWorkspace, sizeof(kHeuristicWorkspace)),
+        "setting the cuBLASLt workspace preference");
+  return owner;
+}
 
 CublasLtLinear::CublasLtLinear(cublasLtHandle_t handle, Elem elem, int rows, int in, int out, Act act)
     : handle_(handle), elem_(elem), rows_(rows), out_(out), act_(act) {
@@ -51,8 +56,8 @@ CublasLtLinear::CublasLtLinear(cublasLtHandle_t handle, Elem elem, int rows, int
           ": every extent must be positive");
   // cuBLASLt's epilogues add the bias and apply ReLU; SiLU and sigmoid are left to add_bias_act.
   fused_ = act == Act::kNone || act == Act::kRelu;
-  key_ = cat("cublaslt", cublasLtGetVersion(), ":", device_name(), ":", elem == Elem::kF32 ? "f32" : "fp16",
-             ":rows", rows, ":in", in, ":out", out, ":act", static_cast<int>(act));
+  key_ = cat("cublaslt", cublaslt_key_prefix(), ":", elem == Elem::kF32 ? "f32" : "fp16", ":rows", rows,
+             ":in", in, ":out", out, ":act", static_cast<int>(act));
 
   cublasLtMatmulDesc_t desc = nullptr;
   // f32 accumulation and scaling for both precisions; CUBLAS_COMPUTE_32F never rounds inputs to TF32.
@@ -71,29 +76,44 @@ CublasLtLinear::CublasLtLinear(cublasLtHandle_t handle, Elem elem, int rows, int
   x_layout_.reset(column_major(elem, in, rows, in));
   y_layout_.reset(column_major(elem, out, rows, out));
 
-  cublasLtMatmulPreference_t preference = nullptr;
-  check(cublasLtMatmulPreferenceCreate(&preference), "creating a cuBLASLt preference");
-  preference_.reset(preference);
-  check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                             &kHeuristicWorkspace, sizeof(kHeuristicWorkspace)),
-        "setting the cuBLASLt workspace preference");
+  preference_ = heuristic_preference();
 }
 
 CublasLtLinear::~CublasLtLinear() = default;  // the descriptors' owners destroy them
 
-std::vector<cublasLtMatmulHeuristicResult_t> CublasLtLinear::heuristic_results() {
-  // The heuristics read the bias pointer only for its alignment. A null stand-in (aligned to anything)
-  // keeps the list independent of the buffers, so restore() finds the list offer_candidates() saw.
-  set(matmul_desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(nullptr));
-  std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
+std::vector<cublasLtMatmulHeuristicResult_t> ranked_algorithms(
+    cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+    cublasLtMatrixLayout_t cd, cublasLtMatmulPreference_t preference) {
+  const void* stand_in = nullptr;
+  if (cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &stand_in, sizeof(stand_in)) !=
+      CUBLAS_STATUS_SUCCESS) {
+    return {};
+  }
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kMatmulCandidates);
   int returned = 0;
-  if (cublasLtMatmulAlgoGetHeuristic(handle_, matmul_desc_.get(), weight_layout_.get(), x_layout_.get(),
-                                     y_layout_.get(), y_layout_.get(), preference_.get(), kCandidates,
+  if (cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, cd, cd, preference, kMatmulCandidates,
                                      results.data(), &returned) != CUBLAS_STATUS_SUCCESS) {
     return {};
   }
-  results.resize(static_cast<std::size_t>(std::clamp(returned, 0, kCandidates)));
+  results.resize(static_cast<std::size_t>(std::clamp(returned, 0, kMatmulCandidates)));
   return results;
+}
+
+std::optional<MatmulTactic> stored_matmul_tactic(const std::vector<cublasLtMatmulHeuristicResult_t>& results,
+                                                 const TacticRecord& stored) {
+  if (stored.algorithm < 0) return std::nullopt;
+  const auto index = static_cast<std::size_t>(stored.algorithm);
+  if (index >= results.size() || results[index].state != CUBLAS_STATUS_SUCCESS ||
+      results[index].workspaceSize != stored.workspace) {
+    return std::nullopt;
+  }
+  return MatmulTactic{stored.fused, stored.algorithm, stored.workspace, stored.milliseconds,
+                      results[index].algo};
+}
+
+std::vector<cublasLtMatmulHeuristicResult_t> CublasLtLinear::heuristic_results() {
+  return ranked_algorithms(handle_, matmul_desc_.get(), weight_layout_.get(), x_layout_.get(),
+                           y_layout_.get(), preference_.get());
 }
 
 cublasStatus_t CublasLtLinear::matmul(const cublasLtMatmulAlgo_t& algo, std::size_t workspace_bytes,
@@ -141,16 +161,10 @@ void CublasLtLinear::use(const Tactic& chosen) {
 }
 
 bool CublasLtLinear::restore(const TacticRecord& stored) {
-  if (stored.fused != fused_ || stored.algorithm < 0) return false;
-  const std::vector<cublasLtMatmulHeuristicResult_t> results = heuristic_results();
-  const auto index = static_cast<std::size_t>(stored.algorithm);
-  // A different workspace size means the list is not the one the tactic was chosen from.
-  if (index >= results.size() || results[index].state != CUBLAS_STATUS_SUCCESS ||
-      results[index].workspaceSize != stored.workspace) {
-    return false;
-  }
-  use({stored.fused, stored.algorithm, stored.workspace, stored.milliseconds, results[index].algo});
-  return true;
+  if (stored.fused != fused_) return false;
+  const std::optional<MatmulTactic> tactic = stored_matmul_tactic(heuristic_results(), stored);
+  if (tactic) use(*tactic);
+  return tactic.has_value();
 }
 
 void CublasLtLinear::enqueue(const LinearBuffers& buffers, void* workspace, cudaStream_t stream) {

@@ -32,6 +32,27 @@ struct LinearBuffers {
   void* y = nullptr;             // [rows, out]
 };
 
+// Owners of cuBLASLt's descriptors (the FP8 GEMM, gemm_fp8.h, shares them).
+struct CublasLtDeleter {
+  void operator()(cublasLtMatmulDescOpaque_t* d) const { cublasLtMatmulDescDestroy(d); }
+  void operator()(cublasLtMatrixLayoutOpaque_t* d) const { cublasLtMatrixLayoutDestroy(d); }
+  void operator()(cublasLtMatmulPreferenceOpaque_t* d) const { cublasLtMatmulPreferenceDestroy(d); }
+};
+using CublasLtMatmulDesc = std::unique_ptr<cublasLtMatmulDescOpaque_t, CublasLtDeleter>;
+using CublasLtLayout = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, CublasLtDeleter>;
+using CublasLtPreference = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, CublasLtDeleter>;
+
+// cuBLASLt's version and the current device's name (whitespace replaced), as a tactic key begins.
+std::string cublaslt_key_prefix();
+
+// The preference every cuBLASLt layer's heuristics query with: cuBLAS's recommended workspace on Hopper.
+// A constant rather than the search's limit because the heuristics' list depends on it and the cache keeps
+// an index into that list: the same key must give the same list. Layers skip results needing more than
+// the search allows.
+CublasLtPreference heuristic_preference();
+// Heuristic results requested, ranked best first; a search times every usable one.
+inline constexpr int kMatmulCandidates = 8;
+
 // A tactic of cuBLASLt: `heuristic` indexes the heuristics' ranked results for the layer's key (the same
 // list for the same key); fused: the epilogue applies the activation (none or ReLU).
 struct MatmulTactic {
@@ -41,6 +62,18 @@ struct MatmulTactic {
   double milliseconds = 0;
   cublasLtMatmulAlgo_t algo{};  // the ranked result's algorithm
 };
+
+// The heuristics' ranked algorithms for a matmul whose C and D share the layout `cd`, the same list for
+// the same descriptors (indices are what the cache keeps); entries whose state is not success stay in
+// place, unusable. The heuristics read the bias pointer only for its alignment: it is set to a null
+// stand-in (aligned to anything) first, which keeps the list independent of the buffers.
+std::vector<cublasLtMatmulHeuristicResult_t> ranked_algorithms(
+    cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+    cublasLtMatrixLayout_t cd, cublasLtMatmulPreference_t preference);
+// The stored tactic re-created from a fresh ranked list; nothing where the list changed (its index out of
+// range or unusable, or a different workspace size).
+std::optional<MatmulTactic> stored_matmul_tactic(const std::vector<cublasLtMatmulHeuristicResult_t>& results,
+                                                 const TacticRecord& stored);
 
 // Takes part in pick_tactic() (tactic.h).
 class CublasLtLinear {
@@ -68,14 +101,9 @@ class CublasLtLinear {
   void enqueue(const LinearBuffers& buffers, void* workspace, cudaStream_t stream);
 
  private:
-  struct DescriptorDeleter {
-    void operator()(cublasLtMatmulDescOpaque_t* d) const { cublasLtMatmulDescDestroy(d); }
-    void operator()(cublasLtMatrixLayoutOpaque_t* d) const { cublasLtMatrixLayoutDestroy(d); }
-    void operator()(cublasLtMatmulPreferenceOpaque_t* d) const { cublasLtMatmulPreferenceDestroy(d); }
-  };
-  using MatmulDesc = std::unique_ptr<cublasLtMatmulDescOpaque_t, DescriptorDeleter>;
-  using Layout = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, DescriptorDeleter>;
-  using Preference = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, DescriptorDeleter>;
+  using MatmulDesc = CublasLtMatmulDesc;
+  using Layout = CublasLtLayout;
+  using Preference = CublasLtPreference;
 
   // The heuristics' ranked algorithms, the same list for the same key (indices are what the cache keeps);
   // entries whose state is not success stay in place, unusable.

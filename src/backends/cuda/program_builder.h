@@ -123,6 +123,10 @@ class ProgramBuilder {
                                               const std::optional<TacticRecord>& stored);
   std::optional<Candidate> depthwise_candidate(const ConvLayer& layer,
                                                const std::optional<TacticRecord>& stored);
+  std::optional<Candidate> fp8_gemm_candidate(const ConvLayer& layer, bool search_here,
+                                              const std::optional<TacticRecord>& stored);
+  // KILN_CUDA_FP8_GEMM=only: whether `layer` skips every other candidate (`offered`: the GEMM runs it).
+  bool fp8_gemm_only(const ConvLayer& layer, bool offered) const;
   void add_layer_step(const ConvLayer& layer, Candidate chosen);
 
   // elementwise_steps.cpp

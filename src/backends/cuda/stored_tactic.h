@@ -19,6 +19,7 @@ inline constexpr const char* kApiLegacy = "cudnn-legacy";  // cudnnConvolution(B
 inline constexpr const char* kApiDense =
     "cudnn-graph-dense";                                 // a grouped convolution run dense, block-diagonal
 inline constexpr const char* kApiCublasLt = "cublaslt";  // a linear layer as one cuBLASLt matmul
+inline constexpr const char* kApiCublasLtFp8 = "cublaslt-fp8";  // an FP8 pointwise convolution as one GEMM
 inline constexpr const char* kApiKilnDepthwise = "kiln-depthwise";  // kiln's depthwise kernel
 
 struct StoredTactic {
