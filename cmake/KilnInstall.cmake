@@ -49,7 +49,8 @@ configure_file(cmake/templates/kiln.pc.in ${CMAKE_BINARY_DIR}/generated/kiln.pc 
 install(FILES ${CMAKE_BINARY_DIR}/generated/kiln.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 install(DIRECTORY families/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/families
-  FILES_MATCHING PATTERN "manifest.toml" PATTERN "README.md" PATTERN "common" EXCLUDE PATTERN "study*" EXCLUDE)
+  FILES_MATCHING PATTERN "manifest.toml" PATTERN "README.md" PATTERN "demo_config.json" PATTERN "common" EXCLUDE
+  PATTERN "study*" EXCLUDE)
 # The study demos the manifests name, at the same place relative to them (../../tests/data), so that
 # `kiln validate` passes and `kiln study FAMILY` runs its demo from an install.
 foreach(demo resnest_fashion_tiny resnet_fashion_tiny efficientnet_fashion_tiny)
@@ -58,6 +59,10 @@ foreach(demo resnest_fashion_tiny resnet_fashion_tiny efficientnet_fashion_tiny)
 endforeach()
 install(DIRECTORY tests/data/fashion_mnist/t10k-first2500 DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data/fashion_mnist)
 install(FILES tests/data/fashion_mnist/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data/fashion_mnist)
+# The detector study's demo: the golden yolov10n (random weights) on the labelled detection set.
+install(FILES tests/data/golden/yolov10n/model.safetensors tests/data/golden/yolov10n/config.json
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data/golden/yolov10n)
+install(DIRECTORY tests/data/fashion_detect DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/tests/data)
 
 if(TARGET kiln_python)
   install(TARGETS kiln_python LIBRARY DESTINATION ${KILN_PYTHON_INSTALL_DIR}/kiln)
