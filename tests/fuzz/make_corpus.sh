@@ -56,6 +56,10 @@ write(f"{corpus}/webdataset/ustar.tar",
             tarfile.USTAR_FORMAT))
 write(f"{corpus}/webdataset/gnu.tar", shard([("d" * 120 + "/key.jpg", jpeg), ("x.json", b"{}")], tarfile.GNU_FORMAT))
 write(f"{corpus}/webdataset/pax.tar", shard([("p" * 130 + ".webp", b"RIFF"), ("u.jpg", jpeg)], tarfile.PAX_FORMAT))
+# A gzip-compressed shard (the fuzz target reads inputs with gzip's magic as .tar.gz).
+import gzip as gzip_module
+write(f"{corpus}/webdataset/ustar.tar.gz",
+      gzip_module.compress(shard([("b/0001.png", png), ("b/0001.cls", b"1")], tarfile.USTAR_FORMAT), mtime=0))
 
 # IDX files (MNIST's format): images and labels, raw and gzip, and a header claiming more than it holds.
 import gzip
