@@ -2,12 +2,120 @@
 
 #include <algorithm>
 
+#include "builder/precision_tactic.h"
 #include "core/error.h"
 #include "graph/precision_assignment.h"
 #include "graph/verifier.h"
 #include "runtime/engine.h"
 
 namespace kiln {
+
+namespace {
+
+// Quantizes (fp8) or assigns the one precision, then leaves the graph compact and verified; returns the
+// quantization report (empty but for fp8).
+nlohmann::json set_precision(Graph& graph, const BuildOptions& options, const FixedFp8Layers* fixed) {
+  nlohmann::json quantization = nlohmann::json::object();
+  if (options.precision == Precision::kF8) {
+    quantization = options.quantizer(graph, fixed);
+    assign_precision(graph, options.fp8_fallback);
+  } else {
+    assign_precision(graph, options.precision);
+  }
+  graph.compact();
+  verify(graph);
+  return quantization;
+}
+
+PlanInfo plan_info(const BuildInput& input, const BuildOptions& options, const PassReport& passes) {
+  PlanInfo info;
+  info.family = input.family;
+  info.backend = options.backend;
+  info.precision = options.precision;
+  info.opt_level = options.opt_level;
+  info.batch = options.batch;
+  info.checkpoint_name = input.checkpoint_name;
+  info.checkpoint_sha256 = input.checkpoint_sha256;
+  for (const auto& run : passes.runs) info.passes.push_back(run.name);
+  return info;
+}
+
+// As TensorRT's builder does: a backend that times kernels does it now, and the plan keeps what won.
+// `known`: tactics an earlier compile chose, reused where they still fit.
+void choose_tactics(BuildResult& result, const BuildOptions& options,
+                    const std::map<std::string, nlohmann::json>& known = {}) {
+  CompileOptions compile;
+  compile.batch = options.batch;
+  compile.opt_level = options.opt_level;
+  compile.tactic_cache = options.tactic_cache;
+  compile.strict_backend = options.strict_backend;
+  compile.layer_data = known;
+  const Engine engine(std::make_shared<const Plan>(result.plan), options.backend, compile);
+  result.plan.info.layer_data = engine.layer_data();
+  result.fallback_layers = engine.fallback_layers();
+}
+
+// What each layer's fp16 convolution takes: the graph before quantization compiled in fp16.
+std::map<std::string, nlohmann::json> fp16_layer_data(const Graph& unquantized, const BuildResult& fp8,
+                                                      BuildOptions options) {
+  options.precision = Precision::kF16;
+  BuildResult fp16;
+  fp16.plan.graph = unquantized;
+  set_precision(fp16.plan.graph, options, nullptr);
+  fp16.plan.info = fp8.plan.info;
+  fp16.plan.info.precision = Precision::kF16;
+  fp16.plan.info.quantization = nlohmann::json::object();
+  fp16.plan.config = fp8.plan.config;
+  choose_tactics(fp16, options);
+  return fp16.plan.info.layer_data;
+}
+
+std::vector<std::string> fp8_layer_names(const nlohmann::json& quantization) {
+  std::vector<std::string> names;
+  for (const nlohmann::json& layer : quantization.value("layers", nlohmann::json::array()))
+    names.push_back(layer.at("layer").get<std::string>());
+  return names;
+}
+
+// The first quantization's report with the rebuild's layers, and what the tactic chose.
+nlohmann::json rebuilt_report(nlohmann::json first, const nlohmann::json& rebuild,
+                              const PrecisionChoice& choice) {
+  first["layers"] = rebuild.value("layers", nlohmann::json::array());
+  first["fp8_layers"] = rebuild.value("fp8_layers", 0);
+  nlohmann::json tensors = nlohmann::json::object();
+  for (const nlohmann::json& layer : first["layers"]) {
+    const std::string input = layer.at("input").get<std::string>();
+    if (first["tensors"].contains(input)) tensors[input] = first["tensors"][input];
+  }
+  first["tensors"] = std::move(tensors);
+  first["precision_tactic"] = choice.to_json();
+  return first;
+}
+
+// Keeps fp16 the FP8 layers whose fp16 convolution timed faster: quantizes the graph again with the
+// others only (same scales), and compiles it reusing both compiles' tactics.
+void apply_precision_tactic(BuildResult& result, const Graph& unquantized, const BuildOptions& options) {
+  const std::map<std::string, nlohmann::json> fp16_data = fp16_layer_data(unquantized, result, options);
+  nlohmann::json& quantization = result.plan.info.quantization;
+  const PrecisionChoice choice =
+      choose_layer_precisions(fp8_layer_names(quantization), result.plan.info.layer_data, fp16_data);
+  if (choice.kept_fp16.empty()) {
+    quantization["precision_tactic"] = choice.to_json();
+    return;
+  }
+  FixedFp8Layers fixed{choice.fp8_layers, {}};
+  for (const auto& [tensor, scale] : quantization.at("calibration_cache").at("scales").items())
+    fixed.scales[tensor] = scale.get<float>();
+  Graph graph = unquantized;
+  const nlohmann::json rebuild = set_precision(graph, options, &fixed);
+  std::map<std::string, nlohmann::json> known = result.plan.info.layer_data;
+  for (const LayerPrecisionTime& kept : choice.kept_fp16) known[kept.layer] = fp16_data.at(kept.layer);
+  result.plan.graph = std::move(graph);
+  quantization = rebuilt_report(std::move(quantization), rebuild, choice);
+  choose_tactics(result, options, known);
+}
+
+}  // namespace
 
 int pass_level_for(std::int64_t opt_level) {
   return static_cast<int>(std::clamp<std::int64_t>(opt_level, 0, kMaxPassLevel));
@@ -16,47 +124,27 @@ int pass_level_for(std::int64_t opt_level) {
 BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   require(options.batch >= 1, "batch must be at least 1, got ", options.batch);
   require(options.opt_level >= 0, "optimization level must be >= 0, got ", options.opt_level);
+  require(options.precision != Precision::kF8 || static_cast<bool>(options.quantizer),
+          "fp8 builds need a quantization recipe and calibration data");
   BuildResult result;
   PassOptions pass_options;
   pass_options.level = pass_level_for(options.opt_level);
   pass_options.disabled = options.disabled_passes;
   result.passes = run_passes(input.graph, pass_options);
-  nlohmann::json quantization = nlohmann::json::object();
-  if (options.precision == Precision::kF8) {
-    require(static_cast<bool>(options.quantizer),
-            "fp8 builds need a quantization recipe and calibration data");
-    quantization = options.quantizer(input.graph);
-    assign_precision(input.graph, options.fp8_fallback);
-  } else {
-    assign_precision(input.graph, options.precision);
-  }
-  input.graph.compact();
-  verify(input.graph);
 
-  PlanInfo& info = result.plan.info;
-  info.family = input.family;
-  info.backend = options.backend;
-  info.precision = options.precision;
-  info.opt_level = options.opt_level;
-  info.batch = options.batch;
-  info.checkpoint_name = input.checkpoint_name;
-  info.checkpoint_sha256 = input.checkpoint_sha256;
-  for (const auto& run : result.passes.runs) info.passes.push_back(run.name);
-  info.quantization = std::move(quantization);
+  const bool times_kernels = make_backend(options.backend)->chooses_tactics();
+  // Level 0 takes the libraries' heuristic tactics: nothing timed to compare precisions by.
+  const bool precision_tactic = times_kernels && options.precision == Precision::kF8 &&
+                                !options.strict_precision && options.opt_level > 0;
+  const Graph unquantized = precision_tactic ? input.graph : Graph();
+  nlohmann::json quantization = set_precision(input.graph, options, nullptr);
+
+  result.plan.info = plan_info(input, options, result.passes);
+  result.plan.info.quantization = std::move(quantization);
   result.plan.config = std::move(input.config);
   result.plan.graph = std::move(input.graph);
-
-  // As TensorRT's builder does: a backend that times kernels does it now, and the plan keeps what won.
-  if (make_backend(options.backend)->chooses_tactics()) {
-    CompileOptions compile;
-    compile.batch = options.batch;
-    compile.opt_level = options.opt_level;
-    compile.tactic_cache = options.tactic_cache;
-    compile.strict_backend = options.strict_backend;
-    const Engine engine(std::make_shared<const Plan>(result.plan), options.backend, compile);
-    result.plan.info.layer_data = engine.layer_data();
-    result.fallback_layers = engine.fallback_layers();
-  }
+  if (times_kernels) choose_tactics(result, options);
+  if (precision_tactic) apply_precision_tactic(result, unquantized, options);
   return result;
 }
 

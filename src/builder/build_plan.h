@@ -3,17 +3,26 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "passes/pass_manager.h"
 #include "plan/plan.h"
 
 namespace kiln {
 
+// What a second quantization of the same graph is held to (the precision tactic's rebuild,
+// builder/precision_tactic.h): exactly these layers in FP8, with the activation scales the first chose.
+struct FixedFp8Layers {
+  std::vector<std::string> layers;
+  std::map<std::string, float> scales;
+};
+
 // Rewrites chosen layers of the fp32 graph (after passes) to FP8 and returns the report the plan keeps
-// (quant/fp8_build.h makes one from a recipe and calibration data).
-using Quantizer = std::function<nlohmann::json(Graph&)>;
+// (quant/fp8_build.h makes one from a recipe and calibration data); `fixed` null: the recipe chooses.
+using Quantizer = std::function<nlohmann::json(Graph&, const FixedFp8Layers* fixed)>;
 
 struct BuildOptions {
   Precision precision = Precision::kF32;  // kF8: the quantizer picks FP8 layers, the rest get fp8_fallback
@@ -27,6 +36,9 @@ struct BuildOptions {
   std::string tactic_cache;
   std::set<std::string> disabled_passes;
   bool strict_backend = false;  // refuse layers the backend does not run instead of timing the rest
+  // FP8 layers stay FP8 even where the backend times their fp16 convolution faster (without it, a
+  // tactic-timing backend's FP8 build keeps those layers fp16: the precision tactic).
+  bool strict_precision = false;
 };
 
 struct BuildInput {

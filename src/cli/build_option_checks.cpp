@@ -34,18 +34,22 @@ void check_fp8_settings(const CLI::App& command, const BuildChoices& choices) {
 void check_build_options(const CLI::App& command, const BuildChoices& choices) {
   const Manifest& manifest = *choices.manifest;
   const std::string precision = choices.precision.value_or(std::string(precision_name(manifest.precision)));
-  refuse_unless(precision == "fp8", command,
-                {"--recipe", "--calib", "--images", "--every", "--calib-method", "--calib-cache",
-                 "--percentile", "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict"},
-                "to --precision fp8", source_of(choices.precision, "--precision", precision, "fp8"));
+  refuse_unless(
+      precision == "fp8", command,
+      {"--recipe", "--calib", "--images", "--every", "--calib-method", "--calib-cache", "--percentile",
+       "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict", "--strict-precision"},
+      "to --precision fp8", source_of(choices.precision, "--precision", precision, "fp8"));
   if (precision == "fp8") check_fp8_settings(command, choices);
   const std::int64_t opt_level = choices.opt_level.value_or(manifest.opt_level);
   refuse_unless(opt_level > 0, command, {"--disable-pass"}, "with --opt-level 1 or more",
                 choices.opt_level ? "--opt-level 0 (no graph pass) was given"
                                   : "the manifest's opt_level is 0 (no graph pass)");
   const std::string backend = choices.backend.value_or(manifest.backends.front());
-  if (first_given(command, {"--tactic-cache"}).empty()) return;
-  refuse_unless(make_backend(backend)->chooses_tactics(), command, {"--tactic-cache"},
+  // Precisions are chosen per layer only where kernels are timed (opt level 1 and above).
+  refuse_unless(opt_level > 0, command, {"--strict-precision"}, "with --opt-level 1 or more",
+                "at --opt-level 0 no kernel is timed and every FP8 layer stays FP8");
+  if (first_given(command, {"--tactic-cache", "--strict-precision"}).empty()) return;
+  refuse_unless(make_backend(backend)->chooses_tactics(), command, {"--tactic-cache", "--strict-precision"},
                 "to a backend that times kernels (cuda)",
                 choices.backend ? "--backend " + backend + " was given"
                                 : "the manifest's backend is " + backend + " (give --backend cuda)");

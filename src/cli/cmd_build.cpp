@@ -3,6 +3,8 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string_view>
 
 #include "builder/build_plan.h"
 #include "cli/build_option_checks.h"
@@ -33,6 +35,7 @@ struct BuildCommandOptions {
   std::optional<std::int64_t> batch;
   std::optional<std::string> backend;
   bool strict_backend = false;
+  bool strict_precision = false;
   std::vector<std::string> disabled_passes;
   std::filesystem::path families_dir{default_families_dir()};
   std::string tactic_cache;
@@ -55,6 +58,7 @@ pipeline::BuildOverrides build_overrides(const BuildCommandOptions& options) {
   overrides.disabled_passes = {options.disabled_passes.begin(), options.disabled_passes.end()};
   overrides.tactic_cache = options.tactic_cache;
   overrides.strict_backend = options.strict_backend;
+  overrides.strict_precision = options.strict_precision;
   overrides.fp8 = options.fp8;
   return overrides;
 }
@@ -70,6 +74,28 @@ void refuse_outputs_over_inputs(const BuildCommandOptions& options, const std::f
   refuse_output_over_inputs({"-o", options.output}, inputs);
   inputs.push_back({"-o", options.output});
   if (const auto json = named_if("--json", options.json)) refuse_output_over_inputs(*json, inputs);
+}
+
+// ", 12 kept fp16 (faster there)" when the precision tactic kept any FP8 layer fp16.
+std::string kept_fp16_note(const Plan& plan) {
+  const nlohmann::json& tactic = plan.info.quantization.value("precision_tactic", nlohmann::json::object());
+  const std::size_t kept = tactic.value("kept_fp16", nlohmann::json::array()).size();
+  return kept == 0 ? std::string() : cat(", ", kept, " kept fp16 (faster there)");
+}
+
+// --verbose: each layer the precision tactic compared, with both times.
+std::string precision_tactic_lines(const Plan& plan) {
+  const nlohmann::json& tactic = plan.info.quantization.value("precision_tactic", nlohmann::json::object());
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1);
+  for (const char* group : {"kept_fp16", "kept_fp8"}) {
+    for (const nlohmann::json& layer : tactic.value(group, nlohmann::json::array())) {
+      out << (std::string_view(group) == "kept_fp16" ? "kept fp16: " : "fp8:       ")
+          << layer.at("layer").get<std::string>() << " (FP8 " << layer.at("fp8_us").get<double>()
+          << " us, fp16 " << layer.at("fp16_us").get<double>() << " us)\n";
+    }
+  }
+  return out.str();
 }
 
 void build(const BuildCommandOptions& options, const CLI::App& command) {
@@ -103,7 +129,7 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const auto bytes = std::filesystem::file_size(options.output);
-  if (options.verbose) std::cout << result.passes.str();
+  if (options.verbose) std::cout << result.passes.str() << precision_tactic_lines(result.plan);
   if (!result.fallback_layers.empty()) {
     std::cerr << fallback_warning(result.fallback_layers, build_options.backend, default_backend()) << "\n";
     if (options.verbose) {
@@ -114,8 +140,9 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
   std::cout << "built " << options.output.string() << ": " << family << ", "
             << result.plan.graph.live_node_count() << " layers, " << precision_name(build_options.precision)
             << (build_options.precision == Precision::kF8
-                    ? cat(" (", result.plan.info.quantization.value("fp8_layers", 0),
-                          " FP8 convolutions, the rest ", precision_name(build_options.fp8_fallback), ")")
+                    ? cat(" (", result.plan.info.quantization.value("fp8_layers", 0), " FP8 convolutions",
+                          kept_fp16_note(result.plan), ", the rest ",
+                          precision_name(build_options.fp8_fallback), ")")
                     : std::string())
             << ", opt level " << build_options.opt_level << ", batch " << build_options.batch << ", backend "
             << build_options.backend << ", " << std::fixed << std::setprecision(1)
@@ -214,6 +241,9 @@ void add_build_command(CLI::App& app) {
                   "layer's kernels on this machine's GPU and the plan stores the fastest");
   cmd->add_flag("--strict-backend", options->strict_backend,
                 cat(kStrictBackendHelp, "; --verbose lists them"));
+  cmd->add_flag("--strict-precision", options->strict_precision,
+                "fp8 on cuda: keep every layer the recipe chose in FP8; without it a layer whose fp16 "
+                "convolution times faster stays fp16 (the plan and --verbose list them)");
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "cuda: file of timed tactics to reuse and extend, so rebuilds pick the same kernels fast");
   cmd->add_option("--disable-pass", options->disabled_passes, "Skip a graph pass by name (repeatable)");

@@ -16,6 +16,7 @@ BuildOptions plain_options(const Manifest& manifest, const BuildOverrides& overr
   options.disabled_passes = overrides.disabled_passes;
   options.tactic_cache = overrides.tactic_cache;
   options.strict_backend = overrides.strict_backend;
+  options.strict_precision = overrides.strict_precision;
   return options;
 }
 

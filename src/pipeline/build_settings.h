@@ -20,8 +20,9 @@ struct BuildOverrides {
   std::optional<std::string> backend;  // default: the manifest's first backend
   std::set<std::string> disabled_passes;
   std::string tactic_cache;
-  bool strict_backend = false;  // refuse layers the backend cannot run instead of a CPU fallback
-  Fp8Options fp8;               // used when the precision is fp8
+  bool strict_backend = false;    // refuse layers the backend cannot run instead of a CPU fallback
+  bool strict_precision = false;  // FP8 layers stay FP8 where fp16 times faster (BuildOptions)
+  Fp8Options fp8;                 // used when the precision is fp8
 };
 
 // For fp8 this makes the quantizer, loading its calibration images (pipeline/fp8_settings.h).

@@ -63,8 +63,9 @@ void check_cache_provenance(const Fp8Options& options, const QuantizationSetting
   if (!cache.is_object()) return;  // read_calibration_cache names what is wrong with it
   // read_calibration_cache checked the scales; these two records are optional and read only as strings.
   const auto text = [](const nlohmann::json& object, const char* key) {
-    return object.is_object() && object.contains(key) && object[key].is_string() ? object[key].get<std::string>()
-                                                                                   : std::string();
+    return object.is_object() && object.contains(key) && object[key].is_string()
+               ? object[key].get<std::string>()
+               : std::string();
   };
   const std::string method = text(cache, "calibration");
   require(!options.calib_method || method.empty() || *options.calib_method == method, path.string(),
@@ -83,8 +84,8 @@ void check_cache_provenance(const Fp8Options& options, const QuantizationSetting
   const Dataset dataset = open_dataset(data.data);
   const std::string fingerprint = calibration_fingerprint(dataset, calibration_indices(dataset, data));
   require(fingerprint == recorded, path.string(), ": --calib-cache was calibrated on other images (",
-          text(data_record, "data"), ", fingerprint ", recorded.substr(0, 12), ") than --calib ",
-          data.data, " selects (fingerprint ", fingerprint.substr(0, 12),
+          text(data_record, "data"), ", fingerprint ", recorded.substr(0, 12), ") than --calib ", data.data,
+          " selects (fingerprint ", fingerprint.substr(0, 12),
           "): give the same --calib, --images and --every, or a new --calib-cache path");
 }
 
@@ -107,7 +108,7 @@ Fp8Quantization fp8_quantization(const Fp8Options& options, const Manifest& mani
   if (options.calib_data && !(cached && settings.recipe != "auto")) {
     *images = load(calibration_data(options, defaults));
   }
-  return {[settings, images](Graph& g) { return quantize_fp8(g, settings, *images); }, settings.fallback};
+  return {fp8_quantizer(settings, images), settings.fallback};
 }
 
 }  // namespace

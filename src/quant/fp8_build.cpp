@@ -75,12 +75,16 @@ std::vector<std::string> search_auto_layers(Graph& graph, const std::vector<std:
 
 nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data) {
   require(settings.fallback != Precision::kF8, "fp8: the fallback precision must be fp32 or fp16");
-  const bool automatic = settings.recipe == "auto";
+  const bool fixed = settings.fixed_layers.has_value();
+  require(!fixed || settings.cached_scales, "fp8: fixed FP8 layers need their activation scales");
+  const bool automatic = settings.recipe == "auto" && !fixed;
   require(!data.images.empty() || (settings.cached_scales && !automatic),
           "fp8: calibration needs at least one image");
-  const std::vector<std::string> candidates =
-      automatic ? quantizable_layers(graph) : select_layers(graph, parse_recipe(settings.recipe));
-  require(!candidates.empty(), "fp8: recipe '", settings.recipe, "' selects no convolution");
+  const std::vector<std::string> candidates = fixed ? *settings.fixed_layers
+                                              : automatic
+                                                  ? quantizable_layers(graph)
+                                                  : select_layers(graph, parse_recipe(settings.recipe));
+  require(fixed || !candidates.empty(), "fp8: recipe '", settings.recipe, "' selects no convolution");
 
   ActivationScales activations = settings.cached_scales
                                      ? cached_activation_scales(graph, candidates, *settings.cached_scales)
@@ -117,6 +121,16 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
                                  {"data", data.source},
                                  {"scales", scales}};
   return report;
+}
+
+Quantizer fp8_quantizer(Fp8Settings settings, std::shared_ptr<const CalibrationImages> data) {
+  return [settings = std::move(settings), data = std::move(data)](Graph& graph, const FixedFp8Layers* fixed) {
+    if (fixed == nullptr) return quantize_fp8(graph, settings, *data);
+    Fp8Settings rebuild = settings;
+    rebuild.fixed_layers = fixed->layers;
+    rebuild.cached_scales = fixed->scales;
+    return quantize_fp8(graph, rebuild, *data);
+  };
 }
 
 }  // namespace kiln

@@ -6,11 +6,13 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "builder/build_plan.h"
 #include "graph/graph.h"
 #include "quant/auto_recipe.h"
 #include "quant/calibration_cache.h"
@@ -31,6 +33,9 @@ struct Fp8Settings {
   // Activation scales from an earlier calibration (a calibration cache, see read_calibration_cache);
   // when set, no calibration runs and the cache must cover every tensor the chosen layers read.
   std::optional<std::map<std::string, float>> cached_scales;
+  // Exactly these layers in FP8, neither the recipe nor the auto search choosing (a rebuild by the
+  // precision tactic, builder/precision_tactic.h); may be empty. Needs cached_scales.
+  std::optional<std::vector<std::string>> fixed_layers;
 };
 
 struct CalibrationImages {
@@ -41,5 +46,9 @@ struct CalibrationImages {
 // Rewrites `graph` (fp32, after passes) and returns the quantization report. `data` may be empty when
 // settings.cached_scales is set and the recipe is not auto.
 nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data);
+
+// The builder's Quantizer over quantize_fp8: the settings' recipe, or the layers and scales a precision-
+// tactic rebuild fixes. `data` must outlive the quantizer.
+Quantizer fp8_quantizer(Fp8Settings settings, std::shared_ptr<const CalibrationImages> data);
 
 }  // namespace kiln

@@ -53,9 +53,9 @@ Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,
     settings.sensitivity_images = inputs.spec.sensitivity_images;
     settings.fallback = Precision::kF16;
     options.fp8_fallback = Precision::kF16;
-    options.quantizer = [settings, &calibration](Graph& graph) {
-      return quantize_fp8(graph, settings, calibration);
-    };
+    // Not owned: the calibration images outlive the build.
+    options.quantizer = fp8_quantizer(
+        settings, std::shared_ptr<const CalibrationImages>(std::shared_ptr<void>(), &calibration));
   }
   Plan plan = build_plan(inputs.model, options).plan;
   plan.detector = inputs.detector;

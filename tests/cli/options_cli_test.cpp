@@ -69,6 +69,13 @@ TEST(CliOptions, Fp8OptionsOnAnotherPrecisionAreRefusedNamingBoth) {
   expect_usage_error(build(plan, "--tactic-cache t.json"),
                      "--tactic-cache applies only to a backend that times kernels (cuda), but the manifest's "
                      "backend is cpu");
+  expect_usage_error(build(plan, "--precision fp16 --strict-precision"),
+                     "--strict-precision applies only to --precision fp8, but --precision fp16 was given");
+  expect_usage_error(build(plan, fp8 + "--strict-precision"),
+                     "--strict-precision applies only to a backend that times kernels (cuda), but the "
+                     "manifest's backend is cpu");
+  expect_usage_error(build(plan, fp8 + "--opt-level 0 --backend cuda --strict-precision"),
+                     "--strict-precision applies only with --opt-level 1 or more");
   expect_usage_error("build --list-passes --batch 2", "--list-passes prints the graph passes");
   expect_usage_error(
       build(plan, "--opt-level 0 --disable-pass fold_batch_norm"),

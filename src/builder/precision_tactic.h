@@ -1,0 +1,41 @@
+// The precision tactic: an FP8 build on a backend that times kernels keeps a layer fp16 where the fp16
+// convolution of that layer timed faster than its FP8 one, as TensorRT's builder picks each layer's
+// precision among those it is allowed. The times come from two compiles of the same graph, one fp16
+// and one FP8 (each layer's stored tactic); a layer one of them did not time (fused into another
+// step, or tactics from heuristics) stays as the recipe chose.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct LayerPrecisionTime {
+  std::string layer;
+  double fp8_us = 0.0;
+  double fp16_us = 0.0;
+};
+
+struct PrecisionChoice {
+  std::vector<std::string> fp8_layers;        // still FP8, in the FP8 build's order
+  std::vector<LayerPrecisionTime> kept_fp16;  // faster in fp16
+  std::vector<LayerPrecisionTime> kept_fp8;   // timed both ways, FP8 at least as fast
+  std::vector<std::string> untimed;           // FP8 layers without both times: left FP8
+
+  // The plan's record ("precision_tactic" in the quantization report).
+  nlohmann::json to_json() const;
+};
+
+// The time a tactic-timing backend measured for one layer's chosen tactic (its layer data's
+// tactic.us), if it timed one.
+std::optional<double> timed_microseconds(const nlohmann::json& layer_data);
+
+// Splits the FP8 build's layers by which precision ran them faster.
+PrecisionChoice choose_layer_precisions(const std::vector<std::string>& fp8_layers,
+                                        const std::map<std::string, nlohmann::json>& fp8_data,
+                                        const std::map<std::string, nlohmann::json>& fp16_data);
+
+}  // namespace kiln
