@@ -51,6 +51,7 @@ void study(const StudyCommandOptions& options) {
   require(!data.empty(),
           "kiln study needs --data with a --checkpoint (a folder of images or webdataset shards)");
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  refuse_strict_precision_without_timing(options, backend);
   const std::filesystem::path out =
       options.output.value_or(std::filesystem::path("study-" + manifest.family));
   prepare_output_folder(options, manifest, spec, checkpoint, data, out);
@@ -80,6 +81,7 @@ void study(const StudyCommandOptions& options) {
                            manifest.hub_id,
                            options.calibration_data.value_or(""),
                            std::nullopt};
+  study_inputs.strict_precision = options.strict_precision;
   const StudyResult result = run_study(study_inputs);
   for (const std::string& warning : result.warnings) std::cerr << "kiln: warning: " << warning << "\n";
   write_study(out, result);
@@ -117,6 +119,9 @@ void add_study_command(CLI::App& app) {
   cmd->add_option("--backend", options->backend,
                   "Backend every variant runs on (default: the fastest CPU backend)");
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
+  cmd->add_flag("--strict-precision", options->strict_precision,
+                "cuda: FP8 variants keep every layer their recipe chose in FP8 (default: a layer whose fp16 "
+                "convolution times faster stays fp16, and the report counts them)");
   cmd->add_option("-o,--output", options->output,
                   "Report folder (default: study-FAMILY); one holding a report is refused unless --force");
   cmd->add_flag("--force", options->force,

@@ -39,9 +39,10 @@ DetectorStudySources study_sources(const StudyCommandOptions& options, const Man
 
 DetectorStudySpec detector_spec(const StudyCommandOptions& options, const Manifest& manifest) {
   if (options.calibration_data || options.fake_quant_images)
-    usage_error(cat(manifest.path.string(), " is a detector family's manifest; ",
-                    options.calibration_data ? "--calib" : "--fake-quant-images",
-                    " is for classifier studies (a detector study calibrates on every k-th image of --data)"));
+    usage_error(
+        cat(manifest.path.string(), " is a detector family's manifest; ",
+            options.calibration_data ? "--calib" : "--fake-quant-images",
+            " is for classifier studies (a detector study calibrates on every k-th image of --data)"));
   DetectorStudySpec spec = detector_study_spec_from_manifest(manifest);
   apply_study_overrides(options, spec.study);
   for (const StudyVariant& variant : spec.study.variants) require_detector_variant(variant);
@@ -67,6 +68,7 @@ void study_detector(const StudyCommandOptions& options, const Manifest& manifest
   const DetectorStudySpec spec = detector_spec(options, manifest);
   const DetectorStudySources sources = study_sources(options, manifest, spec);
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  refuse_strict_precision_without_timing(options, backend);
   const std::filesystem::path out =
       options.output.value_or(std::filesystem::path("study-" + manifest.family));
   StudyCommandOptions guarded = options;
@@ -95,6 +97,7 @@ void study_detector(const StudyCommandOptions& options, const Manifest& manifest
       source.to_input,
       notes,
       sources.demo};
+  inputs.study.strict_precision = options.strict_precision;
   const DetectorStudyResult result = pipeline::run_detector_study(inputs);
   for (const std::string& warning : result.study.warnings) std::cerr << "kiln: warning: " << warning << "\n";
   write_detector_study(out, result);

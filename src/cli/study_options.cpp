@@ -2,11 +2,21 @@
 
 #include <algorithm>
 
+#include "cli/option_checks.h"
 #include "cli/study_output.h"
 #include "core/error.h"
+#include "runtime/engine.h"
 #include "study/study_runner.h"
 
 namespace kiln::cli {
+
+void refuse_strict_precision_without_timing(const StudyCommandOptions& options, const std::string& backend) {
+  if (options.strict_precision && !make_backend(backend)->chooses_tactics()) {
+    usage_error(
+        cat("--strict-precision applies only to a backend that times kernels (cuda), but the study runs on ",
+            backend));
+  }
+}
 
 void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec) {
   if (options.batch) spec.batch = *options.batch;

@@ -20,6 +20,7 @@ struct StudyCommandOptions {
   std::optional<std::string> data;
   std::string backend;
   bool strict_backend = false;
+  bool strict_precision = false;
   std::optional<std::filesystem::path> output;
   std::optional<std::int64_t> batch;
   std::vector<std::int64_t> batches;  // the speed matrix's, instead of the manifest's
@@ -42,6 +43,8 @@ struct StudyCommandOptions {
 
 // The options that override the manifest's [study] values (batch, matrix, rounds, images, variants).
 void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec);
+// --strict-precision only changes builds on a backend that times kernels (cuda): elsewhere it is refused.
+void refuse_strict_precision_without_timing(const StudyCommandOptions& options, const std::string& backend);
 
 // The -o folder: never over the study's inputs, never a mix with an earlier run (--force).
 void prepare_output_folder(const StudyCommandOptions& options, const Manifest& manifest,

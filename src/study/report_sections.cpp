@@ -35,9 +35,10 @@ std::string demo_note(const StudyResult& result) {
   std::ostringstream md;
   const std::string& description = result.inputs.spec.demo_description;
   md << "> **Demo run.** "
-     << (description.empty() ? std::string("A reduced model and data from the repository's test data") :
-                               cat(static_cast<char>(std::toupper(static_cast<unsigned char>(description[0]))),
-                                   description.substr(1)))
+     << (description.empty()
+             ? std::string("A reduced model and data from the repository's test data")
+             : cat(static_cast<char>(std::toupper(static_cast<unsigned char>(description[0]))),
+                   description.substr(1)))
      << " (`" << result.inputs.model.checkpoint_name
      << "`). The figures are real for this small model on these images; its speed and its FP8 behaviour "
         "are not those of the full-size model. For that, run the study on the Hub checkpoint"
@@ -57,6 +58,14 @@ std::string warnings_block(const StudyResult& result) {
   return text.empty() ? text : text + "\n";
 }
 
+// " (12 more kept fp16 by the precision tactic: their fp16 convolutions timed faster)", or nothing.
+std::string kept_fp16_text(const nlohmann::json& quantization) {
+  const nlohmann::json tactic = quantization.value("precision_tactic", nlohmann::json::object());
+  const std::size_t kept = tactic.value("kept_fp16", nlohmann::json::array()).size();
+  if (kept == 0) return "";
+  return cat(" (", kept, " more kept fp16 by the precision tactic: their fp16 convolutions timed faster)");
+}
+
 std::string recipe_list(const StudyResult& result) {
   const StudyFamilyText& family = result.inputs.spec.text;
   std::ostringstream md;
@@ -67,7 +76,8 @@ std::string recipe_list(const StudyResult& result) {
     md << "- `" << r.variant.recipe
        << "`: " << (text != family.recipes.end() ? text->second : generic_recipe_text(r.variant.recipe));
     if (r.variant.recipe == "auto") md << " (`" << auto_target_str(result.inputs.spec.auto_target) << "`)";
-    md << "; " << r.fp8_layers << " of " << r.convolutions << " convolutions in FP8 here.\n";
+    md << "; " << r.fp8_layers << " of " << r.convolutions << " convolutions in FP8 here"
+       << kept_fp16_text(r.quantization) << ".\n";
   }
   return listed.empty() ? "" : md.str() + "\n";
 }

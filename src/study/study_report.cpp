@@ -310,6 +310,9 @@ nlohmann::json StudyResult::to_json() const {
          {"plan_bytes", r.plan_bytes},
          {"convolutions", r.convolutions},
          {"fp8_convolutions", r.fp8_layers},
+         {"kept_fp16_by_precision_tactic", r.quantization.value("precision_tactic", nlohmann::json::object())
+                                               .value("kept_fp16", nlohmann::json::array())
+                                               .size()},
          {"build_seconds", r.build_seconds},
          {"latency_ms",
           {{"median", r.latency_ms.median},

@@ -43,6 +43,7 @@ Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,
   options.batch = inputs.spec.batch;
   options.backend = inputs.backend;
   options.strict_backend = inputs.strict_backend;
+  options.strict_precision = inputs.strict_precision;
   // Variants share convolution shapes: a backend that times kernels (cuda) times each shape once.
   options.tactic_cache = (inputs.out_dir / "plans" / "tactics.txt").string();
   if (variant.precision == Precision::kF8) {

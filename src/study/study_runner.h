@@ -38,6 +38,8 @@ struct StudyInputs {
   // k-th sampled image of `data`, which is then all held out; empty: none.
   std::string calibration_data;
   std::optional<DetectorSection> detector;  // a detector family's: every variant's plan carries it
+  // FP8 variants keep every recipe layer in FP8 (BuildOptions::strict_precision).
+  bool strict_precision = false;
 };
 
 struct Spread {

@@ -45,6 +45,8 @@ TEST(CliOptions, NumbersOutOfBoundsSayTheBoundsAndTheValueAsGiven) {
   expect_usage_error("eval " + file + " --data d --every 0", "--every: must be between 1");
   expect_usage_error("dataset " + kPhotos.string() + " --images 0", "--images: must be between 1");
   expect_usage_error("study timm_resnest --every 1", "--every: must be between 2");
+  expect_usage_error("study timm_resnest --strict-precision",
+                     "--strict-precision applies only to a backend that times kernels (cuda)");
   EXPECT_FALSE(fs::exists(plan));
 }
 

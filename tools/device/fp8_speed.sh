@@ -7,6 +7,8 @@
 #
 # Usage: tools/device/fp8_speed.sh [--models resnet50,resnest50d] [--batches 1,32] [--recipes all,nose-L1]
 #          [--opt-level N]
+#   a recipe written RECIPE:strict builds with --strict-precision (every recipe layer FP8), e.g.
+#   --recipes all,all:strict compares the precision tactic's plan with the all-FP8 one.
 # Needs `carry: [".carry/bin"]` (kiln and the libraries the machine lacks: see bench_cuda.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -44,6 +46,8 @@ build_and_bench() {
     --opt-level "$opt" --backend cuda --strict-backend --tactic-cache "$WORK/tactics.txt" "$@" -o "$plan" \
     >>"$OUT/fp8_build.log" 2>&1 || { log "  $name b$batch $tag: build failed: $(tail -1 "$OUT/fp8_build.log" | cut -c1-200)"; return; }
   echo "$name b$batch $tag $(( $(date +%s) - began ))" >>"$WORK/build_seconds.txt"
+  log "  $name b$batch $tag: $(grep '^built' "$OUT/fp8_build.log" | tail -1 | cut -d: -f2-)"
+  "$KILN" inspect "$plan" --json "$WORK/inspect_${name}_b${batch}_$tag.json" >/dev/null 2>&1
   "$KILN" bench "$plan" --backend cuda --warmup 1s --duration 3s --profile --profile-iterations 20 \
     --json "$WORK/fp8_${name}_b${batch}_$tag.json" --verbose >>"$OUT/fp8_bench.log" 2>&1 \
     || log "  $name b$batch $tag: bench failed: $(tail -1 "$OUT/fp8_bench.log" | cut -c1-200)"
@@ -54,8 +58,11 @@ for name in $models; do
   for batch in $batches; do
     build_and_bench "$name" "$batch" fp16 --precision fp16
     for recipe in $recipes; do
-      build_and_bench "$name" "$batch" "fp8-$recipe" --precision fp8 --recipe "$recipe" \
-        --calib tests/data/photos --calib-every 1
+      # RECIPE:strict keeps every layer of the recipe FP8 (--strict-precision: no precision tactic).
+      local_args=() tag="fp8-${recipe%:strict}"
+      [[ $recipe == *:strict ]] && local_args=(--strict-precision) tag="$tag-strict"
+      build_and_bench "$name" "$batch" "$tag" --precision fp8 --recipe "${recipe%:strict}" \
+        --calib tests/data/photos --calib-every 1 "${local_args[@]}"
     done
   done
 done
@@ -82,6 +89,21 @@ for (name, batch, tag), r in sorted(rows.items(), key=lambda kv: (kv[0][0], int(
     share = groups.get("quantization", 0.0) / total
     print(f"| {name} | {batch} | {tag} | {ms:.3f} | {int(batch) * 1000 / ms:,.0f} | {ratio} | {share:.1%} | "
           f"{seconds.get((name, batch, tag), '-')} |")
+PY
+# What the precision tactic chose per FP8 plan: the layers it kept fp16, with both times.
+python3 - "$WORK" "$OUT/precision_tactic.json" <<'PY' | tee -a "$OUT/summary.txt"
+import glob, json, os, sys
+chosen = {}
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "inspect_*.json"))):
+    tactic = json.load(open(path)).get("quantization", {}).get("precision_tactic")
+    if tactic is None:
+        continue
+    name = os.path.basename(path)[8:-5]
+    chosen[name] = tactic
+    kept = tactic["kept_fp16"]
+    print(f"precision tactic {name}: {len(kept)} of {tactic['compared']} compared layers kept fp16; "
+          f"those take {sum(k['fp8_us'] for k in kept):.1f} us in FP8, {sum(k['fp16_us'] for k in kept):.1f} us in fp16")
+json.dump(chosen, open(sys.argv[2], "w"), indent=1)
 PY
 cp "$WORK"/fp8_*.json "$OUT/" 2>/dev/null
 cp "$WORK/tactics.txt" "$OUT/fp8_tactics.txt" 2>/dev/null
