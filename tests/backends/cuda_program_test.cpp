@@ -94,7 +94,7 @@ TEST(CudaOpTableTest, CodesOnlyFeedFp8Convolutions) {
 }
 
 TEST(CudaStoredTacticTest, AnEntryReadsBackAsWritten) {
-  const cuda::StoredTactic chosen{cuda::kApiGraph, "graph91000:f16:n1c16", {false, 3, 4096, 0.0125}};
+  const cuda::StoredTactic chosen{cuda::kApiGraph, "graph91000:f16:n1c16", {false, 3, 4096, 0.0125, {}}};
   const nlohmann::json entry = cuda::tactic_entry(chosen, "NVIDIA H200");
   // The plan's format: these keys, microseconds.
   EXPECT_EQ(entry, nlohmann::json::parse(R"({"tactic": {"api": "cudnn-graph", "key": "graph91000:f16:n1c16",

@@ -65,7 +65,7 @@ class CudnnConv {
   void offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic& chosen) { tactic_ = chosen; }
-  static TacticRecord record(const Tactic& t) { return {t.fused, t.algorithm, t.workspace, t.milliseconds}; }
+  static TacticRecord record(const Tactic& t) { return {t.fused, t.algorithm, t.workspace, t.milliseconds, {}}; }
   // Enqueues the convolution with the chosen tactic on the handle's stream.
   void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) const;
 

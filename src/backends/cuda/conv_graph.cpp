@@ -13,6 +13,9 @@ namespace {
 constexpr std::int64_t kX = 1, kW = 2, kBias = 3, kResidual = 4, kY = 5, kScale = 6;
 // Candidates timed per graph (heuristics rank the best first).
 constexpr std::size_t kCandidates = 4;
+// A serialized plan larger than this is not kept (plans and tactic caches stay small); it is compiled
+// again when restored.
+constexpr std::int64_t kMaxCompiledBytes = std::int64_t{8} << 20;
 
 void set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
          std::int64_t count, const void* value) {
@@ -295,8 +298,55 @@ void CudnnGraphConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffer
   }
 }
 
+namespace {
+
+// cuDNN's JSON of an execution plan; empty where it gives none or it exceeds kMaxCompiledBytes.
+std::string serialized_plan(cudnnBackendDescriptor_t plan) {
+  std::int64_t count = 0;
+  if (cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
+                               &count, nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0 || count > kMaxCompiledBytes) {
+    return {};
+  }
+  std::string json(static_cast<std::size_t>(count), '\0');
+  if (cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, count,
+                               &count, json.data()) != CUDNN_STATUS_SUCCESS) {
+    return {};
+  }
+  json.resize(std::min(json.size(), static_cast<std::size_t>(std::max<std::int64_t>(count, 0))));
+  while (!json.empty() && json.back() == '\0') json.pop_back();
+  return json;
+}
+
+}  // namespace
+
+TacticRecord CudnnGraphConv::record(const Tactic& t) const {
+  TacticRecord r{t.fused, t.engine, t.workspace, t.milliseconds, {}};
+  // Only FP8 layers run runtime-compiled engines (configs()); the precompiled ones restore fast anyway.
+  if (fp8_) r.compiled = serialized_plan(t.plan);
+  return r;
+}
+
+std::optional<CudnnGraphConv::Desc> CudnnGraphConv::deserialized_plan(const std::string& json) {
+  Desc p = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  set(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_);
+  if (cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+                               static_cast<std::int64_t>(json.size()), json.data()) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendFinalize(p) != CUDNN_STATUS_SUCCESS) {
+    return std::nullopt;
+  }
+  return p;
+}
+
 bool CudnnGraphConv::restore(const TacticRecord& stored) {
   if (stored.fused && !can_fuse_) return false;
+  // A serialized plan comes back without compiling; one cuDNN no longer takes is compiled afresh.
+  if (!stored.compiled.empty()) {
+    if (const std::optional<Desc> p = deserialized_plan(stored.compiled)) {
+      tactic_ = {stored.fused, stored.algorithm, stored.workspace, stored.milliseconds, *p};
+      return true;
+    }
+  }
   const std::optional<Desc> graph = try_operation_graph(stored.fused);
   if (!graph) return false;
   const std::vector<Desc> candidates = configs(*graph);

@@ -52,7 +52,8 @@ class CudnnGraphConv {
   void offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic& chosen) { tactic_ = chosen; }
-  static TacticRecord record(const Tactic& t) { return {t.fused, t.engine, t.workspace, t.milliseconds}; }
+  // FP8 tactics keep their runtime-compiled execution plan, serialized, so restoring them compiles nothing.
+  TacticRecord record(const Tactic& t) const;
   void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream);
 
  private:
@@ -65,6 +66,8 @@ class CudnnGraphConv {
   std::vector<Desc> configs(Desc graph);
   // An execution plan for `config`, or nothing if cuDNN cannot finalize it.
   std::optional<Desc> plan(Desc config);
+  // A plan cuDNN serialized (record()), or nothing where it does not take it back.
+  std::optional<Desc> deserialized_plan(const std::string& json);
   // The operation graph, or nothing where cuDNN does not support it.
   std::optional<Desc> try_operation_graph(bool fused);
   bool launch(bool fused, Desc plan, const ConvBuffers& buffers, void* workspace, cudaStream_t stream);

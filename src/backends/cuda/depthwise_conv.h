@@ -31,7 +31,7 @@ class KilnDepthwiseConv {
   void offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic&) {}
-  static TacticRecord record(const Tactic& t) { return {true, 0, 0, t.milliseconds}; }
+  static TacticRecord record(const Tactic& t) { return {true, 0, 0, t.milliseconds, {}}; }
   void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) const;
 
  private:

@@ -95,7 +95,7 @@ class CublasLtLinear {
   void offer_candidates(TacticRace<Tactic>& race, const LinearBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic& chosen);
-  static TacticRecord record(const Tactic& t) { return {t.fused, t.heuristic, t.workspace, t.milliseconds}; }
+  static TacticRecord record(const Tactic& t) { return {t.fused, t.heuristic, t.workspace, t.milliseconds, {}}; }
   // Enqueues the layer with the chosen tactic; `workspace` holds at least the tactic's workspace bytes. The
   // buffers may differ from call to call (the bias pointer is set on every call).
   void enqueue(const LinearBuffers& buffers, void* workspace, cudaStream_t stream);

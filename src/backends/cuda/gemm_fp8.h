@@ -77,7 +77,7 @@ class CublasLtFp8Conv {
   void offer_candidates(TacticRace<Tactic>& race, const Fp8GemmBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic& chosen);
-  static TacticRecord record(const Tactic& t) { return {t.fused, t.heuristic, t.workspace, t.milliseconds}; }
+  static TacticRecord record(const Tactic& t) { return {t.fused, t.heuristic, t.workspace, t.milliseconds, {}}; }
   // Enqueues the GEMM with the chosen tactic; `workspace` holds at least the tactic's workspace bytes.
   void enqueue(const Fp8GemmBuffers& buffers, void* workspace, cudaStream_t stream);
 

@@ -11,10 +11,10 @@ std::optional<StoredTactic> stored_tactic(const std::map<std::string, nlohmann::
   try {
     const nlohmann::json& t = entry->second.at("tactic");
     if (t.at("device").get<std::string>() != device) return std::nullopt;  // timed on another GPU
-    return StoredTactic{
-        t.at("api").get<std::string>(), t.at("key").get<std::string>(),
-        TacticRecord{t.at("fused").get<bool>(), t.at("algorithm").get<int>(),
-                     t.at("workspace").get<std::size_t>(), t.at("us").get<double>() / 1000.0}};
+    return StoredTactic{t.at("api").get<std::string>(), t.at("key").get<std::string>(),
+                        TacticRecord{t.at("fused").get<bool>(), t.at("algorithm").get<int>(),
+                                     t.at("workspace").get<std::size_t>(), t.at("us").get<double>() / 1000.0,
+                                     t.value("compiled", std::string())}};
   } catch (const nlohmann::json::exception& e) {
     fail("plan: layer '", layer,
          "': malformed tactic (expected api, key, device, fused, algorithm, workspace, us): ", e.what());
@@ -23,14 +23,16 @@ std::optional<StoredTactic> stored_tactic(const std::map<std::string, nlohmann::
 
 nlohmann::json tactic_entry(const StoredTactic& chosen, const std::string& device) {
   const TacticRecord& t = chosen.tactic;
-  return {{"tactic",
-           {{"api", chosen.api},
-            {"key", chosen.key},
-            {"device", device},
-            {"fused", t.fused},
-            {"algorithm", t.algorithm},
-            {"workspace", t.workspace},
-            {"us", t.milliseconds * 1000.0}}}};
+  nlohmann::json entry = {{"tactic",
+                           {{"api", chosen.api},
+                            {"key", chosen.key},
+                            {"device", device},
+                            {"fused", t.fused},
+                            {"algorithm", t.algorithm},
+                            {"workspace", t.workspace},
+                            {"us", t.milliseconds * 1000.0}}}};
+  if (!t.compiled.empty()) entry["tactic"]["compiled"] = t.compiled;
+  return entry;
 }
 
 }  // namespace kiln::cuda

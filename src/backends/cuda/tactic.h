@@ -83,7 +83,7 @@ std::optional<TacticRecord> pick_tactic(Layer& layer, const std::optional<Tactic
   layer.offer_candidates(race, buffers, search.workspace, search.workspace_limit);
   if (!race.winner()) return std::nullopt;
   layer.use(*race.winner());
-  const TacticRecord chosen = Layer::record(*race.winner());
+  const TacticRecord chosen = layer.record(*race.winner());
   if (search.remember) cache.put(layer.key(), chosen);
   return chosen;
 }

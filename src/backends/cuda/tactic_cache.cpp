@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/base64.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 
@@ -25,6 +26,13 @@ TacticCache::TacticCache(std::filesystem::path path) : path_(std::move(path)) {
     require(!fields.fail() && (fused == 0 || fused == 1), "tactic cache ", path_.string(), " line ", number,
             ": expected '<key> <fused 0|1> <algorithm> <workspace> <ms>'");
     tactic.fused = fused == 1;
+    std::string compiled;
+    if (fields >> compiled) {
+      std::optional<std::string> plan = base64_decode(compiled);
+      require(plan.has_value(), "tactic cache ", path_.string(), " line ", number,
+              ": the compiled plan after the time is not base64");
+      tactic.compiled = std::move(*plan);
+    }
     entries_[key] = tactic;
   }
 }
@@ -43,10 +51,12 @@ void TacticCache::put(const std::string& key, const TacticRecord& tactic) {
 void TacticCache::save() const {
   if (path_.empty() || !dirty_) return;
   write_file_atomically(path_, [&](std::ostream& out) {
-    out << "# kiln CUDA tactic cache: <key> <fused> <algorithm> <workspace bytes> <ms>\n";
+    out << "# kiln CUDA tactic cache: <key> <fused> <algorithm> <workspace bytes> <ms> [<compiled plan>]\n";
     for (const auto& [key, tactic] : entries_) {
       out << key << ' ' << (tactic.fused ? 1 : 0) << ' ' << tactic.algorithm << ' ' << tactic.workspace << ' '
-          << tactic.milliseconds << '\n';
+          << tactic.milliseconds;
+      if (!tactic.compiled.empty()) out << ' ' << base64_encode(tactic.compiled);
+      out << '\n';
     }
   });
 }

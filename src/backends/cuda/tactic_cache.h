@@ -1,6 +1,6 @@
 // Timed tactics (cuDNN convolutions, cuBLASLt matmuls), kept in a text file so that rebuilding an engine on
 // the same machine picks the same algorithms without timing them again. One line per layer shape:
-//   <key> <fused 0|1> <algorithm> <workspace bytes> <milliseconds>
+//   <key> <fused 0|1> <algorithm> <workspace bytes> <milliseconds> [<compiled plan, base64>]
 // The key names the library and its version, the device, the precision, the shapes, the attributes and the
 // epilogue, so an entry never applies to anything else.
 #pragma once
@@ -20,6 +20,9 @@ struct TacticRecord {
   int algorithm = 0;  // the library's algorithm number or its index in the library's ranked candidates
   std::size_t workspace = 0;
   double milliseconds = 0;  // as timed (0 when chosen by heuristics)
+  // A runtime-compiled engine's execution plan as cuDNN serializes it, so that restoring the tactic
+  // compiles nothing; empty for the libraries' precompiled kernels.
+  std::string compiled;
 };
 
 class TacticCache {
