@@ -86,14 +86,17 @@ TEST(CudaFp8GemmTest, PreferenceComesFromTheEnvironment) {
   ::unsetenv("KILN_CUDA_FP8_GEMM");
 }
 
-// cuBLASLt's outer-vector scaling has no D scale and no FP8 D: an E4M3 D takes the per-row alpha.
-TEST(CudaFp8GemmTest, AnE4m3OutputTakesTheAlphaVector) {
+// cuBLASLt's outer-vector scaling has no D scale and no FP8 D: an E4M3 D takes the per-row alpha or
+// the tensor-wide scale.
+TEST(CudaFp8GemmTest, AnE4m3OutputTakesTheAlphaVectorOrTheScalar) {
   using cuda::Fp8Output;
   using cuda::Fp8Scaling;
   EXPECT_TRUE(cuda::fp8_gemm_supports(Fp8Scaling::kOuterVector, Fp8Output::kF16));
   EXPECT_TRUE(cuda::fp8_gemm_supports(Fp8Scaling::kAlphaVector, Fp8Output::kF16));
   EXPECT_FALSE(cuda::fp8_gemm_supports(Fp8Scaling::kOuterVector, Fp8Output::kE4m3));
   EXPECT_TRUE(cuda::fp8_gemm_supports(Fp8Scaling::kAlphaVector, Fp8Output::kE4m3));
+  EXPECT_TRUE(cuda::fp8_gemm_supports(Fp8Scaling::kScalar, Fp8Output::kF16));
+  EXPECT_TRUE(cuda::fp8_gemm_supports(Fp8Scaling::kScalar, Fp8Output::kE4m3));
 }
 
 // One GEMM writing E4M3 codes as D, run on the device with random operands: its codes, and y as kiln's
@@ -102,9 +105,11 @@ struct CodesCase {
   int c, k;
   Act act;
   bool residual;
-  float scale;  // the readers' quantize scale
+  float scale;               // the readers' quantize scale
+  cuda::Fp8Scaling scaling;  // kAlphaVector: a scale per channel; kScalar: one for all
   std::string name() const {
-    return cat(c, "->", k, " act ", static_cast<int>(act), residual ? " +residual" : "", " scale ", scale);
+    return cat(c, "->", k, " act ", static_cast<int>(act), residual ? " +residual" : "", " scale ", scale,
+               scaling == cuda::Fp8Scaling::kScalar ? " one channel scale" : " channel scales");
   }
 };
 
@@ -142,12 +147,15 @@ std::vector<float> stored_outputs(const CodesCase& t, const Tensor& x, const Ten
   return stored;
 }
 
-void run_e4m3_gemm(const CodesCase& t, CodesRun& run) {
+// False (a failure) where cuBLASLt offers no algorithm.
+bool run_e4m3_gemm(const CodesCase& t, CodesRun& run) {
   const ConvGeometry g = pointwise(t.c, t.k);
   const std::int64_t rows = std::int64_t{g.n} * g.h * g.w;
   const Tensor x = testing::random_tensor({rows, t.c}, 3, -4.0f, 4.0f).to(DType::kF8E4M3);
   const Tensor w = testing::random_tensor({t.k, t.c}, 5, -2.0f, 2.0f).to(DType::kF8E4M3);
-  const Tensor channel = testing::random_tensor({t.k}, 11, 0.005f, 0.02f);
+  const bool uniform = t.scaling == cuda::Fp8Scaling::kScalar;
+  Tensor channel = testing::random_tensor({t.k}, 11, 0.005f, 0.02f);
+  if (uniform) std::ranges::fill(channel.mutable_f32(), 0.0125f);
   const Tensor bias = testing::held(testing::random_tensor({t.k}, 13, -0.5f, 0.5f), true);
   const Tensor residual = testing::held(testing::random_tensor({rows, t.k}, 17, -1.0f, 1.0f), true);
   Tensor reciprocal(DType::kF32, {1});
@@ -159,14 +167,17 @@ void run_e4m3_gemm(const CodesCase& t, CodesRun& run) {
                            dreciprocal = testing::on_device(reciprocal, false);
   cuda::DeviceBuffer codes(static_cast<std::size_t>(rows * t.k)), workspace(std::size_t{32} << 20);
   const CublasLtHandle lt;
-  CublasLtFp8Conv gemm(
-      lt.handle, g, {t.act, t.residual, cuda::Fp8Scaling::kAlphaVector, cuda::Fp8Output::kE4m3},
-      {static_cast<const float*>(dchannel.data()), nullptr, static_cast<const float*>(dreciprocal.data())});
+  const cuda::Fp8GemmScales scales{static_cast<const float*>(dchannel.data()), nullptr,
+                                   static_cast<const float*>(dreciprocal.data()), uniform};
+  CublasLtFp8Conv gemm(lt.handle, g, {t.act, t.residual, t.scaling, cuda::Fp8Output::kE4m3}, scales);
   const cuda::Fp8GemmBuffers io{dx.data(), dw.data(),   dbias.data(), t.residual ? dresidual.data() : nullptr,
                                 nullptr,   codes.data()};
   cuda::TacticRace<cuda::MatmulTactic> race(false, nullptr);
   gemm.offer_candidates(race, io, workspace.data(), workspace.bytes());
-  ASSERT_TRUE(race.winner().has_value()) << "cuBLASLt offers no algorithm for " << gemm.key();
+  if (!race.winner()) {
+    ADD_FAILURE() << "cuBLASLt offers no algorithm for " << gemm.key();
+    return false;
+  }
   gemm.use(*race.winner());
   // NaN codes first, so that codes the GEMM does not write show.
   cuda::check(cudaMemset(codes.data(), 0xFF, codes.bytes()), "filling the codes");
@@ -175,6 +186,7 @@ void run_e4m3_gemm(const CodesCase& t, CodesRun& run) {
   run.gemm.resize(codes.bytes());
   cuda::check(cudaMemcpy(run.gemm.data(), codes.data(), codes.bytes(), cudaMemcpyDeviceToHost), "download");
   run.stored = stored_outputs(t, x.to(DType::kF32), w.to(DType::kF32), channel, bias, residual);
+  return true;
 }
 
 // An E4M3 code's place in value order (both zeros at 0): neighbouring values are one apart.
@@ -201,24 +213,27 @@ void expect_codes_match(const CodesRun& run, float scale) {
   EXPECT_LE(differing, run.gemm.size() / 64) << differing << " of " << run.gemm.size() << " codes differ";
 }
 
+// Per-channel scales (the per-row alpha) and one scale for every channel (the tensor-wide scale).
 TEST(CudaFp8GemmTest, E4m3OutputMatchesKilnQuantization) {
   KILN_SKIP_WITHOUT_GPU();
   // y spans about +-2 (its fp16 rounding matters), codes up to a few hundred.
   constexpr float kScale = 0.01f;
-  for (const CodesCase& t : {CodesCase{64, 64, Act::kNone, false, kScale},
-                             {64, 64, Act::kRelu, true, kScale},
-                             {256, 128, Act::kRelu, false, kScale},
-                             {256, 128, Act::kNone, true, kScale}}) {
-    SCOPED_TRACE(t.name());
-    CodesRun run;
-    ASSERT_NO_FATAL_FAILURE(run_e4m3_gemm(t, run));
-    expect_codes_match(run, t.scale);
-    // Most codes are neither zero nor saturated: the rounding is what is compared.
-    const auto inside = std::ranges::count_if(run.stored, [&](float y) {
-      const float q = std::abs(y / t.scale);
-      return q >= 1.0f && q < kE4M3Max;
-    });
-    EXPECT_GT(inside, static_cast<std::ptrdiff_t>(run.stored.size() / 3));
+  for (const cuda::Fp8Scaling scaling : {cuda::Fp8Scaling::kAlphaVector, cuda::Fp8Scaling::kScalar}) {
+    for (const CodesCase& t : {CodesCase{64, 64, Act::kNone, false, kScale, scaling},
+                               {64, 64, Act::kRelu, true, kScale, scaling},
+                               {256, 128, Act::kRelu, false, kScale, scaling},
+                               {256, 128, Act::kNone, true, kScale, scaling}}) {
+      SCOPED_TRACE(t.name());
+      CodesRun run;
+      if (!run_e4m3_gemm(t, run)) continue;
+      expect_codes_match(run, t.scale);
+      // Most codes are neither zero nor saturated: the rounding is what is compared.
+      const auto inside = std::ranges::count_if(run.stored, [&](float y) {
+        const float q = std::abs(y / t.scale);
+        return q >= 1.0f && q < kE4M3Max;
+      });
+      EXPECT_GT(inside, static_cast<std::ptrdiff_t>(run.stored.size() / 3));
+    }
   }
 }
 
@@ -226,19 +241,21 @@ TEST(CudaFp8GemmTest, E4m3OutputMatchesKilnQuantization) {
 TEST(CudaFp8GemmTest, E4m3OutputSaturates) {
   KILN_SKIP_WITHOUT_GPU();
   constexpr float kTinyScale = 1e-4f;  // |y| / scale mostly in the thousands
-  for (const CodesCase& t :
-       {CodesCase{64, 64, Act::kNone, true, kTinyScale}, {256, 128, Act::kRelu, false, kTinyScale}}) {
-    SCOPED_TRACE(t.name());
-    CodesRun run;
-    ASSERT_NO_FATAL_FAILURE(run_e4m3_gemm(t, run));
-    expect_codes_match(run, t.scale);
-    std::size_t beyond = 0;
-    for (std::size_t i = 0; i < run.gemm.size(); ++i) {
-      if (std::abs(run.stored[i] / t.scale) < 2 * kE4M3Max) continue;
-      ++beyond;
-      EXPECT_EQ(run.gemm[i], run.stored[i] < 0 ? 0xFE : 0x7E) << "code " << i << "; y " << run.stored[i];
+  for (const cuda::Fp8Scaling scaling : {cuda::Fp8Scaling::kAlphaVector, cuda::Fp8Scaling::kScalar}) {
+    for (const CodesCase& t : {CodesCase{64, 64, Act::kNone, true, kTinyScale, scaling},
+                               {256, 128, Act::kRelu, false, kTinyScale, scaling}}) {
+      SCOPED_TRACE(t.name());
+      CodesRun run;
+      if (!run_e4m3_gemm(t, run)) continue;
+      expect_codes_match(run, t.scale);
+      std::size_t beyond = 0;
+      for (std::size_t i = 0; i < run.gemm.size(); ++i) {
+        if (std::abs(run.stored[i] / t.scale) < 2 * kE4M3Max) continue;
+        ++beyond;
+        EXPECT_EQ(run.gemm[i], run.stored[i] < 0 ? 0xFE : 0x7E) << "code " << i << "; y " << run.stored[i];
+      }
+      EXPECT_GT(beyond, run.gemm.size() / 4);
     }
-    EXPECT_GT(beyond, run.gemm.size() / 4);
   }
 }
 #endif  // KILN_HAVE_CUDA
@@ -341,17 +358,26 @@ TEST(CudaFp8GemmTest, PointwiseConvolutionsMatchTheReference) {
   }
 }
 
+// Every FP8 layer's weights with one scale, as a plan quantized with one weight scale per tensor has.
+void with_one_weight_scale(Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if (node.op == OpKind::kDequantize)
+      std::ranges::fill(graph.value(node.inputs[1]).constant.mutable_f32(), 0.03f);
+  }
+}
+
 // A layer whose output only FP8 layers read writes their codes as the GEMM's E4M3 D (without timing,
-// the GEMM is the only candidate); one whose fp16 output is read too (a dual write) runs the GEMM
-// followed by the quantize kernel.
+// the GEMM is the only candidate), with a scale per channel or one for all; one whose fp16 output is
+// read too (a dual write) runs the GEMM followed by the quantize kernel.
 TEST(CudaFp8GemmTest, CodeWritingLayersTakeTheE4m3Output) {
   KILN_SKIP_WITHOUT_GPU();
-  for (const bool dual : {false, true}) {
+  for (const auto& [dual, one_scale] : {std::pair{false, false}, {false, true}, {true, false}}) {
     for (const GemmCase& t : {GemmCase{256, 64, 14, Activation::kRelu, false, true},
                               {64, 256, 14, Activation::kNone, true, true},
                               {1024, 2048, 4, Activation::kRelu, true, true}}) {
-      SCOPED_TRACE(cat(t.name(), dual ? " dual" : ""));
-      const Graph graph = pointwise_graph(t, dual);
+      SCOPED_TRACE(cat(t.name(), dual ? " dual" : "", one_scale ? " one weight scale" : ""));
+      Graph graph = pointwise_graph(t, dual);
+      if (one_scale) with_one_weight_scale(graph);
       CompileOptions options;
       options.batch = 8;
       options.opt_level = 0;
@@ -388,23 +414,32 @@ TEST(CudaFp8GemmTest, OtherLayersStayOnCudnn) {
                "against the reference");
 }
 
-// A plan's GEMM tactics are restored (with the GEMM no longer forced), and run as they did.
+// A plan's GEMM tactics are restored (with the GEMM no longer forced), and run as they did: the E4M3-D
+// GEMM's (chosen without timing), with a scale per channel or one for all, and whichever timing chose.
 TEST(CudaFp8GemmTest, StoredTacticsRestore) {
   KILN_SKIP_WITHOUT_GPU();
-  const Graph graph = pointwise_graph({256, 64, 14, Activation::kRelu, true, true});
-  CompileOptions options;
-  options.batch = 4;
-  options.opt_level = 1;
-  const auto forced = compile(graph, options, "only");
-  ASSERT_EQ(gemm_steps(forced->describe()), 2u) << forced->describe();
-  options.layer_data = forced->layer_data();
-  const auto restored = compile(graph, options, "1");
-  const std::string steps = restored->describe();
-  EXPECT_EQ(gemm_steps(steps), 2u) << steps;
-  EXPECT_EQ(e4m3_gemm_steps(steps), e4m3_gemm_steps(forced->describe())) << steps;
-  EXPECT_NE(steps.find("tactics: 2 from the plan,"), std::string::npos) << steps;
-  const std::vector<Tensor> inputs = case_inputs(graph, 4);
-  expect_close(restored->run(inputs), forced->run(inputs), 1e-3, "against the forced compile");
+  for (const auto& [opt_level, one_scale] : {std::pair{0, false}, {0, true}, {1, false}}) {
+    SCOPED_TRACE(cat("opt level ", opt_level, one_scale ? ", one weight scale" : ""));
+    Graph graph = pointwise_graph({256, 64, 14, Activation::kRelu, true, true});
+    if (one_scale) with_one_weight_scale(graph);
+    CompileOptions options;
+    options.batch = 4;
+    options.opt_level = opt_level;
+    const auto forced = compile(graph, options, "only");
+    const std::string forced_steps = forced->describe();
+    ASSERT_EQ(gemm_steps(forced_steps), 2u) << forced_steps;
+    if (opt_level == 0) {
+      EXPECT_EQ(e4m3_gemm_steps(forced_steps), 1u) << forced_steps;
+    }
+    options.layer_data = forced->layer_data();
+    const auto restored = compile(graph, options, "1");
+    const std::string steps = restored->describe();
+    EXPECT_EQ(gemm_steps(steps), 2u) << steps;
+    EXPECT_EQ(e4m3_gemm_steps(steps), e4m3_gemm_steps(forced_steps)) << steps;
+    EXPECT_NE(steps.find("tactics: 2 from the plan,"), std::string::npos) << steps;
+    const std::vector<Tensor> inputs = case_inputs(graph, 4);
+    expect_close(restored->run(inputs), forced->run(inputs), 1e-3, "against the forced compile");
+  }
 }
 
 }  // namespace

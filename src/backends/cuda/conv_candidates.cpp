@@ -1,6 +1,7 @@
 // The ways to run a convolution or linear layer, one per library API, each with its tactic from
 // pick_tactic() (tactic.h), and the choice among them.
 #include <algorithm>
+#include <span>
 
 #include "backends/cuda/conv_graph.h"
 #include "backends/cuda/depthwise_conv.h"
@@ -69,7 +70,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::cublaslt_candidate(
 // quantize kernel (choose_candidate()). Nothing either for layers it does not compute: not FP8, or a
 // shape or activation it does not take.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
-    const ConvLayer& layer, bool search_here, const std::optional<TacticRecord>& stored) {
+    const ConvLayer& layer, bool search_here, const std::optional<TacticRecord>& stored,
+    std::string_view stored_key) {
   const ConvGeometry& g = layer.geometry;
   const Act act = act_of(layer.activation);
   const ConvBuffers& b = layer.buffers;
@@ -83,7 +85,29 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
   const Node& conv = *layer.node;
   const Tensor bias = conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {g.k});
   const Fp8GemmBuffers io{b.x, b.weight, keep(upload(bias, Elem::kF16)), b.residual, b.y, b.codes.codes};
-  Fp8GemmScales scales{b.scale, nullptr, nullptr};
+  const Fp8GemmScales scales = fp8_gemm_scales(layer, output);
+  // The outer-vector scales where cuBLASLt runs them, else the per-row alpha, else (one scale for every
+  // channel) the tensor-wide scale (gemm_fp8.h).
+  for (const Fp8Scaling scaling : {Fp8Scaling::kOuterVector, Fp8Scaling::kAlphaVector, Fp8Scaling::kScalar}) {
+    if (!fp8_gemm_supports(scaling, output) || (scaling == Fp8Scaling::kScalar && !scales.uniform)) continue;
+    const Fp8GemmConfig config{act, layer.residual, scaling, output};
+    auto gemm = std::make_shared<CublasLtFp8Conv>(handles_.cublaslt, g, config, scales);
+    if (stored && gemm->key() != stored_key) continue;  // a plan's tactic restores its own variant only
+    if (auto c = candidate(kApiCublasLtFp8, std::move(gemm), io, search_here, stored)) return c;
+  }
+  return std::nullopt;
+}
+
+// The constants an FP8 GEMM of `layer` reads besides its buffers (gemm_fp8.h), on the device.
+Fp8GemmScales ProgramBuilder::fp8_gemm_scales(const ConvLayer& layer, Fp8Output output) {
+  const ConvGeometry& g = layer.geometry;
+  Fp8GemmScales scales;
+  scales.channel = layer.buffers.scale;
+  // The channel scales are the input's times the weights': one weight scale, one channel scale.
+  const Node& dequantize = graph_.node(graph_.value(layer.node->inputs[1]).producer);
+  const Tensor weight_scales = constant(dequantize.inputs[1]).to(DType::kF32);
+  const std::span<const float> w = weight_scales.f32();
+  scales.uniform = std::ranges::all_of(w, [&](float v) { return v == w.front(); });
   if (output == Fp8Output::kF16) {
     // B's outer-vector scale is a factor per row of x, all ones: the input's scale is in A's
     // per-channel vector.
@@ -93,17 +117,10 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
   } else {
     // D's scale multiplies: the reciprocal of the readers' quantize scale (E4m3Out divides by it).
     Tensor reciprocal(DType::kF32, {1});
-    reciprocal.mutable_f32()[0] = 1.0f / b.codes.scale;
+    reciprocal.mutable_f32()[0] = 1.0f / layer.buffers.codes.scale;
     scales.output = static_cast<const float*>(keep(upload(reciprocal, Elem::kF32)));
   }
-  // The outer-vector scales where cuBLASLt runs them, else the per-row alpha (gemm_fp8.h).
-  for (const Fp8Scaling scaling : {Fp8Scaling::kOuterVector, Fp8Scaling::kAlphaVector}) {
-    if (!fp8_gemm_supports(scaling, output)) continue;
-    const Fp8GemmConfig config{act, layer.residual, scaling, output};
-    auto gemm = std::make_shared<CublasLtFp8Conv>(handles_.cublaslt, g, config, scales);
-    if (auto c = candidate(kApiCublasLtFp8, std::move(gemm), io, search_here, stored)) return c;
-  }
-  return std::nullopt;
+  return scales;
 }
 
 // KILN_CUDA_FP8_GEMM=only: a layer the GEMM takes offers nothing but the GEMM. One writing codes with no
@@ -139,7 +156,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
   if (stored.api == kApiKilnDepthwise) return depthwise_candidate(layer, tactic);
-  if (stored.api == kApiCublasLtFp8) return fp8_gemm_candidate(layer, search, tactic);
+  if (stored.api == kApiCublasLtFp8) return fp8_gemm_candidate(layer, search, tactic, stored.key);
   return std::nullopt;
 }
 

@@ -58,19 +58,23 @@ bool CublasLtFp8Conv::takes(const ConvGeometry& g, Act act) {
 }
 
 bool fp8_gemm_supports(Fp8Scaling scaling, Fp8Output output) {
-  return scaling == Fp8Scaling::kAlphaVector || output == Fp8Output::kF16;
+  return scaling != Fp8Scaling::kOuterVector || output == Fp8Output::kF16;
 }
 
 CublasLtFp8Conv::CublasLtFp8Conv(cublasLtHandle_t handle, const ConvGeometry& geometry,
                                  const Fp8GemmConfig& config, const Fp8GemmScales& scales)
     : handle_(handle), config_(config), channel_scale_(scales.channel) {
   const bool outer = config.scaling == Fp8Scaling::kOuterVector;
+  const bool scalar = config.scaling == Fp8Scaling::kScalar;
   const bool e4m3 = config.output == Fp8Output::kE4m3;
   key_ = cat("cublaslt-fp8", cublaslt_key_prefix(), ":rows", gemm_rows(geometry), ":c", geometry.c, ":k",
              geometry.k, ":act", static_cast<int>(config.act), config.residual ? ":residual" : "",
-             outer ? ":outer" : ":alpha", e4m3 ? ":e4m3" : "");
-  const bool scales_given =
-      scales.channel != nullptr && (!outer || scales.row != nullptr) && (!e4m3 || scales.output != nullptr);
+             outer    ? ":outer"
+             : scalar ? ":scalar"
+                      : ":alpha",
+             e4m3 ? ":e4m3" : "");
+  const bool scales_given = scales.channel != nullptr && (!outer || scales.row != nullptr) &&
+                            (!scalar || scales.uniform) && (!e4m3 || scales.output != nullptr);
   described_ = takes(geometry, config.act) && fp8_gemm_supports(config.scaling, config.output) &&
                scales_given && describe(geometry, config.act, scales);
 }
@@ -114,10 +118,13 @@ bool CublasLtFp8Conv::describe_scaling(const Fp8GemmScales& scales) {
                  set(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, outer_vector) &&
                  set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scales.channel)) &&
                  set(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scales.row));
-  } else {
+  } else if (config_.scaling == Fp8Scaling::kAlphaVector) {
     // alpha: a device vector of one factor per row of D (an output channel); beta: a host scalar.
     const auto mode = static_cast<std::int32_t>(CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST);
     configured = set(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, mode);
+  } else {
+    // A's scale in the default tensor-wide mode reads one f32: the vector's first, every channel's.
+    configured = set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scales.channel));
   }
   if (config_.output == Fp8Output::kE4m3) {
     configured = configured &&
@@ -143,7 +150,7 @@ cublasStatus_t CublasLtFp8Conv::matmul(const cublasLtMatmulAlgo_t& algo, std::si
   // because cuBLASLt wants a matrix there, and nothing in front of E4M3 codes (a C of another type).
   const float one = 1.0f, beta = config_.residual ? 1.0f : 0.0f;
   const void* alpha =
-      config_.scaling == Fp8Scaling::kOuterVector ? static_cast<const void*>(&one) : channel_scale_;
+      config_.scaling == Fp8Scaling::kAlphaVector ? channel_scale_ : static_cast<const void*>(&one);
   const bool e4m3 = config_.output == Fp8Output::kE4m3;
   void* d = e4m3 ? b.codes : b.y;
   const void* c = config_.residual ? b.residual : (e4m3 ? nullptr : b.y);

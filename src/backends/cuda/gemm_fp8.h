@@ -46,16 +46,18 @@ struct Fp8GemmBuffers {
 
 // How cuBLASLt applies the per-channel scale: as A's outer-vector scale (CUBLASLT_MATMUL_MATRIX_SCALE_
 // OUTER_VEC_32F, one factor per row of op(A); B takes the same mode with a vector of ones, one per row of
-// x), or as a per-row alpha (CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST), for where cuBLASLt
-// offers no outer-vector algorithm.
-enum class Fp8Scaling : std::uint8_t { kOuterVector, kAlphaVector };
+// x), as a per-row alpha (CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST), for where cuBLASLt
+// offers no outer-vector algorithm, or, where every channel has the same scale (weights quantized with
+// one scale per tensor), as A's tensor-wide scalar scale (the scale vector's first element), the FP8
+// scaling every FP8 kernel takes.
+enum class Fp8Scaling : std::uint8_t { kOuterVector, kAlphaVector, kScalar };
 
 // What D holds: y in fp16, or the E4M3 codes of y for FP8 readers (y / their quantize scale).
 enum class Fp8Output : std::uint8_t { kF16, kE4m3 };
 
 // Whether cuBLASLt runs the scaling with that D: its outer-vector mode has no D scale and writes fp16,
 // bf16 or f32 only (cuBLAS documentation, outer vector scaling for FP8 data types), so an E4M3 D takes
-// the per-row alpha.
+// the per-row alpha or the tensor-wide scale.
 bool fp8_gemm_supports(Fp8Scaling scaling, Fp8Output output);
 
 // The scale vectors, device f32 constants that outlive the layer.
@@ -63,6 +65,7 @@ struct Fp8GemmScales {
   const float* channel = nullptr;  // [K]: input scale * weight scale[k]
   const float* row = nullptr;      // [rows]: ones (kOuterVector only)
   const float* output = nullptr;   // [1]: 1 / the readers' quantize scale (Fp8Output::kE4m3 only)
+  bool uniform = false;            // every channel's scale is the same (kScalar needs it)
 };
 
 // What one FP8 GEMM computes besides the product.
