@@ -13,8 +13,8 @@
 // and the bias fp16 (cuBLASLt's FP8 kernels take C and the bias of one type, fp16 or bf16, for an E4M3
 // D). The codes can differ from kiln's quantize kernel's by one step where y lies next to a rounding
 // midpoint: that kernel rounds y to fp16 first and divides by the scale, cuBLASLt converts the f32
-// value times the reciprocal once. Overflow saturates at +-448 as kiln's does: Hopper's f32 to E4M3
-// conversion instruction (cvt.rn.satfinite) has no other form.
+// value times the reciprocal once. Overflow saturates at +-448 as kiln's quantizer does (Hopper's f32 to
+// E4M3 conversion, cvt.rn.satfinite, has no non-saturating form; cuda_fp8_gemm_test checks it).
 //
 // The layout is CublasLtLinear's (gemm.h): one "TN" GEMM of column-major views, no copies. cuBLASLt's FP8
 // kernels need 16-byte aligned buffers and leading dimensions: C and K must be multiples of 16.
