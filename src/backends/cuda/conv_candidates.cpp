@@ -1,6 +1,7 @@
 // The ways to run a convolution or linear layer, one per library API, each with its tactic from
 // pick_tactic() (tactic.h), and the choice among them.
 #include <algorithm>
+#include <span>
 
 #include "backends/cuda/conv_graph.h"
 #include "backends/cuda/depthwise_conv.h"
@@ -63,37 +64,68 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::cublaslt_candidate(
                    stored);
 }
 
-// An FP8 pointwise convolution as one cuBLASLt FP8 GEMM (gemm_fp8.h). Nothing for layers it does not
-// compute: not FP8, a shape or activation it does not take, or a layer writing E4M3 codes (it races there
-// as the GEMM followed by the quantize kernel, choose_candidate()).
+// An FP8 pointwise convolution as one cuBLASLt FP8 GEMM (gemm_fp8.h). A layer writing E4M3 codes gets
+// the GEMM with an E4M3 D where only FP8 layers read its output (y null); one that must write fp16 y as
+// well (a dual write) gets nothing: the GEMM writes one D, so it races there as the GEMM followed by the
+// quantize kernel (choose_candidate()). Nothing either for layers it does not compute: not FP8, or a
+// shape or activation it does not take.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
-    const ConvLayer& layer, bool search_here, const std::optional<TacticRecord>& stored) {
+    const ConvLayer& layer, bool search_here, const std::optional<TacticRecord>& stored,
+    std::string_view stored_key) {
   const ConvGeometry& g = layer.geometry;
   const Act act = act_of(layer.activation);
-  if (!layer.fp8 || layer.codes || elem_ != Elem::kF16 || layer.buffers.y == nullptr ||
+  const ConvBuffers& b = layer.buffers;
+  const bool writes_one_output = layer.codes ? b.y == nullptr : b.y != nullptr;
+  if (!layer.fp8 || elem_ != Elem::kF16 || !writes_one_output ||
       fp8_gemm_preference() == Fp8GemmPreference::kNever || !CublasLtFp8Conv::takes(g, act)) {
     return std::nullopt;
   }
-  // cuBLASLt's FP8 kernels with an fp16 D take an fp16 bias.
+  const Fp8Output output = layer.codes ? Fp8Output::kE4m3 : Fp8Output::kF16;
+  // cuBLASLt's FP8 kernels with an fp16 C take an fp16 bias.
   const Node& conv = *layer.node;
   const Tensor bias = conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {g.k});
-  const ConvBuffers& b = layer.buffers;
-  const Fp8GemmBuffers io{b.x, b.weight, keep(upload(bias, Elem::kF16)), b.residual, b.y};
-  // The outer-vector scales where cuBLASLt runs them, else the per-row alpha (gemm_fp8.h). B's
-  // outer-vector scale is a factor per row of x, all ones: the input's scale is in A's per-channel vector.
-  Tensor ones(DType::kF32, {std::int64_t{g.n} * g.out_h * g.out_w});
-  std::ranges::fill(ones.mutable_f32(), 1.0f);
-  const Fp8GemmScales scales{b.scale, static_cast<const float*>(keep(upload(ones, Elem::kF32)))};
-  for (const Fp8Scaling scaling : {Fp8Scaling::kOuterVector, Fp8Scaling::kAlphaVector}) {
-    auto gemm = std::make_shared<CublasLtFp8Conv>(handles_.cublaslt, g, act, layer.residual, scaling, scales);
+  const Fp8GemmBuffers io{b.x, b.weight, keep(upload(bias, Elem::kF16)), b.residual, b.y, b.codes.codes};
+  const Fp8GemmScales scales = fp8_gemm_scales(layer, output);
+  // The outer-vector scales where cuBLASLt runs them, else the per-row alpha, else (one scale for every
+  // channel) the tensor-wide scale (gemm_fp8.h).
+  for (const Fp8Scaling scaling : {Fp8Scaling::kOuterVector, Fp8Scaling::kAlphaVector, Fp8Scaling::kScalar}) {
+    if (!fp8_gemm_supports(scaling, output) || (scaling == Fp8Scaling::kScalar && !scales.uniform)) continue;
+    const Fp8GemmConfig config{act, layer.residual, scaling, output};
+    auto gemm = std::make_shared<CublasLtFp8Conv>(handles_.cublaslt, g, config, scales);
+    if (stored && gemm->key() != stored_key) continue;  // a plan's tactic restores its own variant only
     if (auto c = candidate(kApiCublasLtFp8, std::move(gemm), io, search_here, stored)) return c;
   }
   return std::nullopt;
 }
 
-// KILN_CUDA_FP8_GEMM=only: a layer writing codes offers no candidate of its own then, so that
-// choose_candidate() runs it as the GEMM followed by the quantize kernel. Where cuBLASLt offers no algorithm
-// the others still serve.
+// The constants an FP8 GEMM of `layer` reads besides its buffers (gemm_fp8.h), on the device.
+Fp8GemmScales ProgramBuilder::fp8_gemm_scales(const ConvLayer& layer, Fp8Output output) {
+  const ConvGeometry& g = layer.geometry;
+  Fp8GemmScales scales;
+  scales.channel = layer.buffers.scale;
+  // The channel scales are the input's times the weights': one weight scale, one channel scale.
+  const Node& dequantize = graph_.node(graph_.value(layer.node->inputs[1]).producer);
+  const Tensor weight_scales = constant(dequantize.inputs[1]).to(DType::kF32);
+  const std::span<const float> w = weight_scales.f32();
+  scales.uniform = std::ranges::all_of(w, [&](float v) { return v == w.front(); });
+  if (output == Fp8Output::kF16) {
+    // B's outer-vector scale is a factor per row of x, all ones: the input's scale is in A's
+    // per-channel vector.
+    Tensor ones(DType::kF32, {std::int64_t{g.n} * g.out_h * g.out_w});
+    std::ranges::fill(ones.mutable_f32(), 1.0f);
+    scales.row = static_cast<const float*>(keep(upload(ones, Elem::kF32)));
+  } else {
+    // D's scale multiplies: the reciprocal of the readers' quantize scale (E4m3Out divides by it).
+    Tensor reciprocal(DType::kF32, {1});
+    reciprocal.mutable_f32()[0] = 1.0f / layer.buffers.codes.scale;
+    scales.output = static_cast<const float*>(keep(upload(reciprocal, Elem::kF32)));
+  }
+  return scales;
+}
+
+// KILN_CUDA_FP8_GEMM=only: a layer the GEMM takes offers nothing but the GEMM. One writing codes with no
+// GEMM of its own (a dual write, or no E4M3-D algorithm) then runs as the GEMM followed by the quantize
+// kernel (choose_candidate()). Where cuBLASLt offers no algorithm the others still serve.
 bool ProgramBuilder::fp8_gemm_only(const ConvLayer& layer, bool offered) const {
   if (fp8_gemm_preference() != Fp8GemmPreference::kOnly || !layer.fp8) return false;
   return offered || (layer.codes && elem_ == Elem::kF16 &&
@@ -124,7 +156,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
   if (stored.api == kApiKilnDepthwise) return depthwise_candidate(layer, tactic);
-  if (stored.api == kApiCublasLtFp8) return fp8_gemm_candidate(layer, search, tactic);
+  if (stored.api == kApiCublasLtFp8) return fp8_gemm_candidate(layer, search, tactic, stored.key);
   return std::nullopt;
 }
 
@@ -241,14 +273,18 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
   workspace_bytes_ = std::max(workspace_bytes_, t.workspace);
   program_->layer_data[layer.name] = tactic_entry({chosen.api, chosen.key, t}, device_name_);
   program_->layers.push_back(chosen.layer);
+  // A GEMM writing the codes without the quantize kernel has D = E4M3.
+  const bool gemm = chosen.api == kApiCublasLtFp8;
+  const bool e4m3_d = gemm && layer.codes && !chosen.quantize_kernel;
   add_step(layer.reported,
-           cat(layer.linear                    ? "linear "
-               : chosen.api == kApiCublasLtFp8 ? "fp8 gemm (cuBLASLt) "
-               : layer.fp8                     ? "fp8 conv "
-                                               : "conv ",
+           cat(layer.linear ? "linear "
+               : gemm       ? "fp8 gemm (cuBLASLt) "
+               : layer.fp8  ? "fp8 conv "
+                            : "conv ",
                chosen.api, t.fused ? " fused" : " + epilogue kernel", " #", t.algorithm, " act ",
                activation_name(layer.activation), layer.residual ? " +residual" : "",
-               codes_label(layer.producer), chosen.quantize_kernel ? " (quantize kernel)" : "",
+               codes_label(layer.producer), e4m3_d ? " (cuBLASLt writes the E4M3 codes)" : "",
+               chosen.quantize_kernel ? " (quantize kernel)" : "",
                t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
            std::move(chosen.launch));
 }

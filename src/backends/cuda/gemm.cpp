@@ -83,7 +83,7 @@ CublasLtLinear::~CublasLtLinear() = default;  // the descriptors' owners destroy
 
 std::vector<cublasLtMatmulHeuristicResult_t> ranked_algorithms(
     cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
-    cublasLtMatrixLayout_t cd, cublasLtMatmulPreference_t preference) {
+    cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, cublasLtMatmulPreference_t preference) {
   const void* stand_in = nullptr;
   if (cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &stand_in, sizeof(stand_in)) !=
       CUBLAS_STATUS_SUCCESS) {
@@ -91,8 +91,8 @@ std::vector<cublasLtMatmulHeuristicResult_t> ranked_algorithms(
   }
   std::vector<cublasLtMatmulHeuristicResult_t> results(kMatmulCandidates);
   int returned = 0;
-  if (cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, cd, cd, preference, kMatmulCandidates,
-                                     results.data(), &returned) != CUBLAS_STATUS_SUCCESS) {
+  if (cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, c, d, preference, kMatmulCandidates, results.data(),
+                                     &returned) != CUBLAS_STATUS_SUCCESS) {
     return {};
   }
   results.resize(static_cast<std::size_t>(std::clamp(returned, 0, kMatmulCandidates)));
@@ -113,7 +113,7 @@ std::optional<MatmulTactic> stored_matmul_tactic(const std::vector<cublasLtMatmu
 
 std::vector<cublasLtMatmulHeuristicResult_t> CublasLtLinear::heuristic_results() {
   return ranked_algorithms(handle_, matmul_desc_.get(), weight_layout_.get(), x_layout_.get(),
-                           y_layout_.get(), preference_.get());
+                           y_layout_.get(), y_layout_.get(), preference_.get());
 }
 
 cublasStatus_t CublasLtLinear::matmul(const cublasLtMatmulAlgo_t& algo, std::size_t workspace_bytes,

@@ -63,13 +63,13 @@ struct MatmulTactic {
   cublasLtMatmulAlgo_t algo{};  // the ranked result's algorithm
 };
 
-// The heuristics' ranked algorithms for a matmul whose C and D share the layout `cd`, the same list for
-// the same descriptors (indices are what the cache keeps); entries whose state is not success stay in
-// place, unusable. The heuristics read the bias pointer only for its alignment: it is set to a null
-// stand-in (aligned to anything) first, which keeps the list independent of the buffers.
+// The heuristics' ranked algorithms for a matmul with layouts a, b, c and d, the same list for the same
+// descriptors (indices are what the cache keeps); entries whose state is not success stay in place,
+// unusable. The heuristics read the bias pointer only for its alignment: it is set to a null stand-in
+// (aligned to anything) first, which keeps the list independent of the buffers.
 std::vector<cublasLtMatmulHeuristicResult_t> ranked_algorithms(
     cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
-    cublasLtMatrixLayout_t cd, cublasLtMatmulPreference_t preference);
+    cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, cublasLtMatmulPreference_t preference);
 // The stored tactic re-created from a fresh ranked list; nothing where the list changed (its index out of
 // range or unusable, or a different workspace size).
 std::optional<MatmulTactic> stored_matmul_tactic(const std::vector<cublasLtMatmulHeuristicResult_t>& results,

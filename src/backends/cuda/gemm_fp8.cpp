@@ -57,15 +57,26 @@ bool CublasLtFp8Conv::takes(const ConvGeometry& g, Act act) {
          (act == Act::kNone || act == Act::kRelu);
 }
 
-CublasLtFp8Conv::CublasLtFp8Conv(cublasLtHandle_t handle, const ConvGeometry& geometry, Act act,
-                                 bool residual, Fp8Scaling scaling, const Fp8GemmScales& scales)
-    : handle_(handle), residual_(residual), scaling_(scaling), channel_scale_(scales.channel) {
-  const bool outer = scaling == Fp8Scaling::kOuterVector;
+bool fp8_gemm_supports(Fp8Scaling scaling, Fp8Output output) {
+  return scaling != Fp8Scaling::kOuterVector || output == Fp8Output::kF16;
+}
+
+CublasLtFp8Conv::CublasLtFp8Conv(cublasLtHandle_t handle, const ConvGeometry& geometry,
+                                 const Fp8GemmConfig& config, const Fp8GemmScales& scales)
+    : handle_(handle), config_(config), channel_scale_(scales.channel) {
+  const bool outer = config.scaling == Fp8Scaling::kOuterVector;
+  const bool scalar = config.scaling == Fp8Scaling::kScalar;
+  const bool e4m3 = config.output == Fp8Output::kE4m3;
   key_ = cat("cublaslt-fp8", cublaslt_key_prefix(), ":rows", gemm_rows(geometry), ":c", geometry.c, ":k",
-             geometry.k, ":act", static_cast<int>(act), residual ? ":residual" : "",
-             outer ? ":outer" : ":alpha");
-  described_ = takes(geometry, act) && scales.channel != nullptr && (!outer || scales.row != nullptr) &&
-               describe(geometry, act, scales);
+             geometry.k, ":act", static_cast<int>(config.act), config.residual ? ":residual" : "",
+             outer    ? ":outer"
+             : scalar ? ":scalar"
+                      : ":alpha",
+             e4m3 ? ":e4m3" : "");
+  const bool scales_given = scales.channel != nullptr && (!outer || scales.row != nullptr) &&
+                            (!scalar || scales.uniform) && (!e4m3 || scales.output != nullptr);
+  described_ = takes(geometry, config.act) && fp8_gemm_supports(config.scaling, config.output) &&
+               scales_given && describe(geometry, config.act, scales);
 }
 
 CublasLtFp8Conv::~CublasLtFp8Conv() = default;  // the descriptors' owners destroy them
@@ -77,35 +88,55 @@ bool CublasLtFp8Conv::describe(const ConvGeometry& g, Act act, const Fp8GemmScal
   matmul_desc_.reset(desc);
   const auto epilogue =
       static_cast<std::uint32_t>(act == Act::kRelu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS);
-  bool configured = set(desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<std::int32_t>(CUBLAS_OP_T)) &&
-                    set(desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(CUBLAS_OP_N)) &&
-                    set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue) &&
-                    set(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<std::int32_t>(CUDA_R_16F));
-  if (scaling_ == Fp8Scaling::kOuterVector) {
+  const bool configured =
+      set(desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<std::int32_t>(CUBLAS_OP_T)) &&
+      set(desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(CUBLAS_OP_N)) &&
+      set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue) &&
+      set(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<std::int32_t>(CUDA_R_16F)) &&
+      describe_scaling(scales);
+  // Column-major views of the row-major tensors, as in CublasLtLinear: W [K, C] is A = [C x K] (used
+  // transposed), x [rows, C] is B = [C x rows], the residual [rows, K] is C = [K x rows] and y (or its
+  // codes) D, of the same extents.
+  const std::int64_t rows = gemm_rows(g);
+  const bool e4m3 = config_.output == Fp8Output::kE4m3;
+  weight_layout_ = packed_column_major(CUDA_R_8F_E4M3, g.c, g.k);
+  x_layout_ = packed_column_major(CUDA_R_8F_E4M3, g.c, rows);
+  c_layout_ = packed_column_major(CUDA_R_16F, g.k, rows);
+  d_layout_ = packed_column_major(e4m3 ? CUDA_R_8F_E4M3 : CUDA_R_16F, g.k, rows);
+  preference_ = heuristic_preference();
+  return configured && weight_layout_ && x_layout_ && c_layout_ && d_layout_;
+}
+
+// The per-channel scale (Fp8Scaling) and, for an E4M3 D, D's scale: cuBLASLt multiplies the epilogue's
+// result by it before the conversion (D = scale_D * act(alpha * A B + beta * C + bias)).
+bool CublasLtFp8Conv::describe_scaling(const Fp8GemmScales& scales) {
+  cublasLtMatmulDesc_t desc = matmul_desc_.get();
+  bool configured = true;
+  if (config_.scaling == Fp8Scaling::kOuterVector) {
     const auto outer_vector = static_cast<std::int32_t>(CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F);
-    configured = configured && set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, outer_vector) &&
+    configured = set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, outer_vector) &&
                  set(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, outer_vector) &&
                  set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scales.channel)) &&
                  set(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scales.row));
-  } else {
+  } else if (config_.scaling == Fp8Scaling::kAlphaVector) {
     // alpha: a device vector of one factor per row of D (an output channel); beta: a host scalar.
     const auto mode = static_cast<std::int32_t>(CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST);
-    configured = configured && set(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, mode);
+    configured = set(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, mode);
+  } else {
+    // A's scale in the default tensor-wide mode reads one f32: the vector's first, every channel's.
+    configured = set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scales.channel));
   }
-  // Column-major views of the row-major tensors, as in CublasLtLinear: W [K, C] is A = [C x K] (used
-  // transposed), x [rows, C] is B = [C x rows], y (and the residual) [rows, K] is C = D = [K x rows].
-  const std::int64_t rows = gemm_rows(g);
-  weight_layout_ = packed_column_major(CUDA_R_8F_E4M3, g.c, g.k);
-  x_layout_ = packed_column_major(CUDA_R_8F_E4M3, g.c, rows);
-  y_layout_ = packed_column_major(CUDA_R_16F, g.k, rows);
-  preference_ = heuristic_preference();
-  return configured && weight_layout_ && x_layout_ && y_layout_;
+  if (config_.output == Fp8Output::kE4m3) {
+    configured = configured &&
+                 set(desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(scales.output));
+  }
+  return configured;
 }
 
 std::vector<cublasLtMatmulHeuristicResult_t> CublasLtFp8Conv::heuristic_results() {
   if (!described_) return {};
   return ranked_algorithms(handle_, matmul_desc_.get(), weight_layout_.get(), x_layout_.get(),
-                           y_layout_.get(), preference_.get());
+                           c_layout_.get(), d_layout_.get(), preference_.get());
 }
 
 cublasStatus_t CublasLtFp8Conv::matmul(const cublasLtMatmulAlgo_t& algo, std::size_t workspace_bytes,
@@ -115,22 +146,28 @@ cublasStatus_t CublasLtFp8Conv::matmul(const cublasLtMatmulAlgo_t& algo, std::si
   const cublasStatus_t status = cublasLtMatmulDescSetAttribute(
       matmul_desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
   if (status != CUBLAS_STATUS_SUCCESS) return status;
-  // The residual is C with beta = 1; without one beta = 0 and C names y only because cuBLASLt wants a
-  // valid matrix there.
-  const float one = 1.0f, beta = residual_ ? 1.0f : 0.0f;
-  const void* alpha = scaling_ == Fp8Scaling::kOuterVector ? static_cast<const void*>(&one) : channel_scale_;
-  const void* c = residual_ ? b.residual : b.y;
+  // The residual is C with beta = 1. Without one beta = 0 and C is not read: it names an fp16 y only
+  // because cuBLASLt wants a matrix there, and nothing in front of E4M3 codes (a C of another type).
+  const float one = 1.0f, beta = config_.residual ? 1.0f : 0.0f;
+  const void* alpha =
+      config_.scaling == Fp8Scaling::kAlphaVector ? channel_scale_ : static_cast<const void*>(&one);
+  const bool e4m3 = config_.output == Fp8Output::kE4m3;
+  void* d = e4m3 ? b.codes : b.y;
+  const void* c = config_.residual ? b.residual : (e4m3 ? nullptr : b.y);
   return cublasLtMatmul(handle_, matmul_desc_.get(), alpha, b.weight, weight_layout_.get(), b.x,
-                        x_layout_.get(), &beta, c, y_layout_.get(), b.y, y_layout_.get(), &algo, workspace,
+                        x_layout_.get(), &beta, c, c_layout_.get(), d, d_layout_.get(), &algo, workspace,
                         workspace_bytes, stream);
+}
+
+bool CublasLtFp8Conv::usable(const Fp8GemmBuffers& b) const {
+  const void* d = config_.output == Fp8Output::kE4m3 ? b.codes : b.y;
+  return aligned(b.x) && aligned(b.weight) && aligned(b.bias) && d != nullptr && aligned(d) &&
+         (b.residual != nullptr) == config_.residual && aligned(b.residual);
 }
 
 void CublasLtFp8Conv::offer_candidates(TacticRace<Tactic>& race, const Fp8GemmBuffers& buffers,
                                        void* workspace, std::size_t workspace_limit) {
-  const bool usable_buffers = aligned(buffers.x) && aligned(buffers.weight) && aligned(buffers.bias) &&
-                              buffers.y != nullptr && aligned(buffers.y) &&
-                              (buffers.residual != nullptr) == residual_ && aligned(buffers.residual);
-  if (!usable_buffers) return;
+  if (!usable(buffers)) return;
   const std::vector<cublasLtMatmulHeuristicResult_t> results = heuristic_results();
   for (std::size_t index = 0; index < results.size(); ++index) {
     const cublasLtMatmulHeuristicResult_t& result = results[index];

@@ -5,7 +5,16 @@
 // the same result kiln's cuDNN FP8 path computes (conv_graph.h), in one launch and without its f32
 // accumulator. x and W are E4M3 codes; scale[k] = input scale * weight scale[k] (f32) scales the rows of
 // the column-major product (Fp8Scaling says how). The residual is C (fp16, beta = 1); the bias is fp16,
-// the type cuBLASLt's FP8 kernels take for an fp16 D.
+// the type cuBLASLt's FP8 kernels take with an fp16 C.
+//
+// Where only FP8 layers read y, D may be E4M3 instead (Fp8Output::kE4m3): cuBLASLt multiplies the f32
+// result by D's scale, 1 / the readers' quantize scale, and converts it to E4M3 in its epilogue, so the
+// layer writes the codes its readers take (E4m3Out) with no fp16 y and no quantize kernel. C stays fp16
+// and the bias fp16 (cuBLASLt's FP8 kernels take C and the bias of one type, fp16 or bf16, for an E4M3
+// D). The codes can differ from kiln's quantize kernel's by one step where y lies next to a rounding
+// midpoint: that kernel rounds y to fp16 first and divides by the scale, cuBLASLt converts the f32
+// value times the reciprocal once. Overflow saturates at +-448 as kiln's quantizer does (Hopper's f32 to
+// E4M3 conversion, cvt.rn.satfinite, has no non-saturating form; cuda_fp8_gemm_test checks it).
 //
 // The layout is CublasLtLinear's (gemm.h): one "TN" GEMM of column-major views, no copies. cuBLASLt's FP8
 // kernels need 16-byte aligned buffers and leading dimensions: C and K must be multiples of 16.
@@ -31,19 +40,40 @@ struct Fp8GemmBuffers {
   const void* weight = nullptr;    // [K, C] E4M3 codes
   const void* bias = nullptr;      // [K] fp16
   const void* residual = nullptr;  // [rows, K] fp16
-  void* y = nullptr;               // [rows, K] fp16
+  void* y = nullptr;               // [rows, K] fp16 (Fp8Output::kF16)
+  void* codes = nullptr;           // [rows, K] E4M3 codes (Fp8Output::kE4m3)
 };
 
 // How cuBLASLt applies the per-channel scale: as A's outer-vector scale (CUBLASLT_MATMUL_MATRIX_SCALE_
 // OUTER_VEC_32F, one factor per row of op(A); B takes the same mode with a vector of ones, one per row of
-// x), or as a per-row alpha (CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST), for where cuBLASLt
-// offers no outer-vector algorithm.
-enum class Fp8Scaling : std::uint8_t { kOuterVector, kAlphaVector };
+// x), as a per-row alpha (CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST), for where cuBLASLt
+// offers no outer-vector algorithm, or, where every channel has the same scale (weights quantized with
+// one scale per tensor), as A's tensor-wide scalar scale (the scale vector's first element), the FP8
+// scaling every FP8 kernel takes.
+enum class Fp8Scaling : std::uint8_t { kOuterVector, kAlphaVector, kScalar };
+
+// What D holds: y in fp16, or the E4M3 codes of y for FP8 readers (y / their quantize scale).
+enum class Fp8Output : std::uint8_t { kF16, kE4m3 };
+
+// Whether cuBLASLt runs the scaling with that D: its outer-vector mode has no D scale and writes fp16,
+// bf16 or f32 only (cuBLAS documentation, outer vector scaling for FP8 data types), so an E4M3 D takes
+// the per-row alpha or the tensor-wide scale.
+bool fp8_gemm_supports(Fp8Scaling scaling, Fp8Output output);
 
 // The scale vectors, device f32 constants that outlive the layer.
 struct Fp8GemmScales {
   const float* channel = nullptr;  // [K]: input scale * weight scale[k]
   const float* row = nullptr;      // [rows]: ones (kOuterVector only)
+  const float* output = nullptr;   // [1]: 1 / the readers' quantize scale (Fp8Output::kE4m3 only)
+  bool uniform = false;            // every channel's scale is the same (kScalar needs it)
+};
+
+// What one FP8 GEMM computes besides the product.
+struct Fp8GemmConfig {
+  Act act = Act::kNone;
+  bool residual = false;
+  Fp8Scaling scaling = Fp8Scaling::kOuterVector;
+  Fp8Output output = Fp8Output::kF16;
 };
 
 // Which FP8 layers take the GEMM (KILN_CUDA_FP8_GEMM): kRace (unset or "1") races it against cuDNN's
@@ -61,19 +91,20 @@ class CublasLtFp8Conv {
   // group), C and K multiples of 16, activation none or ReLU.
   static bool takes(const ConvGeometry& geometry, Act act);
 
-  CublasLtFp8Conv(cublasLtHandle_t handle, const ConvGeometry& geometry, Act act, bool residual,
-                  Fp8Scaling scaling, const Fp8GemmScales& scales);
+  CublasLtFp8Conv(cublasLtHandle_t handle, const ConvGeometry& geometry, const Fp8GemmConfig& config,
+                  const Fp8GemmScales& scales);
   ~CublasLtFp8Conv();
   CublasLtFp8Conv(const CublasLtFp8Conv&) = delete;
   CublasLtFp8Conv& operator=(const CublasLtFp8Conv&) = delete;
 
-  // cuBLASLt's version, the device, the shape, the activation, the residual and the scaling, as one token.
+  // cuBLASLt's version, the device, the shape, the activation, the residual, the scaling and D's type, as
+  // one token.
   const std::string& key() const { return key_; }
   // Selects a stored tactic's algorithm from a fresh heuristic query; false if the heuristics no longer
   // offer it.
   bool restore(const TacticRecord& stored);
   // The usable heuristic results, best ranked first, that fit in `workspace_limit` bytes; none where a
-  // buffer is not 256-byte aligned (the alignment the heuristics assume).
+  // buffer is not 256-byte aligned (the alignment the heuristics assume) or D's buffer is missing.
   void offer_candidates(TacticRace<Tactic>& race, const Fp8GemmBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic& chosen);
@@ -84,18 +115,19 @@ class CublasLtFp8Conv {
  private:
   // False where cuBLASLt refused a descriptor attribute or layout: the layer then offers nothing.
   bool describe(const ConvGeometry& geometry, Act act, const Fp8GemmScales& scales);
+  bool describe_scaling(const Fp8GemmScales& scales);
+  bool usable(const Fp8GemmBuffers& buffers) const;
   std::vector<cublasLtMatmulHeuristicResult_t> heuristic_results();
   cublasStatus_t matmul(const cublasLtMatmulAlgo_t& algo, std::size_t workspace_bytes,
                         const Fp8GemmBuffers& buffers, void* workspace, cudaStream_t stream);
 
   cublasLtHandle_t handle_;
-  bool residual_;
-  Fp8Scaling scaling_;
+  Fp8GemmConfig config_;
   const float* channel_scale_;
   bool described_ = false;
   std::string key_;
   CublasLtMatmulDesc matmul_desc_;
-  CublasLtLayout weight_layout_, x_layout_, y_layout_;
+  CublasLtLayout weight_layout_, x_layout_, c_layout_, d_layout_;
   CublasLtPreference preference_;
   Tactic tactic_;
   bool has_algo_ = false;

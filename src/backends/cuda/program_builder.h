@@ -6,9 +6,11 @@
 // each library (conv_candidates.cpp).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/cuda/arena.h"
@@ -21,6 +23,8 @@
 namespace kiln::cuda {
 
 struct CudaOp;
+struct Fp8GemmScales;
+enum class Fp8Output : std::uint8_t;
 
 // Extents as the kernels take them.
 inline int to_int(std::int64_t v) { return static_cast<int>(v); }
@@ -123,8 +127,11 @@ class ProgramBuilder {
                                               const std::optional<TacticRecord>& stored);
   std::optional<Candidate> depthwise_candidate(const ConvLayer& layer,
                                                const std::optional<TacticRecord>& stored);
+  // `stored_key`: the plan's key for `stored`, which restores only the GEMM variant it names.
   std::optional<Candidate> fp8_gemm_candidate(const ConvLayer& layer, bool search_here,
-                                              const std::optional<TacticRecord>& stored);
+                                              const std::optional<TacticRecord>& stored,
+                                              std::string_view stored_key = {});
+  Fp8GemmScales fp8_gemm_scales(const ConvLayer& layer, Fp8Output output);
   // KILN_CUDA_FP8_GEMM=only: whether `layer` skips every other candidate (`offered`: the GEMM runs it).
   bool fp8_gemm_only(const ConvLayer& layer, bool offered) const;
   void add_layer_step(const ConvLayer& layer, Candidate chosen);

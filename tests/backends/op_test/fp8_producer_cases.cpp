@@ -1,10 +1,10 @@
 // FP8 layers reading the E4M3 codes of a computed tensor: on the CUDA backend the tensor's producer
 // writes the codes itself (a quantize point fused into it, src/backends/cuda/quantize_fusion.h), and
 // writes its fp16 output too where someone else reads it ("_dual": the output is also a graph output,
-// or an add's residual). One case per producer kind: an FP8 convolution's epilogue, an fp16
-// convolution's, a convolution computed with its residual add, an add, an activation, the max, average
-// and global pools and the split-attention weighted sum; and quantize points of one value with two
-// scales.
+// or an add's residual). One case per producer kind: an FP8 convolution's epilogue (a 3x3, and a 1x1
+// that cuBLASLt's FP8 GEMM also runs, as it does the next), a convolution computed with its residual
+// add, an fp16 convolution's epilogue, an add, an activation, the max, average and global pools and the
+// split-attention weighted sum; and quantize points of one value with two scales.
 #include "../fp8_graph_util.h"
 #include "op_case_util.h"
 
@@ -34,6 +34,12 @@ OpCase producer_case(std::string name, OpKind op, bool dual,
 
 ValueId fp8_conv_relu(SmallGraph& g, ValueId x) {
   return fp8_conv(g, quantize(g, x, kScale), kChannels, conv_attrs(3, 1, 1, 1, Activation::kRelu), true, 41);
+}
+
+// Pointwise: on the CUDA backend also cuBLASLt's FP8 GEMM, which writes the codes as its E4M3 D where
+// no fp16 output is read (KILN_CUDA_FP8_GEMM=only runs it there).
+ValueId fp8_pointwise_conv_relu(SmallGraph& g, ValueId x) {
+  return fp8_conv(g, quantize(g, x, kScale), kChannels, conv_attrs(1, 1, 0, 1, Activation::kRelu), true, 61);
 }
 
 ValueId conv_with_residual(SmallGraph& g, ValueId x) {
@@ -94,6 +100,8 @@ std::vector<OpCase> fp8_producer_cases() {
   std::vector<OpCase> cases;
   for (const bool dual : {false, true}) {
     cases.push_back(producer_case("fp8_codes_from_fp8_conv", OpKind::kConv2d, dual, fp8_conv_relu));
+    cases.push_back(
+        producer_case("fp8_codes_from_fp8_pointwise_conv", OpKind::kConv2d, dual, fp8_pointwise_conv_relu));
     cases.push_back(producer_case("fp8_codes_from_fp16_conv", OpKind::kConv2d, dual, relu_conv));
     cases.push_back(producer_case("fp8_codes_from_conv_residual", OpKind::kAdd, dual, conv_with_residual));
     cases.push_back(producer_case("fp8_codes_from_add", OpKind::kAdd, dual, add_relu));
