@@ -1,0 +1,83 @@
+"""The trainer's budgeted loop (train_fashion_mnist.train) on the CPU with a small network: no timm
+needed, torch, numpy and PIL are (skipped without them).
+
+    python3 -m unittest discover -s tools/goldens -p 'test_train*.py'
+"""
+import time
+import unittest
+
+try:
+    import numpy as np
+    import torch
+    import train_fashion_mnist as trainer
+except ImportError as e:  # the training modules need torch, numpy and PIL
+    trainer, missing = None, str(e)
+
+
+def small_net():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                               torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 10))
+
+
+@unittest.skipIf(trainer is None, "torch, numpy or PIL missing" if trainer is None else "")
+class TrainLoopTest(unittest.TestCase):
+    def setUp(self):
+        rng = np.random.default_rng(0)
+        self.images = rng.integers(0, 256, (1024, 28, 28), dtype=np.uint8)
+        self.labels = rng.integers(0, 10, 1024, dtype=np.uint8)
+        self.spec = trainer.TrainSpec("small", "none", {}, size=28, epochs=6, lr=0.1, batch=128,
+                                      stages=[(16, 4), (28, 2)])
+
+    def train(self, max_seconds):
+        model = small_net()
+        start = time.monotonic()
+        history, budget = trainer.train(model, self.spec, self.images, self.labels, torch.device("cpu"), 1,
+                                        max_seconds)
+        return model, history, budget, time.monotonic() - start
+
+    def test_without_a_budget_the_stages_run_as_given(self):
+        _, history, budget, _ = self.train(None)
+        self.assertIsNone(budget)
+        self.assertEqual([h["side"] for h in history], [16] * 4 + [28] * 2)
+        self.assertTrue(all(h["steps"] == 8 for h in history))
+
+    def test_a_generous_budget_runs_every_epoch_and_restores_the_probed_state(self):
+        reference = small_net().state_dict()
+        _, history, budget, _ = self.train(600.0)
+        self.assertFalse(budget["cut"])
+        self.assertEqual(budget["planned_stages"], [(16, 4), (28, 2)])
+        self.assertEqual(budget["done_epochs"], 6)
+        self.assertEqual(sorted(budget["probe"]), ["16", "28"])
+        self.assertLess(budget["final_lr"], 0.01 * self.spec.lr)
+        # The probe's steps are undone: without a budget the same seed gives the same weights.
+        model_free, _, _, _ = self.train(None)
+        model_budget, _, _, _ = self.train(600.0)
+        for key, value in model_free.state_dict().items():
+            self.assertTrue(torch.equal(value, model_budget.state_dict()[key]), key)
+        self.assertFalse(torch.equal(reference["0.weight"], model_free.state_dict()["0.weight"]))
+
+    def test_a_tight_budget_shrinks_the_plan_and_keeps_to_it(self):
+        _, free_history, free, _ = self.train(600.0)
+        epochs_seconds = sum(h["seconds"] for h in free_history)
+        # Room for about a third of the epochs after the probe: a machine twice as fast still shrinks it.
+        budget_seconds = free["seconds"] - epochs_seconds + 0.3 * epochs_seconds
+        _, history, budget, spent = self.train(budget_seconds)
+        self.assertLess(budget["planned_epochs"], 6)
+        self.assertEqual(budget["planned_stages"][-1][0], 28)
+        # The budget is checked before every step: at most one step (and the epoch's end) past it.
+        self.assertLessEqual(spent, budget_seconds + max(h["seconds"] for h in free_history) + 1.0)
+        self.assertEqual(budget["done_epochs"] + (1 if budget["partial_epoch"] else 0), len(history))
+        if not budget["cut"]:
+            self.assertEqual(history[-1]["side"], 28)
+            self.assertLess(budget["final_lr"], 0.01 * self.spec.lr)
+
+    def test_a_budget_spent_by_the_probe_still_returns(self):
+        _, history, budget, _ = self.train(1e-3)
+        self.assertTrue(budget["cut"])
+        self.assertEqual(budget["steps_done"], 0)
+        self.assertEqual(history, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
