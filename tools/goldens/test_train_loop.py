@@ -70,7 +70,29 @@ class TrainLoopTest(unittest.TestCase):
         self.assertEqual(budget["done_epochs"] + (1 if budget["partial_epoch"] else 0), len(history))
         if not budget["cut"]:
             self.assertEqual(history[-1]["side"], 28)
-            self.assertLess(budget["final_lr"], 0.01 * self.spec.lr)
+            # The whole (shortened) one-cycle ran: its last step's rate is within a few % of 0.
+            self.assertEqual(budget["steps_done"], budget["planned_steps"])
+            self.assertLess(budget["final_lr"], 0.05 * self.spec.lr)
+
+    def test_a_batch_out_of_memory_in_the_probe_trains_in_micro_batches(self):
+        real_step, calls = trainer.train_step, []
+
+        def step_short_of_memory(model, optimizer, images_u8, target, side, lr, micro, generator):
+            calls.append((side, micro))
+            if side == 28 and micro == 1:
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+            return real_step(model, optimizer, images_u8, target, side, lr, micro, generator)
+
+        trainer.train_step = step_short_of_memory
+        try:
+            _, history, budget, _ = self.train(600.0)
+        finally:
+            trainer.train_step = real_step
+        self.assertEqual(budget["probe"]["16"]["micro_batches"], 1)
+        self.assertEqual(budget["probe"]["28"]["micro_batches"], 2)
+        self.assertIn((28, 2), calls)
+        self.assertEqual(len(history), 6)
+        self.assertTrue(all(h["loss"] == h["loss"] for h in history))  # no NaN from the split batches
 
     def test_a_budget_spent_by_the_probe_still_returns(self):
         _, history, budget, _ = self.train(1e-3)

@@ -226,7 +226,7 @@ class BudgetedSchedule:
                     planned_stages=self.plan, planned_epochs=self.total_epochs(), done_stages=done,
                     done_epochs=epochs_done, partial_epoch=partial, steps_done=steps_done,
                     planned_steps=self.total_steps(), cut=self.cut_at_step is not None,
-                    final_lr=self.lr(max(0, steps_done - 1)),
+                    final_lr=self.lr(steps_done - 1) if steps_done else None,
                     probe_seconds_per_epoch={str(s): round(t, 2) for s, t in self.probe_seconds.items()},
                     measured_seconds_per_epoch={str(s): round(t, 2) for s, t in self.seconds_per_epoch().items()
                                                 if self.epoch_seconds.get(s)},

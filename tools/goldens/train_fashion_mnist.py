@@ -307,6 +307,8 @@ def train(model, spec: TrainSpec, images: np.ndarray, labels: np.ndarray, device
     """Trains in place, within max_seconds if given (counted from here: moving the model to the device
     and the probe included). Returns the per-epoch history and the budget record (None without one)."""
     steps_per_epoch = len(images) // spec.batch
+    if steps_per_epoch == 0:
+        raise SystemExit(f"{spec.name}: {len(images)} training images, fewer than one batch of {spec.batch}")
     schedule = BudgetedSchedule(spec.schedule(), steps_per_epoch, spec.lr, max_seconds)
     model.to(device).to(memory_format=torch.channels_last).train()
     data = torch.from_numpy(images).to(device)
@@ -326,7 +328,7 @@ def train(model, spec: TrainSpec, images: np.ndarray, labels: np.ndarray, device
     generator.manual_seed(seed)
     history, step, epoch = [], 0, 0
     while epoch < schedule.total_epochs():
-        side, start, losses = schedule.side(epoch), time.time(), []
+        side, start, losses = schedule.side(epoch), time.monotonic(), []
         order = torch.randperm(len(data), generator=generator, device=device)
         for i in range(steps_per_epoch):
             if schedule.out_of_time(step):
@@ -338,7 +340,7 @@ def train(model, spec: TrainSpec, images: np.ndarray, labels: np.ndarray, device
         if not losses:
             break
         mean_loss = float(torch.stack(losses).mean())  # the epoch's one host synchronisation
-        seconds = time.time() - start
+        seconds = time.monotonic() - start
         history.append(dict(epoch=epoch + 1, side=side, loss=round(mean_loss, 4), seconds=round(seconds, 1),
                             steps=len(losses), images_per_second=round(len(losses) * spec.batch / seconds)))
         log(f"  {spec.name} epoch {epoch + 1}/{schedule.total_epochs()} at {side}: loss {mean_loss:.4f}, "
@@ -418,7 +420,7 @@ def run_one(timm, spec: TrainSpec, data, args) -> Dict[str, Any]:
         log(f"{spec.name}: budget {budget['max_seconds']:.0f} s: {budget['done_epochs']} of "
             f"{budget['planned_epochs']} planned epochs done ({budget['done_stages']}; requested "
             f"{budget['requested_stages']}), " + ("CUT: the budget ran out" if budget["cut"] else "not cut")
-            + f", last lr {budget['final_lr']:.2g}")
+            + (f", last lr {budget['final_lr']:.2g}" if budget["final_lr"] is not None else ", no step"))
     # The checkpoint first: a call that runs out of time in the evaluation still has it.
     folder = args.out / spec.name
     saved = save_model(model, spec, folder)
