@@ -8,8 +8,10 @@
 #
 # Usage (GPU machine):   tools/device/trained_studies.sh MODEL [--deadline S] [--stages 112:30,224:6]
 #                          [--variants 'fp32,fp16,fp8 all max'] [--fake-quant-images N] [--no-strict]
+#                          [--study-reserve S]
 #   MODEL                resnet50 | resnest50d | efficientnet_b0
 #   --stages             the requested (side:epochs) stages, scaled down to fit the training budget
+#   --study-reserve      seconds kept for the study after training (default 360); training gets the rest
 # Usage (build machine): tools/device/trained_studies.sh --prepare [--train-limit N] [--train-bits B]
 #                        tools/device/trained_studies.sh --dry-run [MODEL]
 #   --prepare            writes .carry/fashion-subset (tools/device/fashion_subset.py pack) with as many
@@ -86,13 +88,14 @@ model=${1:-}
   || { [[ $dry_run == 1 && -z $model ]] && model=resnest50d; } \
   || { echo "usage: $0 resnet50|resnest50d|efficientnet_b0 [options]"; exit 2; }
 shift || true
-deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend
+deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend study_reserve=360
 while (( $# > 0 )); do
   case "$1" in
     --deadline) deadline=$2; shift ;;
     --stages) stages="--stages $2"; shift ;;
     --variants) variants=$2; shift ;;
     --fake-quant-images) fake_quant=$2; shift ;;
+    --study-reserve) study_reserve=$2; shift ;;
     --no-strict) strict="" ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
@@ -152,9 +155,9 @@ log "data ready: 10000 test images as $WORK/t10k, $(( $(stat -c %s "$WORK/fashio
 
 # 2. Training (timm), within a budget that leaves the study its share of the call.
 train_limit=$(( $(cat "$CARRY/train-limit" 2>/dev/null || echo 0) ))
-# The study's share: builds (~250 s: fp32 twice, the second from the tactic cache; fp16; two FP8),
-# four evaluations of 10k images (~40 s), timing (~20 s), the fake-quant check (~20 s), margin.
-study_reserve=360
+# The study's share (--study-reserve, default 360 s): builds (~250 s: fp32 twice, the second from the
+# tactic cache; fp16; two FP8), four evaluations of 10k images (~40 s), timing (~20 s), the fake-quant
+# check (~20 s), margin.
 # The trainer's time outside its budget: importing torch and timm, loading the data and the model
 # (~15 s), then saving and timm's evaluation of the 10k test images as PIL images (~20 s).
 trainer_outside=40
