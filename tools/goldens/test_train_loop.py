@@ -61,8 +61,9 @@ class TrainLoopTest(unittest.TestCase):
         # The probe says 0.1 s per step at 16 and 1 s at 28 (19.2 s for the request): 10 s fit one
         # epoch of each. The real steps are far quicker, so no refit or cut follows.
         real_probe = trainer.probe_sides
-        trainer.probe_sides = lambda *args: {16: dict(seconds_per_step=0.1, warmup_seconds=0.0, micro_batches=1),
-                                             28: dict(seconds_per_step=1.0, warmup_seconds=0.0, micro_batches=1)}
+        probed = {16: dict(seconds_per_step=0.1, warmup_seconds=0.0, micro_batches=1),
+                  28: dict(seconds_per_step=1.0, warmup_seconds=0.0, micro_batches=1)}
+        trainer.probe_sides = lambda *args: probed
         try:
             _, history, budget, spent = self.train(10.0)
         finally:

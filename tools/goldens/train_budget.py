@@ -185,10 +185,11 @@ class BudgetedSchedule:
         return True
 
     def epoch_done(self, epochs_done: int, side: int, seconds: float) -> None:
-        """Records an epoch's time and refits the epochs still to come into the seconds left. Within
-        the warm-up and the first stage the refit starts from the requested epochs, so a plan made from
-        a pessimistic probe grows back (the warm-up's learning rate does not depend on the total);
-        later a refit only shrinks, so the learning rate never rises again."""
+        """Records an epoch's time and refits the epochs still to come when they no longer fit the
+        seconds left. Within the warm-up and the first stage a plan made from a pessimistic probe also
+        grows back towards the request, by one evaluation-side epoch's worth at least (the warm-up's
+        learning rate does not depend on the total); after that a refit only shrinks, so the learning
+        rate never rises again."""
         self.epoch_seconds.setdefault(side, []).append(seconds)
         if self.budget is None:
             return
@@ -201,8 +202,8 @@ class BudgetedSchedule:
             refit = fit_stages(rest, seconds_per_epoch, room)
         elif self.may_grow(epochs_done, done):
             first_side, first_epochs = self.requested[0]
-            grown = fit_stages([(first_side, first_epochs - epochs_done)] + self.requested[1:], seconds_per_epoch,
-                               room)
+            wanted = [(first_side, first_epochs - epochs_done)] + self.requested[1:]
+            grown = fit_stages(wanted, seconds_per_epoch, room)
             # Only for at least one more epoch at the evaluation side's cost: no churn from rounding.
             gain = schedule_seconds(grown, seconds_per_epoch) - schedule_seconds(rest, seconds_per_epoch)
             if gain >= seconds_per_epoch[self.requested[-1][0]]:
@@ -228,6 +229,6 @@ class BudgetedSchedule:
                     planned_steps=self.total_steps(), cut=self.cut_at_step is not None,
                     final_lr=self.lr(steps_done - 1) if steps_done else None,
                     probe_seconds_per_epoch={str(s): round(t, 2) for s, t in self.probe_seconds.items()},
-                    measured_seconds_per_epoch={str(s): round(t, 2) for s, t in self.seconds_per_epoch().items()
-                                                if self.epoch_seconds.get(s)},
+                    measured_seconds_per_epoch={str(s): round(sum(t) / len(t), 2)
+                                                for s, t in self.epoch_seconds.items() if t},
                     refits=self.refits, seconds=round(self.elapsed(), 1))

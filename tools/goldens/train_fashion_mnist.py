@@ -321,8 +321,8 @@ def train(model, spec: TrainSpec, images: np.ndarray, labels: np.ndarray, device
             log(f"  {spec.name} at {side}: {1000 * p['seconds_per_step']:.1f} ms per step of {spec.batch} "
                 f"({p['seconds_per_step'] * steps_per_epoch:.1f} s per epoch), warm-up "
                 f"{p['warmup_seconds']:.1f} s, {p['micro_batches']} micro-batch(es)")
-        log(f"  {spec.name}: budget {max_seconds:.0f} s, {schedule.seconds_left():.0f} s left after the probe: "
-            f"stages {plan} (requested {spec.schedule()})")
+        log(f"  {spec.name}: budget {max_seconds:.0f} s, {schedule.seconds_left():.0f} s left after the "
+            f"probe: stages {plan} (requested {spec.schedule()})")
     optimizer = make_optimizer(model, spec, spec.lr)
     generator = torch.Generator(device=device)
     generator.manual_seed(seed)
@@ -353,8 +353,9 @@ def train(model, spec: TrainSpec, images: np.ndarray, labels: np.ndarray, device
     synchronize(device)
     if max_seconds is None:
         return history, None
+    probe = {str(side): {k: round(v, 4) for k, v in p.items()} for side, p in probes.items()}
     return history, dict(schedule.record(epoch, step), batch=spec.batch, steps_per_epoch=steps_per_epoch,
-                         probe={str(side): {k: round(v, 4) for k, v in p.items()} for side, p in probes.items()})
+                         probe=probe)
 
 
 class PilTestSet(torch.utils.data.Dataset):
