@@ -6,6 +6,7 @@ needed, torch, numpy and PIL are (skipped without them).
 import time
 import unittest
 
+missing = ""
 try:
     import numpy as np
     import torch
@@ -20,7 +21,7 @@ def small_net():
                                torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 10))
 
 
-@unittest.skipIf(trainer is None, "torch, numpy or PIL missing" if trainer is None else "")
+@unittest.skipIf(trainer is None, f"the trainer cannot be imported here: {missing}")
 class TrainLoopTest(unittest.TestCase):
     def setUp(self):
         rng = np.random.default_rng(0)
