@@ -8,7 +8,10 @@
 #
 # Usage (GPU machine):   tools/device/trained_studies.sh MODEL [--deadline S] [--stages 112:30,224:6]
 #                          [--variants 'fp32,fp16,fp8 all max'] [--fake-quant-images N] [--no-strict]
+#                          [--study-reserve S]
 #   MODEL                resnet50 | resnest50d | efficientnet_b0
+#   --stages             the requested (side:epochs) stages, scaled down to fit the training budget
+#   --study-reserve      seconds kept for the study after training (default 360); training gets the rest
 # Usage (build machine): tools/device/trained_studies.sh --prepare [--train-limit N] [--train-bits B]
 #                        tools/device/trained_studies.sh --dry-run [MODEL]
 #   --prepare            writes .carry/fashion-subset (tools/device/fashion_subset.py pack) with as many
@@ -17,9 +20,13 @@
 #                        (tests/data/trained) stands in, kiln studies it on the cpu backend, into $OUT
 # Needs `carry: [".carry/gpubin", ".carry/fashion-subset"]`: .carry/gpubin as for fashion_gpu.sh (kiln.xz
 # and the libraries the machine lacks, libdnnl.so.2 xz'd among them) and what --prepare wrote.
+# Training gets a time budget (--max-seconds: what is left of the deadline less the study's reserve and
+# the trainer's own start and evaluation): it times steps at each side, fits --stages into the budget
+# and saves a checkpoint even when the budget runs out; `timeout` only backs that up.
 # Writes $OUT/summary.txt (each step and its time), $OUT/train.log, $OUT/train.json (timm's top-1 on the
-# 10k test images, the recipe, epoch times), $OUT/study.log and $OUT/study/ (STUDY.md, study.json, the
-# two SVGs; the plans stay on the machine).
+# 10k test images, the recipe, epoch times, the budget: planned and done epochs, seconds per epoch at
+# each side, whether it was cut), $OUT/study.log and $OUT/study/ (STUDY.md, study.json, the two SVGs;
+# the plans stay on the machine).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-/tmp/kiln-out}
@@ -81,13 +88,14 @@ model=${1:-}
   || { [[ $dry_run == 1 && -z $model ]] && model=resnest50d; } \
   || { echo "usage: $0 resnet50|resnest50d|efficientnet_b0 [options]"; exit 2; }
 shift || true
-deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend
+deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend study_reserve=360
 while (( $# > 0 )); do
   case "$1" in
     --deadline) deadline=$2; shift ;;
     --stages) stages="--stages $2"; shift ;;
     --variants) variants=$2; shift ;;
     --fake-quant-images) fake_quant=$2; shift ;;
+    --study-reserve) study_reserve=$2; shift ;;
     --no-strict) strict="" ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
@@ -145,25 +153,34 @@ python3 tools/device/fashion_subset.py unpack --carry "$CARRY" --out "$WORK/fash
   || { log "data: import-idx failed: $(tail -1 "$WORK/import.log")"; exit 1; }
 log "data ready: 10000 test images as $WORK/t10k, $(( $(stat -c %s "$WORK/fashion/train-labels-idx1-ubyte") - 8 )) training images"
 
-# 2. Training (timm), with a limit that leaves the study its share of the call.
+# 2. Training (timm), within a budget that leaves the study its share of the call.
 train_limit=$(( $(cat "$CARRY/train-limit" 2>/dev/null || echo 0) ))
+# The study's share (--study-reserve, default 360 s): builds (~250 s: fp32 twice, the second from the
+# tactic cache; fp16; two FP8), four evaluations of 10k images (~40 s), timing (~20 s), the fake-quant
+# check (~20 s), margin.
+# The trainer's time outside its budget: importing torch and timm, loading the data and the model
+# (~15 s), then saving and timm's evaluation of the 10k test images as PIL images (~20 s).
+trainer_outside=40
+budget=$(( $(left) - study_reserve - trainer_outside ))
+# The backstop for a trainer that hangs: it may take 30 s of the study's reserve, no more.
+backstop=$(( budget + trainer_outside + 30 ))
+log "training: budget $budget s (--max-seconds), backstop timeout $backstop s, $train_limit training images"
 if (( dry_run )); then
   checkpoint_dir=tests/data/trained/$tiny
   cp "$checkpoint_dir/train.json" "$OUT/train.json"
   log "dry run: no training; the reduced $tiny stands in"
 else
-  # The study's share: builds (~250 s: fp32 twice, the second from the tactic cache; fp16; two FP8),
-  # four evaluations of 10k images (~40 s), timing (~20 s), the fake-quant check (~20 s), margin.
-  study_reserve=360
   (( train_limit > 0 )) || { log "no $CARRY/train-limit: run --prepare on the build machine"; exit 1; }
+  (( budget >= 60 )) || { log "only $budget s left for training: stopping"; exit 1; }
   # shellcheck disable=SC2086 # $stages is an optional option and its value
-  PYTHONUNBUFFERED=1 timeout $(( $(left) - study_reserve )) python3 tools/goldens/train_fashion_mnist.py \
+  PYTHONUNBUFFERED=1 timeout $backstop python3 tools/goldens/train_fashion_mnist.py \
     --data "$WORK/fashion" --out "$WORK/models" --models "${model}_fashion" --train-skip $TRAIN_SKIP \
-    --train-limit "$train_limit" --workers 12 $stages >"$OUT/train.log" 2>&1
+    --train-limit "$train_limit" --workers 12 --max-seconds "$budget" $stages >"$OUT/train.log" 2>&1
   rc=$?
   checkpoint_dir=$WORK/models/${model}_fashion
   cp "$checkpoint_dir/train.json" "$OUT/train.json" 2>/dev/null
-  log "training rc $rc: $(grep -E 'timm top-1' "$OUT/train.log" | tail -1)"
+  grep -E "ms per step|budget" "$OUT/train.log" | sed 's/^ *//' | tee -a "$OUT/summary.txt"
+  log "training rc $rc$( (( rc == 124 )) && echo ' (backstop timeout)'): $(grep -E 'timm top-1' "$OUT/train.log" | tail -1)"
   [[ -f $checkpoint_dir/model.safetensors ]] || { log "no checkpoint: stopping"; tail -5 "$OUT/train.log" >>"$OUT/summary.txt"; exit 1; }
 fi
 

@@ -26,8 +26,17 @@ to the evaluation side, which config.json states. One one-cycle schedule spans a
 
 Few training images: what can travel to the GPU machine is limited, so the full-size models are meant
 to train on a subset (--train-skip 500 --train-limit N: images 500 .. 500+N-1, keeping the first 500,
-the committed calibration subset, out of training). Their recipe is set for that: many epochs, weight
-decay 5e-4 and batch 128, so that a few thousand images still give a few thousand steps.
+the committed calibration subset, out of training). Their recipe is set for that: many epochs and
+weight decay 5e-4.
+
+A time budget (--max-seconds S, for a GPU call of fixed length): before the schedule is fixed, a few
+steps are timed at every side of the stages, after cuDNN's benchmark warm-up there (the weights and
+statistics are put back afterwards), and the stages are scaled down to fit S if they do not
+(train_budget.py); after every epoch the epochs still to come are refitted from the measured epoch
+times. The one-cycle schedule spans the fitted epochs, so the learning rate still ends at ~0 on the
+last epoch, at the evaluation side. If the budget runs out all the same, training stops at that step
+and the checkpoint is saved; train.json's `budget` says what was planned, what ran and whether it was
+cut, and the seconds per epoch measured at each side.
 
 Reproducibility: the seed fixes weights, data order and augmentation; --deterministic also makes
 cuDNN pick deterministic kernels (used for the small models that are committed). Without it GPU
@@ -44,7 +53,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -54,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules, fro
 
 from golden_io import log, save_weights, versions, write_json
 from timm_access import create_eval_transform, import_timm, resolve_data_config, write_config_json
+from train_budget import BudgetedSchedule
 
 CLASS_NAMES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker",
                "Bag", "Ankle boot"]
@@ -106,14 +116,18 @@ SPECS: List[TrainSpec] = [
               dict(channel_multiplier=0.5, depth_multiplier=0.5),
               size=32, epochs=8, lr=0.2, reduced=True, purpose="EfficientNet-B0 layout, scaled"),
     # Full size: 3 epochs at 224 on 45k images left resnet50 at 85.1% and resnest50d at 89.4%. On the
-    # few thousand images that can travel, epochs are cheap (resnet50 ~0.33 ms, resnest50d ~0.65 ms per
-    # image at 224 on the H200; a 112 epoch about a quarter of that), so the models take many epochs,
-    # most at 112, the last ones at 224.
-    TrainSpec("resnet50_fashion", "resnet50.a1_in1k", {}, size=224, epochs=36, lr=0.1, batch=128,
+    # ~20k images that can travel, epochs are cheap (resnet50 ~0.33 ms, resnest50d ~0.65 ms per image
+    # at 224 on the H200), so the models take many epochs, most at 112, the last ones at 224.
+    # Batch 512: at batch 128 a resnest50d step at 112 took ~50 ms, far more than its arithmetic: the
+    # host, launching the step's kernels one by one, set the pace (7-9 s per 112 epoch on 20.5k
+    # images). At 512 the same launches do 4x the work in 4x fewer steps. The learning rate scales
+    # linearly with the batch (0.1 at 128 -> 0.4 at 512, Goyal et al. 2017), the one-cycle warm-up
+    # (15% of the steps) being the gradual warm-up that rule needs; gradient clipping guards the peak.
+    TrainSpec("resnet50_fashion", "resnet50.a1_in1k", {}, size=224, epochs=36, lr=0.4, batch=512,
               weight_decay=5e-4, stages=FULL_SIZE_STAGES, purpose="full-size ResNet-50"),
-    TrainSpec("efficientnet_b0_fashion", "efficientnet_b0.ra_in1k", {}, size=224, epochs=36, lr=0.1,
-              batch=128, weight_decay=5e-5, stages=FULL_SIZE_STAGES, purpose="full-size EfficientNet-B0"),
-    TrainSpec("resnest50d_fashion", "resnest50d.in1k", {}, size=224, epochs=36, lr=0.1, batch=128,
+    TrainSpec("efficientnet_b0_fashion", "efficientnet_b0.ra_in1k", {}, size=224, epochs=36, lr=0.4,
+              batch=512, weight_decay=5e-5, stages=FULL_SIZE_STAGES, purpose="full-size EfficientNet-B0"),
+    TrainSpec("resnest50d_fashion", "resnest50d.in1k", {}, size=224, epochs=36, lr=0.4, batch=512,
               weight_decay=5e-4, stages=FULL_SIZE_STAGES, purpose="full-size ResNeSt-50d"),
 ]
 
@@ -201,54 +215,147 @@ def gpu_batch(images_u8: torch.Tensor, size: int, augment: bool, generator: torc
     return x.expand(-1, 3, -1, -1).contiguous(memory_format=torch.channels_last)
 
 
-def one_cycle(step: int, total: int, peak: float) -> float:
-    warm = max(1, int(0.15 * total))
-    if step < warm:
-        return peak * (step + 1) / warm
-    progress = (step - warm) / max(1, total - warm)
-    return peak * 0.5 * (1.0 + np.cos(np.pi * progress))
-
-
-def train(model, spec: TrainSpec, images: np.ndarray, labels: np.ndarray, device, seed: int):
-    """Trains in place; returns per-epoch loss and throughput."""
-    model.to(device).to(memory_format=torch.channels_last).train()
+def make_optimizer(model, spec: TrainSpec, lr: float):
+    """SGD with Nesterov momentum, no weight decay on biases and norm weights. On CUDA torch's SGD
+    updates all parameters with a few multi-tensor (foreach) kernels, not one launch per tensor."""
     decay = [p for n, p in model.named_parameters() if p.ndim > 1]
     no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
-    optimizer = torch.optim.SGD([dict(params=decay, weight_decay=spec.weight_decay),
-                                 dict(params=no_decay, weight_decay=0.0)],
-                                lr=spec.lr, momentum=0.9, nesterov=True)
+    return torch.optim.SGD([dict(params=decay, weight_decay=spec.weight_decay),
+                            dict(params=no_decay, weight_decay=0.0)], lr=lr, momentum=0.9, nesterov=True)
+
+
+def train_step(model, optimizer, images_u8, target, side: int, lr: float, micro: int, generator):
+    """One optimiser step; returns the loss, left on the device (no host synchronisation in a step).
+    micro > 1 splits the batch into micro-batches whose gradients add up, for a side where the whole
+    batch does not fit in memory."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    optimizer.zero_grad(set_to_none=True)
+    device, losses = images_u8.device, []
+    for part_u8, part_target in zip(images_u8.chunk(micro), target.chunk(micro)):
+        x = gpu_batch(part_u8, side, True, generator)
+        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            loss = F.cross_entropy(model(x), part_target, label_smoothing=0.1)
+        (loss if micro == 1 else loss / micro).backward()
+        losses.append(loss.detach())
+    # The norm stays on the device (foreach kernels, torch's default on CUDA); error_if_nonfinite would
+    # read it back every step.
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)  # no early blow-up at peak lr
+    optimizer.step()
+    return losses[0] if micro == 1 else torch.stack(losses).mean()
+
+
+def synchronize(device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+# Probe steps per side: the first runs cuDNN's benchmark for every convolution shape (seconds), the
+# others let the allocator and clocks settle; then the timed ones.
+WARMUP_STEPS, TIMED_STEPS = 3, 6
+
+
+def time_steps(model, optimizer, data, target, spec: TrainSpec, side: int, micro: int, generator):
+    """(seconds per step, seconds of warm-up) at one side."""
+    def step():
+        idx = torch.randint(len(data), (spec.batch,), generator=generator, device=data.device)
+        train_step(model, optimizer, data[idx], target[idx], side, 0.0, micro, generator)
+
+    start = time.monotonic()
+    for _ in range(WARMUP_STEPS):
+        step()
+    synchronize(data.device)
+    warm_up, start = time.monotonic() - start, time.monotonic()
+    for _ in range(TIMED_STEPS):
+        step()
+    synchronize(data.device)
+    return (time.monotonic() - start) / TIMED_STEPS, warm_up
+
+
+def probe_sides(model, spec: TrainSpec, data, target, seed: int) -> Dict[int, Dict[str, float]]:
+    """Per side of the stages: seconds per step after cuDNN's warm-up there, the warm-up's seconds and
+    the micro-batches a step needs to fit in memory (halved until it fits). The probe steps run at
+    learning rate 0, with their own optimiser and random stream, and the weights and batch-norm
+    statistics are put back afterwards: training starts where it would have without them."""
+    saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    optimizer = make_optimizer(model, spec, 0.0)
+    generator = torch.Generator(device=data.device)
+    generator.manual_seed(seed + 1)
+    probes: Dict[int, Dict[str, float]] = {}
+    for side in dict.fromkeys(side for side, _ in spec.schedule()):
+        micro = 1
+        while side not in probes:
+            out_of_memory = False
+            try:
+                per_step, warm_up = time_steps(model, optimizer, data, target, spec, side, micro, generator)
+                probes[side] = dict(seconds_per_step=per_step, warmup_seconds=warm_up, micro_batches=micro)
+            except torch.cuda.OutOfMemoryError:
+                if spec.batch // micro <= 32:
+                    raise
+                out_of_memory = True
+            if out_of_memory:  # outside the handler, so the failed step's tensors are freed first
+                optimizer.zero_grad(set_to_none=True)
+                torch.cuda.empty_cache()
+                micro *= 2
+                log(f"  {spec.name}: batch {spec.batch} at {side} does not fit; {micro} micro-batches")
+    model.load_state_dict(saved)
+    return probes
+
+
+def train(model, spec: TrainSpec, images: np.ndarray, labels: np.ndarray, device, seed: int,
+          max_seconds: Optional[float] = None):
+    """Trains in place, within max_seconds if given (counted from here: moving the model to the device
+    and the probe included). Returns the per-epoch history and the budget record (None without one)."""
+    steps_per_epoch = len(images) // spec.batch
+    if steps_per_epoch == 0:
+        raise SystemExit(f"{spec.name}: {len(images)} training images, fewer than one batch of {spec.batch}")
+    schedule = BudgetedSchedule(spec.schedule(), steps_per_epoch, spec.lr, max_seconds)
+    model.to(device).to(memory_format=torch.channels_last).train()
     data = torch.from_numpy(images).to(device)
     target = torch.from_numpy(labels.astype(np.int64)).to(device)
+    probes = {side: dict(micro_batches=1) for side, _ in spec.schedule()}
+    if max_seconds is not None:
+        probes = probe_sides(model, spec, data, target, seed)
+        plan = schedule.fit({side: p["seconds_per_step"] * steps_per_epoch for side, p in probes.items()})
+        for side, p in probes.items():
+            log(f"  {spec.name} at {side}: {1000 * p['seconds_per_step']:.1f} ms per step of {spec.batch} "
+                f"({p['seconds_per_step'] * steps_per_epoch:.1f} s per epoch), warm-up "
+                f"{p['warmup_seconds']:.1f} s, {p['micro_batches']} micro-batch(es)")
+        log(f"  {spec.name}: budget {max_seconds:.0f} s, {schedule.seconds_left():.0f} s left after the "
+            f"probe: stages {plan} (requested {spec.schedule()})")
+    optimizer = make_optimizer(model, spec, spec.lr)
     generator = torch.Generator(device=device)
     generator.manual_seed(seed)
-    steps_per_epoch = len(data) // spec.batch
-    epoch_sizes = [side for side, epochs in spec.schedule() for _ in range(epochs)]
-    total = steps_per_epoch * len(epoch_sizes)
-    history, step = [], 0
-    for epoch, side in enumerate(epoch_sizes):
-        start, losses = time.time(), []
+    history, step, epoch = [], 0, 0
+    while epoch < schedule.total_epochs():
+        side, start, losses = schedule.side(epoch), time.monotonic(), []
         order = torch.randperm(len(data), generator=generator, device=device)
         for i in range(steps_per_epoch):
+            if schedule.out_of_time(step):
+                break
             idx = order[i * spec.batch:(i + 1) * spec.batch]
-            for group in optimizer.param_groups:
-                group["lr"] = one_cycle(step, total, spec.lr)
-            x = gpu_batch(data[idx], side, True, generator)
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16,
-                                enabled=device.type == "cuda"):
-                loss = F.cross_entropy(model(x), target[idx], label_smoothing=0.1)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)  # no early blow-up at peak lr
-            optimizer.step()
-            losses.append(loss.detach())
+            losses.append(train_step(model, optimizer, data[idx], target[idx], side, schedule.lr(step),
+                                     probes[side]["micro_batches"], generator))
             step += 1
-        mean_loss = float(torch.stack(losses).mean())
-        seconds = time.time() - start
+        if not losses:
+            break
+        mean_loss = float(torch.stack(losses).mean())  # the epoch's one host synchronisation
+        seconds = time.monotonic() - start
         history.append(dict(epoch=epoch + 1, side=side, loss=round(mean_loss, 4), seconds=round(seconds, 1),
-                            images_per_second=round(steps_per_epoch * spec.batch / seconds)))
-        log(f"  {spec.name} epoch {epoch + 1}/{len(epoch_sizes)} at {side}: loss {mean_loss:.4f}, "
-            f"{seconds:.1f} s")
-    return history
+                            steps=len(losses), images_per_second=round(len(losses) * spec.batch / seconds)))
+        log(f"  {spec.name} epoch {epoch + 1}/{schedule.total_epochs()} at {side}: loss {mean_loss:.4f}, "
+            f"{seconds:.1f} s" + (f" (cut after {len(losses)} of {steps_per_epoch} steps: budget spent)"
+                                  if len(losses) < steps_per_epoch else ""))
+        if len(losses) < steps_per_epoch:
+            break
+        epoch += 1
+        schedule.epoch_done(epoch, side, seconds)
+    synchronize(device)
+    if max_seconds is None:
+        return history, None
+    probe = {str(side): {k: round(v, 4) for k, v in p.items()} for side, p in probes.items()}
+    return history, dict(schedule.record(epoch, step), batch=spec.batch, steps_per_epoch=steps_per_epoch,
+                         probe=probe)
 
 
 class PilTestSet(torch.utils.data.Dataset):
@@ -275,6 +382,8 @@ def timm_top1(timm, model, images: np.ndarray, labels: np.ndarray, device, worke
     # relative error flips the top-1 of images whose two best logits nearly tie.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
+    # cuDNN's heuristic choice: benchmarking every float32 shape would cost more than these 20 batches.
+    torch.backends.cudnn.benchmark = False
     correct, seen, predictions = 0, 0, []
     with torch.no_grad():
         for x, y in loader:
@@ -306,20 +415,29 @@ def run_one(timm, spec: TrainSpec, data, args) -> Dict[str, Any]:
     log(f"{spec.name}: {spec.timm_name} {spec.overrides or '(full size)'}, "
         f"{sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, {spec.size}x{spec.size}")
     start = time.time()
-    history = train(model, spec, train_x, train_y, args.device, args.seed)
+    history, budget = train(model, spec, train_x, train_y, args.device, args.seed, args.max_seconds)
     train_seconds = time.time() - start
+    if budget:
+        log(f"{spec.name}: budget {budget['max_seconds']:.0f} s: {budget['done_epochs']} of "
+            f"{budget['planned_epochs']} planned epochs done ({budget['done_stages']}; requested "
+            f"{budget['requested_stages']}), " + ("CUT: the budget ran out" if budget["cut"] else "not cut")
+            + (f", last lr {budget['final_lr']:.2g}" if budget["final_lr"] is not None else ", no step"))
+    # The checkpoint first: a call that runs out of time in the evaluation still has it.
+    folder = args.out / spec.name
+    saved = save_model(model, spec, folder)
     top1, predictions, transform = timm_top1(timm, model, test_x, test_y, args.device, args.workers)
     log(f"{spec.name}: timm top-1 {100 * top1:.2f}% on {len(test_y)} test images "
         f"(trained {train_seconds:.0f} s)")
-    folder = args.out / spec.name
-    saved = save_model(model.cpu(), spec, folder)
     np.save(folder / "test_top1.npy", predictions.astype(np.int16))
+    stages = budget["done_stages"] if budget else spec.schedule()
     record = dict(name=spec.name, timm_name=spec.timm_name, overrides=spec.overrides, size=spec.size,
-                  epochs=spec.epochs, stages=spec.schedule(), train_images=int(len(train_y)),
+                  epochs=sum(epochs for _, epochs in stages), stages=stages, train_images=int(len(train_y)),
                   train_skip=args.train_skip, lr=spec.lr, batch=spec.batch, weight_decay=spec.weight_decay,
                   seed=args.seed, deterministic=bool(torch.backends.cudnn.deterministic),
                   purpose=spec.purpose, train_seconds=round(train_seconds, 1), history=history,
                   timm_test_top1=top1, test_images=int(len(test_y)), eval_transform=transform, **saved)
+    if budget:
+        record["budget"] = budget
     write_json(folder / "train.json", record)
     return record
 
@@ -357,6 +475,10 @@ def main() -> None:
     parser.add_argument("--epochs", type=int,
                         help="override every model's epochs (smoke runs): all of them at its evaluation side")
     parser.add_argument("--stages", help="override the full-size models' stages: SIDE:EPOCHS,... (last at 224)")
+    parser.add_argument("--max-seconds", type=float,
+                        help="training budget per model, in seconds (evaluation and saving come after it): "
+                             "the stages are fitted to it from timed steps, and training stops and saves "
+                             "when it runs out")
     parser.add_argument("--train-skip", type=int, default=0,
                         help="leave out the first N training images (500: the committed calibration subset)")
     parser.add_argument("--train-limit", type=int, help="use only N training images (after --train-skip)")
