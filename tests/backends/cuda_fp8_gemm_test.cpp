@@ -214,7 +214,10 @@ void expect_codes_match(const CodesRun& run, float scale) {
 }
 
 // Per-channel scales (the per-row alpha) and one scale for every channel (the tensor-wide scale).
-TEST(CudaFp8GemmTest, E4m3OutputMatchesKilnQuantization) {
+// Disabled: on the H200 (cuBLASLt 13.1) the per-channel cases find no algorithm and the one-scale cases
+// differ by up to 7 code steps on small values, so compiled programs do not offer the E4M3 D
+// (fp8_gemm_e4m3_enabled()); run with --gtest_also_run_disabled_tests when working on it.
+TEST(CudaFp8GemmTest, DISABLED_E4m3OutputMatchesKilnQuantization) {
   KILN_SKIP_WITHOUT_GPU();
   // y spans about +-2 (its fp16 rounding matters), codes up to a few hundred.
   constexpr float kScale = 0.01f;
@@ -238,7 +241,8 @@ TEST(CudaFp8GemmTest, E4m3OutputMatchesKilnQuantization) {
 }
 
 // Values beyond 448 times the scale give +-448's code, as kiln's quantizer does, never NaN.
-TEST(CudaFp8GemmTest, E4m3OutputSaturates) {
+// Disabled with the test above (the same runs fail there first).
+TEST(CudaFp8GemmTest, DISABLED_E4m3OutputSaturates) {
   KILN_SKIP_WITHOUT_GPU();
   constexpr float kTinyScale = 1e-4f;  // |y| / scale mostly in the thousands
   for (const cuda::Fp8Scaling scaling : {cuda::Fp8Scaling::kAlphaVector, cuda::Fp8Scaling::kScalar}) {
@@ -366,10 +370,10 @@ void with_one_weight_scale(Graph& graph) {
   }
 }
 
-// A layer whose output only FP8 layers read writes their codes as the GEMM's E4M3 D (without timing,
-// the GEMM is the only candidate), with a scale per channel or one for all; one whose fp16 output is
-// read too (a dual write) runs the GEMM followed by the quantize kernel.
-TEST(CudaFp8GemmTest, CodeWritingLayersTakeTheE4m3Output) {
+// A layer writing codes runs the GEMM with an fp16 D followed by the quantize kernel, whether only FP8
+// layers read its output or its fp16 output is read too (a dual write): the E4M3 D is off by default
+// (fp8_gemm_e4m3_enabled()).
+TEST(CudaFp8GemmTest, CodeWritingLayersRunTheGemmThenTheQuantizeKernel) {
   KILN_SKIP_WITHOUT_GPU();
   for (const auto& [dual, one_scale] : {std::pair{false, false}, {false, true}, {true, false}}) {
     for (const GemmCase& t : {GemmCase{256, 64, 14, Activation::kRelu, false, true},
@@ -384,8 +388,9 @@ TEST(CudaFp8GemmTest, CodeWritingLayersTakeTheE4m3Output) {
       const auto model = compile(graph, options, "only");
       const std::string steps = model->describe();
       EXPECT_EQ(gemm_steps(steps), 2u) << steps;
-      EXPECT_EQ(e4m3_gemm_steps(steps), dual ? 0u : 1u) << steps;
+      EXPECT_EQ(e4m3_gemm_steps(steps), 0u) << steps;
       EXPECT_EQ(occurrences(steps, "(dual write) (quantize kernel)"), dual ? 1u : 0u) << steps;
+      EXPECT_EQ(occurrences(steps, "(quantize kernel)"), 1u) << steps;
       const std::vector<Tensor> inputs = case_inputs(graph, 8);
       expect_close(model->run(inputs), testing::run_on("cpu-reference", graph, inputs), kFp8Tolerance,
                    "against the reference");
@@ -414,8 +419,8 @@ TEST(CudaFp8GemmTest, OtherLayersStayOnCudnn) {
                "against the reference");
 }
 
-// A plan's GEMM tactics are restored (with the GEMM no longer forced), and run as they did: the E4M3-D
-// GEMM's (chosen without timing), with a scale per channel or one for all, and whichever timing chose.
+// A plan's GEMM tactics are restored (with the GEMM no longer forced), and run as they did: chosen
+// without timing or by it, with a scale per channel or one for all.
 TEST(CudaFp8GemmTest, StoredTacticsRestore) {
   KILN_SKIP_WITHOUT_GPU();
   for (const auto& [opt_level, one_scale] : {std::pair{0, false}, {0, true}, {1, false}}) {
@@ -428,9 +433,7 @@ TEST(CudaFp8GemmTest, StoredTacticsRestore) {
     const auto forced = compile(graph, options, "only");
     const std::string forced_steps = forced->describe();
     ASSERT_EQ(gemm_steps(forced_steps), 2u) << forced_steps;
-    if (opt_level == 0) {
-      EXPECT_EQ(e4m3_gemm_steps(forced_steps), 1u) << forced_steps;
-    }
+    EXPECT_EQ(e4m3_gemm_steps(forced_steps), 0u) << forced_steps;
     options.layer_data = forced->layer_data();
     const auto restored = compile(graph, options, "1");
     const std::string steps = restored->describe();

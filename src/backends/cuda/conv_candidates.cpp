@@ -75,7 +75,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
   const ConvGeometry& g = layer.geometry;
   const Act act = act_of(layer.activation);
   const ConvBuffers& b = layer.buffers;
-  const bool writes_one_output = layer.codes ? b.y == nullptr : b.y != nullptr;
+  const bool writes_one_output = layer.codes ? b.y == nullptr && fp8_gemm_e4m3_enabled() : b.y != nullptr;
   if (!layer.fp8 || elem_ != Elem::kF16 || !writes_one_output ||
       fp8_gemm_preference() == Fp8GemmPreference::kNever || !CublasLtFp8Conv::takes(g, act)) {
     return std::nullopt;

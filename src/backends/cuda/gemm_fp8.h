@@ -82,6 +82,12 @@ struct Fp8GemmConfig {
 enum class Fp8GemmPreference : std::uint8_t { kRace, kNever, kOnly };
 Fp8GemmPreference fp8_gemm_preference();
 
+// Whether layers writing E4M3 codes are offered the E4M3-D GEMM: only with KILN_CUDA_FP8_GEMM_E4M3=1.
+// Measured on the H200 (cuBLASLt 13.1): no algorithm takes the per-row alpha with an E4M3 D, and the
+// tensor-wide scale's codes differed from kiln's quantization by up to 7 steps on small values, so by
+// default such layers race the fp16-D GEMM followed by the quantize kernel instead.
+bool fp8_gemm_e4m3_enabled();
+
 // Takes part in pick_tactic() (tactic.h).
 class CublasLtFp8Conv {
  public:
@@ -108,7 +114,9 @@ class CublasLtFp8Conv {
   void offer_candidates(TacticRace<Tactic>& race, const Fp8GemmBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic& chosen);
-  static TacticRecord record(const Tactic& t) { return {t.fused, t.heuristic, t.workspace, t.milliseconds, {}}; }
+  static TacticRecord record(const Tactic& t) {
+    return {t.fused, t.heuristic, t.workspace, t.milliseconds, {}};
+  }
   // Enqueues the GEMM with the chosen tactic; `workspace` holds at least the tactic's workspace bytes.
   void enqueue(const Fp8GemmBuffers& buffers, void* workspace, cudaStream_t stream);
 
