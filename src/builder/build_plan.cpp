@@ -123,7 +123,8 @@ int pass_level_for(std::int64_t opt_level) {
 
 BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   require(options.batch >= 1, "batch must be at least 1, got ", options.batch);
-  require(options.opt_level >= 0, "optimization level must be >= 0, got ", options.opt_level);
+  require(options.opt_level >= 0 && options.opt_level <= kMaxOptLevel, "optimization level must be 0 to ",
+          kMaxOptLevel, ", got ", options.opt_level);
   require(options.precision != Precision::kF8 || static_cast<bool>(options.quantizer),
           "fp8 builds need a quantization recipe and calibration data");
   BuildResult result;

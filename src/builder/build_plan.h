@@ -27,8 +27,11 @@ using Quantizer = std::function<nlohmann::json(Graph&, const FixedFp8Layers* fix
 struct BuildOptions {
   Precision precision = Precision::kF32;  // kF8: the quantizer picks FP8 layers, the rest get fp8_fallback
   Precision fp8_fallback = Precision::kF16;
-  Quantizer quantizer;         // required for kF8
-  std::int64_t opt_level = 2;  // 0: no passes; 1: exact clean-ups; 2 and above: fusions too
+  Quantizer quantizer;  // required for kF8
+  // 0: no passes, heuristic tactics; 1: exact clean-ups, a narrow timed search; 2: fusions too, a wider
+  // search; 3: fusions, the widest search (backends that time kernels:
+  // src/backends/cuda/conv_candidates.cpp).
+  std::int64_t opt_level = 2;
   std::int64_t batch = 1;
   std::string backend = "cpu";
   // Backends that time kernels (cuda) choose them while building, on this machine's device; the plan
@@ -56,6 +59,8 @@ struct BuildResult {
 };
 
 BuildResult build_plan(BuildInput input, const BuildOptions& options);
+
+inline constexpr std::int64_t kMaxOptLevel = 3;
 
 // The pass level an optimization level selects.
 int pass_level_for(std::int64_t opt_level);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "builder/build_plan.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
 #include "cli/option_checks.h"
@@ -136,10 +137,11 @@ void add_study_command(CLI::App& app) {
       ->delimiter(',')
       ->check(whole_between(1, kMaxBatch));
   cmd->add_option("--opt-levels", options->opt_levels,
-                  "Speed matrix: optimization levels 0 to 5, comma-separated (default: the manifest's "
-                  "study.opt_levels); the manifest's [build] level is always among them")
+                  "Speed matrix: optimization levels 0 to 3 (kiln build --help says what each does), "
+                  "comma-separated (default: the manifest's study.opt_levels); the manifest's [build] "
+                  "level is always among them")
       ->delimiter(',')
-      ->check(whole_between(0, 5));
+      ->check(whole_between(0, kMaxOptLevel));
   cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")
       ->check(whole_between(1, 1000));
   add_duration_option(*cmd, "--seconds-per-round", options->seconds_given,

@@ -13,7 +13,7 @@
 //   batch = [1, 32]                      # batch sizes to build for (a single integer is one size)
 //   [build]
 //   precision = "fp16"                   # fp32 | fp16 | fp8
-//   opt_level = 3                        # 0..5
+//   opt_level = 3                        # 0..3
 //   backends = ["cpu", "cuda"]           # optional, default ["cpu"]
 //   [quantization]                       # required with fp8, otherwise the recipe a study uses
 //   weights = "per-channel"              # per-channel | per-tensor

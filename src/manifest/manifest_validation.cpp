@@ -11,7 +11,7 @@ namespace {
 
 // Backend kinds a manifest may ask for, whether or not this build of kiln includes them.
 constexpr std::array<std::string_view, 2> kBackendKinds = {"cpu", "cuda"};
-constexpr std::int64_t kMaxOptLevel = 5;
+constexpr std::int64_t kMaxOptLevel = 3;       // builder/build_plan.h: levels 0..3
 constexpr std::int64_t kDetectionStride = 32;  // detection heads downsample by 32
 
 bool is_hex_digit(char c) {

@@ -144,7 +144,7 @@ void read_speed_matrix(const nlohmann::json& study, const StudyReader& reader, c
   spec.batches = manifest.batch_sizes;
   spec.opt_levels = {manifest.opt_level, manifest.opt_level >= 2 ? 1 : 3};
   if (study.contains("batches")) spec.batches = read_whole_list(study, reader, "batches", 1, 4096);
-  if (study.contains("opt_levels")) spec.opt_levels = read_whole_list(study, reader, "opt_levels", 0, 5);
+  if (study.contains("opt_levels")) spec.opt_levels = read_whole_list(study, reader, "opt_levels", 0, 3);
   reader.read("matrix_seconds", spec.matrix_seconds);
   require(spec.matrix_seconds > 0, reader.where("matrix_seconds"), "expected a number above 0");
 }

@@ -29,7 +29,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::graph_candidate(
     const ConvLayer& layer, const ConvGeometry& geometry, const ConvBuffers& io, const char* api,
     bool search_here, const std::optional<TacticRecord>& stored) {
   auto conv = std::make_shared<CudnnGraphConv>(handles_.cudnn, elem_, geometry, act_of(layer.activation),
-                                               layer.residual, layer.fp8, layer.codes);
+                                               layer.residual, layer.fp8, layer.codes, graph_engines());
   return candidate(api, std::move(conv), io, search_here, stored);
 }
 
@@ -144,6 +144,14 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::depthwise_candidate(
   return candidate(kApiKilnDepthwise, std::move(conv), io, true, stored);
 }
 
+// How many engine configurations of each cuDNN graph a timed search tries, by optimization level: 1 at
+// level 1, 2 at level 2, kGraphEngines from level 3 (FP8 engines compile at run time, so this is most of
+// an FP8 build's time).
+std::size_t ProgramBuilder::graph_engines() const {
+  return options_.opt_level >= 3 ? kGraphEngines
+                                 : static_cast<std::size_t>(std::max<std::int64_t>(options_.opt_level, 1));
+}
+
 // The plan's tactic, on the library it names where that library may run the layer.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const ConvLayer& layer,
                                                                           const StoredTactic& stored) {
@@ -207,10 +215,12 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   // writing E4M3 codes runs on the graph API only, unfused, where kiln's epilogue kernel writes them.
   const int groups = layer.geometry.groups;
   if (fp16) consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt));
-  if (!layer.fp8 && !layer.codes && (!best || (search && fp16)))
+  // Level 1 races the legacy API and the dense form only where nothing else runs the layer.
+  const bool wide = options_.opt_level >= 2;
+  if (!layer.fp8 && !layer.codes && (!best || (search && wide && fp16)))
     consider(legacy_candidate(layer, search, std::nullopt));
   if (fp16 && !layer.linear && groups > 1 &&
-      ((search && groups <= 4) || ((layer.fp8 || layer.codes) && !best)))
+      ((search && wide && groups <= 4) || ((layer.fp8 || layer.codes) && !best)))
     consider(dense_candidate(layer, std::nullopt));
   // kiln's depthwise kernel against cuDNN's, by time only.
   if (search) consider(depthwise_candidate(layer, std::nullopt));

@@ -12,7 +12,6 @@ namespace {
 // Tensor ids of the variant pack.
 constexpr std::int64_t kX = 1, kW = 2, kBias = 3, kResidual = 4, kY = 5, kScale = 6;
 // Candidates timed per graph (heuristics rank the best first).
-constexpr std::size_t kCandidates = 4;
 // A serialized plan larger than this is not kept (plans and tactic caches stay small); it is compiled
 // again when restored.
 constexpr std::int64_t kMaxCompiledBytes = std::int64_t{8} << 20;
@@ -45,8 +44,8 @@ cudnnPointwiseMode_t activation_mode(Act act) {
 }  // namespace
 
 CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual,
-                               bool fp8, bool codes)
-    : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual), fp8_(fp8) {
+                               bool fp8, bool codes, std::size_t engines)
+    : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual), fp8_(fp8), engines_(engines) {
   // SiLU and sigmoid fuse as pointwise stages too; FP8 layers keep fusing only what they always did.
   // cuDNN's fused stages compute in f32 and cannot round to fp16 before quantizing: codes run unfused.
   can_fuse_ = !codes && (act == Act::kNone || act == Act::kRelu ||
@@ -54,7 +53,8 @@ CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeomet
   key_ = cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n",
              g.n, "c", g.c, "h", g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u",
              g.stride_h, "x", g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act",
-             static_cast<int>(act), ":res", residual ? 1 : 0, codes ? ":e4m3" : "");
+             static_cast<int>(act), ":res", residual ? 1 : 0, codes ? ":e4m3" : "",
+             engines < kGraphEngines ? cat(":engines", engines) : std::string());
 }
 
 CudnnGraphConv::~CudnnGraphConv() {
@@ -281,7 +281,7 @@ void CudnnGraphConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffer
     if (!graph) continue;
     const std::vector<Desc> candidates = configs(*graph);
     std::size_t tried = 0;
-    for (std::size_t index = 0; index < candidates.size() && tried < kCandidates; ++index) {
+    for (std::size_t index = 0; index < candidates.size() && tried < engines_; ++index) {
       const auto p = plan(candidates[index]);
       if (!p) continue;
       std::int64_t bytes = 0, n = 0;

@@ -31,6 +31,9 @@ struct GraphConvTactic {
   cudnnBackendDescriptor_t plan = nullptr;  // owned by the CudnnGraphConv it came from
 };
 
+// Engine configurations per graph the widest search times.
+inline constexpr std::size_t kGraphEngines = 4;
+
 // Takes part in pick_tactic() (tactic.h).
 class CudnnGraphConv {
  public:
@@ -38,8 +41,11 @@ class CudnnGraphConv {
 
   // codes: the epilogue also writes y's E4M3 codes (ConvBuffers::codes); only the unfused graph is
   // offered then, since kiln's epilogue kernel writes them as the quantize kernel would.
+  // engines: how many working engine configurations of each graph a timed search tries (the heuristics'
+  // best first); a smaller number is part of the key, so a narrower search's choice never stands in for
+  // a wider one's.
   CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& geometry, Act act, bool residual,
-                 bool fp8 = false, bool codes = false);
+                 bool fp8 = false, bool codes = false, std::size_t engines = kGraphEngines);
   ~CudnnGraphConv();
   CudnnGraphConv(const CudnnGraphConv&) = delete;
   CudnnGraphConv& operator=(const CudnnGraphConv&) = delete;
@@ -79,6 +85,7 @@ class CudnnGraphConv {
   bool residual_;
   bool fp8_;
   bool can_fuse_;
+  std::size_t engines_;
   std::string key_;
   Tactic tactic_;
   std::vector<Desc> owned_;  // every descriptor made, destroyed together

@@ -116,6 +116,7 @@ class ProgramBuilder {
   template <class Layer, class Buffers>
   std::optional<Candidate> candidate(const char* api, std::shared_ptr<Layer> layer, const Buffers& io,
                                      bool search_here, const std::optional<TacticRecord>& stored);
+  std::size_t graph_engines() const;
   std::optional<Candidate> stored_candidate(const ConvLayer& layer, const StoredTactic& stored);
   std::optional<Candidate> graph_candidate(const ConvLayer& layer, const ConvGeometry& geometry,
                                            const ConvBuffers& io, const char* api, bool search_here,
