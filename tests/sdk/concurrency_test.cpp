@@ -4,11 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
 #include "kiln/kiln.hpp"
+#include "read_all.h"
 
 namespace {
 
@@ -19,17 +18,9 @@ const fs::path kFixture = KILN_SDK_FIXTURE_DIR;
 constexpr std::size_t kThreads = 8;
 constexpr std::size_t kRunsPerThread = 3;
 
-std::vector<float> read_floats(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-  return values;
-}
-
 // Two different batches, so that a context reading another's activations would show.
 std::vector<std::vector<float>> inputs() {
-  std::vector<float> first = read_floats(kFixture / "input.f32");
+  std::vector<float> first = read_all<float>(kFixture / "input.f32");
   std::vector<float> second = first;
   for (std::size_t i = 0; i < second.size(); ++i) second[i] = 0.5f * second[(i * 7919) % second.size()];
   return {first, second};

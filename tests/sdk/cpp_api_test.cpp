@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "kiln/kiln.hpp"
+#include "read_all.h"
 
 namespace {
 
@@ -18,15 +19,6 @@ namespace ks = kiln::sdk;
 
 const fs::path kFixture = KILN_SDK_FIXTURE_DIR;
 const fs::path kData = KILN_TEST_DATA_DIR;
-
-template <typename T>
-std::vector<T> read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<T> values(bytes.size() / sizeof(T));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
-  return values;
-}
 
 ks::EngineOptions reference_batch2() {
   ks::EngineOptions options;
