@@ -59,6 +59,16 @@ class PyEngine {
     return results;
   }
 
+  // A detector plan's boxes; the detector is compiled from the engine's plan on the first call.
+  std::vector<embed::NamedDetection> detect(const Image& image, float min_score) {
+    const std::lock_guard lock(mutex_);
+    if (!detector_) {
+      detector_ =
+          std::make_unique<embed::SdkDetector>(engine_->shared_plan(), "engine.detect", detector_settings());
+    }
+    return detector_->detect(image, min_score);
+  }
+
   py::list classify(const py::object& image, std::size_t top_k) {
     const Image decoded = image_argument(image);
     std::vector<embed::ClassScore> scores;
@@ -101,8 +111,16 @@ class PyEngine {
     return results;
   }
 
+  // The engine's settings for one image at a time.
+  embed::EngineSettings detector_settings() const {
+    embed::EngineSettings settings = engine_->settings();
+    settings.batch = 1;
+    return settings;
+  }
+
   std::shared_ptr<const embed::SdkEngine> engine_;
   embed::SdkContext context_;
+  std::unique_ptr<embed::SdkDetector> detector_;
   std::mutex mutex_;
 };
 
@@ -134,13 +152,7 @@ std::unique_ptr<PyEngine> load(const py::object& plan, const EngineArguments& ar
       std::make_shared<const embed::SdkEngine>(std::move(shared), arguments.settings()));
 }
 
-py::list detect(embed::SdkDetector& detector, const py::object& image, float min_score) {
-  const Image decoded = image_argument(image);
-  std::vector<embed::NamedDetection> found;
-  {
-    py::gil_scoped_release release;
-    found = detector.detect(decoded, min_score);
-  }
+py::list box_list(const std::vector<embed::NamedDetection>& found) {
   py::list boxes;
   for (const auto& d : found) {
     boxes.append(py::dict(py::arg("class") = d.class_index, py::arg("name") = d.class_name,
@@ -148,6 +160,26 @@ py::list detect(embed::SdkDetector& detector, const py::object& image, float min
                           py::arg("box") = py::make_tuple(d.x1, d.y1, d.x2, d.y2)));
   }
   return boxes;
+}
+
+py::list detect(embed::SdkDetector& detector, const py::object& image, float min_score) {
+  const Image decoded = image_argument(image);
+  std::vector<embed::NamedDetection> found;
+  {
+    py::gil_scoped_release release;
+    found = detector.detect(decoded, min_score);
+  }
+  return box_list(found);
+}
+
+py::list engine_detect(PyEngine& engine, const py::object& image, float min_score) {
+  const Image decoded = image_argument(image);
+  std::vector<embed::NamedDetection> found;
+  {
+    py::gil_scoped_release release;
+    found = engine.detect(decoded, min_score);
+  }
+  return box_list(found);
 }
 
 }  // namespace
@@ -178,13 +210,10 @@ void add_engine(py::module_& m) {
            "returns\n"
            "the top k as dicts of class, label, probability and logit, best first.")
       .def(
-          "detect",
-          [](PyEngine& e, const py::object&, float) -> py::list {
-            throw InvalidArgument(cat("this engine runs a ", e.engine().plan().info.family,
-                                      " plan; detection runs through kiln.detector(family, checkpoint)"));
-          },
-          py::arg("image"), py::arg("min_score") = 0.25f,
-          "Detector plans are not built yet: use kiln.detector(...).detect().");
+          "detect", &engine_detect, py::arg("image"), py::arg("min_score") = 0.25f,
+          "Detects objects with a detector plan (kiln build yolov10 ...) in an image file or encoded bytes;\n"
+          "returns dicts of class, name, score and box (x1, y1, x2, y2 in the image's pixels), best first.\n"
+          "The first call compiles the detector (one image at a time).");
 
   py::class_<embed::SdkDetector>(m, "Detector", "A detector family's checkpoint compiled on a backend.")
       .def_property_readonly("backend", &embed::SdkDetector::backend)

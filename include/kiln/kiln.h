@@ -29,7 +29,7 @@ extern "C" {
 /* The ABI version this header describes. A library serves a request for major KILN_ABI_MAJOR and any
  * minor up to its own. */
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 0
+#define KILN_ABI_MINOR 1
 
 typedef enum kiln_status {
   KILN_OK = 0,
@@ -107,7 +107,8 @@ typedef struct kiln_classify_options {
   size_t top_k; /* 0: 5 */
 } kiln_classify_options;
 
-/* Where a detector comes from. Today: a detector family's checkpoint with its config.json. */
+/* A detector family's checkpoint with its config.json, for detector_create (a detector plan goes to
+ * detector_create_from_plan instead). */
 typedef struct kiln_detector_source {
   size_t struct_size;
   const char* family;     /* "yolov10" */
@@ -207,6 +208,12 @@ typedef struct kiln_api {
   size_t (*detections_count)(const kiln_detections* result);
   const kiln_detection* (*detections_at)(const kiln_detections* result, size_t index);
   void (*detections_free)(kiln_detections* result);
+
+  /* ABI 1.1. A detector from a detector plan (`kiln build yolov10 ...`), loaded with plan_load_file or
+   * plan_load_memory; a classifier plan is refused (KILN_STATUS_INVALID_ARGUMENT). The detector keeps
+   * what it needs of the plan. options->batch must be 0 or 1. */
+  kiln_status (*detector_create_from_plan)(const kiln_plan* plan, const kiln_engine_options* options,
+                                           kiln_detector** detector, kiln_error** error);
 } kiln_api;
 
 /* The table for ABI `major`.`minor`: KILN_STATUS_UNSUPPORTED when major differs from the library's or

@@ -298,6 +298,14 @@ class Detector {
     detail::check(detail::api().detector_create(&c, &engine, &detector, &error), error);
     handle_.reset(detector);
   }
+  // A detector plan (`kiln build yolov10 ...`); a classifier plan throws.
+  explicit Detector(const Plan& plan, const EngineOptions& options = {}) {
+    const kiln_engine_options engine = options.to_c();
+    kiln_detector* detector = nullptr;
+    kiln_error* error = nullptr;
+    detail::check(detail::api().detector_create_from_plan(plan.get(), &engine, &detector, &error), error);
+    handle_.reset(detector);
+  }
   std::size_t class_count() const { return detail::api().detector_class_count(handle_.get()); }
   std::vector<Detection> detect(std::span<const std::uint8_t> encoded, float min_score = 0.25f) {
     const kiln_detect_options options{sizeof(kiln_detect_options), min_score};

@@ -21,7 +21,7 @@ std::shared_ptr<const Plan> load_plan_file(const char* path) {
 kiln_status plan_load_file(const char* path, kiln_plan** plan, kiln_error** error) {
   return guard(error, [&] {
     checked(plan, "plan") = nullptr;
-    *plan = new kiln_plan{load_plan_file(path)};
+    *plan = new kiln_plan{load_plan_file(path), path};
   });
 }
 
@@ -31,7 +31,8 @@ kiln_status plan_load_memory(const void* data, size_t size, const char* name, ki
     checked(plan, "plan") = nullptr;
     if (data == nullptr && size > 0) throw InvalidArgument("data is NULL");
     const std::span bytes(static_cast<const std::byte*>(data), size);
-    *plan = new kiln_plan{std::make_shared<const Plan>(read_plan_bytes(bytes, name ? name : "<memory>"))};
+    const std::string shown = name ? name : "<memory>";
+    *plan = new kiln_plan{std::make_shared<const Plan>(read_plan_bytes(bytes, shown)), shown};
   });
 }
 

@@ -20,6 +20,7 @@ struct kiln_error {
 };
 struct kiln_plan {
   std::shared_ptr<const kiln::Plan> plan;
+  std::string name;  // the file, or the name given with the bytes: what messages call the plan
 };
 struct kiln_engine {
   std::shared_ptr<const kiln::embed::SdkEngine> engine;

@@ -15,13 +15,23 @@ std::span<const std::uint8_t> byte_argument(const void* bytes, size_t size) {
   return {static_cast<const std::uint8_t*>(bytes), size};
 }
 
-void classify_into(kiln_context* context, const Image& image, const kiln_classify_options* options,
-                   kiln_classifications** result) {
+// The caller's context and options, checked before the image is decoded.
+struct ClassifyCall {
+  kiln::embed::SdkContext& context;
+  std::size_t top_k;
+};
+
+ClassifyCall classify_call(kiln_context* context, const kiln_classify_options* options,
+                           kiln_classifications** result) {
+  checked(result, "result") = nullptr;
   kiln_classify_options given =
       read_options(options, defaults_of<kiln_classify_options>(), "classify options");
-  if (given.top_k == 0) given.top_k = kDefaultTopK;
+  return {checked(context, "context").context, given.top_k == 0 ? kDefaultTopK : given.top_k};
+}
+
+void classify_into(const ClassifyCall& call, const Image& image, kiln_classifications** result) {
   auto made = std::make_unique<kiln_classifications>();
-  made->scores = embed::classify(checked(context, "context").context, image, given.top_k);
+  made->scores = embed::classify(call.context, image, call.top_k);
   for (const embed::ClassScore& score : made->scores) {
     made->entries.push_back({score.index, score.probability, score.logit, score.label.c_str()});
   }
@@ -32,8 +42,8 @@ kiln_status classify_encoded(kiln_context* context, const void* bytes, size_t si
                              const kiln_classify_options* options, kiln_classifications** result,
                              kiln_error** error) {
   return guard(error, [&] {
-    checked(result, "result") = nullptr;
-    classify_into(context, embed::image_from_bytes(byte_argument(bytes, size), "image"), options, result);
+    const ClassifyCall call = classify_call(context, options, result);
+    classify_into(call, embed::image_from_bytes(byte_argument(bytes, size), "image"), result);
   });
 }
 
@@ -41,8 +51,8 @@ kiln_status classify_pixels(kiln_context* context, const kiln_image* image,
                             const kiln_classify_options* options, kiln_classifications** result,
                             kiln_error** error) {
   return guard(error, [&] {
-    checked(result, "result") = nullptr;
-    classify_into(context, image_argument(image), options, result);
+    const ClassifyCall call = classify_call(context, options, result);
+    classify_into(call, image_argument(image), result);
   });
 }
 
@@ -74,19 +84,39 @@ kiln_status detector_create(const kiln_detector_source* source, const kiln_engin
   });
 }
 
+kiln_status detector_create_from_plan(const kiln_plan* plan, const kiln_engine_options* options,
+                                      kiln_detector** detector, kiln_error** error) {
+  return guard(error, [&] {
+    checked(detector, "detector") = nullptr;
+    const kiln_plan& given = checked(plan, "plan");
+    *detector = new kiln_detector{embed::SdkDetector(given.plan, given.name, engine_settings(options))};
+  });
+}
+
 void detector_free(kiln_detector* detector) { delete detector; }
 
 size_t detector_class_count(const kiln_detector* detector) {
   return detector ? detector->detector.class_names().size() : 0;
 }
 
-void detect_into(kiln_detector* detector, const Image& image, const kiln_detect_options* options,
-                 kiln_detections** result) {
+// The caller's detector and options, checked before the image is decoded.
+struct DetectCall {
+  kiln::embed::SdkDetector& detector;
+  float min_score;
+};
+
+DetectCall detect_call(kiln_detector* detector, const kiln_detect_options* options,
+                       kiln_detections** result) {
+  checked(result, "result") = nullptr;
   kiln_detect_options defaults = defaults_of<kiln_detect_options>();
   defaults.min_score = kDefaultMinScore;
   const kiln_detect_options given = read_options(options, defaults, "detect options");
+  return {checked(detector, "detector").detector, given.min_score};
+}
+
+void detect_into(const DetectCall& call, const Image& image, kiln_detections** result) {
   auto made = std::make_unique<kiln_detections>();
-  made->found = checked(detector, "detector").detector.detect(image, given.min_score);
+  made->found = call.detector.detect(image, call.min_score);
   for (const embed::NamedDetection& d : made->found) {
     made->entries.push_back({d.x1, d.y1, d.x2, d.y2, d.score, d.class_index, d.class_name.c_str()});
   }
@@ -96,16 +126,16 @@ void detect_into(kiln_detector* detector, const Image& image, const kiln_detect_
 kiln_status detect_encoded(kiln_detector* detector, const void* bytes, size_t size,
                            const kiln_detect_options* options, kiln_detections** result, kiln_error** error) {
   return guard(error, [&] {
-    checked(result, "result") = nullptr;
-    detect_into(detector, embed::image_from_bytes(byte_argument(bytes, size), "image"), options, result);
+    const DetectCall call = detect_call(detector, options, result);
+    detect_into(call, embed::image_from_bytes(byte_argument(bytes, size), "image"), result);
   });
 }
 
 kiln_status detect_pixels(kiln_detector* detector, const kiln_image* image,
                           const kiln_detect_options* options, kiln_detections** result, kiln_error** error) {
   return guard(error, [&] {
-    checked(result, "result") = nullptr;
-    detect_into(detector, image_argument(image), options, result);
+    const DetectCall call = detect_call(detector, options, result);
+    detect_into(call, image_argument(image), result);
   });
 }
 
@@ -155,6 +185,7 @@ void add_task_entries(kiln_api& api) {
   api.detections_count = detections_count;
   api.detections_at = detections_at;
   api.detections_free = detections_free;
+  api.detector_create_from_plan = detector_create_from_plan;
 }
 
 }  // namespace kiln::capi

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "eval/top_k.h"
+#include "pipeline/detector_plan.h"
 #include "pipeline/input_batch.h"
 
 namespace kiln::embed {
@@ -66,6 +67,10 @@ Image image_from_bytes(std::span<const std::uint8_t> bytes, const std::string& n
 std::vector<ClassScore> classify(SdkContext& context, const Image& image, std::size_t top_k) {
   const SdkEngine& engine = context.engine();
   const Plan& plan = engine.plan();
+  if (plan.detector) {
+    throw InvalidArgument(cat("classify needs a classifier plan, this engine runs ",
+                              pipeline::plan_kind(plan), " (detect with a detector made from it)"));
+  }
   const std::int64_t size = plan.config.preprocess.input_size;
   const Shape image_shape = {engine.batch(), 3, size, size};
   require(engine.inputs().size() == 1 && engine.inputs()[0].shape == image_shape &&

@@ -1,6 +1,7 @@
 #include "sdk/detect.h"
 
 #include "families/registry.h"
+#include "pipeline/detector_plan.h"
 
 namespace kiln::embed {
 
@@ -13,21 +14,45 @@ const DetectorInfo& detector_family(const std::string& name) {
   throw InvalidArgument(cat("'", name, "' is not a detector family (known: ", known, ")"));
 }
 
+// The settings a detector runs with: one image at a time, the default backend when none is named, the
+// device made current.
+EngineSettings detector_settings(EngineSettings settings) {
+  if (settings.batch < 0 || settings.batch > 1) {
+    throw InvalidArgument(cat("a detector runs one image at a time, got batch ", settings.batch));
+  }
+  if (settings.backend.empty()) settings.backend = default_backend();
+  require_backend(settings.backend);
+  select_device(settings.backend, settings.device);
+  return settings;
+}
+
+CompileOptions detector_compile(const EngineSettings& settings) {
+  CompileOptions compile;
+  compile.batch = 1;
+  compile.threads = settings.threads;
+  compile.strict_backend = settings.strict_backend;
+  compile.tactic_cache = settings.tactic_cache;
+  return compile;
+}
+
 }  // namespace
 
-SdkDetector::SdkDetector(const DetectorSource& source, const EngineSettings& settings) : settings_(settings) {
+SdkDetector::SdkDetector(const DetectorSource& source, const EngineSettings& settings)
+    : settings_(detector_settings(settings)) {
   const DetectorInfo& detector = detector_family(source.family);
-  if (settings_.batch > 1) {
-    throw InvalidArgument(cat("a detector runs one image at a time, got batch ", settings_.batch));
-  }
-  if (settings_.backend.empty()) settings_.backend = default_backend();
-  select_device(settings_.backend, settings_.device);
-  CompileOptions compile;
-  compile.threads = settings_.threads;
-  compile.strict_backend = settings_.strict_backend;
-  compile.tactic_cache = settings_.tactic_cache;
   engine_ = std::make_unique<pipeline::DetectorEngine>(detector, source.checkpoint, source.config, 1,
-                                                       settings_.backend, compile);
+                                                       settings_.backend, detector_compile(settings_));
+}
+
+SdkDetector::SdkDetector(std::shared_ptr<const Plan> plan, const std::string& name,
+                         const EngineSettings& settings)
+    : settings_(detector_settings(settings)) {
+  if (!plan->detector) {
+    throw InvalidArgument(cat(name, ": ", pipeline::plan_kind(*plan),
+                              "; a detector needs a detector plan (kiln build yolov10 ...)"));
+  }
+  engine_ = std::make_unique<pipeline::DetectorEngine>(std::move(plan), name, settings_.backend,
+                                                       detector_compile(settings_));
 }
 
 std::vector<NamedDetection> SdkDetector::detect(const Image& image, float min_score) {

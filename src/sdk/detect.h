@@ -1,6 +1,6 @@
-// Detection for library callers. A detector is made from a source: today a detector family's checkpoint
-// with its config.json (built into a plan in memory, pipeline/detector_engine.h); detect() itself only
-// takes an image, so a detector plan file can become another source without changing the call.
+// Detection for library callers. A detector is made from a detector plan (`kiln build yolov10 ...`) or
+// from a detector family's checkpoint with its config.json (built into a plan in memory, as `kiln run
+// --family yolov10` does; pipeline/detector_engine.h); detect() itself only takes an image.
 #pragma once
 
 #include <filesystem>
@@ -31,6 +31,8 @@ struct NamedDetection {
 class SdkDetector {
  public:
   SdkDetector(const DetectorSource& source, const EngineSettings& settings);
+  // A detector plan; fails with InvalidArgument naming `name` for a classifier plan.
+  SdkDetector(std::shared_ptr<const Plan> plan, const std::string& name, const EngineSettings& settings);
 
   const std::vector<std::string>& class_names() const { return engine_->config().names; }
   const std::string& backend() const { return engine_->backend(); }

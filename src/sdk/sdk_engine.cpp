@@ -49,6 +49,14 @@ EngineSettings resolved(EngineSettings settings, const Plan& plan) {
 
 std::size_t TensorInfo::bytes() const { return static_cast<std::size_t>(shape_numel(shape)) * sizeof(float); }
 
+void require_backend(const std::string& backend) {
+  try {
+    make_backend(backend);
+  } catch (const Error& unknown) {
+    throw Unsupported(unknown.what());  // names the backends built in
+  }
+}
+
 void select_device(const std::string& backend, int device) {
   if (backend != "cuda") {
     if (device != 0)
@@ -73,11 +81,7 @@ SdkEngine::SdkEngine(std::shared_ptr<const Plan> plan, EngineSettings settings)
     : plan_(std::move(plan)),
       settings_(resolved(std::move(settings), *plan_)),
       compile_(compile_options(settings_)) {
-  try {
-    make_backend(settings_.backend);
-  } catch (const Error& unknown) {
-    throw Unsupported(unknown.what());  // names the backends built in
-  }
+  require_backend(settings_.backend);
   select_device(settings_.backend, settings_.device);
   spare_ = std::make_unique<Engine>(plan_, settings_.backend, compile_);
   fallback_layers_ = spare_->fallback_layers();

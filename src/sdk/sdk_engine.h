@@ -104,6 +104,9 @@ class SdkContext {
   std::unique_ptr<Engine> program_;
 };
 
+// Fails with Unsupported (naming the backends built in) when this kiln lacks `backend`.
+void require_backend(const std::string& backend);
+
 // Makes `device` the calling thread's CUDA device when `backend` is cuda; checks it is 0 elsewhere.
 void select_device(const std::string& backend, int device);
 

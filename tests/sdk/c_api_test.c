@@ -6,56 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kiln/kiln.h"
-
-static int failures = 0;
-
-#define CHECK(condition)                                                            \
-  do {                                                                              \
-    if (!(condition)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #condition); \
-      ++failures;                                                                   \
-    }                                                                               \
-  } while (0)
-
-static const kiln_api* api;
-static const char* fixture;
-
-static void* read_file(const char* name, size_t* size) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", fixture, name);
-  FILE* file = fopen(path, "rb");
-  if (file == NULL) {
-    fprintf(stderr, "cannot open %s\n", path);
-    exit(1);
-  }
-  fseek(file, 0, SEEK_END);
-  *size = (size_t)ftell(file);
-  fseek(file, 0, SEEK_SET);
-  void* data = malloc(*size > 0 ? *size : 1);
-  if (fread(data, 1, *size, file) != *size) exit(1);
-  fclose(file);
-  return data;
-}
-
-/* Checks that `status` failed with `expected` and *error_slot (set by that call) carries a one-line
- * message containing `part`; frees the error. */
-static void expect_error(kiln_status status, kiln_error** error_slot, kiln_status expected,
-                         const char* part) {
-  kiln_error* error = *error_slot;
-  *error_slot = NULL;
-  CHECK(status == expected);
-  CHECK(error != NULL);
-  if (error == NULL) return;
-  CHECK(api->error_status(error) == expected);
-  const char* message = api->error_message(error);
-  if (strstr(message, part) == NULL) {
-    fprintf(stderr, "message '%s' lacks '%s'\n", message, part);
-    ++failures;
-  }
-  CHECK(strchr(message, '\n') == NULL); /* one line */
-  api->error_free(error);
-}
+#include "c_test_support.h"
 
 static void test_versions(void) {
   const kiln_api* table = NULL;
@@ -99,8 +50,8 @@ static void test_run(const kiln_plan* plan, const char* backend) {
   char name[256];
   snprintf(name, sizeof name, "logits_%s.f32", backend);
   size_t expected_size = 0, input_size = 0;
-  float* expected = read_file(name, &expected_size);
-  float* input = read_file("input.f32", &input_size);
+  float* expected = read_fixture(name, &expected_size);
+  float* input = read_fixture("input.f32", &input_size);
   kiln_engine* engine = make_engine(plan, backend);
   CHECK(strcmp(api->engine_backend(engine), backend) == 0);
   CHECK(api->engine_input_count(engine) == 1 && api->engine_output_count(engine) == 1);
@@ -142,7 +93,7 @@ static void test_run(const kiln_plan* plan, const char* backend) {
 /* The photo, encoded and as BGR pixels, ranks as Engine ranked it (make_fixture's dog_top5.txt). */
 static void test_classify(const kiln_plan* plan, const char* photo) {
   size_t size = 0;
-  char* top5 = read_file("dog_top5.txt", &size);
+  char* top5 = read_fixture("dog_top5.txt", &size);
   long expected_index = strtol(top5, NULL, 10);
   kiln_engine* engine = make_engine(plan, NULL);
   kiln_context* context = NULL;
@@ -165,8 +116,8 @@ static void test_classify(const kiln_plan* plan, const char* photo) {
   api->classifications_free(result);
 
   size_t rgb_size = 0, dims_size = 0;
-  unsigned char* rgb = read_file("dog.rgb", &rgb_size);
-  char* dims = read_file("dog.size", &dims_size);
+  unsigned char* rgb = read_fixture("dog.rgb", &rgb_size);
+  char* dims = read_fixture("dog.size", &dims_size);
   char* rest = NULL;
   const long width = strtol(dims, &rest, 10), height = strtol(rest, NULL, 10);
   for (size_t i = 0; i + 2 < rgb_size; i += 3) { /* to BGR */

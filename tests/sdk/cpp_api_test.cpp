@@ -5,10 +5,12 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "kiln/kiln.hpp"
+#include "read_all.h"
 
 namespace {
 
@@ -17,15 +19,6 @@ namespace ks = kiln::sdk;
 
 const fs::path kFixture = KILN_SDK_FIXTURE_DIR;
 const fs::path kData = KILN_TEST_DATA_DIR;
-
-template <typename T>
-std::vector<T> read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<T> values(bytes.size() / sizeof(T));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
-  return values;
-}
 
 ks::EngineOptions reference_batch2() {
   ks::EngineOptions options;
@@ -124,6 +117,54 @@ TEST(CppApi, DetectsBoxesAsTheDetectorEngineDoes) {
   } catch (const ks::Error& error) {
     EXPECT_EQ(error.status(), KILN_STATUS_INVALID_ARGUMENT);
     EXPECT_NE(std::string(error.what()).find("not a detector family"), std::string::npos);
+  }
+}
+
+// A detector plan from `kiln build yolov10` gives the boxes `kiln run` gives with it (det_boxes.json).
+TEST(CppApi, DetectorPlanGivesTheBoxesOfKilnRun) {
+  const ks::Plan plan = ks::Plan::load(kFixture / "det.kplan");
+  EXPECT_EQ(plan.family(), "yolov10");
+  ks::Detector detector(plan);
+  EXPECT_EQ(detector.class_count(), 80u);
+  const auto photo = read_all<std::uint8_t>(kData / "photos" / "dog.jpg");
+  const auto found = detector.detect(photo, 0.005f);
+  std::ifstream in(kFixture / "det_boxes.json");
+  const nlohmann::json expected = nlohmann::json::parse(in).at("results").at(0).at("detections");
+  ASSERT_GT(expected.size(), 0u);
+  ASSERT_EQ(found.size(), expected.size());
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    const nlohmann::json& box = expected[i].at("box");
+    EXPECT_EQ(found[i].class_index, expected[i].at("label").get<std::int64_t>());
+    EXPECT_EQ(found[i].class_name, expected[i].at("name").get<std::string>());
+    EXPECT_NEAR(found[i].score, expected[i].at("score").get<double>(), 1e-4);
+    const float corners[4] = {found[i].x1, found[i].y1, found[i].x2, found[i].y2};
+    for (std::size_t c = 0; c < 4; ++c)
+      EXPECT_NEAR(corners[c], box.at(c).get<double>(), 1e-4) << i << " " << c;
+  }
+}
+
+TEST(CppApi, PlansOfTheWrongKindAreRefused) {
+  try {
+    ks::Detector detector(ks::Plan::load(kFixture / "plan.kplan"));
+    FAIL() << "no exception";
+  } catch (const ks::Error& error) {
+    EXPECT_EQ(error.status(), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(
+        std::string(error.what()).find("a timm_resnest classifier plan; a detector needs a detector plan"),
+        std::string::npos)
+        << error.what();
+  }
+  ks::EngineOptions options;
+  options.backend = "cpu-reference";
+  const ks::Engine engine(ks::Plan::load(kFixture / "det.kplan"), options);
+  const auto photo = read_all<std::uint8_t>(kData / "photos" / "dog.jpg");
+  try {
+    engine.context().classify(photo);
+    FAIL() << "no exception";
+  } catch (const ks::Error& error) {
+    EXPECT_EQ(error.status(), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(error.what()).find("this engine runs a yolov10 detector plan"), std::string::npos)
+        << error.what();
   }
 }
 

@@ -1,6 +1,7 @@
 // Writes what the library tests compare against, computed with kiln's own classes in this process: a
-// tiny plan (the ResNeSt golden checkpoint, batch 2), an input batch, Engine's outputs on every CPU
-// backend, Engine's top-5 for a photo (and the photo's pixels), and the detector's boxes for a photo.
+// tiny plan (the ResNeSt golden checkpoint, batch 2) and the same plan recorded for cuda, an input batch,
+// Engine's outputs on every CPU backend, Engine's top-5 for a photo (and the photo's pixels), and the
+// detector's boxes for a photo.
 //   make_fixture OUT_DIR DATA_DIR
 #include <filesystem>
 #include <fstream>
@@ -47,6 +48,9 @@ void write_classifier(const fs::path& out, const fs::path& data) {
   auto plan =
       std::make_shared<const Plan>(pipeline::build_in_memory("timm_resnest", checkpoint, std::nullopt));
   write_plan(out / "plan.kplan", *plan);
+  Plan for_cuda = *plan;  // the same plan as recorded for another backend
+  for_cuda.info.backend = "cuda";
+  write_plan(out / "plan_cuda.kplan", for_cuda);
   const Tensor input = read_npy(data / "golden" / "resnest_tiny" / "input.npy");
   write_floats(out / "input.f32", input);
   CompileOptions options;

@@ -1,5 +1,6 @@
 """The Python module: results equal Engine's (make_fixture's files), builds and errors, and the CUDA
 zero-copy path (skipped without a GPU, and without PyTorch to make device arrays)."""
+import json
 import os
 import pathlib
 import tempfile
@@ -59,8 +60,31 @@ class RunTest(unittest.TestCase):
         self.assertIn("expected float32", str(caught.exception))
         with self.assertRaises(kiln.Error):
             engine.classify(b"not an image")
-        with self.assertRaises(kiln.InvalidArgumentError):
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
             engine.detect(str(DATA / "photos" / "horses.jpg"))
+        self.assertIn("a timm_resnest classifier plan; a detector needs a detector plan", str(caught.exception))
+
+
+class DetectTest(unittest.TestCase):
+    def test_detector_plan_gives_the_boxes_of_kiln_run(self):
+        engine = kiln.load(str(FIXTURE / "det.kplan"))
+        self.assertEqual(engine.family, "yolov10")
+        boxes = engine.detect(str(DATA / "photos" / "dog.jpg"), min_score=0.005)
+        expected = json.loads((FIXTURE / "det_boxes.json").read_text())["results"][0]["detections"]
+        self.assertGreater(len(expected), 0)
+        self.assertEqual(len(boxes), len(expected))
+        for got, want in zip(boxes, expected):
+            self.assertEqual(got["class"], want["label"])
+            self.assertEqual(got["name"], want["name"])
+            self.assertAlmostEqual(got["score"], want["score"], delta=1e-4)
+            for corner, expected_corner in zip(got["box"], want["box"]):
+                self.assertAlmostEqual(corner, expected_corner, delta=1e-4)
+
+    def test_detector_plan_refuses_classify(self):
+        engine = kiln.load(str(FIXTURE / "det.kplan"), backend="cpu-reference")
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            engine.classify(str(DATA / "photos" / "dog.jpg"))
+        self.assertIn("this engine runs a yolov10 detector plan", str(caught.exception))
 
 
 class BuildTest(unittest.TestCase):
