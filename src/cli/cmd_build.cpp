@@ -253,7 +253,9 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")
       ->capture_default_str();
   cmd->add_flag("--list-passes", options->list_passes, "List the graph passes and exit");
-  cmd->add_flag("-v,--verbose", options->verbose, "Print what each graph pass changed");
+  cmd->add_flag("-v,--verbose", options->verbose,
+                "Print what each graph pass changed and, for fp8 on cuda, each layer's FP8 and fp16 times "
+                "as the precision tactic compared them");
   cmd->add_option("--json", options->json, "Write a JSON build report");
   cmd->callback([options, cmd] { build(*options, *cmd); });
 }
