@@ -1,28 +1,18 @@
 // Device runs through the C++ wrapper: CUDA buffers the test owns, on its own stream, give what a host
 // run of the same context gives; host pointers are refused. Skipped without a CUDA device.
-#include <cmath>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <fstream>
-#include <iterator>
+#include <cmath>
 
 #include "kiln/kiln.hpp"
+#include "read_all.h"
 
 namespace {
 
 namespace ks = kiln::sdk;
 
 const std::filesystem::path kFixture = KILN_SDK_FIXTURE_DIR;
-
-std::vector<float> read_floats(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-  return values;
-}
 
 bool have_device() {
   int count = 0;
@@ -36,7 +26,7 @@ TEST(CudaDeviceRun, EqualsTheHostRunOnTheCallersStream) {
   options.batch = 2;
   const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), options);
   ks::Context context = engine.context();
-  const std::vector<float> input = read_floats(kFixture / "input.f32");
+  const std::vector<float> input = read_all<float>(kFixture / "input.f32");
   const std::vector<float> host = context.run(input).at(0);
 
   const std::size_t in_bytes = input.size() * sizeof(float), out_bytes = host.size() * sizeof(float);
