@@ -1,6 +1,8 @@
 // YOLOv10n on the CUDA backend: every layer of the detector's graph has a CUDA kernel (checked without a
 // device, as `--strict-backend` requires), and on a device the decoded head matches the reference backend
-// in fp32 and fp16. The single operators are in the cross-backend operator test (op_test/).
+// in fp32 and fp16; the selection kernel called directly selects what the reference selects, also for
+// shapes the graph's shape rules exclude. The single operators are in the cross-backend operator test
+// (op_test/).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +20,13 @@
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
 #include "passes/pass_manager.h"
+#include "testing/random_tensor.h"
+
+#if KILN_HAVE_CUDA
+#include "backends/cpu/reference/detect_select.h"
+#include "backends/cuda/detect_select_kernels.h"
+#include "cuda_kernel_test_util.h"
+#endif
 
 namespace kiln {
 namespace {
@@ -158,6 +167,115 @@ TEST(CudaDetectorTest, Yolov10nMatchesTheReferenceInFp16) {
   run_passes(graph);
   expect_cuda_matches_reference(as_fp16(std::move(graph)), {5e-3, 5e-2});
 }
+
+#if KILN_HAVE_CUDA
+
+// Scores of a selection case: uniform, on a grid of eighths (ties everywhere), or all equal.
+enum class Scores { kUniform, kEighths, kEqual };
+
+struct SelectCase {
+  int n, anchors, classes, max_det;
+  Scores scores;
+  bool fp16;
+};
+
+std::string case_name(const SelectCase& c) {
+  const char* scores[] = {"uniform", "eighths", "equal"};
+  return cat("n", c.n, "_anchors", c.anchors, "_classes", c.classes, "_top", c.max_det, "_",
+             scores[static_cast<int>(c.scores)], c.fp16 ? "_fp16" : "_fp32");
+}
+
+void PrintTo(const SelectCase& c, std::ostream* out) { *out << case_name(c); }
+
+// Decoded predictions [n, 4 + classes, anchors] as the reference takes them, each image different.
+Tensor select_input(const SelectCase& c) {
+  Tensor t = testing::random_tensor({c.n, 4 + c.classes, c.anchors}, 17, 0.0f, 1.0f);
+  auto v = t.mutable_f32();
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    const std::int64_t row = i / c.anchors % (4 + c.classes);
+    float& x = v[static_cast<std::size_t>(i)];
+    if (row < 4)
+      x *= 640.0f;
+    else if (c.scores == Scores::kEighths)
+      x = std::floor(x * 8) / 8;
+    else if (c.scores == Scores::kEqual)
+      x = 0.25f;
+  }
+  return t;
+}
+
+// [n, rows, cols] -> [n, cols, rows].
+Tensor swap_last_axes(const Tensor& t) {
+  const std::int64_t n = t.dim(0), rows = t.dim(1), cols = t.dim(2);
+  Tensor y(DType::kF32, {n, cols, rows});
+  for (std::int64_t i = 0; i < n * rows * cols; ++i) {
+    const std::int64_t col = i % cols, row = i / cols % rows, image = i / (rows * cols);
+    y.mutable_f32()[static_cast<std::size_t>((image * cols + col) * rows + row)] =
+        t.f32()[static_cast<std::size_t>(i)];
+  }
+  return y;
+}
+
+class CudaDetectSelectKernelTest : public ::testing::TestWithParam<SelectCase> {};
+
+// Every output value equal to the reference's (in fp16, the reference's f32 value rounded once), rows past
+// the last detection zero: the same detections in the same order.
+TEST_P(CudaDetectSelectKernelTest, SelectsWhatTheReferenceSelects) {
+  KILN_SKIP_WITHOUT_GPU();
+  const SelectCase& c = GetParam();
+  const Tensor decoded = testing::held(select_input(c), c.fp16);
+  const auto images = reference::select_detections(decoded, c.max_det);
+  Tensor expected(DType::kF32, {c.n, 6, c.max_det});  // the kernel's [n, max_det, 6] channels last
+  for (std::size_t n = 0; n < images.size(); ++n) {
+    for (std::size_t r = 0; r < images[n].size(); ++r) {
+      const reference::SelectedDetection& d = images[n][r];
+      const float row[6] = {d.x1, d.y1, d.x2, d.y2, d.score, static_cast<float>(d.label)};
+      for (std::size_t field = 0; field < 6; ++field)
+        expected.mutable_f32()[(n * 6 + field) * static_cast<std::size_t>(c.max_det) + r] = row[field];
+    }
+  }
+  expected = testing::held(expected, c.fp16);
+  const cuda::DeviceBuffer x = testing::on_device(swap_last_axes(decoded), c.fp16);
+  cuda::DeviceBuffer y((c.fp16 ? expected.to(DType::kF16) : expected).nbytes());
+  const cuda::DetectSelectShape shape{c.n, c.anchors, c.classes, c.max_det};
+  const cuda::DeviceBuffer workspace(cuda::detect_select_workspace_bytes(shape));
+  cuda::check(cuda::detect_select(x.data(), y.data(), workspace.data(),
+                                  c.fp16 ? cuda::Elem::kF16 : cuda::Elem::kF32, shape, nullptr),
+              "launching detect_select");
+  cuda::check(cudaDeviceSynchronize(), "running detect_select");
+  const Tensor got = testing::from_device(y, c.fp16 ? DType::kF16 : DType::kF32, expected.shape());
+  std::int64_t differing = 0;
+  for (std::int64_t i = 0; i < got.numel(); ++i)
+    differing += got.f32()[static_cast<std::size_t>(i)] != expected.f32()[static_cast<std::size_t>(i)];
+  EXPECT_EQ(differing, 0) << "of " << got.numel() << " values";
+}
+
+constexpr int kTop = cuda::kDetectSelectMaxDet;
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaDetectSelectKernelTest,
+    ::testing::Values(
+        // YOLOv10 at 640 x 640, one image and a batch.
+        SelectCase{1, 8400, 80, 300, Scores::kUniform, false},
+        SelectCase{1, 8400, 80, 300, Scores::kUniform, true},
+        SelectCase{4, 8400, 80, 300, Scores::kUniform, true},
+        SelectCase{3, 8400, 80, 300, Scores::kEighths, false},
+        // Every score equal: both stages decided by the index alone.
+        SelectCase{3, 8400, 80, 300, Scores::kEqual, false},
+        SelectCase{2, 8400, 80, 300, Scores::kEqual, true},
+        // As many anchors as max_det; fewer (stage 1 keeps them all); fewer pairs (zero rows after them).
+        SelectCase{2, 300, 80, 300, Scores::kEighths, true},
+        SelectCase{2, 100, 80, 300, Scores::kUniform, false},
+        SelectCase{2, 10, 3, 50, Scores::kEighths, false},
+        // The most detections, in shared memory (20 classes) and in the general kernel (80 classes).
+        SelectCase{2, 4096, 20, kTop, Scores::kEighths, true},
+        SelectCase{2, 4096, 20, kTop, Scores::kEqual, false},
+        SelectCase{2, 8400, 80, kTop, Scores::kEighths, false},
+        SelectCase{2, 8400, 80, kTop - 1, Scores::kUniform, true},
+        SelectCase{3, 64, 5, 10, Scores::kEighths, true}),
+    [](const auto& param_info) { return case_name(param_info.param); });
+
+#endif  // KILN_HAVE_CUDA
 
 }  // namespace
 }  // namespace kiln

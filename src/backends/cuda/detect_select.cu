@@ -1,14 +1,19 @@
 // YOLOv10's two-stage top-k (see detect_select_kernels.h). Every candidate gets a unique 64-bit key that
 // orders exactly as core/ranking.h ranks: the score's bits mapped to an unsigned order (NaN lowest, -0 equal
-// to +0) above the complement of its index (ties to the lower index). One block per image then finds the
-// k-th largest key by radix select (at most eight passes of 8 bits: it stops at the first digit whose
-// chosen bin is taken whole, often within the score's bits), gathers the k keys at or above it and sorts
-// them in shared memory; the set and its order depend on the keys only, so the result is deterministic.
+// to +0) above the complement of its index (ties to the lower index). One kernel over the whole batch takes
+// each anchor's best score; then one block per image selects. When an image's keys fit in shared memory
+// (YOLOv10's 8400 anchors and 300 x 80 pairs do), both stages run detect_select_topk.cuh's shared-memory
+// top-k, reading each stage's scores from global memory once. Larger shapes take the general kernel: it
+// finds the k-th largest key by radix select over global memory (at most eight passes of 8 bits), gathers
+// the k keys at or above it and sorts them with a bitonic sort. Either way the set and its order depend on
+// the keys only, so the result is deterministic and the same.
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "backends/cuda/detect_select_kernels.h"
+#include "backends/cuda/detect_select_topk.cuh"
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_launch.cuh"
 
@@ -36,18 +41,27 @@ __device__ inline std::uint32_t index_of(std::uint64_t key) {
 
 // Per anchor, the key of its best class score as the reference's running maximum (std::max) takes it: a
 // NaN first score stays, a later NaN is passed over. That is the first score when it is NaN, else the
-// NaN-ignoring maximum of all scores (fmaxf), which any order of reduction reaches: so one warp per anchor
-// reads the row together. -0 and +0 share a key, so which of them fmaxf keeps does not matter.
+// NaN-ignoring maximum of all scores (fmaxf), which any order of reduction reaches: so eight lanes per
+// anchor read the row together (a warp per anchor left too few loads in flight per warp). -0 and +0 share
+// a key, so which of them fmaxf keeps does not matter.
+constexpr int kLanesPerAnchor = 8;
+
 template <typename T>
 __global__ void best_score_keys(const T* x, std::uint32_t* keys, std::int64_t rows, int classes) {
-  const std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  if (row >= rows) return;  // the whole warp: blocks are whole warps
-  const T* scores = x + row * (4 + classes) + 4;
+  const std::int64_t row =
+      (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kLanesPerAnchor;
+  const int lane = static_cast<int>(threadIdx.x % kLanesPerAnchor);
+  // Lanes past the last row still take part in the shuffles.
+  const bool active = row < rows;
+  const T* scores = x + (active ? row : 0) * (4 + classes) + 4;
   float best = -INFINITY;
-  for (int c = lane; c < classes; c += 32) best = fmaxf(best, to_float(scores[c]));
-  best = warp_max(best);
-  if (lane == 0) {
+  if (active) {
+#pragma unroll 4
+    for (int c = lane; c < classes; c += kLanesPerAnchor) best = fmaxf(best, to_float(scores[c]));
+  }
+  for (int offset = kLanesPerAnchor / 2; offset > 0; offset /= 2)
+    best = fmaxf(best, __shfl_xor_sync(kFullWarp, best, offset));
+  if (active && lane == 0) {
     const float first = to_float(scores[0]);
     keys[row] = score_key(isnan(first) ? first : best);
   }
@@ -156,15 +170,37 @@ __device__ void select_largest(KeyOf key_of, int count, int k, SelectShared& sh)
   }
 }
 
+// Writes detection r of an image: the box of anchor `anchor` and the score of class `label`. Rows past the
+// last detection (only when anchors x classes < max_det) are zero.
+template <typename T>
+__device__ void write_detection(const T* image, int channels, int anchor, int label, T* out, int max_det,
+                                int r) {
+  if (anchor < 0) {
+    for (int field = 0; field < 6; ++field) out[field * max_det + r] = from_float<T>(0.0f);
+    return;
+  }
+  const T* box = image + static_cast<std::int64_t>(anchor) * channels;
+  const float cx = to_float(box[0]), cy = to_float(box[1]);
+  // Explicit roundings: no contraction into an FMA, so each value rounds as the reference's does.
+  const float half_w = __fmul_rn(to_float(box[2]), 0.5f), half_h = __fmul_rn(to_float(box[3]), 0.5f);
+  const float row[6] = {__fsub_rn(cx, half_w), __fsub_rn(cy, half_h),    __fadd_rn(cx, half_w),
+                        __fadd_rn(cy, half_h), to_float(box[4 + label]), static_cast<float>(label)};
+  for (int field = 0; field < 6; ++field) out[field * max_det + r] = from_float<T>(row[field]);
+}
+
+// The general kernel: both stages by radix select over global memory.
 template <typename T>
 __global__ void __launch_bounds__(kSelectThreads)
     select_kernel(const T* x, const std::uint32_t* best_keys, T* y, DetectSelectShape s) {
   __shared__ SelectShared sh;
-  const int n = static_cast<int>(blockIdx.x), channels = 4 + s.classes, k = s.max_det;
+  const int n = static_cast<int>(blockIdx.x), channels = 4 + s.classes;
+  const int kept_count = min(s.max_det, s.anchors), pairs = kept_count * s.classes, k = min(s.max_det, pairs);
   const T* image = x + static_cast<std::int64_t>(n) * s.anchors * channels;
   const std::uint32_t* keys = best_keys + static_cast<std::int64_t>(n) * s.anchors;
-  select_largest([&](int a) { return rank_key(keys[a], static_cast<std::uint32_t>(a)); }, s.anchors, k, sh);
-  for (int r = static_cast<int>(threadIdx.x); r < k; r += blockDim.x) sh.kept[r] = index_of(sh.sorted[r]);
+  select_largest([&](int a) { return rank_key(keys[a], static_cast<std::uint32_t>(a)); }, s.anchors,
+                 kept_count, sh);
+  for (int r = static_cast<int>(threadIdx.x); r < kept_count; r += blockDim.x)
+    sh.kept[r] = index_of(sh.sorted[r]);
   __syncthreads();
   // Stage 2 over the kept anchors' scores, flattened kept slot major, class minor.
   const auto class_score = [&](int flat) {
@@ -173,26 +209,151 @@ __global__ void __launch_bounds__(kSelectThreads)
   };
   select_largest(
       [&](int flat) { return rank_key(score_key(class_score(flat)), static_cast<std::uint32_t>(flat)); },
-      k * s.classes, k, sh);
-  T* out = y + static_cast<std::int64_t>(n) * 6 * k;
-  for (int r = static_cast<int>(threadIdx.x); r < k; r += blockDim.x) {
-    const int flat = static_cast<int>(index_of(sh.sorted[r]));
-    const T* box = image + static_cast<std::int64_t>(sh.kept[flat / s.classes]) * channels;
-    const float cx = to_float(box[0]), cy = to_float(box[1]);
-    // Explicit roundings: no contraction into an FMA, so each value rounds as the reference's does.
-    const float half_w = __fmul_rn(to_float(box[2]), 0.5f), half_h = __fmul_rn(to_float(box[3]), 0.5f);
-    const float row[6] = {__fsub_rn(cx, half_w), __fsub_rn(cy, half_h), __fadd_rn(cx, half_w),
-                          __fadd_rn(cy, half_h), class_score(flat),     static_cast<float>(flat % s.classes)};
-    for (int field = 0; field < 6; ++field) out[field * k + r] = from_float<T>(row[field]);
+      pairs, k, sh);
+  T* out = y + static_cast<std::int64_t>(n) * 6 * s.max_det;
+  for (int r = static_cast<int>(threadIdx.x); r < s.max_det; r += blockDim.x) {
+    const int flat = r < k ? static_cast<int>(index_of(sh.sorted[r])) : -1;
+    const int anchor = flat < 0 ? -1 : static_cast<int>(sh.kept[flat / s.classes]);
+    write_detection(image, channels, anchor, flat < 0 ? 0 : flat % s.classes, out, s.max_det, r);
+  }
+}
+
+// The fast kernel's dynamic shared memory: k entries each of gathered and sorted keys (64-bit), ranks and
+// kept anchors (32-bit), room for `candidates` stage 2 keys at or above stage 1's threshold and their
+// positions, then the keys of the larger stage.
+struct SharedLayout {
+  int k, candidates, keys;
+  std::size_t bytes() const {
+    return static_cast<std::size_t>(k) * (2 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t)) +
+           static_cast<std::size_t>(2 * candidates + keys) * sizeof(std::uint32_t);
+  }
+};
+
+// sm_90's largest shared memory per block (227 KiB), less the static Scratch.
+constexpr std::size_t kSharedLimit = 232448 - sizeof(topk::Scratch);
+// Stage 2's candidates are typically about max_det: room for a few times that.
+constexpr int kMostCandidates = 4096;
+
+SharedLayout shared_layout(const DetectSelectShape& s) {
+  const int kept_count = std::min(s.max_det, s.anchors);
+  SharedLayout layout{s.max_det, 0, std::max(s.anchors, kept_count * s.classes)};
+  const std::size_t left = layout.bytes() < kSharedLimit ? kSharedLimit - layout.bytes() : 0;
+  layout.candidates =
+      static_cast<int>(std::min<std::size_t>(kMostCandidates, left / (2 * sizeof(std::uint32_t))));
+  return layout;
+}
+
+// Loads in flight per thread while filling the shared keys.
+constexpr int kInFlight = 8;
+
+// Copies stage 1's keys of one image to shared memory.
+__device__ void fill_anchor_keys(const std::uint32_t* image_keys, int anchors, std::uint32_t* keys) {
+  const int stride = static_cast<int>(blockDim.x);
+  for (int first = static_cast<int>(threadIdx.x); first < anchors; first += kInFlight * stride) {
+    std::uint32_t v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j)
+      v[j] = first + j * stride < anchors ? image_keys[first + j * stride] : 0;
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      if (first + j * stride < anchors) keys[first + j * stride] = v[j];
+    }
+  }
+  __syncthreads();
+}
+
+// Stage 2's keys, flattened kept slot major, class minor. Each thread steps its slot and class along
+// instead of dividing every flat index by the class count.
+template <typename T>
+__device__ void fill_pair_keys(const T* image, int channels, const std::uint32_t* kept, int kept_count,
+                               int classes, std::uint32_t* keys) {
+  const int stride = static_cast<int>(blockDim.x), pairs = kept_count * classes;
+  const int slot_step = stride / classes, class_step = stride % classes;
+  int slot = static_cast<int>(threadIdx.x) / classes, c = static_cast<int>(threadIdx.x) % classes;
+  for (int first = static_cast<int>(threadIdx.x); first < pairs; first += kInFlight * stride) {
+    float v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      v[j] = first + j * stride < pairs
+                 ? to_float(image[static_cast<std::int64_t>(kept[slot]) * channels + 4 + c])
+                 : 0.0f;
+      slot += slot_step;
+      c += class_step;
+      if (c >= classes) {
+        c -= classes;
+        ++slot;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      if (first + j * stride < pairs) keys[first + j * stride] = score_key(v[j]);
+    }
+  }
+  __syncthreads();
+}
+
+// The fast kernel: each stage's keys in shared memory (see detect_select_topk.cuh).
+template <typename T>
+__global__ void __launch_bounds__(topk::kTopkThreads)
+    select_in_shared(const T* x, const std::uint32_t* best_keys, T* y, DetectSelectShape s,
+                     SharedLayout layout) {
+  __shared__ topk::Scratch sh;
+  extern __shared__ std::uint64_t dynamic[];
+  const int n = static_cast<int>(blockIdx.x), channels = 4 + s.classes;
+  const int kept_count = min(s.max_det, s.anchors), pairs = kept_count * s.classes, k = min(s.max_det, pairs);
+  std::uint64_t* gathered = dynamic;
+  std::uint64_t* sorted = gathered + layout.k;
+  std::uint32_t* rank = reinterpret_cast<std::uint32_t*>(sorted + layout.k);
+  std::uint32_t* kept = rank + layout.k;
+  std::uint32_t* candidate_keys = kept + layout.k;
+  std::uint32_t* candidate_positions = candidate_keys + layout.candidates;
+  std::uint32_t* keys = candidate_positions + layout.candidates;
+  const T* image = x + static_cast<std::int64_t>(n) * s.anchors * channels;
+  const std::uint32_t* image_keys = best_keys + static_cast<std::int64_t>(n) * s.anchors;
+  fill_anchor_keys(image_keys, s.anchors, keys);
+  const std::uint32_t kth_best =
+      topk::top_k(keys, nullptr, s.anchors, kept_count, 0, gathered, rank, sorted, sh);
+  for (int r = static_cast<int>(threadIdx.x); r < kept_count; r += blockDim.x)
+    kept[r] = topk::position_of(sorted[r]);
+  __syncthreads();
+  fill_pair_keys(image, channels, kept, kept_count, s.classes, keys);
+  // Each kept anchor has a pair that scores its best (its best is its first score, NaN, only when stage 1's
+  // k-th best key is NaN's 0), so when k <= kept_count no pair below that key is taken: the few pairs at
+  // or above it, kept in position order, are all stage 2 has to rank.
+  const std::uint32_t kept_floor = k <= kept_count ? kth_best : 0;
+  const int above = topk::compact_at_least(keys, pairs, kept_floor, layout.candidates, candidate_keys,
+                                           candidate_positions, sh);
+  if (above <= layout.candidates)
+    topk::top_k(candidate_keys, candidate_positions, above, k, kept_floor, gathered, rank, sorted, sh);
+  else
+    topk::top_k(keys, nullptr, pairs, k, kept_floor, gathered, rank, sorted, sh);
+  T* out = y + static_cast<std::int64_t>(n) * 6 * s.max_det;
+  for (int r = static_cast<int>(threadIdx.x); r < s.max_det; r += blockDim.x) {
+    const int flat = r < k ? static_cast<int>(topk::position_of(sorted[r])) : -1;
+    const int anchor = flat < 0 ? -1 : static_cast<int>(kept[flat / s.classes]);
+    write_detection(image, channels, anchor, flat < 0 ? 0 : flat % s.classes, out, s.max_det, r);
   }
 }
 
 template <typename T>
 cudaError_t launch(const T* x, T* y, std::uint32_t* keys, const DetectSelectShape& s, cudaStream_t stream) {
   const std::int64_t rows = static_cast<std::int64_t>(s.n) * s.anchors;
-  best_score_keys<T><<<blocks_for(rows * 32), kBlock, 0, stream>>>(x, keys, rows, s.classes);
+  best_score_keys<T><<<blocks_for(rows * kLanesPerAnchor), kBlock, 0, stream>>>(x, keys, rows, s.classes);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  select_kernel<T><<<static_cast<unsigned>(s.n), kSelectThreads, 0, stream>>>(x, keys, y, s);
+  const SharedLayout layout = shared_layout(s);
+  const std::size_t bytes = layout.bytes();
+  if (bytes > kSharedLimit) {
+    select_kernel<T><<<static_cast<unsigned>(s.n), kSelectThreads, 0, stream>>>(x, keys, y, s);
+    return cudaGetLastError();
+  }
+  // Above 48 KiB of dynamic shared memory a kernel must opt in; the attribute is set per launch (a host
+  // call, no stream work) so that it holds on whichever device runs it.
+  if (const cudaError_t e = cudaFuncSetAttribute(
+          select_in_shared<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+      e != cudaSuccess)
+    return e;
+  select_in_shared<T>
+      <<<static_cast<unsigned>(s.n), topk::kTopkThreads, bytes, stream>>>(x, keys, y, s, layout);
   return cudaGetLastError();
 }
 

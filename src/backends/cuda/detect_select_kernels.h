@@ -15,7 +15,9 @@ namespace kiln::cuda {
 inline constexpr int kDetectSelectMaxDet = 2048;
 
 // x [n, anchors, 4 + classes] (centre x, y, width, height, class scores per anchor) -> y [n, 6, max_det]
-// (rank 3 [n, max_det, 6] channels last: x1, y1, x2, y2, score, label of each detection).
+// (rank 3 [n, max_det, 6] channels last: x1, y1, x2, y2, score, label of each detection). With fewer
+// anchors than max_det (the graph's shape rules exclude it) stage 1 keeps them all, as the reference
+// does; rows past anchors x classes detections are zero.
 struct DetectSelectShape {
   int n, anchors, classes, max_det;
 };

@@ -1,6 +1,9 @@
-// The detection decode kernel (see detection_kernels.h): one thread per output value, so that neighbouring
-// threads write neighbouring values. The four box values of a pixel each recompute the two distances
-// they need; with 16 bins that is cheaper than a second pass.
+// The detection decode kernel (see detection_kernels.h). A block takes a tile of consecutive pixels: it
+// copies their input rows (contiguous) to shared memory with coalesced loads, computes each pixel's four
+// expected distances once, then writes the tile's outputs one thread per value, so that neighbouring
+// threads write neighbouring values. The one-thread-per-output kernel, whose four box values each
+// recompute the two distances they need from global memory, stays for rows too wide for the tile; both
+// compute every value with the same expressions, so they agree bit for bit.
 #include <cuda_fp16.h>
 
 #include <cmath>
@@ -52,17 +55,81 @@ __global__ void detect_decode_kernel(const T* x, T* y, DetectShape s) {
   y[i] = from_float<T>(value);
 }
 
+// The most shared memory a tile may take (no opt-in needed), and the row counts where tiles pay: below
+// kFewRows the one-thread-per-output kernel's shorter path wins; up to kManyRows small tiles keep every
+// SM busy, past it large tiles share the load better.
+constexpr std::size_t kTileBytes = 48 * 1024;
+constexpr std::int64_t kFewRows = 2048, kManyRows = 65536;
+
+// The value of output channel c (a box value from the pixel's left, top, right and bottom distances, or a
+// class's sigmoid) as detect_decode_kernel computes it.
+// `row` is the pixel's row in the batch; its pixel index is needed by the box values only.
+template <typename T>
+__device__ float decoded_value(const T* in, const float* distance, int c, std::int64_t row,
+                               const DetectShape& s) {
+  if (c >= 4) return 1.0f / (1.0f + expf(-to_float(in[4 * s.reg_max + c - 4])));
+  const int pixel = static_cast<int>(row % (static_cast<std::int64_t>(s.h) * s.w));
+  const int axis = c % 2;
+  const float near = distance[axis], far = distance[axis + 2];
+  const float centre = static_cast<float>(axis == 0 ? pixel % s.w : pixel / s.w) + 0.5f;
+  const float low = centre - near, high = centre + far;
+  return (c < 2 ? (low + high) / 2.0f : high - low) * static_cast<float>(s.stride);
+}
+
+template <typename T, int kTilePixels>
+__global__ void detect_decode_tiled(const T* x, T* y, DetectShape s) {
+  extern __shared__ float distances[];  // [kTilePixels][4], then the tile's input rows
+  T* tile = reinterpret_cast<T*>(distances + kTilePixels * 4);
+  const int out_channels = 4 + s.classes, in_channels = 4 * s.reg_max + s.classes;
+  const std::int64_t rows = s.n * static_cast<std::int64_t>(s.h) * s.w;
+  const std::int64_t first_row = static_cast<std::int64_t>(blockIdx.x) * kTilePixels;
+  const int tile_rows = static_cast<int>(rows - first_row < kTilePixels ? rows - first_row : kTilePixels);
+  const T* in = x + first_row * in_channels;
+  for (int i = static_cast<int>(threadIdx.x); i < tile_rows * in_channels; i += blockDim.x) tile[i] = in[i];
+  __syncthreads();
+  for (int task = static_cast<int>(threadIdx.x); task < tile_rows * 4; task += blockDim.x) {
+    const int r = task / 4, side = task % 4;
+    distances[task] = expected_bin(tile + r * in_channels + side * s.reg_max, s.reg_max);
+  }
+  __syncthreads();
+  T* out = y + first_row * out_channels;
+  for (int i = static_cast<int>(threadIdx.x); i < tile_rows * out_channels; i += blockDim.x) {
+    const int r = i / out_channels, c = i % out_channels;
+    out[i] = from_float<T>(decoded_value(tile + r * in_channels, distances + r * 4, c, first_row + r, s));
+  }
+}
+
+template <typename T, int kTilePixels>
+void launch_tiled(const T* x, T* y, const DetectShape& s, std::int64_t rows, std::size_t row_bytes,
+                  cudaStream_t stream) {
+  const auto blocks = static_cast<unsigned>((rows + kTilePixels - 1) / kTilePixels);
+  detect_decode_tiled<T, kTilePixels><<<blocks, kBlock, kTilePixels * row_bytes, stream>>>(x, y, s);
+}
+
+template <typename T>
+void launch_decode(const T* x, T* y, const DetectShape& s, std::int64_t total, cudaStream_t stream) {
+  constexpr int kLargeTile = 32, kSmallTile = 8;
+  const std::int64_t rows = static_cast<std::int64_t>(s.n) * s.h * s.w;
+  const std::size_t row_bytes =
+      4 * sizeof(float) + static_cast<std::size_t>(4 * s.reg_max + s.classes) * sizeof(T);
+  if (rows < kFewRows || kLargeTile * row_bytes > kTileBytes) {
+    detect_decode_kernel<T><<<blocks_for(total), kBlock, 0, stream>>>(x, y, s);
+  } else if (rows < kManyRows) {
+    launch_tiled<T, kSmallTile>(x, y, s, rows, row_bytes, stream);
+  } else {
+    launch_tiled<T, kLargeTile>(x, y, s, rows, row_bytes, stream);
+  }
+}
+
 }  // namespace
 
 cudaError_t detect_decode(const void* x, void* y, Elem e, const DetectShape& s, cudaStream_t stream) {
   const std::int64_t total = static_cast<std::int64_t>(s.n) * s.h * s.w * (4 + s.classes);
   if (total == 0) return cudaSuccess;
   if (e == Elem::kF32) {
-    detect_decode_kernel<float>
-        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), s);
+    launch_decode(static_cast<const float*>(x), static_cast<float*>(y), s, total, stream);
   } else {
-    detect_decode_kernel<__half>
-        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), s);
+    launch_decode(static_cast<const __half*>(x), static_cast<__half*>(y), s, total, stream);
   }
   return cudaGetLastError();
 }

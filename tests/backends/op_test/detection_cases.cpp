@@ -4,6 +4,7 @@
 // in fp32 and fp16 (add_yolov10_cases); then the NMS-free selection (add_detect_select_cases).
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "op_case_util.h"
 
@@ -119,29 +120,52 @@ Tensor tied_predictions(std::int64_t batch, std::int64_t classes, std::int64_t a
   return t;
 }
 
+// Every class score of every anchor the same: both stages decided by the index alone.
+Tensor equal_predictions(std::int64_t batch, std::int64_t classes, std::int64_t anchors) {
+  Tensor t = random_tensor({batch, 4 + classes, anchors}, 13, 0.0f, 64.0f);
+  const auto v = t.mutable_f32();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (static_cast<std::int64_t>(i) / anchors % (4 + classes) >= 4) v[i] = 0.5f;
+  }
+  return t;
+}
+
+enum class Scores { kRandom, kTiedAndNan, kEqual };
+
 // Selection cases read decoded predictions as a graph input ([N, C, L], stored [N, L, C] on cuda), so
-// that both sides rank exactly the same values.
+// that both sides rank exactly the same values; each image of the batch differs.
 OpCase selection_case(std::string name, std::int64_t classes, std::int64_t anchors, std::int64_t max_det,
-                      bool tied) {
+                      Scores scores, std::int64_t batch = 2) {
   OpCase c{std::move(name), OpKind::kDetectSelect, kSelectionBound, {}};
   c.make = [=] {
     SmallGraph g;
     const ValueId decoded = g.input("decoded", {4 + classes, anchors});
     g.output(g.node(OpKind::kDetectSelect, {decoded}, DetectSelectAttrs{max_det}));
-    const Shape shape{2, 4 + classes, anchors};
-    return CaseGraph{std::move(g.graph),
-                     {tied ? tied_predictions(2, classes, anchors) : random_tensor(shape, 3, -1.0f, 1.0f)}};
+    const Shape shape{batch, 4 + classes, anchors};
+    Tensor x = scores == Scores::kRandom       ? random_tensor(shape, 3, -1.0f, 1.0f)
+               : scores == Scores::kTiedAndNan ? tied_predictions(batch, classes, anchors)
+                                               : equal_predictions(batch, classes, anchors);
+    return CaseGraph{std::move(g.graph), {std::move(x)}};
   };
   return c;
 }
 
-// Small, with ties and NaNs; YOLOv10 at 640 x 640 (8400 anchors, 80 classes, 300 detections), random and
-// with eight score values only (ties decided by the index in every stage); each with its fp16 twin, where
-// rounding to fp16 makes ties among the random scores frequent.
+// Small, with ties and NaNs; YOLOv10 at 640 x 640 (8400 anchors, 80 classes, 300 detections), random, with
+// eight score values only (ties decided by the index in every stage) and with every score equal; as many
+// anchors as detections; the most detections the CUDA kernel takes (2048), with 20 classes (its
+// shared-memory path) and 80 (its general path); each with its fp16 twin, where rounding to fp16 makes
+// ties among the random scores frequent.
 void add_detect_select_cases(std::vector<OpCase>& cases) {
-  for (OpCase c : {selection_case("detect_select_ties_and_nan", 5, 64, 10, true),
-                   selection_case("detect_select_yolov10_8400", 80, 8400, 300, false),
-                   selection_case("detect_select_yolov10_8400_ties_and_nan", 80, 8400, 300, true)}) {
+  for (OpCase c :
+       {selection_case("detect_select_ties_and_nan", 5, 64, 10, Scores::kTiedAndNan),
+        selection_case("detect_select_yolov10_8400", 80, 8400, 300, Scores::kRandom),
+        selection_case("detect_select_yolov10_8400_b3", 80, 8400, 300, Scores::kRandom, 3),
+        selection_case("detect_select_yolov10_8400_ties_and_nan", 80, 8400, 300, Scores::kTiedAndNan),
+        selection_case("detect_select_yolov10_8400_all_equal", 80, 8400, 300, Scores::kEqual),
+        selection_case("detect_select_anchors_equal_max_det", 80, 300, 300, Scores::kTiedAndNan),
+        selection_case("detect_select_max_det_2048_c20", 20, 4096, 2048, Scores::kTiedAndNan),
+        selection_case("detect_select_max_det_2048_c20_all_equal", 20, 4096, 2048, Scores::kEqual),
+        selection_case("detect_select_max_det_2048_c80", 80, 8400, 2048, Scores::kTiedAndNan)}) {
     OpCase twin = fp16_case(c);
     twin.bound = kSelectionBound;
     cases.push_back(std::move(c));
@@ -201,6 +225,18 @@ std::vector<OpCase> detection_cases() {
         g.output(g.node(OpKind::kDetectDecode, {g.input("x", {4 * 16 + 5, 3, 4})}, DetectAttrs{16, 32}));
       },
       3.0f));
+  // Levels large enough for the CUDA decode's tiled kernel: 47 x 53 pixels (small tiles, a partial last
+  // tile) and 80 x 80 at batch 11 (large tiles), YOLOv10's 16 bins and 80 classes.
+  for (const auto& [name, batch, h, w] : {std::tuple{"detect_decode_tiled_47x53", 1, 47, 53},
+                                          std::tuple{"detect_decode_tiled_80x80_b11", 11, 80, 80}}) {
+    add_with_fp16(cases, graph_case(
+                             name, OpKind::kDetectDecode, batch,
+                             [=](SmallGraph& g) {
+                               g.output(g.node(OpKind::kDetectDecode, {g.input("x", {4 * 16 + 80, h, w})},
+                                               DetectAttrs{16, 8}));
+                             },
+                             3.0f));
+  }
   cases.push_back(fp16_case(graph_case("upsample_x2_after_conv", OpKind::kUpsample, 2, [](SmallGraph& g) {
     g.output(g.node(OpKind::kUpsample, {g.conv(g.input("x", {8, 5, 6}), 8, conv_attrs(3, 1, 1))},
                     UpsampleAttrs{2}));
