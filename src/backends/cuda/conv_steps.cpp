@@ -3,6 +3,7 @@
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/program_builder.h"
 #include "backends/cuda/squeeze_mlp.h"
+#include "backends/cuda/squeeze_mlp_batched.h"
 
 namespace kiln::cuda {
 void ProgramBuilder::add_conv2d(NodeId id) {
@@ -22,29 +23,54 @@ void ProgramBuilder::add_squeeze_mlp(NodeId fc2, NodeId squeeze) {
   const Node& fc1 = graph_.node(squeeze);
   const Tensor& w1 = constant(fc1.inputs[1]);
   const Tensor& w2 = constant(node.inputs[1]);
-  const int n = to_int(shape(node.output)[0]), in = to_int(w1.dim(1)), hidden = to_int(w1.dim(0)),
-            out = to_int(w2.dim(0));
-  // Biases default to zeros; [O, I, 1, 1] weights are already the row-major [O, I] the kernel reads.
+  GateShape g;
+  g.groups1 = to_int(fc1.attr<ConvAttrs>().groups);
+  g.groups2 = to_int(node.attr<ConvAttrs>().groups);
+  g.n = to_int(shape(node.output)[0]);
+  g.in = to_int(w1.dim(1)) * g.groups1;
+  g.hidden = to_int(w1.dim(0));
+  g.out = to_int(w2.dim(0));
+  g.cluster = gate_cluster_size(elem_, g.n);
+  // The pool the launch computes (and the radix sum it pools), if any: it then reads the pool's input.
+  const NodeId pool = fusions_.pool_into_gate[static_cast<std::size_t>(fc2)];
+  const NodeId sum = pool != kNoNode ? fusions_.radix_sum_into_pool[static_cast<std::size_t>(pool)] : kNoNode;
+  const ValueId source = sum != kNoNode    ? graph_.node(sum).inputs[0]
+                         : pool != kNoNode ? graph_.node(pool).inputs[0]
+                                           : fc1.inputs[0];
+  if (pool != kNoNode) {
+    g.hw = to_int(shape(source)[2] * shape(source)[3]);
+    g.radix = sum != kNoNode ? to_int(graph_.node(sum).attr<RadixAttrs>().radix) : 1;
+  }
+  // Biases default to zeros; [O, I / groups, 1, 1] weights are already the row-major rows the kernel reads.
   const auto bias_of = [&](const Node& conv, std::int64_t count) {
     return conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {count});
   };
   const Elem e = elem_;
   const void* pw1 = keep(upload(w1, e));
-  const void* pb1 = keep(upload(bias_of(fc1, hidden), e));
+  const void* pb1 = keep(upload(bias_of(fc1, g.hidden), e));
   const void* pw2 = keep(upload(w2, e));
-  const void* pb2 = keep(upload(bias_of(node, out), e));
+  const void* pb2 = keep(upload(bias_of(node, g.out), e));
   const Act act1 = act_of(fc1.attr<ConvAttrs>().activation);
   const Activation gate_act = node.attr<ConvAttrs>().activation;
   const Act act2 = act_of(gate_act);
-  const void* x = ptr(fc1.inputs[0]);
+  const void* x = ptr(source);
   void* y = ptr(node.output);
+  const std::string pooled = pool == kNoNode  ? ""
+                             : sum != kNoNode ? "radix sum + global avg pool + "
+                                              : "global avg pool + ";
   const std::string then = gate_act == Activation::kNone ? "" : cat(" + ", activation_name(gate_act));
-  add_step(
-      fc2,
-      cat("attention gate fc1 + act + fc2", then, " (squeeze_mlp, ", in, " -> ", hidden, " -> ", out, ")"),
-      [=](cudaStream_t s) {
-        check(squeeze_mlp(x, pw1, pb1, act1, pw2, pb2, act2, y, e, n, in, hidden, out, s), "attention gate");
-      });
+  const std::string label = cat("attention gate ", pooled, "fc1 + act + fc2", then, " (squeeze_mlp, ", g.in,
+                                " -> ", g.hidden, " -> ", g.out, ")");
+  // find_fusions() gave a batch above one only dense gates the batched kernel takes, and no pool.
+  if (g.n > 1) {
+    return add_step(fc2, label, [=](cudaStream_t s) {
+      check(squeeze_mlp_batched(x, pw1, pb1, act1, pw2, pb2, act2, y, e, g.n, g.in, g.hidden, g.out, s),
+            "attention gate");
+    });
+  }
+  add_step(fc2, label, [=](cudaStream_t s) {
+    check(squeeze_mlp(x, pw1, pb1, act1, pw2, pb2, act2, y, e, g, s), "attention gate");
+  });
 }
 
 ConvGeometry ProgramBuilder::conv_geometry(const Node& conv, const Tensor& weights,

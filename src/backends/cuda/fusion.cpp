@@ -3,14 +3,15 @@
 #include "backends/common/fusion_match.h"
 #include "backends/cuda/quantize_fusion.h"
 #include "backends/cuda/squeeze_mlp.h"
+#include "backends/cuda/squeeze_mlp_batched.h"
 
 namespace kiln::cuda {
 namespace {
 
-// A 1x1, stride 1, unpadded, ungrouped convolution with constant weights: a matrix product per pixel.
-bool is_pointwise_dense(const Node& conv) {
+// A 1x1, stride 1, unpadded convolution with constant weights: a (grouped) matrix product per pixel.
+bool is_pointwise(const Node& conv) {
   const auto& a = conv.attr<ConvAttrs>();
-  return a.kernel[0] == 1 && a.kernel[1] == 1 && a.stride[0] == 1 && a.stride[1] == 1 && a.groups == 1 &&
+  return a.kernel[0] == 1 && a.kernel[1] == 1 && a.stride[0] == 1 && a.stride[1] == 1 &&
          a.padding == std::array<std::int64_t, 4>{0, 0, 0, 0};
 }
 
@@ -27,23 +28,50 @@ NodeId conv_for_add(const Graph& graph, const passes::Consumers& consumers, cons
   return kNoNode;
 }
 
-// fc1 of a gate whose fc2 is `expand` and whose fc1 reads a global pool: both run as one squeeze_mlp launch
-// (with fc2's activation, if any: squeeze-excite's sigmoid).
-NodeId squeeze_for_expand(const Graph& graph, const passes::Consumers& consumers, NodeId expand) {
+// fc1 of a gate whose fc2 is `expand` and whose fc1 reads a global pool: both run as one launch (with
+// fc2's activation, if any: squeeze-excite's sigmoid). A single image takes squeeze_mlp.h's kernel (any
+// gate size, grouped convolutions too); larger batches squeeze_mlp_batched.h's, which was faster there
+// and takes dense gates of up to 32k weights (bigger ones stay on cuDNN).
+NodeId squeeze_for_expand(const Graph& graph, const passes::Consumers& consumers, NodeId expand,
+                          std::int64_t batch) {
   const Node& node = graph.node(expand);
-  if (node.precision == Precision::kF8 || !is_pointwise_dense(node)) return kNoNode;
+  if (node.precision == Precision::kF8 || !is_pointwise(node)) return kNoNode;
   const NodeId squeeze =
       backends::fusable_producer(graph, consumers, node.inputs[0], expand, OpKind::kConv2d);
   if (squeeze == kNoNode || graph.node(squeeze).precision == Precision::kF8 ||
-      !is_pointwise_dense(graph.node(squeeze)))
+      !is_pointwise(graph.node(squeeze)))
     return kNoNode;
   const Value& pooled = graph.value(graph.node(squeeze).inputs[0]);
   if (pooled.producer == kNoNode || graph.node(pooled.producer).op != OpKind::kGlobalAvgPool) return kNoNode;
   const Shape& w1 = graph.value(graph.node(squeeze).inputs[1]).shape;
   const Shape& w2 = graph.value(node.inputs[1]).shape;
-  if (!squeeze_mlp_fits(static_cast<int>(w1[1]), static_cast<int>(w1[0]), static_cast<int>(w2[0])))
-    return kNoNode;
-  return squeeze;
+  const auto groups1 = static_cast<int>(graph.node(squeeze).attr<ConvAttrs>().groups);
+  const auto groups2 = static_cast<int>(node.attr<ConvAttrs>().groups);
+  const int in = static_cast<int>(w1[1]) * groups1, hidden = static_cast<int>(w1[0]),
+            out = static_cast<int>(w2[0]);
+  const bool fits = batch == 1 ? squeeze_mlp_fits(in, hidden, out, groups1, groups2)
+                               : groups1 == 1 && groups2 == 1 && squeeze_mlp_batched_fits(in, hidden, out);
+  return fits ? squeeze : kNoNode;
+}
+
+// The global pool feeding the gate whose fc1 is `squeeze`, where the gate's launch should compute it:
+// a single image (squeeze_for_expand), the pool's only reader is fc1 and the pool is small enough
+// (squeeze_mlp_pools_fast).
+NodeId pool_for_gate(const Graph& graph, const passes::Consumers& consumers, const Fusions& f, NodeId squeeze,
+                     std::int64_t batch) {
+  if (squeeze == kNoNode || batch != 1) return kNoNode;
+  const Node& fc1 = graph.node(squeeze);
+  const NodeId pool =
+      backends::fusable_producer(graph, consumers, fc1.inputs[0], squeeze, OpKind::kGlobalAvgPool);
+  if (pool == kNoNode || graph.node(pool).precision == Precision::kF8) return kNoNode;
+  const NodeId sum = f.radix_sum_into_pool[static_cast<std::size_t>(pool)];
+  const Node& reader = sum != kNoNode ? graph.node(sum) : graph.node(pool);
+  const Shape& xs = graph.value(reader.inputs[0]).shape;
+  if (xs.size() != 4) return kNoNode;
+  const std::int64_t radix = sum != kNoNode ? reader.attr<RadixAttrs>().radix : 1;
+  const std::size_t elem_bytes = fc1.precision == Precision::kF16 ? 2 : 4;
+  if (!squeeze_mlp_pools_fast(xs[2] * xs[3], radix, xs[1] / radix, elem_bytes)) return kNoNode;
+  return pool;
 }
 
 // Records that `inner` runs in the step of the node whose slot is `slot`.
@@ -55,17 +83,22 @@ void absorb(Fusions& f, NodeId& slot, NodeId inner) {
 
 }  // namespace
 
-std::array<NodeId, 4> Fusions::inner(NodeId node) const {
+std::array<NodeId, 6> Fusions::inner(NodeId node) const {
   const auto i = static_cast<std::size_t>(node);
-  return {conv_into_add[i], radix_sum_into_pool[i], softmax_into_sum[i], squeeze_into_expand[i]};
+  const NodeId pool = pool_into_gate[i];
+  const NodeId pooled_sum = pool != kNoNode ? radix_sum_into_pool[static_cast<std::size_t>(pool)] : kNoNode;
+  return {conv_into_add[i], radix_sum_into_pool[i], softmax_into_sum[i], squeeze_into_expand[i], pool,
+          pooled_sum};
 }
 
-Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool fuse_quantize) {
+Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool fuse_quantize,
+                     std::int64_t batch) {
   const std::size_t count = graph.nodes().size();
   Fusions f{std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
             std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
-            std::vector<bool>(count, false),     std::vector<NodeId>(count, kNoNode),
-            std::vector<NodeId>(count, kNoNode), std::vector<bool>(count, true)};
+            std::vector<NodeId>(count, kNoNode), std::vector<bool>(count, false),
+            std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
+            std::vector<bool>(count, true)};
   const auto consumers = graph.consumers();
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
@@ -78,7 +111,9 @@ Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool 
     } else if (node.op == OpKind::kDequantize) {
       f.absorbed[index] = true;  // its FP8 convolutions read the codes and scales at compile time
     } else if (node.op == OpKind::kConv2d) {
-      absorb(f, f.squeeze_into_expand[index], squeeze_for_expand(graph, consumers, id));
+      absorb(f, f.squeeze_into_expand[index], squeeze_for_expand(graph, consumers, id, batch));
+      absorb(f, f.pool_into_gate[index],
+             pool_for_gate(graph, consumers, f, f.squeeze_into_expand[index], batch));
     } else if (node.op == OpKind::kRadixWeightedSum) {
       const NodeId softmax =
           backends::fusable_producer(graph, consumers, node.inputs[1], id, OpKind::kRadixSoftmax);

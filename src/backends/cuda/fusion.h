@@ -3,13 +3,15 @@
 //    epilogue, at the add's place;
 //  - a radix_sum whose only reader is a global average pool is pooled on the fly;
 //  - a radix_softmax whose only reader is a radix_weighted_sum is computed inline by it;
-//  - an attention or squeeze-excite gate's two 1x1 convolutions on a pooled vector run as one squeeze_mlp
-//    launch;
+//  - an attention or squeeze-excite gate's two 1x1 convolutions on a pooled vector run as one launch; for
+//    a single image (squeeze_mlp.h) it also computes the global pool (and the radix sum pooled on the
+//    fly) where the pool's only reader is the gate and the pool is small enough to run fast in it;
 //  - a dequantize point's codes and scales are read by its FP8 convolutions at compile time;
 //  - a quantize point's E4M3 codes are written by its input's producer (quantize_fusion.h).
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "graph/graph.h"
@@ -21,17 +23,21 @@ struct Fusions {
   std::vector<NodeId> radix_sum_into_pool;  // per global pool: the radix_sum it pools on the fly
   std::vector<NodeId> softmax_into_sum;     // per radix_weighted_sum: the radix_softmax it computes inline
   std::vector<NodeId> squeeze_into_expand;  // per attention gate's second 1x1 conv: the first (squeeze_mlp.h)
+  std::vector<NodeId> pool_into_gate;       // per attention gate's second 1x1 conv: the pool it computes
   std::vector<bool> absorbed;
   // quantize_fusion.h
   std::vector<NodeId> quantize_into_producer;  // per producer: the first quantize point whose codes it writes
   std::vector<NodeId> codes_writer;            // per quantize point: the producer writing its codes
   std::vector<bool> keeps_value;               // per node: whether its step still writes its own output
 
-  // The nodes computed in `node`'s step besides quantize points (kNoNode where none).
-  std::array<NodeId, 4> inner(NodeId node) const;
+  // The nodes computed in `node`'s step besides quantize points (kNoNode where none); a gate's step also
+  // computes the radix sum its pool pools.
+  std::array<NodeId, 6> inner(NodeId node) const;
 };
 
-// fuse_quantize false keeps every quantize point in a step of its own.
-Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool fuse_quantize = true);
+// fuse_quantize false keeps every quantize point in a step of its own; `batch` is the batch the program
+// runs (the gate's kernel and whether it takes the pool depend on it).
+Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool fuse_quantize = true,
+                     std::int64_t batch = 1);
 
 }  // namespace kiln::cuda

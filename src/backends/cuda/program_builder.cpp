@@ -63,7 +63,7 @@ std::unique_ptr<Program> ProgramBuilder::build() {
   elem_ = storage_elem(graph_, order_);
   program_->elem = elem_;
   shapes_ = infer_shapes(graph_, batch_input_shapes());
-  fusions_ = find_fusions(graph_, order_, quantize_fusion_enabled());
+  fusions_ = find_fusions(graph_, order_, quantize_fusion_enabled(), options_.batch);
   schedule_ = schedule_steps(graph_, order_, fusions_);
   const std::size_t elem_size = elem_bytes(elem_);
   arena_ = assign_arena(graph_, order_, schedule_, shapes_, elem_size);

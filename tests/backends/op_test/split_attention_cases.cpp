@@ -1,5 +1,7 @@
 // ResNeSt's split attention: each radix operator alone (radix 1, 2 and 4, cardinality 1 and 2), the
-// whole block as ResNeSt builds it, and far-apart softmax logits whose small weights are subnormal.
+// whole block as ResNeSt builds it, far-apart softmax logits whose small weights are subnormal, and the
+// attention / squeeze-excite gate with its global pool at the sizes of ResNeSt's and EfficientNet's gates
+// (the CUDA backend computes pool, fc1 and fc2 in one launch where it can: squeeze_mlp.h).
 #include "op_case_util.h"
 
 namespace kiln::testing {
@@ -67,6 +69,50 @@ OpCase subnormal_softmax_case() {
                 }};
 }
 
+struct GateCase {
+  std::int64_t channels;  // the gate's input channels (per radix split)
+  std::int64_t radix;     // 1: no radix sum, as squeeze-excite pools the depthwise output
+  std::int64_t cardinality, hidden, size, batch;
+  Activation act1 = Activation::kRelu, act2 = Activation::kNone;
+};
+
+// The gate on its own: (radix sum,) global pool, fc1 + act1, fc2 + act2, whose output is the graph's.
+// Its input passes a ReLU first, as in the networks, so that the pooled means are far from zero and
+// weigh in the gate's output as much as its biases do.
+OpCase gate_case(const GateCase& c) {
+  const std::string name =
+      cat("attention_gate", radix_suffix(c.radix, c.cardinality), "_c", c.channels, "_h", c.hidden, "_",
+          c.size, "_b", c.batch, c.act2 == Activation::kSigmoid ? "_sigmoid" : "");
+  return graph_case(name, OpKind::kGlobalAvgPool, c.batch, [c](SmallGraph& g) {
+    const ValueId in = g.input("x", {c.channels * c.radix, c.size, c.size});
+    ValueId x = g.node(OpKind::kActivation, {in}, ActivationAttrs{Activation::kRelu});
+    if (c.radix > 1) x = g.node(OpKind::kRadixSum, {x}, radix_attrs(c.radix, c.cardinality));
+    const ValueId pooled = g.node(OpKind::kGlobalAvgPool, {x});
+    const ValueId fc1 = g.conv(pooled, c.hidden, conv_attrs(1, 1, 0, c.cardinality, c.act1));
+    g.output(g.conv(fc1, c.channels * c.radix, conv_attrs(1, 1, 0, c.cardinality, c.act2)));
+  });
+}
+
+std::vector<OpCase> gate_cases() {
+  const GateCase gates[] = {
+      {512, 2, 1, 256, 7, 1},   // ResNeSt-50d layer4 (393k weights)
+      {512, 2, 1, 256, 7, 3},   //
+      {256, 2, 1, 128, 14, 1},  // layer3
+      {64, 2, 1, 32, 56, 1},    // layer1: the largest pool ResNeSt fuses
+      {80, 4, 2, 80, 9, 3},     // radix 4, cardinality 2 (ResNeSt-50d_4s2x40d's layer1)
+      {40, 2, 2, 32, 3, 1},     // fewer pixels than blocks per image
+      {36, 1, 1, 9, 5, 3},      // no 16-byte rows: scalar loads
+      {1152, 1, 1, 48, 7, 1, Activation::kSilu, Activation::kSigmoid},  // EfficientNet-B0's last SE
+      {96, 1, 1, 4, 56, 3, Activation::kSilu},                          // B0's first stride-2 SE
+      {32, 1, 1, 8, 112, 1, Activation::kSilu},                         // B0's first SE: 112 x 112
+      {2304, 1, 1, 96, 5, 3, Activation::kSilu},                        // B7's widest SE
+  };
+  std::vector<OpCase> cases;
+  for (const GateCase& c : gates) cases.push_back(gate_case(c));
+  for (const std::size_t i : {0u, 1u, 3u, 4u, 7u, 8u, 9u}) cases.push_back(fp16_case(gate_case(gates[i])));
+  return cases;
+}
+
 }  // namespace
 
 std::vector<OpCase> split_attention_cases() {
@@ -90,6 +136,7 @@ std::vector<OpCase> split_attention_cases() {
   cases.push_back(fp16_case(block_case(blocks[5])));
   cases.push_back(fp16_case(radix_op_case(OpKind::kRadixSoftmax, 16, 2, 2)));
   cases.push_back(subnormal_softmax_case());
+  for (OpCase& c : gate_cases()) cases.push_back(std::move(c));
   return cases;
 }
 
