@@ -3,8 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
-
+#include "cuda_test_support.h"
 #include "kiln/kiln.hpp"
 #include "read_all.h"
 
@@ -12,15 +11,10 @@ namespace {
 
 namespace ks = kiln::sdk;
 
-const std::filesystem::path kFixture = KILN_SDK_FIXTURE_DIR;
-
-bool have_device() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
+const std::filesystem::path kFixture = sdk_fixture_dir();
 
 TEST(CudaDeviceRun, EqualsTheHostRunOnTheCallersStream) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!have_cuda_device()) GTEST_SKIP() << "no CUDA device";
   ks::EngineOptions options;
   options.backend = "cuda";
   options.batch = 2;
@@ -47,17 +41,9 @@ TEST(CudaDeviceRun, EqualsTheHostRunOnTheCallersStream) {
   // The tiny ResNeSt's radix-sum pooling adds pixel splits with atomics, so two runs of one program may
   // differ in the last bits (two host runs measured ~1e-6 apart on the H200); a wrong buffer, stream or
   // copy would be O(1). 1e-5 relative L2 separates the two.
-  const auto relative_l2 = [&](const std::vector<float>& y) {
-    double diff = 0, norm = 0;
-    for (std::size_t i = 0; i < host.size(); ++i) {
-      diff += (double{y[i]} - host[i]) * (double{y[i]} - host[i]);
-      norm += double{host[i]} * host[i];
-    }
-    return std::sqrt(diff / norm);
-  };
-  EXPECT_LE(relative_l2(device_result), 1e-5);
+  EXPECT_LE(relative_l2(device_result, host), 1e-5);
   // A host run after device runs on another stream sees their end.
-  EXPECT_LE(relative_l2(context.run(input).at(0)), 1e-5);
+  EXPECT_LE(relative_l2(context.run(input).at(0), host), 1e-5);
 
   std::vector<float> not_device(host.size());
   const ks::Buffer host_out{not_device.data(), out_bytes, engine.outputs()[0].shape};
