@@ -1,16 +1,21 @@
 # Sourced by the GPU-machine scripts: puts the CUDA libraries of the Python wheels (cuDNN, cuBLAS) on the
 # library path and sets KILN to a kiln with the CUDA backend: the carried one (.carry/bin/kiln, with the
-# libraries the machine lacks beside it, any of them xz-compressed) or one built here. Needs OUT.
+# libraries the machine lacks beside it; any of these files, programs too, may be xz-compressed) or one
+# built here. Needs OUT.
 NV=$(python3 -c 'import nvidia, os; print(os.path.dirname(list(nvidia.__path__)[0] + "/"))')
 CUDNN_ROOT="$NV/cudnn"
 export LD_LIBRARY_PATH="$(ls -d "$NV"/*/lib | tr '\n' ':')${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
 
 kiln_start=$(date +%s)
+# Anything carried may be xz-compressed, programs too (what travels is limited to 64 MiB with the tree):
+# unpack it, the programs made executable again, before looking for kiln.
+for packed in .carry/bin/*.xz; do
+  [[ -f "$packed" ]] || continue
+  python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed" \
+    && rm -f "$packed" && chmod +x "${packed%.xz}"
+done
 if [[ -x .carry/bin/kiln ]]; then
-  for packed in .carry/bin/*.xz; do
-    [[ -f "$packed" ]] && python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed"
-  done
   KILN=.carry/bin/kiln
   export LD_LIBRARY_PATH="$PWD/.carry/bin:$LD_LIBRARY_PATH"
   echo "kiln: carried binary ($($KILN --version | head -1))"
