@@ -14,6 +14,9 @@ namespace kiln {
 namespace {
 
 constexpr std::int64_t kLargestStride = 32;  // P5: every input side must divide into it
+// YOLOv10 is trained at 640 and run up to a few times that; a larger side is a typo, and its activations
+// would need tens of GB before the first layer ran (a 100000-pixel side: 120 GB for the input alone).
+constexpr std::int64_t kLargestImgsz = 4096;
 constexpr std::array<std::string_view, 6> kModels = {"yolov10n.yaml", "yolov10s.yaml", "yolov10m.yaml",
                                                      "yolov10b.yaml", "yolov10l.yaml", "yolov10x.yaml"};
 
@@ -51,6 +54,8 @@ YoloConfig read_config(const nlohmann::json& root, const std::string& origin) {
   config.imgsz = positive_integer(root, "imgsz", origin, config.imgsz);
   require(config.imgsz % kLargestStride == 0, origin, ": key 'imgsz': expected a multiple of ",
           kLargestStride, " (the stride of the coarsest detection level), got ", config.imgsz);
+  require(config.imgsz <= kLargestImgsz, origin, ": key 'imgsz': expected at most ", kLargestImgsz,
+          " pixels, got ", config.imgsz);
   config.max_det = positive_integer(root, "max_det", origin, config.max_det);
 
   require(root.contains("names"), origin,

@@ -62,6 +62,8 @@ TEST(Yolov10Config, ClearErrors) {
   EXPECT_EQ(
       error(R"({"model": "yolov10n.yaml", "imgsz": 650, "names": ["a"]})"),
       "c.json: key 'imgsz': expected a multiple of 32 (the stride of the coarsest detection level), got 650");
+  EXPECT_EQ(error(R"({"model": "yolov10n.yaml", "imgsz": 100000, "names": ["a"]})"),
+            "c.json: key 'imgsz': expected at most 4096 pixels, got 100000");
   EXPECT_EQ(error(R"({"model": "yolov8n.yaml", "names": ["a"]})"),
             "c.json: key 'model': unknown model 'yolov8n.yaml' (known: yolov10n.yaml, yolov10s.yaml, "
             "yolov10m.yaml, yolov10b.yaml, yolov10l.yaml, yolov10x.yaml)");
