@@ -61,11 +61,13 @@ void wait_for_producer([[maybe_unused]] const py::object& producer_stream, [[may
   if (producer_stream.is_none()) return;
   const auto value = producer_stream.cast<std::uintptr_t>();
   const auto producer = reinterpret_cast<cudaStream_t>(value);
-  if (producer == static_cast<cudaStream_t>(stream)) return;
+  const auto ours = static_cast<cudaStream_t>(stream);
+  // The interface names the legacy default stream 1 (cudaStreamLegacy); kiln takes it as null.
+  if (producer == ours || (producer == cudaStreamLegacy && ours == nullptr)) return;
   cudaEvent_t ready = nullptr;
   require(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming) == cudaSuccess, "creating a CUDA event");
   const bool ordered = cudaEventRecord(ready, producer) == cudaSuccess &&
-                       cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), ready, 0) == cudaSuccess;
+                       cudaStreamWaitEvent(ours, ready, 0) == cudaSuccess;
   cudaEventDestroy(ready);
   require(ordered, "cannot order kiln's stream after the array's stream ", value);
 #endif

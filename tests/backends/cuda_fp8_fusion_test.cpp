@@ -55,12 +55,13 @@ std::size_t quantize_points(const Graph& graph) {
   return count;
 }
 
-// A layer writing codes keys its cuDNN graph tactics "...:e4m3"; without the fusion the same layer
-// takes the same tactic under the key without that suffix.
+// A layer writing codes keys its cuDNN graph tactics "...:e4m3..."; without the fusion the same layer
+// takes the same tactic under the key without that part.
 std::map<std::string, nlohmann::json> without_codes(std::map<std::string, nlohmann::json> layer_data) {
   for (auto& [layer, entry] : layer_data) {
     std::string key = entry["tactic"]["key"].get<std::string>();
-    if (key.ends_with(":e4m3")) key.resize(key.size() - 5);
+    // ":e4m3" may be followed by other parts (":engines1" below opt level 3).
+    if (const auto at = key.find(":e4m3"); at != std::string::npos) key.erase(at, 5);
     entry["tactic"]["key"] = key;
   }
   return layer_data;

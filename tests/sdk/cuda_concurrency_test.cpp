@@ -2,11 +2,9 @@
 // enqueueing device runs of its own input buffers back to back: every output equals a serial device run
 // of the same engine on that input. Skipped without a CUDA device.
 //
-// The global average pool adds pixel splits with float atomics. ResNet pools a 7x7 map in at most two
-// splits (pooling.cu's split rule), and a sum of two terms does not depend on their order, so its results
-// must be bit-identical. ResNeSt's radix-sum pooling splits larger maps into more parts, so two runs of
-// one program may differ in the last bits (tests/sdk/cuda_device_run_test.cpp); there a relative L2 of
-// 1e-5 separates that from a wrong buffer or a race.
+// Every context of one engine takes the tactics the engine's first compile chose, and kiln's kernels add
+// in a fixed order (the global pool's pixel splits too), so each output must be bit-identical to the
+// serial run of its input: a wrong buffer, a race or a stream mix-up would show in any bit.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -83,8 +81,7 @@ std::vector<std::vector<float>> thread_runs(const ks::Engine& engine,
   return results;
 }
 
-// tolerance 0: bit-identical; else the relative L2 bound.
-void expect_threads_match_serial(const std::filesystem::path& plan, double tolerance) {
+void expect_threads_match_serial(const std::filesystem::path& plan) {
   ks::EngineOptions options;
   options.backend = "cuda";
   options.batch = kBatch;
@@ -116,25 +113,20 @@ void expect_threads_match_serial(const std::filesystem::path& plan, double toler
       const auto& expected = serial[batch_of(t, run)];
       const auto& got = results[t][run];
       ASSERT_EQ(got.size(), expected.size());
-      if (tolerance == 0) {
-        EXPECT_EQ(std::memcmp(got.data(), expected.data(), expected.size() * sizeof(float)), 0)
-            << plan.filename() << ": thread " << t << ", run " << run << " differs from the serial run";
-      } else {
-        EXPECT_LE(relative_l2(got, expected), tolerance)
-            << plan.filename() << ": thread " << t << ", run " << run;
-      }
+      EXPECT_EQ(std::memcmp(got.data(), expected.data(), expected.size() * sizeof(float)), 0)
+          << plan.filename() << ": thread " << t << ", run " << run << " differs from the serial run";
     }
   }
 }
 
 TEST(CudaConcurrency, EightStreamsMatchSerialRunsBitForBitOnResNet) {
   if (!have_cuda_device()) GTEST_SKIP() << "no CUDA device";
-  expect_threads_match_serial(sdk_fixture_dir() / "resnet_tiny.kplan", 0.0);
+  expect_threads_match_serial(sdk_fixture_dir() / "resnet_tiny.kplan");
 }
 
-TEST(CudaConcurrency, EightStreamsMatchSerialRunsOnResNeSt) {
+TEST(CudaConcurrency, EightStreamsMatchSerialRunsBitForBitOnResNeSt) {
   if (!have_cuda_device()) GTEST_SKIP() << "no CUDA device";
-  expect_threads_match_serial(sdk_fixture_dir() / "plan.kplan", 1e-5);
+  expect_threads_match_serial(sdk_fixture_dir() / "plan.kplan");
 }
 
 }  // namespace

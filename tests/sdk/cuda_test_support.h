@@ -5,7 +5,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -71,13 +70,3 @@ class CudaStream {
  private:
   cudaStream_t stream_ = nullptr;
 };
-
-// ||y - reference|| / ||reference||, in double.
-inline double relative_l2(const std::vector<float>& y, const std::vector<float>& reference) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < reference.size() && i < y.size(); ++i) {
-    diff += (double{y[i]} - reference[i]) * (double{y[i]} - reference[i]);
-    norm += double{reference[i]} * reference[i];
-  }
-  return y.size() == reference.size() ? std::sqrt(diff / norm) : INFINITY;
-}

@@ -65,6 +65,26 @@ class RunTest(unittest.TestCase):
         self.assertIn("a timm_resnest classifier plan; a detector needs a detector plan", str(caught.exception))
 
 
+class FakeDeviceArray:
+    """What a CUDA array shows through __cuda_array_interface__ (v3), with no memory behind it: a host
+    engine must read the interface and refuse it before touching the pointer."""
+
+    def __init__(self, shape, typestr="<f4"):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (4096, False),
+                                         "strides": None, "version": 3}
+
+
+class DeviceArrayOnHostTest(unittest.TestCase):
+    def test_a_host_engine_refuses_device_arrays_by_name(self):
+        engine = kiln.load(str(FIXTURE / "plan.kplan"), backend="cpu-reference", batch=2)
+        with self.assertRaises(kiln.UnsupportedError) as caught:
+            engine.run(FakeDeviceArray((2, 3, 224, 224)))
+        self.assertIn("a CUDA array runs on a cuda engine; this one runs on cpu-reference", str(caught.exception))
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            engine.run(FakeDeviceArray((2, 3, 224, 224), typestr="<f8"))
+        self.assertIn("expected float32", str(caught.exception))
+
+
 class DetectTest(unittest.TestCase):
     def test_detector_plan_gives_the_boxes_of_kiln_run(self):
         engine = kiln.load(str(FIXTURE / "det.kplan"))

@@ -51,6 +51,8 @@ preflight() {
   echo "  python3: $(python3 --version 2>&1), extension suffix ${ext_suffix:-?}"
   if ls .carry/python/kiln/_kiln"$ext_suffix" >/dev/null 2>&1; then
     echo "  Python module: carried, built for this python3"
+  elif [[ -d .carry/python-link ]]; then
+    echo "  Python module: to be linked here from the carried archives (.carry/python-link)"
   else
     echo "  Python module: $(ls .carry/python/kiln/_kiln*.so 2>/dev/null || echo none) carried: to be built here"
   fi
@@ -79,8 +81,14 @@ PYDIR="" python_build="" python_build_start=0
 start_python_module() {
   (( python )) || return 0
   if ls .carry/python/kiln/_kiln"$ext_suffix" >/dev/null 2>&1; then PYDIR=$PWD/.carry/python; return 0; fi
-  PYDIR=$PWD/build/sdk-python/python
   python_build_start=$SECONDS
+  if [[ -d .carry/python-link ]]; then
+    PYDIR=$PWD/build/sdk-python-link
+    link_python_module >"$OUT/python_build.log" 2>&1 &
+    python_build=$!
+    return 0
+  fi
+  PYDIR=$PWD/build/sdk-python/python
   ( cmake -S . -B build/sdk-python -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF \
       -DKILN_TOMLPP_INCLUDE_DIR="$PWD/.carry/include" -DKILN_CUDNN_ROOT="$CUDNN_ROOT" \
       -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPython_EXECUTABLE="$(command -v python3)" \
@@ -88,6 +96,33 @@ start_python_module() {
     && timeout 420 cmake --build build/sdk-python -j 12 --target kiln_python ) >"$OUT/python_build.log" 2>&1 &
   python_build=$!
 }
+# The module's own five files compiled for this python3 and linked with kiln's archives built on the CI
+# machine (.carry/python-link: lib*.a, any may be .xz; the headers it needs beyond the tree in
+# .carry/include): seconds, where building all of kiln here takes minutes.
+link_python_module() {
+  local dir=.carry/python-link obj=build/sdk-python-link/obj out=build/sdk-python-link/kiln f archives=() pids=()
+  mkdir -p "$obj" "$out" && cp python/kiln/__init__.py "$out/"
+  for f in "$dir"/*.xz; do
+    [[ -f $f ]] || continue
+    python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$f"
+  done
+  for f in module py_arrays py_build py_device_array py_engine; do
+    g++ -std=c++20 -O3 -DNDEBUG -fPIC -fvisibility=hidden -fvisibility-inlines-hidden -fopenmp \
+      -DKILN_HAVE_CUDA=1 -DKILN_HAVE_ONEDNN=1 -DKILN_HAVE_WEBP=1 -DKILN_VERSION='"0.1.0"' \
+      -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 -I. -Iinclude -Isrc -isystem .carry/include \
+      $(python3 -m pybind11 --includes) -isystem /usr/local/cuda/include -c "python/$f.cpp" -o "$obj/$f.o" &
+    pids+=($!)
+  done
+  for f in "${pids[@]}"; do wait "$f" || return 1; done
+  for f in kiln_sdk kiln_pipeline kiln_families kiln_lib kiln_cuda_kernels; do archives+=("$dir/lib$f.a"); done
+  g++ -shared -fopenmp -o "$out/_kiln$ext_suffix" "$obj"/*.o "${archives[@]}" \
+    .carry/bin/libjpeg.so.62 .carry/bin/libpng16.so.16 .carry/bin/libtomlplusplus.so.3 .carry/bin/libwebp.so.7 \
+    .carry/bin/libdnnl.so.2 .carry/bin/libOpenCL.so.1 -lz \
+    "$(cuda_library libcudart.so)" "$(cuda_library libcublasLt.so)" "$(cuda_library libcudnn.so)" \
+    -L/usr/local/cuda/lib64 -lcudadevrt -lcudart_static -lrt -lpthread -ldl -Wl,-rpath,"$PWD/.carry/bin"
+}
+# The first NAME* among the CUDA wheels' libraries (cuda_env.sh's NV) and the toolkit's.
+cuda_library() { ls "$NV"/*/lib/"$1"* /usr/local/cuda/lib64/"$1"* 2>/dev/null | head -1; }
 # Nonzero when there is no module to import.
 wait_python_module() {
   [[ -n $python_build ]] || return 0
@@ -119,11 +154,6 @@ run_sdk_tests() {
   done
 }
 
-# Relative L2 bound of sdk_overhead.py's device-vs-host check: ResNet's results do not depend on the
-# order of its atomic adds (at most two per sum), so bit-identical; ResNeSt's radix-sum pooling adds more
-# splits with float atomics, last-bit noise that fp16 storage may round one step further (1e-3 still tells
-# a wrong buffer, O(1), apart).
-tol_of() { case "$1" in resnest*) [[ $precision == fp32 ]] && echo 1e-5 || echo 1e-3 ;; *) echo 0 ;; esac; }
 replay_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["latency"]["median_ms"])' "$1"; }
 
 # build NAME BATCH: the cuda plan; kiln bench's replay; the C API's device run.
@@ -145,7 +175,7 @@ measure_python() {
   local name=$1 batch=$2 tag=$1_b$2 plan=$WORK/$1.$precision.b$2.kplan
   [[ -f $plan && -f $OUT/bench_$tag.json ]] || return
   PYTHONUNBUFFERED=1 PYTHONPATH=$PYDIR python3 tools/device/sdk_overhead.py "$plan" \
-    --replay-ms "$(replay_of "$OUT/bench_$tag.json")" --duration "$duration" --tol "$(tol_of "$name")" \
+    --replay-ms "$(replay_of "$OUT/bench_$tag.json")" --duration "$duration" \
     --json "$OUT/py_$tag.json" >>"$OUT/python.log" 2>&1 \
     || log "  $tag: sdk_overhead.py rc $?: $(grep -m1 -E 'sdk_overhead:|Error' "$OUT/python.log" | cut -c1-160)"
 }
@@ -163,8 +193,8 @@ if (( python )) && wait_python_module; then
   for name in $models; do for batch in $batches; do measure_python "$name" "$batch"; done; done
 fi
 
-log "== SDK device runs vs graph replay (cuda $precision; ms per run; +us: added over the replay; copies us:"
-log "   the run's two device-to-device copies alone; host us: the enqueue loop's time per call)"
+log "== SDK device runs vs graph replay (cuda $precision; ms per run; +us: added over the replay; alt +us:"
+log "   added when each call alternates between two buffer pairs; host us: the enqueue loop's time per call)"
 tags=()
 for name in $models; do for batch in $batches; do tags+=("${name}_b$batch"); done; done
 python3 - "$OUT" "${tags[@]}" <<'PY' \
@@ -191,14 +221,14 @@ def check(r):
     c = r["check"]
     kind = "bit-identical" if c["bit_identical"] else f"rel_l2 {c['rel_l2']:.1e} (tol {c['tol']:.0e})"
     return f"{kind} {'OK' if c['ok'] else 'FAIL'}"
-def copies(r):
-    return f"{r['copies_us_per_call']:.1f}" if r and "copies_us_per_call" in r else "-"
-print(f"  {'model':14s} {'replay':>8s} {'C run':>8s} {'C +us(<5)':>16s} {'copies us':>9s} {'C host us':>9s} "
+def alternating(r):
+    return f"{r['alternating_added_us']:+.1f}" if r and r.get("alternating_added_us") is not None else "-"
+print(f"  {'model':14s} {'replay':>8s} {'C run':>8s} {'C +us(<5)':>16s} {'alt +us':>9s} {'C host us':>9s} "
       f"{'Py run':>8s} {'Py +us(<20)':>16s} {'Py host us':>10s}  Py output vs host run")
 for tag in tags:
     bench, c, py = load("bench", tag), load("c", tag), load("py", tag)
     replay = f"{bench['latency']['median_ms']:.4f}" if bench else "-"
-    print(f"  {tag:14s} {replay:>8s} {ms(c):>8s} {added(c, 5):>16s} {copies(c):>9s} {host(c):>9s} "
+    print(f"  {tag:14s} {replay:>8s} {ms(c):>8s} {added(c, 5):>16s} {alternating(c):>9s} {host(c):>9s} "
           f"{ms(py):>8s} {added(py, 20):>16s} {host(py):>10s}  {check(py)}")
 PY
 cp "$WORK/tactics.txt" "$OUT/tactics.txt" 2>/dev/null

@@ -10,10 +10,9 @@ around 20 graph replays per sample), prints the difference too; the target is un
 
 It first checks that the device run's output equals engine.run(numpy) on the same input. Both are runs
 of the same context: the same CUDA graph (kernels, tactics, buffers) on the same input bits, only the
-input's route differs (a host-to-device copy from pinned memory, or a device-to-device copy), so the
-outputs must be bit-identical (--tol 0) unless float atomics add more than two terms in an order that
-varies: ResNet's global pool splits its 7x7 map in at most two (a sum of two does not depend on the
-order), ResNeSt's radix-sum pooling splits larger maps into more; give those a relative L2 bound (--tol).
+input's route differs (a host-to-device copy into the program's buffer, or the torch tensor read in
+place), and kiln's kernels add in a fixed order, so the outputs must be bit-identical (the default
+--tol 0); --tol gives a relative L2 bound instead.
 
 Prints one JSON object (also written to --json FILE). Exit status: 0 when the check passes, 1 when it
 fails, 2 for bad arguments, 3 when there is no CUDA device or no kiln module.

@@ -22,21 +22,23 @@ __global__ void fill_kernel(T* x, std::int64_t count) {
 }
 
 template <typename T>
-__global__ void nchw_to_nhwc_kernel(const float* x, T* y, int n, int c, int hw) {
+__global__ void nchw_to_nhwc_kernel(LayoutArgs a) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  const std::int64_t total = static_cast<std::int64_t>(n) * c * hw;
+  const std::int64_t total = static_cast<std::int64_t>(a.n) * a.c * a.hw;
   if (i >= total) return;
-  const std::int64_t ch = i % c, pixel = (i / c) % hw, image = i / (static_cast<std::int64_t>(c) * hw);
-  y[i] = from_float<T>(x[(image * c + ch) * hw + pixel]);
+  const std::int64_t ch = i % a.c, pixel = (i / a.c) % a.hw;
+  const std::int64_t image = i / (static_cast<std::int64_t>(a.c) * a.hw);
+  static_cast<T*>(a.y)[i] = from_float<T>(static_cast<const float*>(a.x)[(image * a.c + ch) * a.hw + pixel]);
 }
 
 template <typename T>
-__global__ void nhwc_to_nchw_kernel(const T* x, float* y, int n, int c, int hw) {
+__global__ void nhwc_to_nchw_kernel(LayoutArgs a) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  const std::int64_t total = static_cast<std::int64_t>(n) * c * hw;
+  const std::int64_t total = static_cast<std::int64_t>(a.n) * a.c * a.hw;
   if (i >= total) return;
-  const std::int64_t pixel = i % hw, ch = (i / hw) % c, image = i / (static_cast<std::int64_t>(c) * hw);
-  y[i] = to_float(x[(image * hw + pixel) * c + ch]);
+  const std::int64_t pixel = i % a.hw, ch = (i / a.hw) % a.c;
+  const std::int64_t image = i / (static_cast<std::int64_t>(a.c) * a.hw);
+  static_cast<float*>(a.y)[i] = to_float(static_cast<const T*>(a.x)[(image * a.hw + pixel) * a.c + ch]);
 }
 
 }  // namespace
@@ -51,22 +53,22 @@ cudaError_t fill_pattern(void* x, Elem e, std::int64_t count, cudaStream_t strea
   return cudaGetLastError();
 }
 
-cudaError_t nchw_f32_to_nhwc(const float* x, void* y, Elem e, int n, int c, int hw, cudaStream_t stream) {
-  const std::int64_t total = static_cast<std::int64_t>(n) * c * hw;
-  if (e == Elem::kF32) {
-    nchw_to_nhwc_kernel<<<blocks_for(total), kBlock, 0, stream>>>(x, static_cast<float*>(y), n, c, hw);
+cudaError_t nchw_f32_to_nhwc(const LayoutArgs& a, cudaStream_t stream) {
+  const std::int64_t total = static_cast<std::int64_t>(a.n) * a.c * a.hw;
+  if (a.e == Elem::kF32) {
+    nchw_to_nhwc_kernel<float><<<blocks_for(total), kBlock, 0, stream>>>(a);
   } else {
-    nchw_to_nhwc_kernel<<<blocks_for(total), kBlock, 0, stream>>>(x, static_cast<__half*>(y), n, c, hw);
+    nchw_to_nhwc_kernel<__half><<<blocks_for(total), kBlock, 0, stream>>>(a);
   }
   return cudaGetLastError();
 }
 
-cudaError_t nhwc_to_nchw_f32(const void* x, Elem e, float* y, int n, int c, int hw, cudaStream_t stream) {
-  const std::int64_t total = static_cast<std::int64_t>(n) * c * hw;
-  if (e == Elem::kF32) {
-    nhwc_to_nchw_kernel<<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const float*>(x), y, n, c, hw);
+cudaError_t nhwc_to_nchw_f32(const LayoutArgs& a, cudaStream_t stream) {
+  const std::int64_t total = static_cast<std::int64_t>(a.n) * a.c * a.hw;
+  if (a.e == Elem::kF32) {
+    nhwc_to_nchw_kernel<float><<<blocks_for(total), kBlock, 0, stream>>>(a);
   } else {
-    nhwc_to_nchw_kernel<<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const __half*>(x), y, n, c, hw);
+    nhwc_to_nchw_kernel<__half><<<blocks_for(total), kBlock, 0, stream>>>(a);
   }
   return cudaGetLastError();
 }

@@ -2,6 +2,7 @@
 // them, and the global pool of the radix sum.
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -56,11 +57,12 @@ __global__ void pool_kernel(const T* x, T* y, PoolShape s, E4m3Out codes) {
 constexpr int kPoolThreads = 256;      // threads per block of the global pool
 constexpr int kPoolRowsPerThread = 4;  // pixels each thread sums at least, to keep atomics few
 
-// Partial sums of the radix sum over a slice of pixels (blockIdx.z), added into partial[n, c] (f32,
-// atomics). A block is blockDim.x lanes along the channel packs by blockDim.y along the pixels, shaped
-// to the channel count so that narrow layers keep every thread busy. The last block to finish a
-// (channel block, image) pair, told by a counter, writes the mean and leaves the partial sums and the
-// counter at zero for the next run: one launch in all.
+// Partial sums of the radix sum over a slice of pixels (blockIdx.z), stored in partial[split, n, c] (f32).
+// A block is blockDim.x lanes along the channel packs by blockDim.y along the pixels, shaped to the
+// channel count so that narrow layers keep every thread busy. The last block to finish a (channel block,
+// image) pair, told by a counter, adds the splits' sums in split order (the result does not depend on
+// which block finished when: concurrent runs give the bits a lone run gives), writes the mean and leaves
+// the counter at zero for the next run: one launch in all.
 template <typename T, int V>
 __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix,
                                   int c, int rows_per_split, float inverse_hw, E4m3Out codes) {
@@ -69,7 +71,7 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
   const int lanes = static_cast<int>(blockDim.x), rows = static_cast<int>(blockDim.y);
   const int slot = static_cast<int>(threadIdx.y) * lanes + static_cast<int>(threadIdx.x);
   const int cp = static_cast<int>(blockIdx.x) * lanes + static_cast<int>(threadIdx.x);
-  const int image = blockIdx.y;
+  const int image = blockIdx.y, images = gridDim.y, splits = gridDim.z;
   const bool active = cp * V < c;
   const int begin = blockIdx.z * rows_per_split, end = min(begin + rows_per_split, hw);
   float acc[V];
@@ -89,14 +91,17 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
 #pragma unroll
   for (int k = 0; k < V; ++k) sums[slot][k] = acc[k];
   __syncthreads();
-  float* mine = partial + static_cast<std::int64_t>(image) * c + cp * V;
+  const auto at = [&](int split) {
+    return partial + (static_cast<std::int64_t>(split) * images + image) * c + cp * V;
+  };
   if (threadIdx.y == 0 && active) {
     for (int row = 1; row < rows; ++row) {
 #pragma unroll
       for (int k = 0; k < V; ++k) acc[k] += sums[row * lanes + threadIdx.x][k];
     }
+    float* mine = at(static_cast<int>(blockIdx.z));
 #pragma unroll
-    for (int k = 0; k < V; ++k) atomicAdd(mine + k, acc[k]);
+    for (int k = 0; k < V; ++k) mine[k] = acc[k];
     __threadfence();
   }
   __syncthreads();
@@ -107,13 +112,44 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
   if (threadIdx.y == 0 && active) {
     float mean[V];
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      mean[k] = __ldcg(mine + k) * inverse_hw;
-      mine[k] = 0.0f;
+    for (int k = 0; k < V; ++k) mean[k] = 0.0f;
+    for (int split = 0; split < splits; ++split) {
+      const float* sum = at(split);
+#pragma unroll
+      for (int k = 0; k < V; ++k) mean[k] += __ldcg(sum + k);
     }
+#pragma unroll
+    for (int k = 0; k < V; ++k) mean[k] *= inverse_hw;
     store_with_codes<T, V>(y, mean, codes, static_cast<std::int64_t>(image) * c + cp * V);
   }
   if (threadIdx.x == 0 && threadIdx.y == 0) *counter = 0;
+}
+
+// How radix_pool_kernel covers [n, hw, c] with V channels per thread.
+struct RadixPoolGrid {
+  int lanes = 1, rows = 0, channel_blocks = 0, splits = 1, rows_per_split = 0;
+};
+
+RadixPoolGrid radix_pool_grid(int n, int hw, int c, int v) {
+  RadixPoolGrid g;
+  // Lanes along the channel packs (a power of two up to 32), the rest of the block along the pixels.
+  const int packs = c / v;
+  while (g.lanes < packs && g.lanes < 32) g.lanes *= 2;
+  g.rows = kPoolThreads / g.lanes;
+  g.channel_blocks = (packs + g.lanes - 1) / g.lanes;
+  // Split the pixels so that the grid covers the chip about twice (132 multiprocessors on the H200),
+  // but give every thread a few pixels: the last block of each column adds every split's sums.
+  const int wanted = std::max(1, 264 / (g.channel_blocks * n));
+  const int per_split = g.rows * kPoolRowsPerThread;
+  g.splits = std::max(1, std::min(wanted, (hw + per_split - 1) / per_split));
+  g.rows_per_split = (hw + g.splits - 1) / g.splits;
+  return g;
+}
+
+// Channels per thread for `e` and `c`, as dispatch() chooses them.
+int pool_pack(Elem e, int c) {
+  if (e == Elem::kF32) return c % kPack<float> == 0 ? kPack<float> : 1;
+  return c % kPack<__half> == 0 ? kPack<__half> : 1;
 }
 
 }  // namespace
@@ -142,27 +178,23 @@ cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStr
   });
 }
 
+std::size_t radix_global_pool_scratch(Elem e, int n, int hw, int c) {
+  const RadixPoolGrid g = radix_pool_grid(n, hw, c, pool_pack(e, c));
+  const auto sums = static_cast<std::size_t>(g.splits) * static_cast<std::size_t>(n) *
+                    static_cast<std::size_t>(c);
+  const auto counters = static_cast<std::size_t>(n) * static_cast<std::size_t>(g.channel_blocks);
+  return sums * sizeof(float) + counters * sizeof(unsigned);
+}
+
 cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
                               cudaStream_t stream, const E4m3Out& codes) {
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
-    // Lanes along the channel packs (a power of two up to 32), the rest of the block along the pixels.
-    const int packs = c / V;
-    int lanes = 1;
-    while (lanes < packs && lanes < 32) lanes *= 2;
-    const int rows = kPoolThreads / lanes;
-    const int channel_blocks = (packs + lanes - 1) / lanes;
-    // Split the pixels so that the grid covers the chip about twice (132 multiprocessors on the H200),
-    // but give every thread a few pixels: each split adds one atomic per channel, and atomics on the
-    // same few cache lines serialize.
-    const int wanted = max(1, 264 / (channel_blocks * n));
-    const int splits =
-        max(1, min(wanted, (hw + rows * kPoolRowsPerThread - 1) / (rows * kPoolRowsPerThread)));
-    const int rows_per_split = (hw + splits - 1) / splits;
-    auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(n) * c);
-    radix_pool_kernel<T, V><<<dim3(channel_blocks, n, splits), dim3(lanes, rows), 0, stream>>>(
-        static_cast<const T*>(x), static_cast<T*>(y), partial, counters, hw, radix, c, rows_per_split,
+    const RadixPoolGrid g = radix_pool_grid(n, hw, c, V);
+    auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(g.splits) * n * c);
+    radix_pool_kernel<T, V><<<dim3(g.channel_blocks, n, g.splits), dim3(g.lanes, g.rows), 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), partial, counters, hw, radix, c, g.rows_per_split,
         1.0f / static_cast<float>(hw), codes);
     return cudaGetLastError();
   });

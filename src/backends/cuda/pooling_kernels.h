@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 #include "backends/cuda/kernel_types.h"
 
 namespace kiln::cuda {
@@ -21,8 +23,10 @@ cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& shape, cud
 
 // Global average pool of the radix sum: x [n, hw, radix * c] -> y [n, c] (radix 1: a plain global pool),
 // and with `codes` y's E4M3 codes (y may then be null).
-// `partial` is an f32 scratch of 2 * n * c values that must hold zeros (sums, then block counters);
-// the kernel leaves it zeroed again.
+// `partial` is a scratch of radix_global_pool_scratch() bytes (per-split sums, then block counters) that
+// must hold zeros before the first run; the kernel leaves its counters at zero again. The splits' sums
+// are added in a fixed order: the result does not depend on how the blocks were scheduled.
+std::size_t radix_global_pool_scratch(Elem e, int n, int hw, int c);
 cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
                               cudaStream_t stream, const E4m3Out& codes = {});
 

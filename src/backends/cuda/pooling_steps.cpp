@@ -31,7 +31,7 @@ void ProgramBuilder::add_global_pool(NodeId id) {
   const int radix = sum != kNoNode ? to_int(graph_.node(sum).attr<RadixAttrs>().radix) : 1;
   const Shape& xs = shape(source);
   const int n = to_int(xs[0]), hw = to_int(xs[2] * xs[3]), c = to_int(xs[1]) / radix;
-  DeviceBuffer partial(2 * static_cast<std::size_t>(n) * static_cast<std::size_t>(c) * 4);
+  DeviceBuffer partial(radix_global_pool_scratch(elem_, n, hw, c));
   check(cudaMemset(partial.data(), 0, partial.bytes()), "zeroing pool scratch");
   auto* scratch = static_cast<float*>(keep(std::move(partial)));
   const void* x = ptr(source);

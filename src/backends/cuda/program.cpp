@@ -34,6 +34,7 @@ CudaProgram::CudaProgram(const Graph& graph, const CompileOptions& options) : op
 }
 
 CudaProgram::~CudaProgram() {
+  if (device_run_done_ != nullptr) cudaEventDestroy(device_run_done_);
   if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
   if (graph_ != nullptr) cudaGraphDestroy(graph_);
 }
@@ -46,7 +47,10 @@ void CudaProgram::capture() {
   const cudaStream_t stream = handles_.stream;
   check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "starting graph capture");
   try {
-    enqueue_all();
+    for (const Step& step : program_->steps) {
+      step.launch(stream);
+      if (step.io) io_.record(*step.io, stream);
+    }
   } catch (...) {
     cudaGraph_t broken = nullptr;
     cudaStreamEndCapture(stream, &broken);
@@ -57,6 +61,7 @@ void CudaProgram::capture() {
   check(cudaGraphInstantiate(&exec_, graph_, 0), "instantiating the CUDA graph");
   check(cudaGraphUpload(exec_, stream), "uploading the CUDA graph");
   check(cudaStreamSynchronize(stream), "uploading the CUDA graph");
+  check(cudaEventCreateWithFlags(&device_run_done_, cudaEventDisableTiming), "creating an event");
 }
 
 void CudaProgram::copy_inputs(const std::vector<Tensor>& inputs) {
@@ -123,6 +128,7 @@ std::vector<Tensor> CudaProgram::run(const std::vector<Tensor>& inputs) {
   if (options_.profile) {
     profile_steps();
   } else {
+    io_.point_at_own(exec_);
     check(cudaGraphLaunch(exec_, handles_.stream), "launching the CUDA graph");
   }
   return read_outputs();
@@ -149,31 +155,18 @@ void CudaProgram::run_device(const std::vector<const void*>& inputs, const std::
   const auto caller = static_cast<cudaStream_t>(stream);
   for (std::size_t i = 0; i < inputs.size(); ++i) require_device_memory(inputs[i], cat("input ", i));
   for (std::size_t i = 0; i < outputs.size(); ++i) require_device_memory(outputs[i], cat("output ", i));
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    InputStage& stage = program_->inputs[i];
-    check(cudaMemcpyAsync(stage.device.data(), inputs[i], stage.device.bytes(), cudaMemcpyDeviceToDevice,
-                          caller),
-          "copying the input on the caller's stream");
-  }
+  io_.point_at(exec_, inputs, outputs);
   check(cudaGraphLaunch(exec_, caller), "launching the CUDA graph on the caller's stream");
-  const auto* source = static_cast<const std::byte*>(program_->output_device.data());
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const auto bytes = static_cast<std::size_t>(shape_numel(program_->output_shapes[i])) * sizeof(float);
-    check(cudaMemcpyAsync(outputs[i], source, bytes, cudaMemcpyDeviceToDevice, caller),
-          "copying the output on the caller's stream");
-    source += bytes;
-  }
-  // A later host run() on this program's own stream waits for this work.
-  cudaEvent_t done = nullptr;
-  check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "creating an event");
-  check(cudaEventRecord(done, caller), "recording an event on the caller's stream");
-  check(cudaStreamWaitEvent(handles_.stream, done, 0), "ordering the program's stream after the caller's");
-  check(cudaEventDestroy(done), "destroying an event");
+  // A later host run() on this program's own stream waits for this work (it shares the arena).
+  check(cudaEventRecord(device_run_done_, caller), "recording an event on the caller's stream");
+  check(cudaStreamWaitEvent(handles_.stream, device_run_done_, 0),
+        "ordering the program's stream after the caller's");
 }
 
 std::optional<double> CudaProgram::time_device_replays(int iterations) {
   require(iterations >= 1, "replays must be >= 1");
   require(exec_ != nullptr, "cuda backend: a profiling engine has no CUDA graph to time");
+  io_.point_at_own(exec_);  // the caller's buffers of a device run may be gone
   EventPair events;
   events.start(handles_.stream);
   for (int i = 0; i < iterations; ++i)

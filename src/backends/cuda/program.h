@@ -1,8 +1,8 @@
 // A graph compiled for one GPU (built by ProgramBuilder, program_builder.h): every activation at a fixed
 // offset of one device arena, cuDNN convolutions and cuBLASLt matmuls with their tactics chosen at compile
 // time (or taken from the plan, which stores what its build chose: layer_data()), kiln's kernels for the
-// rest, and the whole network captured as one CUDA graph that each run replays. Inputs and outputs pass
-// through pinned host buffers. With CompileOptions::profile the steps run one by one instead (no CUDA
+// rest, and the whole network captured as one CUDA graph that each run replays. Host runs pass inputs and
+// outputs through pinned host buffers; device runs point the graph at the caller's buffers (graph_io.h). With CompileOptions::profile the steps run one by one instead (no CUDA
 // graph), and after each run every step is timed alone (captured into a CUDA graph of its own, timing.h)
 // to report kernel time per layer.
 #pragma once
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/graph_io.h"
 #include "backends/cuda/kernel_types.h"
 #include "backends/cuda/tactic.h"
 #include "runtime/backend.h"
@@ -26,9 +27,10 @@
 namespace kiln::cuda {
 
 struct Step {
-  NodeId node = kNoNode;  // the layer the step's time is reported under (kNoNode: input/output copies)
+  NodeId node = kNoNode;  // the layer the step's time is reported under (kNoNode: input/output conversions)
   std::string label;      // what runs, e.g. "conv cudnn-graph fused #0 act relu"
   std::function<void(cudaStream_t)> launch;
+  std::optional<IoBinding> io;  // set on the input and output conversions (graph_io.h)
 };
 
 // The stream and the library handles every step runs on, destroyed after what was made with them.
@@ -77,8 +79,8 @@ class CudaProgram final : public CompiledModel {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) override;
   std::vector<LayerTime> last_profile() const override { return profile_; }
-  // The caller's device buffers: copied device to device into the input stages and out of the output
-  // buffer around one replay of the CUDA graph, all on `stream`, without waiting.
+  // One replay of the CUDA graph on `stream`, reading the caller's device buffers and writing into the
+  // caller's (no copies), without waiting.
   void run_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
                   void* stream) override;
   std::optional<double> time_device_replays(int iterations) override;
@@ -97,6 +99,8 @@ class CudaProgram final : public CompiledModel {
   std::unique_ptr<Program> program_;  // declared after the handles: destroyed before them
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
+  GraphIo io_;                                // the graph's input and output conversions
+  cudaEvent_t device_run_done_ = nullptr;     // the last device run's end, for the program's own stream
   std::vector<std::string> node_names_;
   std::vector<OpKind> node_ops_;
   std::vector<LayerTime> profile_;

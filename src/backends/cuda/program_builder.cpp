@@ -125,11 +125,10 @@ void ProgramBuilder::stage_inputs() {
   for (std::size_t i = 0; i < graph_.inputs().size(); ++i) {
     void* x = ptr(graph_.inputs()[i]);
     const ImageExtents d = image_extents(program_->inputs[i].shape);
-    const auto* src = static_cast<const float*>(program_->inputs[i].device.data());
-    const Elem e = elem_;
-    add_step(kNoNode, "input NCHW f32 -> NHWC", [=](cudaStream_t s) {
-      check(nchw_f32_to_nhwc(src, x, e, d.n, d.c, d.hw, s), "converting the input");
-    });
+    const LayoutArgs args{program_->inputs[i].device.data(), x, elem_, d.n, d.c, d.hw};
+    add_step(kNoNode, "input NCHW f32 -> NHWC",
+             [=](cudaStream_t s) { check(nchw_f32_to_nhwc(args, s), "converting the input"); });
+    program_->steps.back().io = IoBinding{false, i, args};
   }
 }
 
@@ -140,10 +139,10 @@ void ProgramBuilder::stage_outputs() {
     const void* x = ptr(graph_.outputs()[i]);
     float* y = static_cast<float*>(program_->output_device.data()) + offset;
     const ImageExtents d = image_extents(s);
-    const Elem e = elem_;
-    add_step(kNoNode, "output NHWC -> NCHW f32", [=](cudaStream_t st) {
-      check(nhwc_to_nchw_f32(x, e, y, d.n, d.c, d.hw, st), "converting an output");
-    });
+    const LayoutArgs args{x, y, elem_, d.n, d.c, d.hw};
+    add_step(kNoNode, "output NHWC -> NCHW f32",
+             [=](cudaStream_t st) { check(nhwc_to_nchw_f32(args, st), "converting an output"); });
+    program_->steps.back().io = IoBinding{true, i, args};
     offset += shape_numel(s);
   }
 }
@@ -158,7 +157,7 @@ void ProgramBuilder::add_node(NodeId id) {
 }
 
 void ProgramBuilder::add_step(NodeId node, std::string label, std::function<void(cudaStream_t)> launch) {
-  program_->steps.push_back({node, std::move(label), std::move(launch)});
+  program_->steps.push_back({node, std::move(label), std::move(launch), std::nullopt});
 }
 
 void* ProgramBuilder::ptr(ValueId value) const {
