@@ -269,9 +269,10 @@ void bench(const Options& o) {
     kiln_check(api().context_run_device(k.context, &in[pair], 1, &out[pair], 1, stream, &error), error,
                "context_run_device");
   };
-  const auto runs = time_samples(stream, [&] { run_on(0); }, o, o.warmup_seconds, o.duration_seconds);
-  const auto alternating =
-      time_samples(stream, [&] { run_on(turn ^= 1); }, o, o.warmup_seconds, o.duration_seconds);
+  const auto runs = time_samples(
+      stream, [&] { run_on(0); }, o, o.warmup_seconds, o.duration_seconds);
+  const auto alternating = time_samples(
+      stream, [&] { run_on(turn ^= 1); }, o, o.warmup_seconds, o.duration_seconds);
   print_json(o, api().engine_batch(k.engine), runs, alternating);
   cudaStreamDestroy(stream);
   for (const DeviceTensor* t : {&input, &output, &input2, &output2}) cudaFree(t->data);

@@ -3,20 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned char* read_file(const char* path, size_t* size) {
-  FILE* file = fopen(path, "rb");
-  if (file == NULL) return NULL;
-  fseek(file, 0, SEEK_END);
-  *size = (size_t)ftell(file);
-  fseek(file, 0, SEEK_SET);
-  unsigned char* bytes = malloc(*size);
-  if (bytes != NULL && fread(bytes, 1, *size, file) != *size) {
-    free(bytes);
-    bytes = NULL;
-  }
-  fclose(file);
-  return bytes;
-}
+#include "read_file.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

@@ -11,8 +11,8 @@ report = kiln.build("timm_resnest", checkpoint, f"{out_dir}/model.kplan", precis
 engine = kiln.load(report["plan"], backend="cpu-reference")
 logits = engine.run(np.zeros(engine.inputs[0]["shape"], dtype=np.float32))[0]
 print(engine.outputs[0]["name"], logits.shape)
-for entry in engine.classify(photo, top_k=3):
-    print(f"{entry['probability']:.4f} {entry['label']}")
+for rank, entry in enumerate(engine.classify(photo, top_k=5), start=1):
+    print(f"{rank}. {entry['probability'] * 100:6.2f}%  {entry['label']} ({entry['class']})")
 try:
     kiln.load(f"{out_dir}/missing.kplan")
 except kiln.NotFoundError as error:

@@ -1,4 +1,5 @@
 // Runs a plan on a batch of zeros and classifies a photo through kiln's C++ wrapper: run_cpp PLAN PHOTO
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -22,8 +23,10 @@ int main(int argc, char** argv) {
     std::ifstream in(argv[2], std::ios::binary);
     const std::vector<std::uint8_t> photo((std::istreambuf_iterator<char>(in)),
                                           std::istreambuf_iterator<char>());
-    for (const auto& score : context.classify(photo, 3)) {
-      std::cout << score.label << " " << score.probability << "\n";
+    const auto top = context.classify(photo, 5);
+    for (std::size_t i = 0; i < top.size(); ++i) {
+      std::printf("%zu. %6.2f%%  %s (%lld)\n", i + 1, top[i].probability * 100.0, top[i].label.c_str(),
+                  static_cast<long long>(top[i].class_index));
     }
   } catch (const kiln::sdk::Error& error) {
     std::cerr << "kiln: error: " << error.what() << " (" << kiln_status_name(error.status()) << ")\n";

@@ -66,8 +66,8 @@ void wait_for_producer([[maybe_unused]] const py::object& producer_stream, [[may
   if (producer == ours || (producer == cudaStreamLegacy && ours == nullptr)) return;
   cudaEvent_t ready = nullptr;
   require(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming) == cudaSuccess, "creating a CUDA event");
-  const bool ordered = cudaEventRecord(ready, producer) == cudaSuccess &&
-                       cudaStreamWaitEvent(ours, ready, 0) == cudaSuccess;
+  const bool ordered =
+      cudaEventRecord(ready, producer) == cudaSuccess && cudaStreamWaitEvent(ours, ready, 0) == cudaSuccess;
   cudaEventDestroy(ready);
   require(ordered, "cannot order kiln's stream after the array's stream ", value);
 #endif

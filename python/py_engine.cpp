@@ -88,8 +88,8 @@ class PyEngine {
  private:
   py::list run_device(const DeviceTensor& input, const py::object& out, void* stream) {
     if (engine_->backend() != "cuda") {
-      throw embed::Unsupported(cat("a CUDA array runs on a cuda engine; this one runs on ", engine_->backend(),
-                                   ": pass a numpy array"));
+      throw embed::Unsupported(cat("a CUDA array runs on a cuda engine; this one runs on ",
+                                   engine_->backend(), ": pass a numpy array"));
     }
     std::vector<DeviceTensor> outputs;
     py::list results;

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "cli/option_checks.h"
-#include "cli/study_output.h"
+#include "study/study_folder.h"
 #include "core/error.h"
 #include "runtime/engine.h"
 #include "study/study_runner.h"

@@ -45,6 +45,24 @@ EngineSettings resolved(EngineSettings settings, const Plan& plan) {
   return settings;
 }
 
+// Host runs take host memory: a CUDA device buffer is refused naming the tensor.
+void refuse_device_buffers([[maybe_unused]] std::span<const BufferView> buffers,
+                           [[maybe_unused]] const char* role) {
+#if KILN_HAVE_CUDA
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, buffers[i].data) != cudaSuccess) {
+      cudaGetLastError();  // a pointer CUDA does not know is host memory
+      continue;
+    }
+    if (attributes.type == cudaMemoryTypeDevice) {
+      throw InvalidArgument(cat(role, " ", i, ": CUDA device memory; a host run takes host buffers (device ",
+                                "buffers go to a device run: context_run_device)"));
+    }
+  }
+#endif
+}
+
 }  // namespace
 
 std::size_t TensorInfo::bytes() const { return static_cast<std::size_t>(shape_numel(shape)) * sizeof(float); }
@@ -110,6 +128,11 @@ std::vector<Tensor> SdkContext::run(const Tensor& input) {
 void SdkContext::run_host(std::span<const BufferView> inputs, std::span<const BufferView> outputs) {
   check_buffers(inputs, engine_->inputs(), "input");
   check_buffers(outputs, engine_->outputs(), "output");
+  // On a cuda engine device buffers are likely; reading one as host memory would crash.
+  if (engine_->backend() == "cuda") {
+    refuse_device_buffers(inputs, "input");
+    refuse_device_buffers(outputs, "output");
+  }
   const TensorInfo& info = engine_->inputs().front();
   const Tensor input = Tensor::view(DType::kF32, info.shape, inputs.front().data, nullptr);
   const std::vector<Tensor> results = run(input);

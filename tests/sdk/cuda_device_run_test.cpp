@@ -47,6 +47,15 @@ TEST(CudaDeviceRun, EqualsTheHostRunOnTheCallersStream) {
   std::vector<float> not_device(host.size());
   const ks::Buffer host_out{not_device.data(), out_bytes, engine.outputs()[0].shape};
   EXPECT_THROW(context.run_device(std::span(&in, 1), std::span(&host_out, 1), stream), ks::Error);
+  // A device buffer given to a host run is refused by name, not read as host memory.
+  try {
+    context.run(std::span(&in, 1), std::span(&host_out, 1));
+    ADD_FAILURE() << "a host run took a device buffer";
+  } catch (const ks::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("input 0: CUDA device memory; a host run takes host buffers"),
+              std::string::npos)
+        << error.what();
+  }
   cudaStreamDestroy(stream);
   cudaFree(device_in);
   cudaFree(device_out);

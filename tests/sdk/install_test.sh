@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs kiln into a temporary prefix and uses it as a user would, from another folder: the examples
-# built with find_package(kiln) and classify.c with pkg-config, both run on a plan; the installed kiln
-# finding its family manifests; the Python module importable from the installed tree.
+# Installs kiln into a temporary prefix and uses it as a user would, from another folder: the C and C++
+# examples built with find_package(kiln) (and classify.c with pkg-config), each giving the top-k or the
+# boxes the installed `kiln run` gives; the installed kiln finding its family manifests; the Python module
+# imported from the installed tree and the Python examples run with it, checked the same way.
 #   install_test.sh BUILD_DIR SOURCE_DIR CMAKE FIXTURE_DIR PYTHON
 set -euo pipefail
 [[ -n ${KILN_TRACE:-} ]] && set -x
@@ -19,13 +20,23 @@ libkiln=$(find "$prefix" -name 'libkiln.so.*.*.*' | head -n1)
 [[ -n $libkiln ]] || { echo "libkiln.so not installed"; exit 1; }
 libdir=$(dirname "$libkiln")
 
-# find_package(kiln CONFIG): the examples project.
+# find_package(kiln CONFIG): the examples project; each example's results as the installed `kiln run`
+# gives them on the same plan, photo and backend.
 "$cmake" -S "$source/examples" -B "$work/examples" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 "$cmake" --build "$work/examples" >/dev/null
+compare() { "$python" "$source/tests/sdk/compare_with_kiln_run.py" "$@"; }
+"$prefix/bin/kiln" run "$fixture/plan.kplan" --input "$photo" --backend cpu-reference --json "$work/top.json" >/dev/null
+"$prefix/bin/kiln" run "$fixture/det.kplan" --input "$photo" --backend cpu-reference --min-score 0.005 \
+  --json "$work/boxes.json" >/dev/null
 "$work/examples/classify_c" "$fixture/plan.kplan" "$photo" | tee "$work/classify_c.txt"
-grep -q '^1\. ' "$work/classify_c.txt"
+compare classify "$work/classify_c.txt" "$work/top.json"
 "$work/examples/run_cpp" "$fixture/plan.kplan" "$photo" | tee "$work/run_cpp.txt"
 grep -q ': 10 values$' "$work/run_cpp.txt"
+compare classify "$work/run_cpp.txt" "$work/top.json"
+"$work/examples/detect_c" "$fixture/det.kplan" "$photo" 0.005 >"$work/detect_c.txt"
+compare detect "$work/detect_c.txt" "$work/boxes.json"
+"$work/examples/detect_cpp" "$fixture/det.kplan" "$photo" 0.005 >"$work/detect_cpp.txt"
+compare detect "$work/detect_cpp.txt" "$work/boxes.json"
 if "$work/examples/classify_c" "$work/missing.kplan" "$photo" 2>"$work/error.txt"; then exit 1; fi
 grep -q "^kiln: error: $work/missing.kplan: no such file$" "$work/error.txt"
 
@@ -43,9 +54,18 @@ mkdir "$work/elsewhere" && cd "$work/elsewhere"
   -o "$work/elsewhere/tiny.kplan" --precision fp32 --backend cpu-reference >/dev/null
 [[ -s $work/elsewhere/tiny.kplan ]]
 
-# The Python module from the installed tree.
-if [[ -n $(find "$prefix" -name '_kiln*.so') ]]; then
-  PYTHONPATH=$(dirname "$(dirname "$(find "$prefix" -name '_kiln*.so' | head -n1)")") \
-    "$python" -c 'import kiln; assert "cpu-reference" in kiln.backends(); print("python", kiln.__version__)'
+# The Python module from the installed tree, and the Python examples run with it from another folder.
+module=$(find "$prefix" -name '_kiln*.so' | head -n1)
+if [[ -n $module ]]; then
+  export PYTHONPATH=$(dirname "$(dirname "$module")")
+  "$python" -c 'import kiln; assert "cpu-reference" in kiln.backends(); print("python", kiln.__version__)'
+  "$python" "$source/examples/classify.py" "$source/tests/data/golden/resnest_tiny/model.safetensors" "$photo" \
+    "$work/elsewhere" | tee "$work/classify_py.txt"
+  "$prefix/bin/kiln" run "$work/elsewhere/model.kplan" --input "$photo" --backend cpu-reference \
+    --json "$work/py_top.json" >/dev/null
+  compare classify "$work/classify_py.txt" "$work/py_top.json"
+  grep -q "^kiln: error: .*missing.kplan: no such file$" "$work/classify_py.txt"
+  "$python" "$source/examples/detect.py" "$fixture/det.kplan" "$photo" 0.005 >"$work/detect_py.txt"
+  compare detect "$work/detect_py.txt" "$work/boxes.json"
 fi
 echo "install test: passed"

@@ -86,10 +86,7 @@ class DeviceArrayOnHostTest(unittest.TestCase):
 
 
 class DetectTest(unittest.TestCase):
-    def test_detector_plan_gives_the_boxes_of_kiln_run(self):
-        engine = kiln.load(str(FIXTURE / "det.kplan"))
-        self.assertEqual(engine.family, "yolov10")
-        boxes = engine.detect(str(DATA / "photos" / "dog.jpg"), min_score=0.005)
+    def assert_boxes_of_kiln_run(self, boxes):
         expected = json.loads((FIXTURE / "det_boxes.json").read_text())["results"][0]["detections"]
         self.assertGreater(len(expected), 0)
         self.assertEqual(len(boxes), len(expected))
@@ -100,11 +97,56 @@ class DetectTest(unittest.TestCase):
             for corner, expected_corner in zip(got["box"], want["box"]):
                 self.assertAlmostEqual(corner, expected_corner, delta=1e-4)
 
+    def test_detector_plan_gives_the_boxes_of_kiln_run(self):
+        engine = kiln.load(str(FIXTURE / "det.kplan"))
+        self.assertEqual(engine.family, "yolov10")
+        self.assert_boxes_of_kiln_run(engine.detect(str(DATA / "photos" / "dog.jpg"), min_score=0.005))
+
+    def test_detector_from_the_checkpoint_equals_its_fp32_plan(self):
+        # kiln.detector compiles the checkpoint in fp32; the same network through a plan, same backend.
+        checkpoint = str(DATA / "golden" / "yolov10n" / "model.safetensors")
+        photo = DATA / "photos" / "dog.jpg"
+        detector = kiln.detector("yolov10", checkpoint)
+        self.assertEqual(len(detector.class_names), 80)
+        with tempfile.TemporaryDirectory() as out:
+            kiln.build("yolov10", checkpoint, f"{out}/det.kplan", precision="fp32",
+                       families_dir=str(SOURCE / "families"))
+            expected = kiln.load(f"{out}/det.kplan").detect(str(photo), min_score=0.005)
+        self.assertGreater(len(expected), 0)
+        self.assertEqual(detector.detect(str(photo), min_score=0.005), expected)
+        self.assertEqual(detector.detect(photo.read_bytes(), min_score=0.005), expected)
+        with self.assertRaises(kiln.Error) as caught:
+            kiln.detector("yolov10", "/nonexistent/model.safetensors")
+        self.assertIn("/nonexistent/config.json: missing", str(caught.exception))
+
     def test_detector_plan_refuses_classify(self):
         engine = kiln.load(str(FIXTURE / "det.kplan"), backend="cpu-reference")
         with self.assertRaises(kiln.InvalidArgumentError) as caught:
             engine.classify(str(DATA / "photos" / "dog.jpg"))
         self.assertIn("this engine runs a yolov10 detector plan", str(caught.exception))
+
+
+class StudyTest(unittest.TestCase):
+    def test_study_writes_its_report_returns_its_data_and_keeps_an_earlier_one(self):
+        arguments = dict(checkpoint=str(DATA / "golden" / "resnest_tiny" / "model.safetensors"),
+                         data=str(DATA / "photos"), backend="cpu-reference", variants=["fp32", "fp16"],
+                         rounds=1, seconds_per_round=0.02, batches=[1], opt_levels=[1],
+                         families_dir=str(SOURCE / "families"))
+        with tempfile.TemporaryDirectory() as scratch:
+            out = pathlib.Path(scratch) / "study"
+            data = kiln.study("timm_resnest", output=str(out), **arguments)
+            self.assertEqual(data, json.loads((out / "study.json").read_text()))
+            self.assertEqual([v["name"] for v in data["variants"]], ["fp32", "fp16"])
+            self.assertTrue((out / "STUDY.md").is_file())
+            report = (out / "STUDY.md").read_bytes()
+            with self.assertRaises(kiln.Error) as caught:
+                kiln.study("timm_resnest", output=str(out), **arguments)
+            self.assertIn("output holds a study report (STUDY.md / study.json): give force=True",
+                          str(caught.exception))
+            self.assertEqual((out / "STUDY.md").read_bytes(), report)
+            with self.assertRaises(kiln.Error) as caught:
+                kiln.study("timm_resnest", output=str(out), **dict(arguments, variants=["fp32", "fp8 all max"]))
+            self.assertIn("variants must include the baseline", str(caught.exception))
 
 
 class BuildTest(unittest.TestCase):

@@ -11,8 +11,8 @@ void GraphIo::record(const IoBinding& binding, cudaStream_t stream) {
   check(cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &last, nullptr, &count),
         "reading the graph capture");
   // One kernel launch per conversion: the capture's frontier is that launch's node alone.
-  require(status == cudaStreamCaptureStatusActive && count == 1,
-          "cuda backend: the ", binding.output ? "output" : "input", " conversion is not one captured node");
+  require(status == cudaStreamCaptureStatusActive && count == 1, "cuda backend: the ",
+          binding.output ? "output" : "input", " conversion is not one captured node");
   cudaGraphNodeType type{};
   check(cudaGraphNodeGetType(last[0], &type), "reading a graph node's type");
   require(type == cudaGraphNodeTypeKernel, "cuda backend: the ", binding.output ? "output" : "input",

@@ -2,9 +2,9 @@
 // offset of one device arena, cuDNN convolutions and cuBLASLt matmuls with their tactics chosen at compile
 // time (or taken from the plan, which stores what its build chose: layer_data()), kiln's kernels for the
 // rest, and the whole network captured as one CUDA graph that each run replays. Host runs pass inputs and
-// outputs through pinned host buffers; device runs point the graph at the caller's buffers (graph_io.h). With CompileOptions::profile the steps run one by one instead (no CUDA
-// graph), and after each run every step is timed alone (captured into a CUDA graph of its own, timing.h)
-// to report kernel time per layer.
+// outputs through pinned host buffers; device runs point the graph at the caller's buffers (graph_io.h). With
+// CompileOptions::profile the steps run one by one instead (no CUDA graph), and after each run every step is
+// timed alone (captured into a CUDA graph of its own, timing.h) to report kernel time per layer.
 #pragma once
 
 #include <cublasLt.h>
@@ -99,8 +99,8 @@ class CudaProgram final : public CompiledModel {
   std::unique_ptr<Program> program_;  // declared after the handles: destroyed before them
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
-  GraphIo io_;                                // the graph's input and output conversions
-  cudaEvent_t device_run_done_ = nullptr;     // the last device run's end, for the program's own stream
+  GraphIo io_;                             // the graph's input and output conversions
+  cudaEvent_t device_run_done_ = nullptr;  // the last device run's end, for the program's own stream
   std::vector<std::string> node_names_;
   std::vector<OpKind> node_ops_;
   std::vector<LayerTime> profile_;

@@ -8,7 +8,14 @@
 
 #include "io/output_guard.h"
 
-namespace kiln::cli {
+namespace kiln {
+
+// How the caller names the output folder and the replace flag in messages (`kiln study`'s options, or
+// kiln.study()'s arguments).
+struct StudyFolderNames {
+  std::string output = "-o";
+  std::string force = "--force";
+};
 
 // The report files a study writes at the top of its folder; plans go under plans/.
 const std::vector<std::string>& study_report_files();
@@ -18,12 +25,13 @@ const std::vector<std::string>& study_report_files();
 // its study.json lists are removed, and nothing else. A file the new study would write that no earlier
 // study made is refused either way.
 void prepare_study_folder(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& plans,
-                          bool force);
+                          bool force, const StudyFolderNames& names = {});
 
 // Refuses a folder whose files would replace one of `inputs`, or that lies inside an input folder
 // (--data: the report and plans would join the images).
 void refuse_study_folder_over_inputs(const std::filesystem::path& dir,
                                      const std::vector<std::filesystem::path>& plans,
-                                     const std::vector<NamedPath>& inputs);
+                                     const std::vector<NamedPath>& inputs,
+                                     const StudyFolderNames& names = {});
 
-}  // namespace kiln::cli
+}  // namespace kiln

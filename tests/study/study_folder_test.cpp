@@ -1,6 +1,6 @@
 // The study folder: an earlier report refused without --force, only a study's own files removed with it,
 // and no output over an input.
-#include "cli/study_output.h"
+#include "study/study_folder.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 
-namespace kiln::cli {
+namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
@@ -85,4 +85,4 @@ TEST_F(StudyFolder, OutputsNeverOverInputs) {
 }
 
 }  // namespace
-}  // namespace kiln::cli
+}  // namespace kiln

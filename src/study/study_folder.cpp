@@ -1,4 +1,4 @@
-#include "cli/study_output.h"
+#include "study/study_folder.h"
 
 #include <algorithm>
 #include <fstream>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace kiln::cli {
+namespace kiln {
 
 namespace fs = std::filesystem;
 
@@ -55,28 +55,31 @@ const std::vector<std::string>& study_report_files() {
   return kFiles;
 }
 
-void prepare_study_folder(const fs::path& dir, const std::vector<fs::path>& plans, bool force) {
-  require(!fs::exists(dir) || fs::is_directory(dir), dir.string(),
-          ": -o names a file; a study writes a folder: choose another -o");
+void prepare_study_folder(const fs::path& dir, const std::vector<fs::path>& plans, bool force,
+                          const StudyFolderNames& names) {
+  const std::string& o = names.output;
+  require(!fs::exists(dir) || fs::is_directory(dir), dir.string(), ": ", o,
+          " names a file; a study writes a folder: choose another ", o);
   const bool earlier = holds_report(dir);
-  require(!earlier || force, dir.string(),
-          ": -o holds a study report (STUDY.md / study.json): give --force "
-          "to replace it, or another -o");
+  require(!earlier || force, dir.string(), ": ", o, " holds a study report (STUDY.md / study.json): give ",
+          names.force, " to replace it, or another ", o);
   const nlohmann::json report = earlier ? earlier_report(dir) : nlohmann::json();
-  require(!earlier || !report.is_null(), dir.string(),
-          ": the STUDY.md / study.json in -o were not made by a study (no study.json of one), so --force "
-          "leaves them: move them, or choose another -o");
+  require(!earlier || !report.is_null(), dir.string(), ": the STUDY.md / study.json in ", o,
+          " were not made by a study (no study.json of one), so ", names.force,
+          " leaves them: move them, or choose another ", o);
   const std::set<fs::path> made = earlier ? plans_of(report, dir) : std::set<fs::path>{};
   for (const fs::path& plan : plans) {
     require(!fs::exists(plan) || made.count(plan) > 0, plan.string(),
             ": not made by an earlier study in this folder, and the study would write over it: move it, or "
-            "choose another -o");
+            "choose another ",
+            o);
   }
   if (!earlier) {
     for (const std::string& name : study_report_files()) {
       require(!fs::exists(dir / name), (dir / name).string(),
               ": not made by a study (no STUDY.md or study.json beside it), and the study would write over "
-              "it: move it, or choose another -o");
+              "it: move it, or choose another ",
+              o);
     }
     return;
   }
@@ -87,15 +90,16 @@ void prepare_study_folder(const fs::path& dir, const std::vector<fs::path>& plan
 }
 
 void refuse_study_folder_over_inputs(const fs::path& dir, const std::vector<fs::path>& plans,
-                                     const std::vector<NamedPath>& inputs) {
+                                     const std::vector<NamedPath>& inputs, const StudyFolderNames& names) {
+  const std::string& o = names.output;
   std::vector<fs::path> outputs = plans;
   for (const std::string& name : study_report_files()) outputs.push_back(dir / name);
-  for (const fs::path& output : outputs) refuse_output_over_inputs({"-o", output}, inputs);
+  for (const fs::path& output : outputs) refuse_output_over_inputs({o, output}, inputs);
   for (const NamedPath& input : inputs) {
     if (input.path.empty() || !fs::is_directory(input.path)) continue;
-    require(!is_within(dir, input.path), dir.string(), ": -o lies inside ", input.option, " '",
-            input.path.string(), "'; the report and plans would join its files: choose another -o");
+    require(!is_within(dir, input.path), dir.string(), ": ", o, " lies inside ", input.option, " '",
+            input.path.string(), "'; the report and plans would join its files: choose another ", o);
   }
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln
