@@ -166,12 +166,21 @@ py::list box_list(const std::vector<embed::NamedDetection>& found) {
   return boxes;
 }
 
-py::list detect(embed::SdkDetector& detector, const py::object& image, float min_score) {
+// kiln.Detector: a detector is used by one thread at a time, and detect() runs without the GIL, so
+// Python threads sharing one take turns on its lock.
+struct PyDetector {
+  explicit PyDetector(std::unique_ptr<embed::SdkDetector> d) : detector(std::move(d)) {}
+  std::unique_ptr<embed::SdkDetector> detector;
+  std::mutex mutex;
+};
+
+py::list detect(PyDetector& d, const py::object& image, float min_score) {
   const Image decoded = image_argument(image);
   std::vector<embed::NamedDetection> found;
   {
     py::gil_scoped_release release;
-    found = detector.detect(decoded, min_score);
+    const std::lock_guard lock(d.mutex);
+    found = d.detector->detect(decoded, min_score);
   }
   return box_list(found);
 }
@@ -219,9 +228,9 @@ void add_engine(py::module_& m) {
           "returns dicts of class, name, score and box (x1, y1, x2, y2 in the image's pixels), best first.\n"
           "The first call compiles the detector (one image at a time).");
 
-  py::class_<embed::SdkDetector>(m, "Detector", "A detector family's checkpoint compiled on a backend.")
-      .def_property_readonly("backend", &embed::SdkDetector::backend)
-      .def_property_readonly("class_names", &embed::SdkDetector::class_names)
+  py::class_<PyDetector>(m, "Detector", "A detector family's checkpoint compiled on a backend.")
+      .def_property_readonly("backend", [](const PyDetector& d) { return d.detector->backend(); })
+      .def_property_readonly("class_names", [](const PyDetector& d) { return d.detector->class_names(); })
       .def("detect", &detect, py::arg("image"), py::arg("min_score") = 0.25f,
            "Detects objects in an image file or encoded bytes; returns dicts of class, name, score and box\n"
            "(x1, y1, x2, y2 in the image's pixels), best first.");
@@ -245,7 +254,7 @@ void add_engine(py::module_& m) {
         const embed::EngineSettings settings =
             EngineArguments{backend, device, 0, threads, strict_backend}.settings();
         py::gil_scoped_release release;
-        return std::make_unique<embed::SdkDetector>(source, settings);
+        return std::make_unique<PyDetector>(std::make_unique<embed::SdkDetector>(source, settings));
       },
       py::arg("family"), py::arg("checkpoint"), py::arg("config") = py::none(),
       py::arg("backend") = py::none(), py::arg("device") = 0, py::arg("threads") = 0,

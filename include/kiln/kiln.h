@@ -9,7 +9,7 @@
  * Calls return a kiln_status. On failure, when `error` is not NULL, *error receives an error object
  * carrying the status and the one-line message `kiln` prints after "kiln: error: "; free it with
  * error_free. No C++ exception crosses this interface. Strings the library returns stay valid as long as
- * the object they came from. See docs/SDK.md. */
+ * the object they came from. See docs/API.md and docs/api/C.md. */
 #ifndef KILN_KILN_H
 #define KILN_KILN_H
 
@@ -173,10 +173,10 @@ typedef struct kiln_api {
   kiln_status (*context_run)(kiln_context* context, const kiln_tensor* inputs, size_t input_count,
                              const kiln_tensor* outputs, size_t output_count, kiln_error** error);
   /* cuda engines: CUDA device pointers the caller owns, enqueued on `cuda_stream` (a cudaStream_t; NULL:
-   * the legacy default stream) and not waited for. The inputs are copied device to device into the
-   * engine's arena, the network replays as one CUDA graph and the outputs are copied device to device,
-   * all on that stream; the buffers must stay valid until the stream reaches that point, and a context's
-   * device runs must be ordered on the device (one stream, or synchronized between streams). */
+   * the legacy default stream) and not waited for. The network replays as one CUDA graph on that stream,
+   * reading the inputs from and writing the outputs into these buffers (no copies); the buffers must stay
+   * valid until the stream reaches that point, and a context's device runs must be ordered on the device
+   * (one stream, or synchronized between streams). */
   kiln_status (*context_run_device)(kiln_context* context, const kiln_tensor* inputs, size_t input_count,
                                     const kiln_tensor* outputs, size_t output_count, void* cuda_stream,
                                     kiln_error** error);

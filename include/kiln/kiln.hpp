@@ -1,5 +1,5 @@
 // kiln's C++ interface: a header-only layer over the C API (kiln.h) with owning handles, std::span
-// buffers and exceptions. It links against libkiln.so only. See docs/SDK.md.
+// buffers and exceptions. It links against libkiln.so only. See docs/api/CPP.md.
 #pragma once
 
 #include <cstddef>

@@ -7,7 +7,7 @@
     boxes = kiln.detector("yolov10", "model.safetensors").detect("street.jpg")
 
 Every failure raises kiln.Error (or a subclass) with the one-line message the kiln command prints.
-See docs/SDK.md.
+See docs/api/PYTHON.md and docs/API.md.
 """
 from ._kiln import (  # noqa: F401
     DeviceArray,

@@ -89,12 +89,27 @@ TEST_P(CudaAttentionKernelTest, TiledKernelMatchesTheReference) {
   EXPECT_LE(testing::relative_difference(result(), ref_), bound());
 }
 
+// The tensor-core kernel, on the shapes it takes (fp16, key_dim 32, head_dim 64). Its weights are rounded
+// to fp16 before they multiply the values (2^-11 relative each, averaging out over the keys), within the
+// same bound as the other kernels' output rounding.
+TEST_P(CudaAttentionKernelTest, TensorCoreKernelMatchesTheReference) {
+  const cuda::AttentionShape shape = shape_of(GetParam());
+  if (!cuda::attention_mma_fits(elem(), shape)) GTEST_SKIP() << "not a shape the tensor-core kernel takes";
+  cuda::check(cuda::attention_mma(qkv_.data(), y_.data(), elem(), shape, nullptr),
+              "launching the tensor-core attention kernel");
+  cuda::check(cudaDeviceSynchronize(), "running the tensor-core attention kernel");
+  EXPECT_LE(testing::relative_difference(result(), ref_), bound());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CudaAttentionKernelTest,
     ::testing::Values(AttentionCase{1, 20, 20, 2, 32, 64, false},  // YOLOv10n at 640 x 640, batch 1
                       AttentionCase{1, 20, 20, 2, 32, 64, true},
                       AttentionCase{1, 20, 20, 4, 32, 64, true},    // YOLOv10s
                       AttentionCase{8, 20, 20, 2, 32, 64, true},    // one split
+                      AttentionCase{32, 20, 20, 2, 32, 64, true},   // YOLOv10n at batch 32: tensor cores
+                      AttentionCase{3, 13, 11, 2, 32, 64, true},    // 143 pixels: partial tiles and chunks
+                      AttentionCase{2, 1, 1, 2, 32, 64, true},      // one pixel, fp16
                       AttentionCase{2, 7, 9, 2, 32, 64, false},     // 63 pixels
                       AttentionCase{3, 13, 11, 1, 31, 100, false},  // odd key width, 4 values per lane
                       AttentionCase{1, 9, 5, 1, 159, 1, true},      // the widest keys
@@ -103,6 +118,16 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& param_info) { return case_name(param_info.param); });
 
 // Host code only: runs without a GPU.
+TEST(CudaAttentionSplitTest, TensorCoresTakeFp16BatchesThatFillTheGpu) {
+  const cuda::AttentionShape one{1, 400, 2, 32, 64, 0.17677669f};
+  const cuda::AttentionShape batch{32, 400, 2, 32, 64, 0.17677669f};
+  const cuda::AttentionShape wide{32, 400, 2, 31, 100, 0.18f};
+  EXPECT_FALSE(cuda::attention_uses_mma(cuda::Elem::kF16, one)) << "14 blocks: the split kernel";
+  EXPECT_TRUE(cuda::attention_uses_mma(cuda::Elem::kF16, batch)) << "448 blocks";
+  EXPECT_FALSE(cuda::attention_uses_mma(cuda::Elem::kF32, batch));
+  EXPECT_FALSE(cuda::attention_mma_fits(cuda::Elem::kF16, wide));
+}
+
 TEST(CudaAttentionSplitTest, OneImageSpreadsOverTheGpuAndABatchDoesNot) {
   // YOLOv10n at batch 1: 25 query tiles x 2 heads, 13 key chunks -> 5 splits of 3 chunks.
   const cuda::AttentionShape one{1, 400, 2, 32, 64, 0.17677669f};

@@ -1,6 +1,6 @@
 // One engine, eight threads each running its own context on the same inputs several times: every result
 // is bit-identical to a serial run of the same engine (kiln.hpp over libkiln.so alone). The tsan preset
-// runs this under ThreadSanitizer (docs/SDK.md).
+// runs this under ThreadSanitizer (docs/API.md, Threads).
 #include <gtest/gtest.h>
 
 #include <cstring>

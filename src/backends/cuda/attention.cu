@@ -224,6 +224,7 @@ cudaError_t attention(const void* qkv, void* y, void* workspace, Elem e, const A
   if (s.key_dim < 1 || s.head_dim < 1 || s.key_dim + s.head_dim > kAttentionMaxWidth)
     return cudaErrorInvalidValue;
   if (s.n == 0 || s.pixels == 0) return cudaSuccess;
+  if (attention_uses_mma(e, s)) return attention_mma(qkv, y, e, s, stream);
   const AttentionSplit split = attention_split(s);
   if (split.splits > 1 && workspace == nullptr) return cudaErrorInvalidValue;
   float* partial = static_cast<float*>(workspace);

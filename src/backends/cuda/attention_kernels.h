@@ -33,9 +33,17 @@ AttentionSplit attention_split(const AttentionShape& shape);
 // The f32 partial results attention() keeps in its workspace (0 without a split).
 std::size_t attention_workspace_bytes(const AttentionShape& shape);
 
-// The split-key kernel: `workspace` holds attention_workspace_bytes(shape) (may be null when that is 0).
+// The attention: the tensor-core kernel where attention_uses_mma(), else the split-key kernel;
+// `workspace` holds attention_workspace_bytes(shape) (may be null when that is 0).
 cudaError_t attention(const void* qkv, void* y, void* workspace, Elem e, const AttentionShape& shape,
                       cudaStream_t stream);
+
+// The tensor-core kernel (attention_mma.cu): fp16 with key_dim 32 and head_dim 64 (YOLOv10's PSA) only;
+// one block per 64 queries, head and image over all keys; no workspace.
+bool attention_mma_fits(Elem e, const AttentionShape& shape);
+// Whether attention() takes it: it fits and its blocks fill the GPU.
+bool attention_uses_mma(Elem e, const AttentionShape& shape);
+cudaError_t attention_mma(const void* qkv, void* y, Elem e, const AttentionShape& shape, cudaStream_t stream);
 
 // The first kernel: one block per 32 queries, head and image over all keys; no workspace. Slower where
 // those blocks do not fill the GPU.

@@ -24,7 +24,10 @@ void ProgramBuilder::add_attention(NodeId id) {
   void* y = ptr(node.output);
   const DeviceBuffer* workspace = &program_->workspace;
   const Elem e = elem_;
-  add_step(id, cat("attention ", a.heads, " heads, ", attention_split(extents).splits, " key splits"),
+  const std::string kernel = attention_uses_mma(elem_, extents)
+                                 ? std::string("tensor cores")
+                                 : cat(attention_split(extents).splits, " key splits");
+  add_step(id, cat("attention ", a.heads, " heads, ", kernel),
            [=](cudaStream_t s) { check(attention(qkv, y, workspace->data(), e, extents, s), "attention"); });
 }
 
