@@ -194,8 +194,14 @@ class CudaTest(unittest.TestCase):
             self.skipTest("no CUDA device")
 
     def test_host_run_on_cuda_is_close_to_the_reference(self):
+        # The plan is fp16: both backends round every activation to fp16 (2^-11 relative), but they add in
+        # other orders, so roundings flip a step here and there and the flips carry through the network
+        # (measured on the H200: 1.2e-3 relative L2, single logits off by up to 1.2%). A wrong buffer or
+        # layout is O(1); 1e-2 separates the two, and the best class of each image must agree.
         expected = np.fromfile(FIXTURE / "logits_cpu-reference.f32", dtype=np.float32).reshape(2, 10)
-        np.testing.assert_allclose(self.engine.run(fixture_input())[0], expected, rtol=1e-3, atol=1e-3)
+        got = self.engine.run(fixture_input())[0]
+        self.assertLessEqual(np.linalg.norm(got - expected) / np.linalg.norm(expected), 1e-2)
+        np.testing.assert_array_equal(got.argmax(axis=1), expected.argmax(axis=1))
 
     def test_device_run_without_copies(self):
         try:
