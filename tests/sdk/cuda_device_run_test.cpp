@@ -13,12 +13,17 @@ namespace ks = kiln::sdk;
 
 const std::filesystem::path kFixture = sdk_fixture_dir();
 
-TEST(CudaDeviceRun, EqualsTheHostRunOnTheCallersStream) {
-  if (!have_cuda_device()) GTEST_SKIP() << "no CUDA device";
+// The tiny ResNeSt fixture plan on cuda, batch 2.
+ks::Engine fixture_engine() {
   ks::EngineOptions options;
   options.backend = "cuda";
   options.batch = 2;
-  const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), options);
+  return ks::Engine(ks::Plan::load(kFixture / "plan.kplan"), options);
+}
+
+TEST(CudaDeviceRun, EqualsTheHostRunOnTheCallersStream) {
+  if (!have_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  const ks::Engine engine = fixture_engine();
   ks::Context context = engine.context();
   const std::vector<float> input = read_all<float>(kFixture / "input.f32");
   const std::vector<float> host = context.run(input).at(0);
@@ -65,10 +70,7 @@ TEST(CudaDeviceRun, EqualsTheHostRunOnTheCallersStream) {
 // buffers the run before used, and a host run afterwards uses the program's own buffers again.
 TEST(CudaDeviceRun, EachRunUsesItsOwnBuffersAndHostRunsTheirs) {
   if (!have_cuda_device()) GTEST_SKIP() << "no CUDA device";
-  ks::EngineOptions options;
-  options.backend = "cuda";
-  options.batch = 2;
-  const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), options);
+  const ks::Engine engine = fixture_engine();
   ks::Context context = engine.context();
   const std::vector<float> first = read_all<float>(kFixture / "input.f32");
   std::vector<float> second(first.rbegin(), first.rend());  // other pixels, same statistics

@@ -65,6 +65,13 @@ struct Shared {
   __half vt[kHeadDim][kValuePitch];  // values transposed: [channel][key]
 };
 
+// Channels `channel` and `channel + 1` of `pixel`'s qkv row; zeros past the image.
+__device__ inline __half2 channel_pair(const __half* x, int pixels, int channels, int pixel, int channel) {
+  return pixel < pixels
+             ? *reinterpret_cast<const __half2*>(x + static_cast<std::int64_t>(pixel) * channels + channel)
+             : __floats2half2_rn(0.0f, 0.0f);
+}
+
 // Rows [first, first + rows) of `width` channels from `offset` of each pixel's qkv row into dst (rows
 // `pitch` halves apart), two halves per thread and step; pixels past the image read as zeros.
 __device__ void stage_rows(const __half* x, int pixels, int channels, int first, int rows, int offset,
@@ -72,10 +79,7 @@ __device__ void stage_rows(const __half* x, int pixels, int channels, int first,
   const int pairs = width / 2;
   for (int i = static_cast<int>(threadIdx.x); i < rows * pairs; i += kThreads) {
     const int row = i / pairs, pair = i % pairs, pixel = first + row;
-    const __half2 v = pixel < pixels
-                          ? *reinterpret_cast<const __half2*>(
-                                x + static_cast<std::int64_t>(pixel) * channels + offset + 2 * pair)
-                          : __floats2half2_rn(0.0f, 0.0f);
+    const __half2 v = channel_pair(x, pixels, channels, pixel, offset + 2 * pair);
     *reinterpret_cast<__half2*>(dst + row * pitch + 2 * pair) = v;
   }
 }
@@ -86,10 +90,7 @@ __device__ void stage_values(const __half* x, int pixels, int channels, int firs
   constexpr int kPairs = kHeadDim / 2;
   for (int i = static_cast<int>(threadIdx.x); i < kChunk * kPairs; i += kThreads) {
     const int key = i / kPairs, pair = i % kPairs, pixel = first + key;
-    const __half2 v = pixel < pixels
-                          ? *reinterpret_cast<const __half2*>(
-                                x + static_cast<std::int64_t>(pixel) * channels + offset + 2 * pair)
-                          : __floats2half2_rn(0.0f, 0.0f);
+    const __half2 v = channel_pair(x, pixels, channels, pixel, offset + 2 * pair);
     sh.vt[2 * pair][key] = __low2half(v);
     sh.vt[2 * pair + 1][key] = __high2half(v);
   }
