@@ -22,6 +22,9 @@ if(TARGET kiln_python)
 endif()
 set_target_properties(${kiln_installed_binaries} PROPERTIES
   BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH "${kiln_runtime_dirs}")
+# The kiln program finds libkiln.so beside it in the build folder (lib/) and in its prefix once installed.
+set_target_properties(kiln PROPERTIES
+  INSTALL_RPATH "\$ORIGIN/lib;\$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${kiln_runtime_dirs}")
 
 install(TARGETS kiln RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS kiln_shared EXPORT kilnTargets
@@ -77,4 +80,6 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends: from the libraries the binaries link
+# The Python module (in dist-packages) needs an interpreter and numpy, which no binary links.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, python3-numpy")
 include(CPack)

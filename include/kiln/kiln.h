@@ -29,7 +29,7 @@ extern "C" {
 /* The ABI version this header describes. A library serves a request for major KILN_ABI_MAJOR and any
  * minor up to its own. */
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 1
+#define KILN_ABI_MINOR 2
 
 typedef enum kiln_status {
   KILN_OK = 0,
@@ -214,6 +214,12 @@ typedef struct kiln_api {
    * what it needs of the plan. options->batch must be 0 or 1. */
   kiln_status (*detector_create_from_plan)(const kiln_plan* plan, const kiln_engine_options* options,
                                            kiln_detector** detector, kiln_error** error);
+
+  /* ABI 1.2. The layers the engine runs on the CPU fallback because its backend has no kernel for them
+   * (none when options->strict_backend was set: such an engine is refused instead). Their count, and the
+   * name of layer `index` (NULL past the end), valid while the engine lives. */
+  size_t (*engine_fallback_count)(const kiln_engine* engine);
+  const char* (*engine_fallback_layer)(const kiln_engine* engine, size_t index);
 } kiln_api;
 
 /* The table for ABI `major`.`minor`: KILN_STATUS_UNSUPPORTED when major differs from the library's or

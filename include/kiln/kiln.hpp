@@ -242,6 +242,13 @@ class Engine {
   std::int64_t batch() const { return detail::api().engine_batch(handle_.get()); }
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  // The layers that run on the CPU fallback instead of the engine's backend (ABI 1.2).
+  std::vector<std::string> fallback_layers() const {
+    std::vector<std::string> layers;
+    for (std::size_t i = 0; i < detail::api().engine_fallback_count(handle_.get()); ++i)
+      layers.emplace_back(detail::api().engine_fallback_layer(handle_.get(), i));
+    return layers;
+  }
   // A context for one thread; it shares the engine's plan.
   Context context() const {
     kiln_context* context = nullptr;

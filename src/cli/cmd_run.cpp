@@ -1,7 +1,7 @@
-// kiln run: classify images or .npy batches with a plan file, or straight from a checkpoint; detect
-// objects with a detector plan or a detector family's checkpoint (cli/detector_run.cpp).
+// kiln run: classify images or .npy batches with a plan file, or straight from a checkpoint (the
+// network runs in libkiln.so, cli/library_run.cpp); detect objects with a detector plan or a detector
+// family's checkpoint (cli/detector_run.cpp).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/detector_commands.h"
+#include "cli/library_run.h"
 #include "cli/option_checks.h"
 #include "core/error.h"
 #include "eval/top_k.h"
@@ -102,29 +103,26 @@ void run(const RunOptions& options, const CLI::App& command) {
     plan = std::make_shared<const Plan>(
         pipeline::build_in_memory(options.family, options.checkpoint, options.config));
   const pipeline::InputBatch batch = pipeline::load_inputs(options.inputs, plan->config.preprocess);
-  CompileOptions compile;
-  compile.batch = batch.tensor.dim(0);
-  compile.tactic_cache = options.tactic_cache;
-  compile.strict_backend = options.strict_backend;
-  Engine engine(plan, options.backend.empty() ? default_backend() : options.backend, compile);
-  if (!engine.fallback_layers().empty()) std::cerr << fallback_warning(engine) << "\n";
-  const auto start = std::chrono::steady_clock::now();
-  const std::vector<Tensor> outputs = engine.run(batch.tensor);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const Tensor& logits = outputs.at(0);
+  const std::string model = options.plan.empty() ? options.checkpoint.string() : options.plan.string();
+  const LibraryRun result = run_with_library({options.plan, plan.get(), model},
+                                             {options.backend, options.strict_backend, options.tactic_cache},
+                                             batch.tensor);
+  if (!result.fallback_layers.empty())
+    std::cerr << fallback_warning(result.fallback_layers, result.backend, default_backend()) << "\n";
+  const Tensor& logits = result.logits;
   if (options.save_output) write_npy(*options.save_output, logits);
 
   const std::vector<std::string> names = pipeline::class_names(plan->config);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
   nlohmann::json report = {
       {"family", plan->info.family},
-      {"model", options.plan.empty() ? options.checkpoint.string() : options.plan.string()},
-      {"backend", engine.backend()},
+      {"model", model},
+      {"backend", result.backend},
       {"batch", logits.dim(0)},
-      {"seconds", seconds},
+      {"seconds", result.seconds},
       {"results", nlohmann::json::array()}};
-  std::cout << plan->info.family << " on " << batch.labels.size() << " input(s), " << engine.backend() << ", "
-            << std::fixed << std::setprecision(1) << seconds * 1000.0 << " ms\n";
+  std::cout << plan->info.family << " on " << batch.labels.size() << " input(s), " << result.backend << ", "
+            << std::fixed << std::setprecision(1) << result.seconds * 1000.0 << " ms\n";
   for (std::size_t row = 0; row < batch.labels.size(); ++row) {
     const auto ranked =
         top_k_classes(logits.f32().subspan(row * classes, classes), static_cast<std::size_t>(options.topk));

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <kiln/kiln.hpp>
 #include <new>
 #include <string>
 
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
     std::cerr << "kiln: error: " << error.what() << " (see `kiln --help`)\n";
     return kUsageError;
   } catch (const kiln::Error& error) {
+    std::cerr << "kiln: error: " << error.what() << "\n";
+    return kFailure;
+  } catch (const kiln::sdk::Error& error) {  // libkiln.so's message is already the one line to print
     std::cerr << "kiln: error: " << error.what() << "\n";
     return kFailure;
   } catch (const std::bad_alloc&) {

@@ -57,6 +57,15 @@ kiln_status engine_create(const kiln_plan* plan, const kiln_engine_options* opti
 
 void engine_free(kiln_engine* engine) { delete engine; }
 
+size_t engine_fallback_count(const kiln_engine* engine) {
+  return engine ? engine->engine->fallback_layers().size() : 0;
+}
+
+const char* engine_fallback_layer(const kiln_engine* engine, size_t index) {
+  if (engine == nullptr || index >= engine->engine->fallback_layers().size()) return nullptr;
+  return engine->engine->fallback_layers()[index].c_str();
+}
+
 const char* engine_backend(const kiln_engine* engine) {
   return engine ? engine->engine->backend().c_str() : "";
 }
@@ -177,6 +186,8 @@ void add_plan_and_engine_entries(kiln_api& api) {
   api.engine_output_count = engine_output_count;
   api.engine_input_info = engine_input_info;
   api.engine_output_info = engine_output_info;
+  api.engine_fallback_count = engine_fallback_count;
+  api.engine_fallback_layer = engine_fallback_layer;
   api.context_create = context_create;
   api.context_free = context_free;
   api.context_run = context_run;

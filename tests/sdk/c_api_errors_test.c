@@ -113,8 +113,11 @@ static void test_engine_options(const kiln_plan* plan) {
   options.struct_size = offsetof(kiln_engine_options, batch);
   CHECK(api->engine_create(plan, &options, &engine, NULL) == KILN_OK);
   CHECK(api->engine_batch(engine) == api->plan_batch(plan));
+  /* The reference backend runs every layer: no fallback, and no name past the end. */
+  CHECK(api->engine_fallback_count(engine) == 0 && api->engine_fallback_layer(engine, 0) == NULL);
   api->engine_free(engine);
   api->engine_free(NULL);
+  CHECK(api->engine_fallback_count(NULL) == 0 && api->engine_fallback_layer(NULL, 0) == NULL);
   CHECK(strcmp(api->engine_backend(NULL), "") == 0);
   CHECK(api->engine_batch(NULL) == 0);
   CHECK(api->engine_input_count(NULL) == 0 && api->engine_output_count(NULL) == 0);

@@ -19,6 +19,11 @@ done
 libkiln=$(find "$prefix" -name 'libkiln.so.*.*.*' | head -n1)
 [[ -n $libkiln ]] || { echo "libkiln.so not installed"; exit 1; }
 libdir=$(dirname "$libkiln")
+# The installed kiln runs classifiers through the installed libkiln.so (found by its RPATH, no
+# LD_LIBRARY_PATH).
+loaded=$(ldd "$prefix/bin/kiln" | awk '$1 ~ /^libkiln\.so/ {print $3}')
+[[ -n $loaded && $(readlink -f "$loaded") == $(readlink -f "$libkiln") ]] \
+  || { echo "the installed kiln loads '${loaded}', not $libkiln"; exit 1; }
 
 # find_package(kiln CONFIG): the examples project; each example's results as the installed `kiln run`
 # gives them on the same plan, photo and backend.

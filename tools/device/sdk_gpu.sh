@@ -7,8 +7,10 @@
 # run). Prints one table last; the JSON and logs go under $OUT in one archive.
 #
 # Usage: tools/device/sdk_gpu.sh [--models resnet50,resnest50d] [--batches 1,32] [--precision fp16]
-#          [--duration 3] [--no-python] [--dry-run]
-#   --dry-run  check what is carried and what this machine has, print the steps, run nothing
+#          [--duration 3] [--no-python] [--tests-only] [--dry-run]
+#   --tests-only  the carried tests only (cuda_backend_test when carried, the SDK's CUDA tests, `kiln run`
+#                 through libkiln.so on cuda against cpu-reference), no measurement
+#   --dry-run     check what is carried and what this machine has, print the steps, run nothing
 # Needs `carry: [".carry"]`. Built on the CI machine (cmake -DKILN_BUILD_BENCHMARKS=ON) and carried:
 #   .carry/bin/{kiln, libkiln.so.0.1, sdk_device_run_bench, sdk_cuda_concurrency_test,
 #     sdk_cuda_device_run_test} and the libraries the GPU machine lacks (see bench_cuda.sh; any may be .xz)
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT"
 WORK=/tmp/kiln-sdk-gpu
-models="resnet50" batches="1 32" precision=fp16 duration=3 python=1 dry=0
+models="resnet50" batches="1 32" precision=fp16 duration=3 python=1 dry=0 tests_only=0
 while (( $# > 0 )); do
   case "$1" in
     --models) models="${2//,/ }"; shift ;;
@@ -28,6 +30,7 @@ while (( $# > 0 )); do
     --precision) precision=$2; shift ;;
     --duration) duration=$2; shift ;;
     --no-python) python=0 ;;
+    --tests-only) tests_only=1 ;;
     --dry-run) dry=1 ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
@@ -152,6 +155,24 @@ run_sdk_tests() {
       | cut -d, -f1 | tr '\n' ' ')"
     grep -E '^\[  FAILED  \]|Failure|differs|what\(\)' "$OUT/$test.log" | head -10 | tee -a "$OUT/summary.txt"
   done
+  check_cli_through_library "$fixture/plan.kplan"
+}
+
+# `kiln run` classifies through libkiln.so: the same top-5 on cuda (fp32 plan) as on cpu-reference.
+check_cli_through_library() {
+  local plan=$1 backend
+  for backend in cuda cpu-reference; do
+    "$KILN" run "$plan" --input tests/data/photos/dog.jpg --backend "$backend" --json "$WORK/run_$backend.json" \
+      >>"$OUT/tests.log" 2>&1 || { log "  kiln run --backend $backend failed: $(tail -1 "$OUT/tests.log")"; return; }
+  done
+  log "  kiln run through $(ldd "$KILN" | grep -o 'libkiln.so[^ ]* => [^ ]*'): $(python3 - "$WORK" <<'PY'
+import json, sys
+top = {b: [e["class"] for e in json.load(open(f"{sys.argv[1]}/run_{b}.json"))["results"][0]["top"]]
+       for b in ("cuda", "cpu-reference")}
+print("top-5 cuda", top["cuda"], "cpu-reference", top["cpu-reference"],
+      "SAME" if top["cuda"] == top["cpu-reference"] else "DIFFERENT")
+PY
+)"
 }
 
 replay_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["latency"]["median_ms"])' "$1"; }
@@ -180,9 +201,14 @@ measure_python() {
     || log "  $tag: sdk_overhead.py rc $?: $(grep -m1 -E 'sdk_overhead:|Error' "$OUT/python.log" | cut -c1-160)"
 }
 
-start_python_module
+(( tests_only )) || start_python_module
 log "== SDK CUDA tests (carried gtest binaries)"
 run_sdk_tests
+if (( tests_only )); then
+  run_carried_unit_tests
+  echo; echo "===== summary ====="; cat "$OUT/summary.txt"
+  exit 0
+fi
 start=$(date +%s)
 PYTHONUNBUFFERED=1 python3 tools/goldens/make_timm_goldens.py --photos tests/data/photos --out "$WORK/goldens" \
   --models "$(echo "$models" | tr ' ' ',')" --skip-preprocess --device cuda >"$OUT/goldens.log" 2>&1 || tail -5 "$OUT/goldens.log"
