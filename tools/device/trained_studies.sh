@@ -23,10 +23,10 @@
 # Training gets a time budget (--max-seconds: what is left of the deadline less the study's reserve and
 # the trainer's own start and evaluation): it times steps at each side, fits --stages into the budget
 # and saves a checkpoint even when the budget runs out; `timeout` only backs that up.
-# Writes $OUT/summary.txt (each step and its time), $OUT/train.log, $OUT/train.json (timm's top-1 on the
-# 10k test images, the recipe, epoch times, the budget: planned and done epochs, seconds per epoch at
-# each side, whether it was cut), $OUT/study.log and $OUT/study/ (STUDY.md, study.json, the two SVGs;
-# the plans stay on the machine).
+# Writes $OUT/summary.txt (each step and its time), $OUT/train.json (timm's top-1 on the 10k test
+# images, the recipe, epoch times, the budget: planned and done epochs, seconds per epoch at each side,
+# whether it was cut), $OUT/study/ (STUDY.md, study.json, the two SVGs; the plans stay on the machine)
+# and $OUT/logs.tgz (train.log, study.log, gpu.txt).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-/tmp/kiln-out}
@@ -127,11 +127,16 @@ esac
 if [[ -z $variants ]]; then
   case $family in
     timm_resnet | timm_resnest) variants="fp32,fp16,fp8 all max,fp8 nose-L1 max" ;;
-    timm_efficientnet) variants="fp32,fp16,fp8 all max,fp8 nose max" ;;
+    # cuDNN's FP8 convolutions need channel counts that are multiples of 16: on cuda the squeeze-excitation
+    # convolutions, the depthwise ones and those of the 24- and 40-channel stages (blocks.1, blocks.2 and
+    # blocks.3.0's expansion) stay fp16; the rest (expansions, projections and the head) go FP8.
+    timm_efficientnet) variants="fp32,fp16,fp8 exclude=*.conv_dw,*.se.*,blocks.1.*,blocks.2.*,blocks.3.0.conv_pw max" ;;
   esac
 fi
 variant_args=()
-IFS=',' read -ra variant_list <<<"$variants"
+# Variants are split at each comma that starts another variant (",fp"): a pattern recipe's own commas
+# (exclude=*.conv_dw,*.se.*) stay in it.
+readarray -t variant_list < <(sed 's/,fp/\nfp/g' <<<"$variants")
 for v in "${variant_list[@]}"; do variant_args+=(--variants "$v"); done
 
 if (( dry_run )); then
@@ -209,3 +214,6 @@ mkdir -p "$OUT/study"
 cp "$WORK"/study/{STUDY.md,study.json,latency.svg,accuracy_vs_speed.svg} "$OUT/study/" 2>/dev/null
 [[ -f $OUT/study/STUDY.md ]] && sed -n '/^## Summary/,/^## Recipe/p' "$OUT/study/STUDY.md" | head -20 | tee -a "$OUT/summary.txt"
 log "done"
+# At most 8 files come back from the machine: the logs travel as one archive so that study.json fits.
+(cd "$OUT" && tar czf logs.tgz --ignore-failed-read train.log study.log gpu.txt 2>/dev/null \
+  && rm -f train.log study.log gpu.txt)
