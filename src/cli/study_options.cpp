@@ -29,7 +29,10 @@ void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec) 
   if (options.fake_quant_images) spec.fake_quant_images = *options.fake_quant_images;
   if (!options.variants.empty()) {
     spec.variants.clear();
-    for (const std::string& text : options.variants) spec.variants.push_back(parse_study_variant(text));
+    for (const std::string& list : options.variants) {
+      for (const std::string& text : split_study_variants(list))
+        spec.variants.push_back(parse_study_variant(text));
+    }
     require(std::any_of(spec.variants.begin(), spec.variants.end(),
                         [&](const StudyVariant& v) { return v.name == spec.baseline; }),
             "--variants must include the baseline '", spec.baseline, "'");

@@ -47,6 +47,21 @@ class StudyReader {
 
 }  // namespace
 
+std::vector<std::string> split_study_variants(std::string_view list) {
+  const auto starts_variant = [&](std::size_t at) {
+    while (at < list.size() && list[at] == ' ') ++at;
+    return list.substr(at).starts_with("fp");
+  };
+  std::vector<std::string> variants;
+  std::size_t begin = 0;
+  for (std::size_t at = 0; at <= list.size(); ++at) {
+    if (at < list.size() && !(list[at] == ',' && starts_variant(at + 1))) continue;
+    variants.emplace_back(list.substr(begin, at - begin));
+    begin = at + 1;
+  }
+  return variants;
+}
+
 StudyVariant parse_study_variant(std::string_view text) {
   std::istringstream words{std::string(text)};
   std::vector<std::string> parts;

@@ -56,6 +56,10 @@ struct StudyVariant {
 
 StudyVariant parse_study_variant(std::string_view text);
 
+// A comma-separated list of variants ("fp32,fp16,fp8 exclude=*.conv_dw,*.se.* max"): a comma starts the
+// next variant only where one of fp32, fp16 or fp8 follows it, so a pattern recipe keeps its own commas.
+std::vector<std::string> split_study_variants(std::string_view list);
+
 // The family described by its manifest, for the report; empty where the manifest says nothing.
 struct StudyFamilyText {
   std::string parts;

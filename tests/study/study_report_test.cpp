@@ -210,5 +210,16 @@ TEST(Environment, HasEveryRequiredFactWhateverTheBuild) {
   EXPECT_FALSE(env.cpu_isa.empty());
 }
 
+TEST(StudyVariantList, APatternRecipeKeepsItsCommas) {
+  EXPECT_EQ(split_study_variants("fp32,fp16,fp8 exclude=*.conv_dw,*.se.* max, fp8 all max"),
+            (std::vector<std::string>{"fp32", "fp16", "fp8 exclude=*.conv_dw,*.se.* max", " fp8 all max"}));
+  EXPECT_EQ(split_study_variants("fp8 include=layer1.*,layer2.* entropy"),
+            (std::vector<std::string>{"fp8 include=layer1.*,layer2.* entropy"}));
+  const StudyVariant parsed = parse_study_variant(split_study_variants("fp16,fp8 exclude=a,b max").at(1));
+  EXPECT_EQ(parsed.recipe, "exclude=a,b");
+  // A comma that starts no variant stays in the text, which then names no variant: refused by name.
+  EXPECT_THROW(parse_study_variant(split_study_variants("fp16,").at(0)), Error);
+}
+
 }  // namespace
 }  // namespace kiln
