@@ -127,10 +127,11 @@ esac
 if [[ -z $variants ]]; then
   case $family in
     timm_resnet | timm_resnest) variants="fp32,fp16,fp8 all max,fp8 nose-L1 max" ;;
-    # cuDNN's FP8 convolutions need channel counts that are multiples of 16: on cuda the squeeze-excitation
-    # convolutions, the depthwise ones and those of the 24- and 40-channel stages (blocks.1, blocks.2 and
-    # blocks.3.0's expansion) stay fp16; the rest (expansions, projections and the head) go FP8.
-    timm_efficientnet) variants="fp32,fp16,fp8 exclude=*.conv_dw,*.se.*,blocks.1.*,blocks.2.*,blocks.3.0.conv_pw max" ;;
+    # cuDNN's FP8 convolutions need channel counts that are multiples of 16: on cuda the stem (3 in), the
+    # squeeze-excitation convolutions, the depthwise ones and those of the 24- and 40-channel stages
+    # (blocks.1, blocks.2 and blocks.3.0's expansion) stay fp16; the rest (expansions, projections and the
+    # head) go FP8. An exclude= recipe starts from every convolution, the stem included.
+    timm_efficientnet) variants="fp32,fp16,fp8 exclude=conv_stem,*.conv_dw,*.se.*,blocks.1.*,blocks.2.*,blocks.3.0.conv_pw max" ;;
   esac
 fi
 variant_args=()
