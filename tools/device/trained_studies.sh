@@ -134,11 +134,9 @@ if [[ -z $variants ]]; then
     timm_efficientnet) variants="fp32,fp16,fp8 exclude=conv_stem,*.conv_dw,*.se.*,blocks.1.*,blocks.2.*,blocks.3.0.conv_pw max" ;;
   esac
 fi
-variant_args=()
-# Variants are split at each comma that starts another variant (",fp"): a pattern recipe's own commas
-# (exclude=*.conv_dw,*.se.*) stay in it.
-readarray -t variant_list < <(sed 's/,fp/\nfp/g' <<<"$variants")
-for v in "${variant_list[@]}"; do variant_args+=(--variants "$v"); done
+# One --variants with the whole list: kiln splits it at the commas that start another variant, so a
+# pattern recipe's own commas (exclude=*.conv_dw,*.se.*) stay in it.
+variant_args=(--variants "$variants")
 
 if (( dry_run )); then
   KILN=${KILN:-build/release/kiln}
