@@ -1,7 +1,8 @@
 // Batch norm, activations, adds, flatten and FP8 quantization: steps that keep their input's layout.
 #include "backends/cpu/onednn/activation.h"
-#include "backends/cpu/onednn/program_builder.h"
+#include "backends/cpu/onednn/parallel_for.h"
 #include "backends/cpu/onednn/precision.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "core/error.h"
 
 namespace kiln::onednn {
@@ -84,8 +85,7 @@ void ProgramBuilder::add_quantize(const Node& node) {
     const auto* in = static_cast<const float*>(src.get_data_handle());
     auto* out = static_cast<float*>(dst.get_data_handle());
     const auto count = static_cast<std::int64_t>(src.get_desc().get_size() / sizeof(float));
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) out[i] = fake_quantize_e4m3(in[i], scale);
+    parallel_for(count, true, [&](std::int64_t i) { out[i] = fake_quantize_e4m3(in[i], scale); });
   });
 }
 

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 #endif
 
+#include "backends/cpu/onednn/parallel_for.h"
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -56,11 +57,10 @@ __attribute__((target("f16c,avx"))) void round_chunk_f16c(const float* in, float
 
 void round_to_f16_f16c(const float* in, float* out, std::int64_t count) {
   const std::int64_t chunks = (count + kF16cChunk - 1) / kF16cChunk;
-#pragma omp parallel for schedule(static)
-  for (std::int64_t c = 0; c < chunks; ++c) {
+  parallel_for(chunks, true, [&](std::int64_t c) {
     const std::int64_t begin = c * kF16cChunk;
     round_chunk_f16c(in + begin, out + begin, std::min(kF16cChunk, count - begin));
-  }
+  });
 }
 
 // CPUID leaf 1 names F16C (ECX bit 29) and AVX (bit 28); AVX is usable only when the OS saves the YMM
@@ -80,8 +80,7 @@ bool has_f16c() {
 #endif
 
 void round_to_f16_portable(const float* in, float* out, std::int64_t count) {
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < count; ++i) out[i] = round_to_f16(in[i]);
+  parallel_for(count, true, [&](std::int64_t i) { out[i] = round_to_f16(in[i]); });
 }
 
 }  // namespace

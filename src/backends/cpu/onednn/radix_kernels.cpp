@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/cpu/onednn/parallel_for.h"
+
 namespace kiln::onednn {
 namespace {
 
@@ -52,8 +54,7 @@ void radix_combine(const float* x, const ChannelLayout& xl, std::int64_t radix, 
   const bool weighted = w != nullptr;
   if (xl.kind == Kind::kChannelsLast) {
     const std::int64_t tasks = xl.batch * xl.height;
-#pragma omp parallel for if (xl.batch * xl.image_stride >= kParallelMinFloats)
-    for (std::int64_t t = 0; t < tasks; ++t) {
+    parallel_for(tasks, xl.batch * xl.image_stride >= kParallelMinFloats, [&](std::int64_t t) {
       const std::int64_t n = t / xl.height, row = t % xl.height;
       const float* weights[kMaxRadix];
       for (std::int64_t r = 0; r < radix; ++r)
@@ -65,14 +66,13 @@ void radix_combine(const float* x, const ChannelLayout& xl, std::int64_t radix, 
         combine(in, weighted ? weights : nullptr, radix, channels, channels,
                 y + n * yl.image_stride + p * yl.pixel_stride);
       }
-    }
+    });
     return;
   }
   const std::int64_t out_blocks = channels / xl.block;
   const bool same_layout = yl.kind == Kind::kBlocked;
   const std::int64_t tasks = xl.batch * out_blocks;
-#pragma omp parallel for if (xl.batch * xl.image_stride >= kParallelMinFloats)
-  for (std::int64_t t = 0; t < tasks; ++t) {
+  parallel_for(tasks, xl.batch * xl.image_stride >= kParallelMinFloats, [&](std::int64_t t) {
     const std::int64_t n = t / out_blocks, b = t % out_blocks;
     const float* in[kMaxRadix];
     const float* weights[kMaxRadix];
@@ -83,14 +83,14 @@ void radix_combine(const float* x, const ChannelLayout& xl, std::int64_t radix, 
     if (same_layout) {
       combine(in, weighted ? weights : nullptr, radix, pixels * xl.block, xl.block,
               y + n * yl.image_stride + b * yl.block_stride);
-      continue;
+      return;
     }
     float* out = y + n * yl.image_stride + b * xl.block;
     for (std::int64_t p = 0; p < pixels; ++p) {
       combine(in, weighted ? weights : nullptr, radix, xl.block, xl.block, out + p * yl.pixel_stride);
       for (std::int64_t r = 0; r < radix; ++r) in[r] += xl.block;
     }
-  }
+  });
 }
 
 }  // namespace
@@ -140,8 +140,7 @@ void radix_sum_mean(const float* x, const ChannelLayout& xl, std::int64_t radix,
   const std::int64_t width = last ? kMeanChunk : xl.block;
   const std::int64_t chunks = (channels + width - 1) / width;
   const std::int64_t tasks = xl.batch * chunks;
-#pragma omp parallel for if (xl.batch * xl.image_stride >= kParallelMinFloats)
-  for (std::int64_t t = 0; t < tasks; ++t) {
+  parallel_for(tasks, xl.batch * xl.image_stride >= kParallelMinFloats, [&](std::int64_t t) {
     const std::int64_t n = t / chunks, first = t % chunks * width;
     const std::int64_t count = std::min(width, channels - first);
     float acc[kMeanChunk > 16 ? kMeanChunk : 16] = {};
@@ -153,7 +152,7 @@ void radix_sum_mean(const float* x, const ChannelLayout& xl, std::int64_t radix,
       }
     }
     for (std::int64_t j = 0; j < count; ++j) y[n * y_stride + first + j] = acc[j] * scale;
-  }
+  });
   for (std::int64_t n = 0; n < xl.batch; ++n)
     std::fill(y + n * y_stride + channels, y + (n + 1) * y_stride, 0.0f);
 }
