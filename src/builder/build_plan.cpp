@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "builder/fp8_refusals.h"
 #include "builder/precision_tactic.h"
 #include "core/error.h"
 #include "graph/precision_assignment.h"
@@ -77,9 +78,8 @@ std::vector<std::string> fp8_layer_names(const nlohmann::json& quantization) {
   return names;
 }
 
-// The first quantization's report with the rebuild's layers, and what the tactic chose.
-nlohmann::json rebuilt_report(nlohmann::json first, const nlohmann::json& rebuild,
-                              const PrecisionChoice& choice) {
+// The first quantization's report with a rebuild's layers (its calibration and scales stay).
+nlohmann::json rebuilt_report(nlohmann::json first, const nlohmann::json& rebuild) {
   first["layers"] = rebuild.value("layers", nlohmann::json::array());
   first["fp8_layers"] = rebuild.value("fp8_layers", 0);
   nlohmann::json tensors = nlohmann::json::object();
@@ -88,8 +88,40 @@ nlohmann::json rebuilt_report(nlohmann::json first, const nlohmann::json& rebuil
     if (first["tensors"].contains(input)) tensors[input] = first["tensors"][input];
   }
   first["tensors"] = std::move(tensors);
-  first["precision_tactic"] = choice.to_json();
   return first;
+}
+
+// Quantizes `unquantized` again with exactly `layers` in FP8, on the first quantization's scales.
+Graph requantize(const Graph& unquantized, std::vector<std::string> layers, nlohmann::json& quantization,
+                 const BuildOptions& options) {
+  FixedFp8Layers fixed{std::move(layers), {}};
+  for (const auto& [tensor, scale] : quantization.at("calibration_cache").at("scales").items())
+    fixed.scales[tensor] = scale.get<float>();
+  Graph graph = unquantized;
+  const nlohmann::json rebuild = set_precision(graph, options, &fixed);
+  quantization = rebuilt_report(std::move(quantization), rebuild);
+  return graph;
+}
+
+// Recipe layers the backend cannot run in FP8 (builder/fp8_refusals.h) stay fp16 on it, or fail a
+// strict-precision build.
+void keep_refused_layers_fp16(Graph& graph, nlohmann::json& quantization, const Graph& unquantized,
+                              const BuildOptions& options) {
+  const std::vector<Fp8Refusal> refused =
+      fp8_layers_refused(graph, unquantized, quantization, *make_backend(options.backend));
+  if (refused.empty()) return;
+  if (options.strict_precision)
+    throw Error(cat("layer '", refused.front().layer, "' cannot be FP8 on the ", options.backend,
+                    " backend (", refused.front().reason, "), and strict precision keeps every recipe layer",
+                    " FP8; take it out of the recipe (", refused.size(), " such layers)"));
+  std::vector<std::string> kept;
+  for (const nlohmann::json& entry : quantization.value("layers", nlohmann::json::array())) {
+    const std::string layer = entry.at("layer").get<std::string>();
+    const auto is_refused = [&](const Fp8Refusal& r) { return r.layer == layer; };
+    if (std::none_of(refused.begin(), refused.end(), is_refused)) kept.push_back(layer);
+  }
+  graph = requantize(unquantized, std::move(kept), quantization, options);
+  quantization["kept_fp16_unsupported"] = refusals_json(refused);
 }
 
 // Keeps fp16 the FP8 layers whose fp16 convolution timed faster: quantizes the graph again with the
@@ -103,15 +135,10 @@ void apply_precision_tactic(BuildResult& result, const Graph& unquantized, const
     quantization["precision_tactic"] = choice.to_json();
     return;
   }
-  FixedFp8Layers fixed{choice.fp8_layers, {}};
-  for (const auto& [tensor, scale] : quantization.at("calibration_cache").at("scales").items())
-    fixed.scales[tensor] = scale.get<float>();
-  Graph graph = unquantized;
-  const nlohmann::json rebuild = set_precision(graph, options, &fixed);
   std::map<std::string, nlohmann::json> known = result.plan.info.layer_data;
   for (const LayerPrecisionTime& kept : choice.kept_fp16) known[kept.layer] = fp16_data.at(kept.layer);
-  result.plan.graph = std::move(graph);
-  quantization = rebuilt_report(std::move(quantization), rebuild, choice);
+  result.plan.graph = requantize(unquantized, choice.fp8_layers, quantization, options);
+  quantization["precision_tactic"] = choice.to_json();
   choose_tactics(result, options, known);
 }
 
@@ -137,8 +164,10 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   // Level 0 takes the libraries' heuristic tactics: nothing timed to compare precisions by.
   const bool precision_tactic = times_kernels && options.precision == Precision::kF8 &&
                                 !options.strict_precision && options.opt_level > 0;
-  const Graph unquantized = precision_tactic ? input.graph : Graph();
+  const Graph unquantized = options.precision == Precision::kF8 ? input.graph : Graph();
   nlohmann::json quantization = set_precision(input.graph, options, nullptr);
+  if (options.precision == Precision::kF8)
+    keep_refused_layers_fp16(input.graph, quantization, unquantized, options);
 
   result.plan.info = plan_info(input, options, result.passes);
   result.plan.info.quantization = std::move(quantization);

@@ -76,11 +76,17 @@ void refuse_outputs_over_inputs(const BuildCommandOptions& options, const std::f
   if (const auto json = named_if("--json", options.json)) refuse_output_over_inputs(*json, inputs);
 }
 
-// ", 12 kept fp16 (faster there)" when the precision tactic kept any FP8 layer fp16.
+// ", 12 kept fp16 (faster there)" when the precision tactic kept any FP8 layer fp16, and ", 9 kept fp16
+// (no FP8 kernel on cuda)" for recipe layers the backend cannot run in FP8.
 std::string kept_fp16_note(const Plan& plan) {
-  const nlohmann::json& tactic = plan.info.quantization.value("precision_tactic", nlohmann::json::object());
-  const std::size_t kept = tactic.value("kept_fp16", nlohmann::json::array()).size();
-  return kept == 0 ? std::string() : cat(", ", kept, " kept fp16 (faster there)");
+  const nlohmann::json& q = plan.info.quantization;
+  const nlohmann::json tactic = q.value("precision_tactic", nlohmann::json::object());
+  const std::size_t faster = tactic.value("kept_fp16", nlohmann::json::array()).size();
+  const std::size_t unsupported = q.value("kept_fp16_unsupported", nlohmann::json::array()).size();
+  std::string note = faster == 0 ? std::string() : cat(", ", faster, " kept fp16 (faster there)");
+  if (unsupported > 0)
+    note += cat(", ", unsupported, " kept fp16 (no FP8 kernel on ", plan.info.backend, ")");
+  return note;
 }
 
 // --verbose: each layer the precision tactic compared, with both times.
@@ -95,6 +101,10 @@ std::string precision_tactic_lines(const Plan& plan) {
           << " us, fp16 " << layer.at("fp16_us").get<double>() << " us)\n";
     }
   }
+  for (const nlohmann::json& layer :
+       plan.info.quantization.value("kept_fp16_unsupported", nlohmann::json::array()))
+    out << "kept fp16: " << layer.at("layer").get<std::string>() << " ("
+        << layer.at("reason").get<std::string>() << ")\n";
   return out.str();
 }
 
@@ -245,8 +255,9 @@ void add_build_command(CLI::App& app) {
   cmd->add_flag("--strict-backend", options->strict_backend,
                 cat(kStrictBackendHelp, "; --verbose lists them"));
   cmd->add_flag("--strict-precision", options->strict_precision,
-                "fp8 on cuda: keep every layer the recipe chose in FP8; without it a layer whose fp16 "
-                "convolution times faster stays fp16 (the plan and --verbose list them)");
+                "fp8 on cuda: keep every layer the recipe chose in FP8, and refuse one cuda has no FP8 "
+                "kernel for; without it such a layer, or one whose fp16 convolution times faster, stays "
+                "fp16 (the plan and --verbose list them)");
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "cuda: file of timed tactics to reuse and extend, so rebuilds pick the same kernels fast");
   cmd->add_option("--disable-pass", options->disabled_passes, "Skip a graph pass by name (repeatable)");

@@ -121,8 +121,9 @@ void add_study_command(CLI::App& app) {
                   "Backend every variant runs on (default: the fastest CPU backend)");
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_flag("--strict-precision", options->strict_precision,
-                "cuda: FP8 variants keep every layer their recipe chose in FP8 (default: a layer whose fp16 "
-                "convolution times faster stays fp16, and the report counts them)");
+                "cuda: FP8 variants keep every layer their recipe chose in FP8, and a layer cuda has no FP8 "
+                "kernel for fails the variant (default: such a layer, or one whose fp16 convolution times "
+                "faster, stays fp16, and the report counts them)");
   cmd->add_option("-o,--output", options->output,
                   "Report folder (default: study-FAMILY); one holding a report is refused unless --force");
   cmd->add_flag("--force", options->force,
@@ -159,10 +160,10 @@ void add_study_command(CLI::App& app) {
                   "recipe's accuracy loss from the kernels'; 0: none (default: the manifest's)")
       ->check(whole_between(0, kMaxCount));
   cmd->add_option(
-         "--variants", options->variants,
-         "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
-         "or repeated; a pattern recipe keeps its commas: 'fp8 exclude=*.conv_dw,*.se.* max'; must include "
-         "the baseline)");
+      "--variants", options->variants,
+      "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
+      "or repeated; a pattern recipe keeps its commas: 'fp8 exclude=*.conv_dw,*.se.* max'; must include "
+      "the baseline)");
   cmd->add_option("--min-score", options->min_score,
                   "Detector families: box parity compares the fp32 build's boxes scoring this much or more "
                   "(default: the manifest's study.parity_min_score, else 0.25)")

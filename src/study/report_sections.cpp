@@ -58,12 +58,19 @@ std::string warnings_block(const StudyResult& result) {
   return text.empty() ? text : text + "\n";
 }
 
-// " (12 more kept fp16 by the precision tactic: their fp16 convolutions timed faster)", or nothing.
+// " (12 more kept fp16 by the precision tactic: their fp16 convolutions timed faster)", the same for
+// recipe layers the backend has no FP8 kernel for, or nothing.
 std::string kept_fp16_text(const nlohmann::json& quantization) {
   const nlohmann::json tactic = quantization.value("precision_tactic", nlohmann::json::object());
-  const std::size_t kept = tactic.value("kept_fp16", nlohmann::json::array()).size();
-  if (kept == 0) return "";
-  return cat(" (", kept, " more kept fp16 by the precision tactic: their fp16 convolutions timed faster)");
+  const std::size_t faster = tactic.value("kept_fp16", nlohmann::json::array()).size();
+  const std::size_t unsupported = quantization.value("kept_fp16_unsupported", nlohmann::json::array()).size();
+  std::string text;
+  if (unsupported > 0)
+    text += cat(" (", unsupported, " more kept fp16: the backend has no FP8 kernel for their shapes)");
+  if (faster > 0)
+    text +=
+        cat(" (", faster, " more kept fp16 by the precision tactic: their fp16 convolutions timed faster)");
+  return text;
 }
 
 std::string recipe_list(const StudyResult& result) {

@@ -313,6 +313,7 @@ nlohmann::json StudyResult::to_json() const {
          {"kept_fp16_by_precision_tactic", r.quantization.value("precision_tactic", nlohmann::json::object())
                                                .value("kept_fp16", nlohmann::json::array())
                                                .size()},
+         {"kept_fp16_unsupported", r.quantization.value("kept_fp16_unsupported", nlohmann::json::array())},
          {"build_seconds", r.build_seconds},
          {"latency_ms",
           {{"median", r.latency_ms.median},

@@ -9,6 +9,7 @@
 
 #include "../backends/cuda_test_util.h"
 #include "builder/build_plan.h"
+#include "builder/fp8_refusals.h"
 #include "eval/metrics.h"
 #include "quant/fp8_build.h"
 #include "runtime/engine.h"
@@ -62,9 +63,9 @@ struct Fp8Build {
   std::shared_ptr<CalibrationImages> images = std::make_shared<CalibrationImages>();
 };
 
-Fp8Build small_fp8_build(const std::string& backend, std::int64_t batch) {
+Fp8Build small_fp8_build(const std::string& backend, std::int64_t batch, std::int64_t base_width = 32) {
   testing::ResnestLikeOptions o;
-  std::tie(o.image, o.stem_width, o.base_width, o.classes) = std::make_tuple(64, 16, 32, 10);
+  std::tie(o.image, o.stem_width, o.base_width, o.classes) = std::make_tuple(64, 16, base_width, 10);
   o.depths = {1, 1, 1, 1};
   Fp8Build b;
   b.input.graph = testing::resnest_like_graph(o);
@@ -118,6 +119,80 @@ TEST(PrecisionTactic, TheRebuildQuantizesExactlyTheFixedLayers) {
   Graph third = b.input.graph;
   run_passes(third, PassOptions{});
   EXPECT_EQ(b.options.quantizer(third, &none).at("fp8_layers"), 0);
+}
+
+// Stages 24 channels wide: cuDNN's FP8 convolutions need multiples of 16 channels, so the cuda backend
+// refuses exactly the FP8 convolutions whose weights have another channel count (counted here from the
+// weights, not by the backend's rule), and runs all of them unquantized.
+TEST(Fp8Refusals, ListsTheRecipeLayersCudaCannotRunInFp8) {
+  if (!testing::cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
+  Fp8Build b = small_fp8_build("cpu-reference", 1, 24);
+  Graph quantized = b.input.graph;
+  run_passes(quantized, PassOptions{});
+  const Graph unquantized = quantized;
+  const nlohmann::json report = b.options.quantizer(quantized, nullptr);
+  const std::vector<Fp8Refusal> refused =
+      fp8_layers_refused(quantized, unquantized, report, *make_backend("cuda"));
+  std::set<std::string> names, narrow;
+  for (const Fp8Refusal& r : refused) {
+    names.insert(r.layer);
+    EXPECT_NE(r.reason.find("multiples of 16"), std::string::npos) << r.reason;
+  }
+  for (const nlohmann::json& entry : report.at("layers")) {
+    const std::string layer = entry.at("layer").get<std::string>();
+    const Node& conv = unquantized.node(*unquantized.find_node(layer));
+    const Shape& w = unquantized.value(conv.inputs[1]).shape;  // [out, in / groups, kh, kw]
+    if (w[0] % 16 != 0 || (w[1] * conv.attr<ConvAttrs>().groups) % 16 != 0) narrow.insert(layer);
+  }
+  EXPECT_FALSE(narrow.empty());
+  EXPECT_LT(narrow.size(), report.at("layers").size());
+  EXPECT_EQ(names, narrow);
+  EXPECT_TRUE(fp8_layers_refused(quantized, unquantized, report, *make_backend("cpu-reference")).empty());
+  const nlohmann::json json = refusals_json(refused);
+  ASSERT_EQ(json.size(), refused.size());
+  EXPECT_EQ(json[0].at("layer"), refused[0].layer);
+}
+
+// Without a GPU a strict-precision build stops at the refusal, before any device is needed.
+TEST(Fp8Refusals, StrictPrecisionRefusesTheBuildNamingTheLayer) {
+  if (!testing::cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
+  Fp8Build b = small_fp8_build("cuda", 1, 24);
+  b.options.strict_precision = true;
+  try {
+    build_plan(std::move(b.input), b.options);
+    FAIL() << "a strict-precision build kept a layer cuda has no FP8 kernel for";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot be FP8 on the cuda backend (cuDNN's FP8 convolutions"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+// On the GPU: the refused layers are fp16 convolutions of the plan, nothing runs on the CPU fallback (so a
+// strict-backend build passes), and the engine computes what cpu-reference computes from the same plan.
+TEST(Fp8RefusalsGpu, RefusedLayersStayFp16OnCuda) {
+  KILN_SKIP_WITHOUT_GPU();
+  Fp8Build b = small_fp8_build("cuda", 4, 24);
+  b.options.strict_backend = true;
+  const BuildResult result = build_plan(std::move(b.input), b.options);
+  EXPECT_TRUE(result.fallback_layers.empty());
+  const nlohmann::json& q = result.plan.info.quantization;
+  ASSERT_TRUE(q.contains("kept_fp16_unsupported")) << q.dump();
+  const std::set<std::string> fp16 = nodes_in(result.plan.graph, Precision::kF16, OpKind::kConv2d);
+  const std::set<std::string> fp8 = nodes_in(result.plan.graph, Precision::kF8, OpKind::kConv2d);
+  EXPECT_FALSE(q.at("kept_fp16_unsupported").empty());
+  for (const nlohmann::json& layer : q.at("kept_fp16_unsupported"))
+    EXPECT_TRUE(fp16.contains(layer.at("layer").get<std::string>())) << layer.dump();
+  EXPECT_FALSE(fp8.empty());
+  const auto plan = std::make_shared<const Plan>(result.plan);
+  CompileOptions compile;
+  compile.batch = 4;
+  compile.strict_backend = true;
+  Engine gpu(plan, "cuda", compile);
+  Engine reference(plan, "cpu-reference", compile);
+  const Tensor x = testing::random_tensor({4, 3, 64, 64}, 7);
+  // The bound of the test below: fp16 storage and E4M3 rounding over a 17-layer network.
+  EXPECT_LT(relative_l2_error(gpu.run(x).at(0).f32(), reference.run(x).at(0).f32()), 5e-2);
 }
 
 // On the GPU: every layer the tactic kept fp16 is an fp16 convolution of the plan, every other recipe

@@ -1,6 +1,5 @@
 #include "backends/cuda/op_table.h"
 
-
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/detect_select_kernels.h"
 #include "backends/cuda/program_builder.h"
@@ -56,7 +55,7 @@ std::string fp8_conv_reason(const Graph& graph, const Node& node) {
   const std::int64_t in = codes[1] * node.attr<ConvAttrs>().groups, out = codes[0];
   if (in % 16 != 0 || out % 16 != 0)
     return cat("cuDNN's FP8 convolutions need channel counts that are multiples of 16, this one has ", in,
-               " in and ", out, " out; keep it out of the recipe");
+               " in and ", out, " out");
   return {};
 }
 
