@@ -8,10 +8,13 @@
 #
 # Usage (GPU machine):   tools/device/trained_studies.sh MODEL [--deadline S] [--stages 112:30,224:6]
 #                          [--variants 'fp32,fp16,fp8 all max'] [--fake-quant-images N] [--no-strict]
-#                          [--study-reserve S]
+#                          [--study-reserve S] [--precision strict|tactic]
 #   MODEL                resnet50 | resnest50d | efficientnet_b0
 #   --stages             the requested (side:epochs) stages, scaled down to fit the training budget
 #   --study-reserve      seconds kept for the study after training (default 360); training gets the rest
+#   --precision          strict: every recipe layer FP8 (--strict-precision; the default but for
+#                        efficientnet_b0); tactic: layers cuda has no FP8 kernel for, or whose fp16
+#                        convolution times faster, stay fp16
 # Usage (build machine): tools/device/trained_studies.sh --prepare [--train-limit N] [--train-bits B]
 #                        tools/device/trained_studies.sh --dry-run [MODEL]
 #   --prepare            writes .carry/fashion-subset (tools/device/fashion_subset.py pack) with as many
@@ -91,12 +94,13 @@ model=${1:-}
   || { [[ $dry_run == 1 && -z $model ]] && model=resnest50d; } \
   || { echo "usage: $0 resnet50|resnest50d|efficientnet_b0 [options]"; exit 2; }
 shift || true
-deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend study_reserve=360
+deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend study_reserve=360 precision=""
 while (( $# > 0 )); do
   case "$1" in
     --deadline) deadline=$2; shift ;;
     --stages) stages="--stages $2"; shift ;;
     --variants) variants=$2; shift ;;
+    --precision) precision=$2; shift ;;
     --fake-quant-images) fake_quant=$2; shift ;;
     --study-reserve) study_reserve=$2; shift ;;
     --no-strict) strict="" ;;
@@ -205,7 +209,8 @@ study_args=(study "families/$family" --checkpoint "$checkpoint_dir/model.safeten
 # the layers the recipe names, and its fp16 compiles would take the time the evaluation needs. Not for
 # EfficientNet: a third of its convolutions have channel counts cuDNN's FP8 kernels cannot take, which a
 # strict-precision build refuses; without it they stay fp16 and the report lists them.
-(( dry_run )) || [[ $family == timm_efficientnet ]] || study_args+=(--strict-precision)
+[[ -n $precision ]] || { [[ $family == timm_efficientnet ]] && precision=tactic || precision=strict; }
+(( dry_run )) || [[ $precision == tactic ]] || study_args+=(--strict-precision)
 log "study: timeout $study_limit s: kiln ${study_args[*]}"
 timeout "$study_limit" "$KILN" "${study_args[@]}" >"$OUT/study.log" 2>&1
 rc=$?
