@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "core/sha256.h"
 #include "data/image_loop.h"
 #include "data/open_dataset.h"
 #include "data/sampling.h"
@@ -365,7 +366,15 @@ const VariantResult* find_variant(const StudyResult& result, const std::string& 
 }
 
 std::filesystem::path variant_plan_path(const std::filesystem::path& out_dir, const std::string& variant) {
-  return out_dir / "plans" / (slug(variant) + ".kplan");
+  // A pattern recipe can name dozens of layers; file systems take 255 bytes per name. A long name keeps
+  // its start and gets a digest of the whole, so two variants never share a file.
+  constexpr std::size_t kMaxStem = 96, kKeep = 80;
+  std::string stem = slug(variant);
+  if (stem.size() > kMaxStem) {
+    const std::string digest = sha256_hex(std::as_bytes(std::span(variant.data(), variant.size())));
+    stem = stem.substr(0, kKeep) + "_" + digest.substr(0, 12);
+  }
+  return out_dir / "plans" / (stem + ".kplan");
 }
 
 }  // namespace kiln

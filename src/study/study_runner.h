@@ -104,7 +104,8 @@ std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
 // The variant called `name`, or null.
 const VariantResult* find_variant(const StudyResult& result, const std::string& name);
 
-// Where run_study writes a variant's plan: out_dir/plans/NAME.kplan, the name made file-safe.
+// Where run_study writes a variant's plan: out_dir/plans/NAME.kplan, the name made file-safe (a long one
+// cut short, with a digest of the whole).
 std::filesystem::path variant_plan_path(const std::filesystem::path& out_dir, const std::string& variant);
 
 }  // namespace kiln

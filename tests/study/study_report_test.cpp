@@ -7,6 +7,7 @@
 #include "manifest/manifest.h"
 #include "study/environment.h"
 #include "study/markdown_table.h"
+#include "study/study_runner.h"
 #include "study/study_spec.h"
 #include "study/svg_chart.h"
 #include "tests/study/markdown_tables.h"
@@ -219,6 +220,22 @@ TEST(StudyVariantList, APatternRecipeKeepsItsCommas) {
   EXPECT_EQ(parsed.recipe, "exclude=a,b");
   // A comma that starts no variant stays in the text, which then names no variant: refused by name.
   EXPECT_THROW(parse_study_variant(split_study_variants("fp16,").at(0)), Error);
+}
+
+// File systems take 255 bytes per name; a recipe naming dozens of layers made a longer plan file name.
+TEST(StudyVariantList, ALongVariantNameGetsAShortDistinctPlanFile) {
+  EXPECT_EQ(variant_plan_path("out", "fp8 all max"), std::filesystem::path("out/plans/fp8_all_max.kplan"));
+  std::string layers;
+  for (int block = 0; block < 20; ++block) {
+    if (block > 0) layers += ',';
+    layers += cat("blocks.", block, ".se.*");
+  }
+  const std::string first = "fp8 exclude=" + layers + " max", second = "fp8 exclude=" + layers + " entropy";
+  const std::filesystem::path a = variant_plan_path("out", first), b = variant_plan_path("out", second);
+  EXPECT_LE(a.filename().string().size(), 120u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.filename().string().rfind("fp8_exclude_blocks_0_se__", 0), 0u) << a;
+  EXPECT_EQ(a.extension(), ".kplan");
 }
 
 }  // namespace
