@@ -315,6 +315,7 @@ void batch_reason(const StudyResult& result, std::ostringstream& md) {
   for (const std::int64_t b : result.matrix.batches) largest = std::max(largest, b);
   const MatrixCell* best = largest > spec.batch ? fastest_fp8(result, largest) : nullptr;
   if (best == nullptr) {
+    if (spec.batch >= 32) return;  // the study's own batch is already compute-bound: nothing to add
     md << "- At larger batch sizes (`batches = [" << spec.batch << ", 32]` in [study], or `--batch 32`), "
        << "where convolutions are bound by compute rather than by launch latency.\n";
     return;
