@@ -106,17 +106,15 @@ Graph requantize(const Graph& unquantized, std::vector<std::string> layers, nloh
 // Recipe layers the backend cannot run in FP8 (builder/fp8_refusals.h) stay fp16 on it, or fail a
 // strict-precision build.
 void keep_refused_layers_fp16(Graph& graph, nlohmann::json& quantization, const Graph& unquantized,
-                              const BuildOptions& options) {
-  const std::vector<Fp8Refusal> refused =
-      fp8_layers_refused(graph, unquantized, quantization, *make_backend(options.backend));
+                              const Backend& backend, const BuildOptions& options) {
+  const std::vector<Fp8Refusal> refused = fp8_layers_refused(graph, unquantized, quantization, backend);
   if (refused.empty()) return;
   if (options.strict_precision)
     throw Error(cat("layer '", refused.front().layer, "' cannot be FP8 on the ", options.backend,
                     " backend (", refused.front().reason, "), and strict precision keeps every recipe layer",
                     " FP8; take it out of the recipe (", refused.size(), " such layers)"));
   std::vector<std::string> kept;
-  for (const nlohmann::json& entry : quantization.value("layers", nlohmann::json::array())) {
-    const std::string layer = entry.at("layer").get<std::string>();
+  for (const std::string& layer : fp8_layer_names(quantization)) {
     const auto is_refused = [&](const Fp8Refusal& r) { return r.layer == layer; };
     if (std::none_of(refused.begin(), refused.end(), is_refused)) kept.push_back(layer);
   }
@@ -160,14 +158,15 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   pass_options.disabled = options.disabled_passes;
   result.passes = run_passes(input.graph, pass_options);
 
-  const bool times_kernels = make_backend(options.backend)->chooses_tactics();
+  const std::unique_ptr<Backend> backend = make_backend(options.backend);
+  const bool times_kernels = backend->chooses_tactics();
   // Level 0 takes the libraries' heuristic tactics: nothing timed to compare precisions by.
   const bool precision_tactic = times_kernels && options.precision == Precision::kF8 &&
                                 !options.strict_precision && options.opt_level > 0;
   const Graph unquantized = options.precision == Precision::kF8 ? input.graph : Graph();
   nlohmann::json quantization = set_precision(input.graph, options, nullptr);
   if (options.precision == Precision::kF8)
-    keep_refused_layers_fp16(input.graph, quantization, unquantized, options);
+    keep_refused_layers_fp16(input.graph, quantization, unquantized, *backend, options);
 
   result.plan.info = plan_info(input, options, result.passes);
   result.plan.info.quantization = std::move(quantization);

@@ -1,7 +1,5 @@
 #include "backends/cpu/onednn/denormals.h"
 
-#include <omp.h>
-
 #include "backends/cpu/onednn/parallel_for.h"
 
 #if defined(__SSE__) || defined(__x86_64__)
@@ -21,30 +19,20 @@ constexpr unsigned kFlushBits = 0x8040;  // MXCSR flush-to-zero (bit 15) and den
 FlushDenormals::FlushDenormals(int threads)
     : threads_(threads), saved_(static_cast<std::size_t>(threads), 0) {
 #if KILN_HAVE_MXCSR
-  ForkJoin edges;
-#pragma omp parallel num_threads(threads_)
-  {
-    edges.enter();
-    const auto index = static_cast<std::size_t>(omp_get_thread_num());
+  on_each_thread(threads_, [this](int thread) {
+    const auto index = static_cast<std::size_t>(thread);
     if (index < saved_.size()) saved_[index] = _mm_getcsr();
     _mm_setcsr(_mm_getcsr() | kFlushBits);
-    edges.leave();
-  }
-  edges.join();
+  });
 #endif
 }
 
 FlushDenormals::~FlushDenormals() {
 #if KILN_HAVE_MXCSR
-  ForkJoin edges;
-#pragma omp parallel num_threads(threads_)
-  {
-    edges.enter();
-    const auto index = static_cast<std::size_t>(omp_get_thread_num());
+  on_each_thread(threads_, [this](int thread) {
+    const auto index = static_cast<std::size_t>(thread);
     if (index < saved_.size()) _mm_setcsr(saved_[index]);
-    edges.leave();
-  }
-  edges.join();
+  });
 #endif
 }
 

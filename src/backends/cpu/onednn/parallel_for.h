@@ -9,6 +9,8 @@
 // edge between them, so a race between two of them is still reported.
 #pragma once
 
+#include <omp.h>
+
 #include <cstdint>
 
 #if defined(__SANITIZE_THREAD__)
@@ -56,6 +58,19 @@ void parallel_for(std::int64_t count, bool parallel, const Body& body) {
     edges.enter();
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < count; ++i) body(i);
+    edges.leave();
+  }
+  edges.join();
+}
+
+// body(thread index) once on each thread of a team of `threads` (per-thread state such as control registers).
+template <class Body>
+void on_each_thread(int threads, const Body& body) {
+  ForkJoin edges;
+#pragma omp parallel num_threads(threads)
+  {
+    edges.enter();
+    body(omp_get_thread_num());
     edges.leave();
   }
   edges.join();
