@@ -42,18 +42,12 @@ TRAIN_SKIP=500  # the carried training file starts with the calibration subset, 
 # Per image, xz'd: 374 bytes at 8 bits per pixel, 274 at 6, 219 at 5 (measured on training images 500..3499).
 bytes_per_image() { case "$1" in 8) echo 374 ;; 7) echo 325 ;; 6) echo 275 ;; 5) echo 220 ;; *) echo 170 ;; esac; }
 
-# What travels is the working tree (tracked and untracked files git does not ignore) plus the carried
-# paths, 64 MiB in all, counted as an archive counts them: a 512-byte header per file and each file padded
-# to 512 bytes (about 1.8 MB for the tree's 2400 files). Prints the bytes left for the training images
-# after the tree, .carry/gpubin and the test images, less a 0.5 MB margin for the tree growing before the
-# call.
-archived_bytes() { xargs -0 stat -c %s 2>/dev/null | awk '{s += 512 + int(($1 + 511) / 512) * 512} END {print s + 0}'; }
+# The bytes left for the training images after the tree, .carry/gpubin and the test images, less a 0.5 MB
+# margin for the tree growing before the call.
+source tools/device/carry_size.sh
 carry_room() {
-  local tree gpubin test_bytes
-  tree=$(git ls-files -z --cached --others --exclude-standard | archived_bytes)
-  gpubin=$(find .carry/gpubin -type f -print0 2>/dev/null | archived_bytes)
-  test_bytes=2850000  # t10k-rest-images (2.84 MB) and all test labels
-  echo $(( 64 * 1024 * 1024 - tree - ${gpubin:-0} - test_bytes - 500000 ))
+  local test_bytes=2850000  # t10k-rest-images (2.84 MB) and all test labels
+  echo $(( CARRY_LIMIT_BYTES - $(tree_archived_bytes) - $(folders_archived_bytes .carry/gpubin) - test_bytes - 500000 ))
 }
 
 prepare() {

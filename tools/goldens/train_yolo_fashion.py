@@ -18,9 +18,14 @@ Usage: python3 tools/goldens/train_yolo_fashion.py --peer PATH/TO/yolov10 --trai
 """
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
+
+# The authors' package loads its own checkpoints (last.pt: pickled modules) with a bare torch.load, which
+# torch 2.6 and later refuse by default (weights_only=True); these files are the ones this script writes.
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 NAMES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
          "Ankle boot"]
@@ -57,7 +62,18 @@ def import_yolov10(peer):
         from ultralytics import YOLOv10
     except ImportError:
         from ultralytics.models.yolov10 import YOLOv10
+    work_offline()
     return YOLOv10
+
+
+def work_offline():
+    """The GPU machine has no network. Two checks of the trainer would download files: the AMP check
+    compares against a downloaded yolov8n.pt (it is skipped: AMP stays on, as when the check passes on a
+    healthy GPU) and the dataset check fetches a font for plots (none are drawn: plots=False)."""
+    import ultralytics.data.utils as data_utils
+    import ultralytics.engine.trainer as trainer
+    trainer.check_amp = lambda model: True
+    data_utils.check_font = lambda *args, **kwargs: None
 
 
 def train(args, yaml_path):
@@ -67,7 +83,8 @@ def train(args, yaml_path):
     model = yolov10("yolov10n.yaml")
     settings = dict(data=str(yaml_path), epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
                     workers=args.workers, seed=args.seed, device=0, project=str(args.out / "runs"),
-                    name="train", exist_ok=True, plots=False, verbose=False, pretrained=False)
+                    name="train", exist_ok=True, plots=False, verbose=False, pretrained=False,
+                    val=False)  # validate after the last epoch only: the time budget goes to training
     if "time" in DEFAULT_CFG_DICT:
         settings["time"] = args.minutes / 60.0
     start = time.time()
@@ -79,7 +96,7 @@ def export(checkpoint_path, out, imgsz):
     """last.pt's EMA model as model.safetensors + config.json in the Hub layout (make_yolo_goldens.py's)."""
     import torch
     from safetensors.torch import save_file
-    checkpoint = torch.load(checkpoint_path, map_location="cpu")
+    checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)  # pickled modules
     ema = checkpoint.get("ema")  # None once the trainer has stripped the checkpoint: "model" is the EMA
     model = (ema if ema is not None else checkpoint["model"]).float()
     state = {f"model.{k}": v.detach().float().contiguous() for k, v in model.state_dict().items()
