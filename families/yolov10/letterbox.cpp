@@ -5,56 +5,18 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/resample_tables.h"
 
 namespace kiln {
 
 namespace {
 
-constexpr int kCoefBits = 11;  // OpenCV's INTER_RESIZE_COEF_BITS
-constexpr int kCoefScale = 1 << kCoefBits;
-
 // Python's round(): halves to even.
 std::int64_t round_half_even(double value) { return static_cast<std::int64_t>(std::nearbyint(value)); }
 
-struct Tap {
-  std::int64_t index = 0;  // first source sample; the second is index + 1, clamped to the image
-  int weight0 = kCoefScale, weight1 = 0;
-};
-
-// saturate_cast<short>(weight * 2^11): rounded half to even, as cvRound rounds.
-int fixed_point(float weight) {
-  return static_cast<int>(std::nearbyint(weight * static_cast<float>(kCoefScale)));
-}
-
-// Source taps of each destination sample along one axis, as OpenCV computes them: the centre mapped
-// back in double, rounded to float, split into a floor and a fraction. Columns outside the image take
-// the edge pixel whole (`clamp_edges`); rows keep their fraction and read the edge row twice instead.
-std::vector<Tap> taps(std::int64_t source, std::int64_t destination, bool clamp_edges) {
-  const double scale = 1.0 / (static_cast<double>(destination) / static_cast<double>(source));
-  std::vector<Tap> result(static_cast<std::size_t>(destination));
-  for (std::int64_t d = 0; d < destination; ++d) {
-    auto f = static_cast<float>((static_cast<double>(d) + 0.5) * scale - 0.5);
-    auto s = static_cast<std::int64_t>(std::floor(f));
-    f -= static_cast<float>(s);
-    if (clamp_edges && s < 0) {
-      s = 0;
-      f = 0;
-    }
-    if (clamp_edges && s >= source - 1) {
-      s = source - 1;
-      f = 0;
-    }
-    Tap& tap = result[static_cast<std::size_t>(d)];
-    tap.index = s;
-    tap.weight0 = fixed_point(1.0f - f);
-    tap.weight1 = fixed_point(f);
-  }
-  return result;
-}
-
 // The vertical pass of one output row from two horizontally resized rows, rounded as OpenCV's
 // vectorised 8-bit path does: ((S0 >> 4) * b0 >> 16) + ((S1 >> 4) * b1 >> 16), + 2 >> 2.
-void vertical_pass(const std::vector<int>& row0, const std::vector<int>& row1, const Tap& tap,
+void vertical_pass(const std::vector<int>& row0, const std::vector<int>& row1, const LinearTap& tap,
                    std::uint8_t* out) {
   for (std::size_t i = 0; i < row0.size(); ++i) {
     const int v = (((row0[i] >> 4) * tap.weight0) >> 16) + (((row1[i] >> 4) * tap.weight1) >> 16);
@@ -66,13 +28,13 @@ void vertical_pass(const std::vector<int>& row0, const std::vector<int>& row1, c
 
 Image resize_linear_cv(const Image& image, std::int64_t width, std::int64_t height) {
   require(image.width > 0 && image.height > 0 && width > 0 && height > 0, "resize: empty image or size");
-  const auto xs = taps(image.width, width, true), ys = taps(image.height, height, false);
+  const auto xs = linear_taps(image.width, width, true), ys = linear_taps(image.height, height, false);
   const auto row_pass = [&](std::int64_t y, std::vector<int>& out) {
     const std::uint8_t* row =
         image.rgb.data() + std::clamp<std::int64_t>(y, 0, image.height - 1) * image.width * 3;
     for (std::int64_t x = 0; x < width; ++x) {
-      const Tap& t = xs[static_cast<std::size_t>(x)];
-      const std::int64_t next = std::min(t.index + 1, image.width - 1);
+      const LinearTap& t = xs[static_cast<std::size_t>(x)];
+      const std::int64_t next = std::min<std::int64_t>(t.index + 1, image.width - 1);
       for (int c = 0; c < 3; ++c) {
         out[static_cast<std::size_t>(x * 3 + c)] =
             row[t.index * 3 + c] * t.weight0 + row[next * 3 + c] * t.weight1;
@@ -82,7 +44,7 @@ Image resize_linear_cv(const Image& image, std::int64_t width, std::int64_t heig
   Image result{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width * height * 3))};
   std::vector<int> row0(static_cast<std::size_t>(width * 3)), row1(row0.size());
   for (std::int64_t y = 0; y < height; ++y) {
-    const Tap& t = ys[static_cast<std::size_t>(y)];
+    const LinearTap& t = ys[static_cast<std::size_t>(y)];
     row_pass(t.index, row0);
     row_pass(t.index + 1, row1);
     vertical_pass(row0, row1, t, result.rgb.data() + y * width * 3);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "io/resample_tables.h"
 #include "io/timm_config.h"
 
 namespace kiln {
@@ -39,14 +40,6 @@ std::vector<std::uint8_t> encode_grey_png(std::span<const std::uint8_t> pixels, 
 // PIL-compatible resize of 8-bit RGB (Image.resize with BILINEAR/BICUBIC/NEAREST and its support
 // scaling when downsampling), result rounded and clamped to uint8.
 Image resize_image(const Image& image, std::int64_t width, std::int64_t height, Interpolation interpolation);
-
-// A window of a resized image: columns [left, left + width) and rows [top, top + height).
-struct CropWindow {
-  std::int64_t left = 0;
-  std::int64_t top = 0;
-  std::int64_t width = 0;
-  std::int64_t height = 0;
-};
 
 // Equal to cropping resize_image(image, width, height, interpolation) to `window`, but only the
 // window's pixels are computed. The window must lie inside width x height.

@@ -3,100 +3,30 @@
 //
 // Bilinear and bicubic (a = -0.5) are separable convolutions: a horizontal pass, then a vertical
 // pass, each rounded and clipped to uint8; a pass whose axis keeps its size is skipped. Downscaling
-// widens the filter by the scale factor (antialiasing). Each output sample's weights are normalised
-// to sum 1 in double precision, then turned into 22-bit fixed point (32 bits minus 8 for the
-// sample and 2 for overshoot of the negative lobes), accumulated in int32 starting from one half.
-// Nearest takes the source pixel under each output pixel's centre, stepping through the source by
-// repeated addition of the scale, as PIL's affine scaler does.
+// widens the filter by the scale factor (antialiasing). The weights (resample_tables.h) are 22-bit
+// fixed point, accumulated in int32 starting from one half. Nearest is the same passes with one tap.
 //
 // Only the requested window of the output is computed: output samples do not depend on each other.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "core/error.h"
 #include "io/image.h"
+#include "io/resample_tables.h"
 
 namespace kiln {
 namespace {
 
-constexpr int kPrecisionBits = 32 - 8 - 2;
-constexpr std::int32_t kHalf = std::int32_t{1} << (kPrecisionBits - 1);
-
-double triangle_filter(double x) {
-  x = std::fabs(x);
-  return x < 1.0 ? 1.0 - x : 0.0;
-}
-
-// Keys' cubic convolution with a = -0.5, evaluated in the same operation order as PIL.
-double cubic_filter(double x) {
-  constexpr double a = -0.5;
-  x = std::fabs(x);
-  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
-  if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
-  return 0.0;
-}
-
-struct Filter {
-  double (*weight)(double);
-  double support;  // half-width at scale 1
-};
-
-// Fixed-point weights of output samples [first, first + count) along one axis.
-struct AxisWeights {
-  std::int64_t taps = 0;             // stride of `weights`
-  std::vector<std::int64_t> start;   // first input sample per output sample
-  std::vector<std::int64_t> length;  // number of input samples used
-  std::vector<std::int32_t> weights;
-};
-
-AxisWeights axis_weights(std::int64_t in_size, std::int64_t out_size, std::int64_t first, std::int64_t count,
-                         const Filter& filter) {
-  const double scale = static_cast<double>(in_size) / static_cast<double>(out_size);
-  const double filter_scale = std::max(scale, 1.0);
-  const double support = filter.support * filter_scale;
-  const double inv_filter_scale = 1.0 / filter_scale;
-
-  AxisWeights axis;
-  axis.taps = static_cast<std::int64_t>(std::ceil(support)) * 2 + 1;
-  axis.start.resize(static_cast<std::size_t>(count));
-  axis.length.resize(static_cast<std::size_t>(count));
-  axis.weights.assign(static_cast<std::size_t>(count * axis.taps), 0);
-  std::vector<double> w(static_cast<std::size_t>(axis.taps));
-  for (std::int64_t i = 0; i < count; ++i) {
-    const double center = (static_cast<double>(first + i) + 0.5) * scale;
-    // Bounds are rounded by adding one half and truncating toward zero, then clamped.
-    const std::int64_t lo = std::max<std::int64_t>(static_cast<std::int64_t>(center - support + 0.5), 0);
-    const std::int64_t hi =
-        std::min<std::int64_t>(static_cast<std::int64_t>(center + support + 0.5), in_size);
-    const std::int64_t n = hi - lo;
-    double total = 0.0;
-    for (std::int64_t t = 0; t < n; ++t) {
-      const double offset = static_cast<double>(lo + t) - center + 0.5;
-      w[static_cast<std::size_t>(t)] = filter.weight(offset * inv_filter_scale);
-      total += w[static_cast<std::size_t>(t)];
-    }
-    std::int32_t* fixed = &axis.weights[static_cast<std::size_t>(i * axis.taps)];
-    for (std::int64_t t = 0; t < n; ++t) {
-      double k = w[static_cast<std::size_t>(t)];
-      if (total != 0.0) k /= total;
-      const double scaled = k * static_cast<double>(1 << kPrecisionBits);
-      fixed[t] = static_cast<std::int32_t>(k < 0 ? scaled - 0.5 : scaled + 0.5);
-    }
-    axis.start[static_cast<std::size_t>(i)] = lo;
-    axis.length[static_cast<std::size_t>(i)] = n;
-  }
-  return axis;
-}
+constexpr std::int32_t kHalf = std::int32_t{1} << (kResamplePrecisionBits - 1);
 
 std::uint8_t clip8(std::int32_t accumulator) {
-  return static_cast<std::uint8_t>(std::clamp(accumulator >> kPrecisionBits, 0, 255));
+  return static_cast<std::uint8_t>(std::clamp(accumulator >> kResamplePrecisionBits, 0, 255));
 }
 
 // Rows [row_begin, row_end) of `image`, resampled horizontally to the window's columns.
 Image horizontal_pass(const Image& image, std::int64_t row_begin, std::int64_t row_end,
-                      const AxisWeights& axis) {
+                      const ResampleAxis& axis) {
   const std::int64_t out_width = static_cast<std::int64_t>(axis.start.size());
   Image out;
   out.width = out_width;
@@ -123,7 +53,7 @@ Image horizontal_pass(const Image& image, std::int64_t row_begin, std::int64_t r
 }
 
 // Vertical resampling of `image`, whose row 0 is source row `row_offset` of the axis.
-Image vertical_pass(const Image& image, std::int64_t row_offset, const AxisWeights& axis) {
+Image vertical_pass(const Image& image, std::int64_t row_offset, const ResampleAxis& axis) {
   const std::int64_t out_height = static_cast<std::int64_t>(axis.start.size());
   const std::size_t row_values = static_cast<std::size_t>(image.width * 3);
   Image out;
@@ -158,43 +88,6 @@ Image crop(const Image& image, const CropWindow& window) {
   return out;
 }
 
-// Source index for each output index below `end`, or -1 where the source would be outside the
-// image (PIL fills those with zeros; it does not happen for a plain resize).
-std::vector<std::int64_t> nearest_indices(std::int64_t in_size, std::int64_t out_size, std::int64_t end) {
-  const double step = static_cast<double>(in_size) / static_cast<double>(out_size);
-  std::vector<std::int64_t> index(static_cast<std::size_t>(end));
-  double position = step * 0.5;
-  for (std::int64_t i = 0; i < end; ++i) {
-    // Accumulated, not multiplied, so that rounding matches PIL at exact half-way positions.
-    const std::int64_t source = position < 0.0 ? -1 : static_cast<std::int64_t>(position);
-    index[static_cast<std::size_t>(i)] = source < in_size ? source : -1;
-    position += step;
-  }
-  return index;
-}
-
-Image nearest_resize_crop(const Image& image, std::int64_t width, std::int64_t height,
-                          const CropWindow& window) {
-  const std::vector<std::int64_t> xs = nearest_indices(image.width, width, window.left + window.width);
-  const std::vector<std::int64_t> ys = nearest_indices(image.height, height, window.top + window.height);
-  Image out;
-  out.width = window.width;
-  out.height = window.height;
-  out.rgb.assign(static_cast<std::size_t>(window.width * window.height * 3), 0);
-  for (std::int64_t y = 0; y < window.height; ++y) {
-    const std::int64_t sy = ys[static_cast<std::size_t>(window.top + y)];
-    if (sy < 0) continue;
-    const std::uint8_t* in = image.rgb.data() + sy * image.width * 3;
-    std::uint8_t* dst = out.rgb.data() + y * window.width * 3;
-    for (std::int64_t x = 0; x < window.width; ++x) {
-      const std::int64_t sx = xs[static_cast<std::size_t>(window.left + x)];
-      if (sx < 0) continue;
-      std::copy(in + sx * 3, in + sx * 3 + 3, dst + x * 3);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Image resize_crop(const Image& image, std::int64_t width, std::int64_t height, Interpolation interpolation,
@@ -210,26 +103,28 @@ Image resize_crop(const Image& image, std::int64_t width, std::int64_t height, I
           " is not inside ", width, "x", height);
 
   if (width == image.width && height == image.height) return crop(image, window);
-  if (interpolation == Interpolation::kNearest) return nearest_resize_crop(image, width, height, window);
-
-  const Filter filter =
-      interpolation == Interpolation::kBicubic ? Filter{cubic_filter, 2.0} : Filter{triangle_filter, 1.0};
   const bool horizontal = width != image.width;
   const bool vertical = height != image.height;
 
   if (!vertical) {
-    const AxisWeights columns = axis_weights(image.width, width, window.left, window.width, filter);
+    const ResampleAxis columns = resample_axis(image.width, width, window.left, window.width, interpolation);
     return horizontal_pass(image, window.top, window.top + window.height, columns);
   }
-  const AxisWeights rows = axis_weights(image.height, height, window.top, window.height, filter);
-  // Source rows the vertical pass reads; bounds grow with the output index.
-  const std::int64_t row_begin = rows.start.front();
-  const std::int64_t row_end = rows.start.back() + rows.length.back();
+  const ResampleAxis rows = resample_axis(image.height, height, window.top, window.height, interpolation);
+  // Source rows the vertical pass reads (bounds grow with the output index; nearest may leave an
+  // output sample without a source, length 0).
+  std::int64_t row_begin = image.height, row_end = 0;
+  for (std::size_t y = 0; y < rows.start.size(); ++y) {
+    if (rows.length[y] == 0) continue;
+    row_begin = std::min<std::int64_t>(row_begin, rows.start[y]);
+    row_end = std::max<std::int64_t>(row_end, rows.start[y] + rows.length[y]);
+  }
+  row_end = std::max(row_end, row_begin);
   if (!horizontal) {
     const Image columns = crop(image, CropWindow{window.left, row_begin, window.width, row_end - row_begin});
     return vertical_pass(columns, row_begin, rows);
   }
-  const AxisWeights columns = axis_weights(image.width, width, window.left, window.width, filter);
+  const ResampleAxis columns = resample_axis(image.width, width, window.left, window.width, interpolation);
   return vertical_pass(horizontal_pass(image, row_begin, row_end, columns), row_begin, rows);
 }
 

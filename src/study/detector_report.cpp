@@ -131,10 +131,8 @@ std::string method_section(const DetectorStudyResult& result) {
   const StudyResult& study = result.study;
   const nlohmann::json& data = study.data;
   std::ostringstream md;
-  md << "## Method\n\n- Model: " << study.family;
-  if (!study.inputs.hub_id.empty()) md << " (the manifest's checkpoint: `" << study.inputs.hub_id << "`)";
-  md << (spec.study.text.parts.empty() ? "." : ": " + spec.study.text.parts + ".") << " This run: `"
-     << study.inputs.model.checkpoint_name << "` at " << data.value("imgsz", 0) << " x "
+  md << "## Method\n\n"
+     << model_line(study, spec.study.text.parts) << ", at " << data.value("imgsz", 0) << " x "
      << data.value("imgsz", 0) << " pixels, letterboxed.\n- Data: `" << data.value("source", "") << "` ("
      << data.value("dataset_images", 0) << " images, labels in `" << result.labels
      << "`): a fixed-stride sample of " << data.value("sample", 0) << "; every " << spec.study.every

@@ -108,16 +108,22 @@ std::string calibration_split_text(const StudyResult& result) {
 
 }  // namespace
 
+std::string model_line(const StudyResult& result, const std::string& parts) {
+  const StudyInputs& inputs = result.inputs;
+  const std::string manifest_checkpoint =
+      inputs.hub_id.empty() ? "" : cat("; the manifest's own checkpoint is `", inputs.hub_id, "`");
+  return cat("- Model: ", result.family, parts.empty() ? "" : ": " + parts, ". This run: `",
+             inputs.model.checkpoint_name, "` (",
+             inputs.demo ? "the demo's checkpoint" : "given by --checkpoint", manifest_checkpoint, ")");
+}
+
 std::string method_section(const StudyResult& result) {
   const StudySpec& spec = result.inputs.spec;
   const nlohmann::json& data = result.data;
   std::ostringstream md;
-  md << "## Method\n\n- Model: " << result.family;
-  if (!result.inputs.hub_id.empty()) md << " (the manifest's checkpoint: `" << result.inputs.hub_id << "`)";
-  md << (spec.text.parts.empty() ? "." : ": " + spec.text.parts + ".") << " This run: `"
-     << result.inputs.model.checkpoint_name << "`"
-     << (result.inputs.demo ? " (the demo's reduced model)" : "") << ".\n- Data: `"
-     << data.value("source", "") << "` (" << data.value("kind", "") << ", " << data.value("dataset_images", 0)
+  md << "## Method\n\n"
+     << model_line(result, spec.text.parts) << ".\n- Data: `" << data.value("source", "") << "` ("
+     << data.value("kind", "") << ", " << data.value("dataset_images", 0)
      << " images): a fixed-stride sample of " << data.value("sample", 0) << "; "
      << calibration_split_text(result) << " every accuracy figure is measured on them.\n"
      << "- Reference: the fp32 build of the same checkpoint on the same backend; agreement is top-1 "

@@ -16,6 +16,9 @@ std::string warnings_block(const StudyResult& result);
 // One bullet per recipe the variants use: what it selects in this family, and how many it did.
 std::string recipe_list(const StudyResult& result);
 std::string method_section(const StudyResult& result);
+// The Method section's first words: "- Model: FAMILY: its parts. This run: `CHECKPOINT` (where it came
+// from)", naming the manifest's own checkpoint only as such.
+std::string model_line(const StudyResult& result, const std::string& parts);
 std::string environment_section(const StudyResult& result);
 std::string speed_matrix_section(const StudyResult& result);
 std::string not_tried_section(const StudyResult& result);

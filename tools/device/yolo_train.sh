@@ -20,6 +20,9 @@
 #   --model DIR     no training: study the checkpoint in DIR (model.safetensors, config.json, and
 #                   summary.json naming its validation split), e.g. .device/yolo-model of an earlier call
 #   --peer          the YOLOv10 authors' repository (default .carry/shared/peers/yolov10)
+#   --variants LIST the study's variants instead of the manifest's (kiln study --variants)
+#   --strict-precision  every recipe layer FP8 (kiln study --strict-precision); by default layers cuda has
+#                   no FP8 kernel for, or whose fp16 convolution times faster, stay fp16
 # Usage (build machine): tools/device/yolo_train.sh --prepare [--train-items N] [--test-items N]
 #   --prepare       writes .carry/fashion: the first N items of Fashion-MNIST's training and test IDX pairs
 #                   (defaults 6000 and 2500, gzip) from /usr/share/datasets/fashion-mnist, copies
@@ -84,7 +87,7 @@ prepare() {
 
 [[ ${1:-} == --prepare ]] && { shift; prepare "$@"; exit $?; }
 
-train_images=4000 val_images=1000 minutes=3 deadline=560 model="" peer=$PEER_CARRY
+train_images=4000 val_images=1000 minutes=3 deadline=560 model="" peer=$PEER_CARRY study_args=()
 while (( $# > 0 )); do
   case "$1" in
     --train-images) train_images=$2; shift ;;
@@ -93,6 +96,8 @@ while (( $# > 0 )); do
     --deadline) deadline=$2; shift ;;
     --model) model=$2; shift ;;
     --peer) peer=$2; shift ;;
+    --variants) study_args+=(--variants "$2"); shift ;;
+    --strict-precision) study_args+=(--strict-precision) ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
   shift
@@ -152,7 +157,7 @@ left=$(( deadline - $(elapsed) ))
 log "kiln study with $left s left"
 timeout "$left" "$KILN" study families/yolov10 --checkpoint "$model/model.safetensors" \
   --data "$model/fashion_val" --backend cuda --images "$(ls "$model/fashion_val/images/val" | wc -l)" --every 10 \
-  --rounds 5 --seconds-per-round 1s --min-score 0.25 --resamples 1000 -o "$OUT/study" >"$OUT/study.log" 2>&1
+  --rounds 5 --seconds-per-round 1s --min-score 0.25 --resamples 1000 ${study_args[@]+"${study_args[@]}"} -o "$OUT/study" >"$OUT/study.log" 2>&1
 rc=$?
 log "kiln study rc $rc at $(elapsed) s"
 (( rc == 0 )) || tail -20 "$OUT/study.log" | tee -a "$OUT/summary.txt"

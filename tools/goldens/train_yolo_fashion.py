@@ -74,12 +74,16 @@ def work_offline():
     import ultralytics.engine.trainer as trainer
     trainer.check_amp = lambda model: True
     data_utils.check_font = lambda *args, **kwargs: None
+    # Their mAP integrates with np.trapz, which NumPy 2 renamed np.trapezoid.
+    import numpy
+    if not hasattr(numpy, "trapz"):
+        numpy.trapz = numpy.trapezoid
 
 
 def train(args, yaml_path):
     """Trains for args.minutes (ultralytics' `time`, in hours) or args.epochs, whichever ends first."""
+    yolov10 = import_yolov10(args.peer)  # puts the peer on the import path
     from ultralytics.cfg import DEFAULT_CFG_DICT
-    yolov10 = import_yolov10(args.peer)
     model = yolov10("yolov10n.yaml")
     settings = dict(data=str(yaml_path), epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
                     workers=args.workers, seed=args.seed, device=0, project=str(args.out / "runs"),
