@@ -62,6 +62,8 @@ Letterbox letterbox(const Image& image, std::int64_t size) {
   const std::int64_t width = round_half_even(static_cast<double>(image.width) * box.gain);
   const std::int64_t height = round_half_even(static_cast<double>(image.height) * box.gain);
   const double dw = static_cast<double>(size - width) / 2, dh = static_cast<double>(size - height) / 2;
+  box.scaled_width = width;
+  box.scaled_height = height;
   box.left = round_half_even(dw - 0.1);
   box.top = round_half_even(dh - 0.1);
   const Image scaled =

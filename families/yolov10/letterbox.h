@@ -13,9 +13,10 @@
 namespace kiln {
 
 struct Letterbox {
-  Image image;                     // size x size RGB
-  double gain = 1.0;               // letterboxed pixels per original pixel
-  std::int64_t left = 0, top = 0;  // padding before the scaled image
+  Image image;                                       // size x size RGB
+  double gain = 1.0;                                 // letterboxed pixels per original pixel
+  std::int64_t left = 0, top = 0;                    // padding before the scaled image
+  std::int64_t scaled_width = 0, scaled_height = 0;  // the scaled image inside the square
   std::int64_t original_width = 0, original_height = 0;
 };
 

@@ -135,7 +135,8 @@ TEST(StudyFamilies, Yolov10DetectorReportParsesAndJudgesBoxesAndMap) {
     EXPECT_NE(markdown.find(section), std::string::npos) << section;
   }
   for (const char* classifier : {"agreement with fp32", "top-1 (95% CI)", "logit error", "McNemar"}) {
-    EXPECT_EQ(markdown.find(classifier), std::string::npos) << "a detector's report names '" << classifier << "'";
+    EXPECT_EQ(markdown.find(classifier), std::string::npos)
+        << "a detector's report names '" << classifier << "'";
   }
 
   const nlohmann::json study = nlohmann::json::parse(testing::bytes_of(out / "study.json"));
@@ -151,6 +152,28 @@ TEST(StudyFamilies, Yolov10DetectorReportParsesAndJudgesBoxesAndMap) {
   for (const char* chart : {"latency.svg", "accuracy_vs_speed.svg"}) {
     EXPECT_NE(testing::bytes_of(out / chart).find("DEMO"), std::string::npos) << chart;
   }
+}
+
+// The reports committed beside each family (its demo's `study/`, its GPU studies' `study-cuda/`): made by
+// earlier kiln versions, they must still parse, carry every environment field and name only their family.
+TEST(StudyFamilies, CommittedReportsParseAndNameOnlyTheirFamily) {
+  int reports = 0;
+  for (const auto& family : fs::directory_iterator(kFamilies)) {
+    if (!kOwnParts.contains(family.path().filename().string())) continue;
+    for (const auto& entry : fs::directory_iterator(family.path())) {
+      const fs::path report = entry.path() / "STUDY.md";
+      if (!entry.is_directory() || !fs::exists(report)) continue;
+      ++reports;
+      const std::string name = family.path().filename().string();
+      const std::string markdown = testing::bytes_of(report);
+      std::vector<std::string> errors;
+      const auto tables = testing::parse_tables(markdown, errors);
+      for (const std::string& error : errors) ADD_FAILURE() << report << ": " << error;
+      expect_environment_fields(tables, report.string());
+      expect_only_own_parts(markdown, name);
+    }
+  }
+  EXPECT_GE(reports, 6) << "the demos of resnest and yolov10, the GPU studies of the four families";
 }
 
 INSTANTIATE_TEST_SUITE_P(Classifiers, StudyFamilies,
