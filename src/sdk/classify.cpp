@@ -78,11 +78,7 @@ std::vector<ClassScore> classify(SdkContext& context, const Image& image, std::s
           "classify needs a classifier plan: one ", shape_str(image_shape),
           " input and [N, classes] logits, ", "this plan (", plan.info.family, ") has ",
           engine.inputs().size(), " input(s) of shape ", shape_str(engine.inputs().at(0).shape));
-  const Tensor pixels = preprocess_image(image, plan.config.preprocess);
-  Tensor batch(DType::kF32, image_shape);
-  std::fill_n(batch.mutable_data<float>(), batch.numel(), 0.0f);
-  std::copy_n(pixels.f32().data(), pixels.numel(), batch.mutable_data<float>());
-  const std::vector<Tensor> outputs = context.run(batch);
+  const std::vector<Tensor> outputs = context.run_eval_transform(image, plan.config.preprocess);
   const Tensor& logits = outputs.at(0);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
   const std::vector<std::string> names = pipeline::class_names(plan.config);

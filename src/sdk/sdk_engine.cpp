@@ -1,5 +1,6 @@
 #include "sdk/sdk_engine.h"
 
+#include <algorithm>
 #include <cstring>
 
 #if KILN_HAVE_CUDA
@@ -7,6 +8,9 @@
 #endif
 
 #include "sdk/tensor_checks.h"
+#if KILN_HAVE_CUDA
+#include "sdk/device_images.h"
+#endif
 
 namespace kiln::embed {
 
@@ -119,6 +123,24 @@ std::unique_ptr<Engine> SdkEngine::make_program() const {
 
 SdkContext::SdkContext(std::shared_ptr<const SdkEngine> engine)
     : engine_(std::move(engine)), program_(engine_->make_program()) {}
+
+SdkContext::~SdkContext() = default;
+
+std::vector<Tensor> SdkContext::run_eval_transform(const Image& image, const PreprocessConfig& config) {
+  const TensorInfo& info = engine_->inputs().front();
+#if KILN_HAVE_CUDA
+  if (engine_->backend() == "cuda") {
+    select_device(engine_->backend(), engine_->settings().device);
+    if (!device_images_) device_images_ = std::make_unique<DeviceImageRunner>(*this);
+    return device_images_->run_eval_transform(*this, image, config);
+  }
+#endif
+  const Tensor pixels = preprocess_image(image, config);
+  Tensor batch(DType::kF32, info.shape);
+  std::fill_n(batch.mutable_data<float>(), batch.numel(), 0.0f);
+  std::copy_n(pixels.f32().data(), pixels.numel(), batch.mutable_data<float>());
+  return run(batch);
+}
 
 std::vector<Tensor> SdkContext::run(const Tensor& input) {
   select_device(engine_->backend(), engine_->settings().device);

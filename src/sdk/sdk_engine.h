@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/image.h"
 #include "runtime/engine.h"
 
 namespace kiln::embed {
@@ -87,9 +88,14 @@ class SdkEngine {
   mutable std::unique_ptr<Engine> spare_;
 };
 
+class DeviceImageRunner;
+
 class SdkContext {
  public:
   explicit SdkContext(std::shared_ptr<const SdkEngine> engine);
+  ~SdkContext();
+  SdkContext(const SdkContext&) = delete;
+  SdkContext& operator=(const SdkContext&) = delete;
 
   const SdkEngine& engine() const { return *engine_; }
   // One batch in, the graph's outputs back (f32 host tensors).
@@ -98,10 +104,14 @@ class SdkContext {
   void run_host(std::span<const BufferView> inputs, std::span<const BufferView> outputs);
   // Device buffers in and out on `stream`, asynchronously (cuda engines; runtime/engine.h).
   void run_device(std::span<const BufferView> inputs, std::span<const BufferView> outputs, void* stream);
+  // The outputs for a batch whose first image is `image` under timm's eval transform (the rest zeros).
+  // On cuda the transform runs on the device (sdk/device_images.h); the input is the same either way.
+  std::vector<Tensor> run_eval_transform(const Image& image, const PreprocessConfig& config);
 
  private:
   std::shared_ptr<const SdkEngine> engine_;
   std::unique_ptr<Engine> program_;
+  std::unique_ptr<DeviceImageRunner> device_images_;  // made on the first image run on cuda
 };
 
 // Fails with Unsupported (naming the backends built in) when this kiln lacks `backend`.

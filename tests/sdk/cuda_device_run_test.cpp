@@ -3,6 +3,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "cuda_test_support.h"
 #include "kiln/kiln.hpp"
 #include "read_all.h"
@@ -92,6 +94,31 @@ TEST(CudaDeviceRun, EachRunUsesItsOwnBuffersAndHostRunsTheirs) {
   EXPECT_EQ(outs[1].download(), second_host);
   EXPECT_EQ(outs[2].download(), first_host);
   EXPECT_EQ(context.run(second).at(0), second_host);
+}
+
+}  // namespace
+
+namespace {
+
+// classify on cuda preprocesses on the device (sdk/device_images.h); the graph must see the input the
+// host path makes, so each reported logit equals, bit for bit, the logit of a host run of the same
+// context on the host-preprocessed batch (make_fixture's dog_input.f32).
+TEST(CudaDeviceRun, ClassifyPreprocessesOnTheDeviceToTheHostPathsInput) {
+  if (!have_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  const ks::Engine engine = fixture_engine();
+  ks::Context context = engine.context();
+  const std::vector<float> host_logits = context.run(read_all<float>(kFixture / "dog_input.f32")).at(0);
+  const std::vector<std::uint8_t> rgb = read_all<std::uint8_t>(kFixture / "dog.rgb");
+  std::int64_t width = 0, height = 0;
+  std::ifstream(kFixture / "dog.size") >> width >> height;
+  ASSERT_EQ(rgb.size(), static_cast<std::size_t>(width * height * 3));
+  const std::vector<ks::ClassScore> scores = context.classify(ks::ImageView{rgb, width, height}, 5);
+  ASSERT_EQ(scores.size(), 5u);
+  for (const ks::ClassScore& score : scores) {
+    EXPECT_EQ(score.logit, host_logits.at(static_cast<std::size_t>(score.class_index))) << score.label;
+  }
+  // And again, with the device buffers the first call made.
+  EXPECT_EQ(context.classify(ks::ImageView{rgb, width, height}, 5).front().logit, scores.front().logit);
 }
 
 }  // namespace

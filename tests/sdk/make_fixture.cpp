@@ -71,6 +71,7 @@ void write_classifier(const fs::path& out, const fs::path& data) {
   Tensor batch(DType::kF32, {kBatch, 3, size, size});
   std::fill_n(batch.mutable_data<float>(), batch.numel(), 0.0f);
   std::copy_n(pixels.f32().data(), pixels.numel(), batch.mutable_data<float>());
+  write_floats(out / "dog_input.f32", batch);
   Engine engine(plan, default_backend(), options);
   write_top5(out / "dog_top5.txt", *plan, engine.run(batch).at(0));
 }
