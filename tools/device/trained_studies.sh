@@ -8,13 +8,17 @@
 #
 # Usage (GPU machine):   tools/device/trained_studies.sh MODEL [--deadline S] [--stages 112:30,224:6]
 #                          [--variants 'fp32,fp16,fp8 all max'] [--fake-quant-images N] [--no-strict]
-#                          [--study-reserve S] [--precision strict|tactic]
+#                          [--study-reserve S] [--precision strict|tactic] [--keep | --model-dir DIR]
 #   MODEL                resnet50 | resnest50d | efficientnet_b0
 #   --stages             the requested (side:epochs) stages, scaled down to fit the training budget
 #   --study-reserve      seconds kept for the study after training (default 360); training gets the rest
 #   --precision          strict: every recipe layer FP8 (--strict-precision; the default but for
 #                        efficientnet_b0); tactic: layers cuda has no FP8 kernel for, or whose fp16
 #                        convolution times faster, stay fp16
+#   --keep               also leave the trained checkpoint in .device/trained/MODEL, where a next call on the
+#                        same machine (it stays warm for about 30 s) finds it: a full-size checkpoint does
+#                        not fit in what travels, so a study longer than one call is split this way
+#   --model-dir DIR      no training: study the checkpoint in DIR (model.safetensors, config.json, train.json)
 # Usage (build machine): tools/device/trained_studies.sh --prepare [--train-limit N] [--train-bits B]
 #                        tools/device/trained_studies.sh --dry-run [MODEL]
 #   --prepare            writes .carry/fashion-subset (tools/device/fashion_subset.py pack) with as many
@@ -88,7 +92,7 @@ model=${1:-}
   || { [[ $dry_run == 1 && -z $model ]] && model=resnest50d; } \
   || { echo "usage: $0 resnet50|resnest50d|efficientnet_b0 [options]"; exit 2; }
 shift || true
-deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend study_reserve=360 precision=""
+deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend study_reserve=360 precision="" keep=0 model_dir=""
 while (( $# > 0 )); do
   case "$1" in
     --deadline) deadline=$2; shift ;;
@@ -98,6 +102,8 @@ while (( $# > 0 )); do
     --fake-quant-images) fake_quant=$2; shift ;;
     --study-reserve) study_reserve=$2; shift ;;
     --no-strict) strict="" ;;
+    --keep) keep=1 ;;
+    --model-dir) model_dir=$2; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
   shift
@@ -169,7 +175,12 @@ budget=$(( $(left) - study_reserve - trainer_outside ))
 # The backstop for a trainer that hangs: it may take 30 s of the study's reserve, no more.
 backstop=$(( budget + trainer_outside + 30 ))
 log "training: budget $budget s (--max-seconds), backstop timeout $backstop s, $train_limit training images"
-if (( dry_run )); then
+if [[ -n $model_dir ]]; then
+  [[ -f $model_dir/model.safetensors ]] || { log "$model_dir: no model.safetensors (the machine may have gone cold)"; exit 1; }
+  checkpoint_dir=$model_dir
+  cp "$checkpoint_dir/train.json" "$OUT/train.json"
+  log "no training: the checkpoint in $model_dir"
+elif (( dry_run )); then
   checkpoint_dir=tests/data/trained/$tiny
   cp "$checkpoint_dir/train.json" "$OUT/train.json"
   log "dry run: no training; the reduced $tiny stands in"
@@ -186,6 +197,11 @@ else
   grep -E "ms per step|budget" "$OUT/train.log" | sed 's/^ *//' | tee -a "$OUT/summary.txt"
   log "training rc $rc$( (( rc == 124 )) && echo ' (backstop timeout)'): $(grep -E 'timm top-1' "$OUT/train.log" | tail -1)"
   [[ -f $checkpoint_dir/model.safetensors ]] || { log "no checkpoint: stopping"; tail -5 "$OUT/train.log" >>"$OUT/summary.txt"; exit 1; }
+  if (( keep )); then
+    rm -rf ".device/trained/$model" && mkdir -p ".device/trained/$model"
+    cp "$checkpoint_dir"/{model.safetensors,config.json,train.json} ".device/trained/$model/" \
+      && log "kept in .device/trained/$model"
+  fi
 fi
 
 # 3. The study on the whole test set, ended cleanly before the call's deadline.
