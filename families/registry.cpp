@@ -104,7 +104,8 @@ DetectorModel load_yolov10(const std::map<std::string, Tensor>& weights,
 const std::vector<DetectorInfo>& detectors() {
   static const std::vector<DetectorInfo> kDetectors = {
       {"yolov10", "YOLOv10 detectors (yolov10n..x, e.g. jameslahm/yolov10n), NMS-free one-to-one head",
-       &load_yolov10, &letterbox, &select_detections, &detections_from_rows, &to_original},
+       &load_yolov10, &letterbox, &letterbox_placement, &select_detections, &detections_from_rows,
+       &to_original},
   };
   return kDetectors;
 }

@@ -47,6 +47,8 @@ struct DetectorInfo {
   DetectorModel (*load)(const std::map<std::string, Tensor>& weights,
                         const std::filesystem::path& config_json, std::int64_t batch);
   Letterbox (*prepare)(const Image& image, std::int64_t size);
+  // The letterbox's geometry for an image of width x height, without its pixels (`image` left empty).
+  Letterbox (*place)(std::int64_t width, std::int64_t height, std::int64_t size);
   std::vector<std::vector<Detection>> (*select)(const Tensor& decoded, std::int64_t max_det);
   // The graph's own selection (its second output, [N, max_det, 6] rows) read back as detections.
   std::vector<std::vector<Detection>> (*read_selected)(const Tensor& rows);

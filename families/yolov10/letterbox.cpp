@@ -52,20 +52,25 @@ Image resize_linear_cv(const Image& image, std::int64_t width, std::int64_t heig
   return result;
 }
 
-Letterbox letterbox(const Image& image, std::int64_t size) {
-  require(image.width > 0 && image.height > 0, "letterbox: empty image");
+Letterbox letterbox_placement(std::int64_t width, std::int64_t height, std::int64_t size) {
+  require(width > 0 && height > 0, "letterbox: empty image");
   Letterbox box;
-  box.original_width = image.width;
-  box.original_height = image.height;
-  box.gain = std::min(static_cast<double>(size) / static_cast<double>(image.height),
-                      static_cast<double>(size) / static_cast<double>(image.width));
-  const std::int64_t width = round_half_even(static_cast<double>(image.width) * box.gain);
-  const std::int64_t height = round_half_even(static_cast<double>(image.height) * box.gain);
-  const double dw = static_cast<double>(size - width) / 2, dh = static_cast<double>(size - height) / 2;
-  box.scaled_width = width;
-  box.scaled_height = height;
+  box.original_width = width;
+  box.original_height = height;
+  box.gain = std::min(static_cast<double>(size) / static_cast<double>(height),
+                      static_cast<double>(size) / static_cast<double>(width));
+  box.scaled_width = round_half_even(static_cast<double>(width) * box.gain);
+  box.scaled_height = round_half_even(static_cast<double>(height) * box.gain);
+  const double dw = static_cast<double>(size - box.scaled_width) / 2;
+  const double dh = static_cast<double>(size - box.scaled_height) / 2;
   box.left = round_half_even(dw - 0.1);
   box.top = round_half_even(dh - 0.1);
+  return box;
+}
+
+Letterbox letterbox(const Image& image, std::int64_t size) {
+  Letterbox box = letterbox_placement(image.width, image.height, size);
+  const std::int64_t width = box.scaled_width, height = box.scaled_height;
   const Image scaled =
       width == image.width && height == image.height ? image : resize_linear_cv(image, width, height);
   box.image =

@@ -23,6 +23,8 @@ struct Letterbox {
 inline constexpr std::uint8_t kLetterboxGrey = 114;
 
 Letterbox letterbox(const Image& image, std::int64_t size);
+// The same geometry (gain, padding, scaled size) for an image of width x height, without the pixels.
+Letterbox letterbox_placement(std::int64_t width, std::int64_t height, std::int64_t size);
 
 // OpenCV's cv::resize with INTER_LINEAR for 8-bit images: half-pixel centres, 11-bit fixed-point weights.
 Image resize_linear_cv(const Image& image, std::int64_t width, std::int64_t height);

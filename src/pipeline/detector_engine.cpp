@@ -8,6 +8,14 @@
 #include "passes/pass.h"
 #include "pipeline/detector_plan.h"
 #include "pipeline/model_loading.h"
+#if KILN_HAVE_CUDA
+#include "pipeline/device_letterbox_run.h"
+#else
+namespace kiln::pipeline {
+// Without the CUDA backend nothing letterboxes on a device; the type only completes DetectorEngine's member.
+class DeviceLetterboxRun {};
+}  // namespace kiln::pipeline
+#endif
 
 namespace kiln::pipeline {
 
@@ -41,20 +49,44 @@ void DetectorEngine::start(std::shared_ptr<const Plan> plan, const std::string& 
   engine_ = std::make_unique<Engine>(std::move(plan), backend, options);
 }
 
+DetectorEngine::~DetectorEngine() = default;
+DetectorEngine::DetectorEngine(DetectorEngine&&) noexcept = default;
+DetectorEngine& DetectorEngine::operator=(DetectorEngine&&) noexcept = default;
+
+bool DetectorEngine::letterboxes_on_device() const {
+#if KILN_HAVE_CUDA
+  return engine_->backend() == "cuda" && engine_->fallback_layers().empty();
+#else
+  return false;
+#endif
+}
+
 DetectorRun DetectorEngine::detect(const std::vector<Image>& images) {
   const auto batch = static_cast<std::int64_t>(images.size());
   require(batch == engine_->batch(), "this detector runs batches of ", engine_->batch(), " images, got ",
           batch);
   const std::int64_t size = config_.imgsz;
   std::vector<Letterbox> boxes;
-  Tensor input(DType::kF32, {batch, 3, size, size});
-  for (std::size_t i = 0; i < images.size(); ++i) {
-    boxes.push_back(detector_->prepare(images[i], size));
-    const Tensor x = letterbox_tensor(boxes.back());
-    std::copy(x.f32().begin(), x.f32().end(),
-              input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
+  DetectorRun run;
+  if (letterboxes_on_device()) {
+#if KILN_HAVE_CUDA
+    for (const Image& image : images) boxes.push_back(detector_->place(image.width, image.height, size));
+    if (!device_) device_ = std::make_unique<DeviceLetterboxRun>(*engine_);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Tensor> outputs = device_->run(*engine_, images, boxes, kLetterboxGrey);
+    run = finish(std::move(outputs),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+#endif
+  } else {
+    Tensor input(DType::kF32, {batch, 3, size, size});
+    for (std::size_t i = 0; i < images.size(); ++i) {
+      boxes.push_back(detector_->prepare(images[i], size));
+      const Tensor x = letterbox_tensor(boxes.back());
+      std::copy(x.f32().begin(), x.f32().end(),
+                input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
+    }
+    run = detect_letterboxed(input);
   }
-  DetectorRun run = detect_letterboxed(input);
   for (std::size_t i = 0; i < run.detections.size(); ++i) {
     for (Detection& d : run.detections[i]) d = detector_->to_original(d, boxes[i]);
   }
@@ -76,10 +108,15 @@ DetectorRun DetectorEngine::detect_letterboxed(const Tensor& input) {
               input.dim(2) == size && input.dim(3) == size,
           "this detector runs batches of ", engine_->batch(), " letterboxed images [", engine_->batch(),
           ", 3, ", size, ", ", size, "], got ", shape_str(input.shape()));
-  DetectorRun run;
   const auto start = std::chrono::steady_clock::now();
   std::vector<Tensor> outputs = engine_->run(input);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return finish(std::move(outputs),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+DetectorRun DetectorEngine::finish(std::vector<Tensor> outputs, double seconds) const {
+  DetectorRun run;
+  run.seconds = seconds;
   run.decoded = std::move(outputs.at(0));
   run.detections = outputs.size() > 1 ? detector_->read_selected(outputs[1])
                                       : detector_->select(run.decoded, config_.max_det);

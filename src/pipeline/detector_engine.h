@@ -16,12 +16,14 @@
 
 namespace kiln::pipeline {
 
+class DeviceLetterboxRun;
+
 struct DetectorRun {
   Tensor decoded;  // the graph's output: [N, 4 + classes, anchors]
   // Per image, the detector's selection (up to max_det, best first) in original image pixels (for
   // letterboxed tensors given as they are: in input pixels).
   std::vector<std::vector<Detection>> detections;
-  double seconds = 0;  // the engine's run alone
+  double seconds = 0;  // the engine's run alone (photos on cuda: their device letterbox too)
 };
 
 class DetectorEngine {
@@ -34,6 +36,9 @@ class DetectorEngine {
   // Compiles a detector plan (fails naming `name` for a classifier plan) for batches of options.batch.
   DetectorEngine(std::shared_ptr<const Plan> plan, const std::string& name, const std::string& backend,
                  const CompileOptions& options);
+  ~DetectorEngine();
+  DetectorEngine(DetectorEngine&&) noexcept;
+  DetectorEngine& operator=(DetectorEngine&&) noexcept;
 
   const DetectorInfo& detector() const { return *detector_; }
   const YoloConfig& config() const { return config_; }
@@ -50,11 +55,16 @@ class DetectorEngine {
  private:
   void start(std::shared_ptr<const Plan> plan, const std::string& name, const std::string& backend,
              const CompileOptions& options);
+  // The boxes of the graph's outputs, and the time they took.
+  DetectorRun finish(std::vector<Tensor> outputs, double seconds) const;
+  // On cuda with no layer on the CPU fallback, photos are letterboxed on the device (device_letterbox_run.h).
+  bool letterboxes_on_device() const;
 
   const DetectorInfo* detector_ = nullptr;
   YoloConfig config_;
   std::vector<std::string> unused_keys_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<DeviceLetterboxRun> device_;  // made on the first batch of photos on cuda
 };
 
 }  // namespace kiln::pipeline

@@ -10,6 +10,11 @@
 #include "sdk/tensor_checks.h"
 #if KILN_HAVE_CUDA
 #include "sdk/device_images.h"
+#else
+namespace kiln::embed {
+// Without the CUDA backend no image is preprocessed on a device; the type only completes SdkContext's member.
+class DeviceImageRunner {};
+}  // namespace kiln::embed
 #endif
 
 namespace kiln::embed {

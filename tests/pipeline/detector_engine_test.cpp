@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "../backends/cuda_test_util.h"
 #include "core/error.h"
 #include "passes/pass_manager.h"
 #include "pipeline/input_batch.h"
@@ -92,6 +95,47 @@ TEST(DetectorEngine, NeedsTheConfigBesideTheCheckpoint) {
         std::string(error.what()).find("missing.json: missing; a detector checkpoint needs its config.json"),
         std::string::npos)
         << error.what();
+  }
+}
+
+// On cuda, photos are letterboxed on the device (pipeline/device_letterbox_run.h): the graph must see the
+// input the host letterbox makes, so its outputs equal, bit for bit, those of the same engine run on the
+// host-letterboxed batch, and the boxes in photo pixels are the same.
+TEST(DetectorEngine, OnCudaTheDeviceLetterboxGivesTheHostLetterboxsOutputs) {
+  if (!testing::cuda_built() || !testing::gpu_present()) GTEST_SKIP() << "no CUDA backend or device";
+  const DetectorInfo* detector = find_detector("yolov10");
+  ASSERT_NE(detector, nullptr);
+  // The demo config (imgsz 256) beside the manifest: the test data folder is tests/data.
+  const fs::path demo_config =
+      fs::path(KILN_TEST_DATA_DIR).parent_path().parent_path() / "families" / "yolov10" / "demo_config.json";
+  DetectorEngine engine(*detector, kYolo / "model.safetensors", demo_config, 2, "cuda");
+  const std::vector<Image> images = {decode_image(kPhotos / "dog.jpg"), decode_image(kPhotos / "kite.jpg")};
+  const DetectorRun on_device = engine.detect(images);
+
+  const std::int64_t size = engine.config().imgsz;
+  Tensor input(DType::kF32, {2, 3, size, size});
+  std::vector<Letterbox> boxes;
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    boxes.push_back(detector->prepare(images[i], size));
+    const Tensor x = letterbox_tensor(boxes.back());
+    std::copy(x.f32().begin(), x.f32().end(),
+              input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
+  }
+  DetectorRun on_host = engine.detect_letterboxed(input);
+  ASSERT_EQ(on_device.decoded.shape(), on_host.decoded.shape());
+  EXPECT_TRUE(std::equal(on_device.decoded.f32().begin(), on_device.decoded.f32().end(),
+                         on_host.decoded.f32().begin()));
+  ASSERT_EQ(on_device.detections.size(), on_host.detections.size());
+  for (std::size_t i = 0; i < on_host.detections.size(); ++i) {
+    ASSERT_EQ(on_device.detections[i].size(), on_host.detections[i].size());
+    for (std::size_t k = 0; k < on_host.detections[i].size(); ++k) {
+      const Detection expected = detector->to_original(on_host.detections[i][k], boxes[i]);
+      const Detection& got = on_device.detections[i][k];
+      EXPECT_EQ(got.x1, expected.x1);
+      EXPECT_EQ(got.y2, expected.y2);
+      EXPECT_EQ(got.score, expected.score);
+      EXPECT_EQ(got.label, expected.label);
+    }
   }
 }
 

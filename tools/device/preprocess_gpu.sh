@@ -2,11 +2,14 @@
 # Runs on the GPU machine (H200): preprocessing on the GPU checked and timed.
 #   1. cuda_backend_test's CudaPreprocess tests: the eval transform and the letterbox made on the device
 #      equal the CPU path's bit for bit on every shipped photo;
-#   2. sdk_cuda_device_run_test on a fixture made here by sdk_make_fixture: classify on cuda (device
-#      preprocessing) gives the logits of a host run on the host-preprocessed input;
+#   2. pipeline_detector_engine_test: a detector on cuda (device letterbox) gives the outputs of the same
+#      engine on the host-letterboxed batch; sdk_cuda_device_run_test on a fixture made here by
+#      sdk_make_fixture: classify on cuda (device preprocessing) gives the logits of a host run on the
+#      host-preprocessed input;
 #   3. preprocess_bench on every shipped photo: decode, host and device eval transform, host and device
 #      letterbox, ms per photo (JSON in $OUT/preprocess_bench.json).
-# Needs `carry: [".carry/bin"]` with kiln, libkiln.so.0.1, cuda_backend_test, sdk_cuda_device_run_test,
+# Needs `carry: [".carry/bin"]` with kiln, libkiln.so.0.1, cuda_backend_test, pipeline_detector_engine_test,
+# sdk_cuda_device_run_test,
 # sdk_make_fixture, preprocess_bench (built with -DKILN_BUILD_BENCHMARKS=ON) and the libraries the machine
 # lacks, any of them xz-compressed (tools/device/cuda_env.sh unpacks them).
 set -uo pipefail
@@ -23,6 +26,10 @@ source tools/device/cuda_env.sh
 timeout 300 "$BIN/cuda_backend_test" --gtest_filter='CudaPreprocess*' >"$OUT/preprocess_test.log" 2>&1
 log "CudaPreprocess tests (rc $?): $(gtest_line "$OUT/preprocess_test.log")"
 grep -E '^\[  FAILED  \]|Failure|Expected|Which is' "$OUT/preprocess_test.log" | head -10 | tee -a "$OUT/summary.txt"
+
+timeout 300 "$BIN/pipeline_detector_engine_test" >"$OUT/detector_test.log" 2>&1
+log "pipeline_detector_engine_test (rc $?): $(gtest_line "$OUT/detector_test.log")"
+grep -E '^\[  FAILED  \]|Failure|Expected|Which is' "$OUT/detector_test.log" | head -10 | tee -a "$OUT/summary.txt"
 
 "$BIN/sdk_make_fixture" "$WORK/fixture" tests/data >"$OUT/fixture.log" 2>&1 \
   || log "fixture failed: $(tail -2 "$OUT/fixture.log")"
