@@ -111,15 +111,8 @@ Image resize_crop(const Image& image, std::int64_t width, std::int64_t height, I
     return horizontal_pass(image, window.top, window.top + window.height, columns);
   }
   const ResampleAxis rows = resample_axis(image.height, height, window.top, window.height, interpolation);
-  // Source rows the vertical pass reads (bounds grow with the output index; nearest may leave an
-  // output sample without a source, length 0).
-  std::int64_t row_begin = image.height, row_end = 0;
-  for (std::size_t y = 0; y < rows.start.size(); ++y) {
-    if (rows.length[y] == 0) continue;
-    row_begin = std::min<std::int64_t>(row_begin, rows.start[y]);
-    row_end = std::max<std::int64_t>(row_end, rows.start[y] + rows.length[y]);
-  }
-  row_end = std::max(row_end, row_begin);
+  // Source rows the vertical pass reads.
+  const auto [row_begin, row_end] = samples_read(rows, image.height);
   if (!horizontal) {
     const Image columns = crop(image, CropWindow{window.left, row_begin, window.width, row_end - row_begin});
     return vertical_pass(columns, row_begin, rows);

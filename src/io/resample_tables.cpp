@@ -131,6 +131,17 @@ ResampleAxis resample_axis(std::int64_t in_size, std::int64_t out_size, std::int
   return filter_axis(in_size, out_size, first, count, Filter{triangle_filter, 1.0});
 }
 
+SampleRange samples_read(const ResampleAxis& axis, std::int64_t in_size) {
+  SampleRange range{in_size, 0};
+  for (std::size_t i = 0; i < axis.start.size(); ++i) {
+    if (axis.length[i] == 0) continue;
+    range.begin = std::min<std::int64_t>(range.begin, axis.start[i]);
+    range.end = std::max<std::int64_t>(range.end, axis.start[i] + axis.length[i]);
+  }
+  range.end = std::max(range.end, range.begin);
+  return range;
+}
+
 EvalResize eval_resize_geometry(std::int64_t image_width, std::int64_t image_height,
                                 const PreprocessConfig& config) {
   check_config(config);

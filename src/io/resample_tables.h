@@ -30,6 +30,13 @@ struct ResampleAxis {
 ResampleAxis resample_axis(std::int64_t in_size, std::int64_t out_size, std::int64_t first,
                            std::int64_t count, Interpolation interpolation);
 
+// The input samples [begin, end) an axis's outputs read (outputs without a source, length 0, read none;
+// end == begin when none reads any). `in_size` is the axis's input size.
+struct SampleRange {
+  std::int64_t begin = 0, end = 0;
+};
+SampleRange samples_read(const ResampleAxis& axis, std::int64_t in_size);
+
 // A window of a resized image: columns [left, left + width) and rows [top, top + height).
 struct CropWindow {
   std::int64_t left = 0;

@@ -67,14 +67,9 @@ void DevicePreprocessor::eval_transform(const Image& image, const PreprocessConf
       resample_axis(image.width, geometry.width, window.left, window.width, config.interpolation);
   const ResampleAxis rows =
       resample_axis(image.height, geometry.height, window.top, window.height, config.interpolation);
-  // The source rows the vertical pass reads (a nearest sample without a source has length 0).
-  int row_begin = static_cast<int>(image.height), row_end = 0;
-  for (std::size_t y = 0; y < rows.start.size(); ++y) {
-    if (rows.length[y] == 0) continue;
-    row_begin = std::min(row_begin, rows.start[y]);
-    row_end = std::max(row_end, rows.start[y] + rows.length[y]);
-  }
-  row_end = std::max(row_end, row_begin);
+  // The source rows the vertical pass reads.
+  const SampleRange read = samples_read(rows, image.height);
+  const auto row_begin = static_cast<int>(read.begin), row_end = static_cast<int>(read.end);
 
   std::vector<std::int32_t> tables;
   const TableOffsets column_at = append_axis(columns, tables), row_at = append_axis(rows, tables);
