@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "cli/option_checks.h"
-#include "study/study_folder.h"
 #include "core/error.h"
 #include "runtime/engine.h"
+#include "study/study_folder.h"
 #include "study/study_runner.h"
 
 namespace kiln::cli {
@@ -37,6 +37,12 @@ void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec) 
                         [&](const StudyVariant& v) { return v.name == spec.baseline; }),
             "--variants must include the baseline '", spec.baseline, "'");
   }
+  const bool any_fp8 = std::any_of(spec.variants.begin(), spec.variants.end(),
+                                   [](const StudyVariant& v) { return v.precision == Precision::kF8; });
+  if (options.calibration_data && !any_fp8)
+    usage_error(
+        "--calib gives images to calibrate FP8 variants on, but the study has none ('fp8 RECIPE "
+        "CALIBRATOR')");
 }
 
 void prepare_output_folder(const StudyCommandOptions& options, const Manifest& manifest,

@@ -164,6 +164,10 @@ TEST(StudyCli, BadArgumentsAreOneLineErrors) {
   testing::expect_one_line_error(
       run_kiln("study " + (kFamilies / "timm_resnest").string() + " --variants fp32"),
       "--variants must include the baseline 'fp16'");
+  // Nothing would calibrate on them: an ignored option is an error.
+  testing::expect_one_line_error(run_kiln("study " + (kFamilies / "timm_resnest").string() +
+                                          " --variants fp32,fp16 --calib " + testing::kPhotos.string()),
+                                 "--calib gives images to calibrate FP8 variants on, but the study has none");
   testing::expect_one_line_error(
       run_kiln("study " + (kFamilies / "timm_resnest").string() + " --variants fp16,'fp8 all'"),
       "study variant 'fp8 all'");

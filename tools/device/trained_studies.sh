@@ -18,7 +18,10 @@
 #   --keep               also leave the trained checkpoint in .device/trained/MODEL, where a next call on the
 #                        same machine (it stays warm for about 30 s) finds it: a full-size checkpoint does
 #                        not fit in what travels, so a study longer than one call is split this way
-#   --model-dir DIR      no training: study the checkpoint in DIR (model.safetensors, config.json, train.json)
+#                        (and, after the study, the study's tactic cache: a next study's builds skip the
+#                        tactic search the first one made)
+#   --model-dir DIR      no training: study the checkpoint in DIR (model.safetensors, config.json, train.json;
+#                        DIR/tactics.txt, when there, seeds the study's tactic cache)
 # Usage (build machine): tools/device/trained_studies.sh --prepare [--train-limit N] [--train-bits B]
 #                        tools/device/trained_studies.sh --dry-run [MODEL]
 #   --prepare            writes .carry/fashion-subset (tools/device/fashion_subset.py pack) with as many
@@ -180,6 +183,10 @@ if [[ -n $model_dir ]]; then
   checkpoint_dir=$model_dir
   cp "$checkpoint_dir/train.json" "$OUT/train.json"
   log "no training: the checkpoint in $model_dir"
+  if [[ -f $model_dir/tactics.txt ]]; then
+    mkdir -p "$WORK/study/plans" && cp "$model_dir/tactics.txt" "$WORK/study/plans/tactics.txt"
+    log "tactic cache seeded from $model_dir/tactics.txt ($(wc -l <"$model_dir/tactics.txt") lines)"
+  fi
 elif (( dry_run )); then
   checkpoint_dir=tests/data/trained/$tiny
   cp "$checkpoint_dir/train.json" "$OUT/train.json"
@@ -227,6 +234,10 @@ rc=$?
 log "study rc $rc$( (( rc == 124 )) && echo ' (timed out: no report; study.log has how far it got)')"
 mkdir -p "$OUT/study"
 cp "$WORK"/study/{STUDY.md,study.json,latency.svg,accuracy_vs_speed.svg} "$OUT/study/" 2>/dev/null
+# Kept even when the study timed out: the tactics it found spare the next study on this machine their search.
+if (( keep )) && [[ -f $WORK/study/plans/tactics.txt ]]; then
+  cp "$WORK/study/plans/tactics.txt" ".device/trained/$model/tactics.txt" && log "tactic cache kept in .device/trained/$model"
+fi
 [[ -f $OUT/study/STUDY.md ]] && sed -n '/^## Summary/,/^## Recipe/p' "$OUT/study/STUDY.md" | head -20 | tee -a "$OUT/summary.txt"
 log "done"
 # At most 8 files come back from the machine: the logs travel as one archive so that study.json fits.
