@@ -69,7 +69,7 @@ void run_detector(const DetectorRunRequest& request) {
   const auto [detector, size] = check_request(request);
   const pipeline::DetectorInputs inputs = pipeline::load_detector_inputs(request.inputs, *detector, size);
   CompileOptions compile;
-  compile.batch = inputs.tensor.dim(0);
+  compile.batch = inputs.rows();
   compile.strict_backend = request.strict_backend;
   compile.tactic_cache = request.tactic_cache;
   std::optional<pipeline::DetectorEngine> engine;

@@ -94,7 +94,9 @@ DetectorRun DetectorEngine::detect(const std::vector<Image>& images) {
 }
 
 DetectorRun DetectorEngine::detect(const DetectorInputs& inputs) {
-  DetectorRun run = detect_letterboxed(inputs.tensor);
+  // Photos alone letterbox on the device where the engine can; a .npy row makes the batch a host one.
+  if (letterboxes_on_device() && inputs.all_photos()) return detect(inputs.pictures);
+  DetectorRun run = detect_letterboxed(letterbox_on_host(inputs, *detector_, config_.imgsz));
   for (std::size_t i = 0; i < run.detections.size(); ++i) {
     if (!inputs.letterboxes[i]) continue;
     for (Detection& d : run.detections[i]) d = detector_->to_original(d, *inputs.letterboxes[i]);

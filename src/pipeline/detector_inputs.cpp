@@ -51,36 +51,49 @@ Image row_picture(const Tensor& batch, std::int64_t row) {
 
 }  // namespace
 
+bool DetectorInputs::all_photos() const {
+  return std::all_of(letterboxes.begin(), letterboxes.end(), [](const auto& box) { return box.has_value(); });
+}
+
 DetectorInputs load_detector_inputs(const std::vector<std::filesystem::path>& files,
                                     const DetectorInfo& detector, std::int64_t size) {
   require(!files.empty(), "no --input given");
   DetectorInputs inputs;
-  std::vector<Tensor> parts;
   for (const auto& file : files) {
     if (is_npy(file)) {
-      Tensor batch = read_letterboxed_npy(file, size);
+      const Tensor batch = read_letterboxed_npy(file, size);
+      const std::size_t row_values = static_cast<std::size_t>(3 * size * size);
       for (std::int64_t i = 0; i < batch.dim(0); ++i) {
         inputs.labels.push_back(cat(file.string(), "[", i, "]"));
         inputs.letterboxes.emplace_back();
         inputs.pictures.push_back(row_picture(batch, i));
+        Tensor row(DType::kF32, {3, size, size});
+        const auto values = batch.f32().subspan(static_cast<std::size_t>(i) * row_values, row_values);
+        std::copy(values.begin(), values.end(), row.mutable_f32().begin());
+        inputs.letterboxed_rows.emplace_back(std::move(row));
       }
-      parts.push_back(std::move(batch));
       continue;
     }
     Image image = decode_image(file);
-    Letterbox box = detector.prepare(image, size);
-    parts.push_back(letterbox_tensor(box).reshaped({1, 3, size, size}));
     inputs.labels.push_back(file.string());
-    inputs.letterboxes.emplace_back(std::move(box));
+    inputs.letterboxes.emplace_back(detector.place(image.width, image.height, size));
     inputs.pictures.push_back(std::move(image));
-  }
-  inputs.tensor = Tensor(DType::kF32, {static_cast<std::int64_t>(inputs.labels.size()), 3, size, size});
-  std::byte* out = inputs.tensor.mutable_bytes();
-  for (const auto& part : parts) {
-    std::memcpy(out, part.bytes(), part.nbytes());
-    out += part.nbytes();
+    inputs.letterboxed_rows.emplace_back();
   }
   return inputs;
+}
+
+Tensor letterbox_on_host(const DetectorInputs& inputs, const DetectorInfo& detector, std::int64_t size) {
+  Tensor batch(DType::kF32, {inputs.rows(), 3, size, size});
+  const auto out = batch.mutable_f32();
+  const std::size_t row_values = static_cast<std::size_t>(3 * size * size);
+  for (std::size_t i = 0; i < inputs.labels.size(); ++i) {
+    const Tensor row = inputs.letterboxed_rows[i]
+                           ? *inputs.letterboxed_rows[i]
+                           : letterbox_tensor(detector.prepare(inputs.pictures[i], size));
+    std::copy(row.f32().begin(), row.f32().end(), out.begin() + static_cast<std::ptrdiff_t>(i * row_values));
+  }
+  return batch;
 }
 
 }  // namespace kiln::pipeline

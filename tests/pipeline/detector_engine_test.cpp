@@ -9,6 +9,7 @@
 #include "../backends/cuda_test_util.h"
 #include "core/error.h"
 #include "passes/pass_manager.h"
+#include "pipeline/detector_inputs.h"
 #include "pipeline/input_batch.h"
 #include "pipeline/model_loading.h"
 
@@ -113,15 +114,15 @@ TEST(DetectorEngine, OnCudaTheDeviceLetterboxGivesTheHostLetterboxsOutputs) {
   const DetectorRun on_device = engine.detect(images);
 
   const std::int64_t size = engine.config().imgsz;
-  Tensor input(DType::kF32, {2, 3, size, size});
+  const DetectorInputs files =
+      load_detector_inputs({kPhotos / "dog.jpg", kPhotos / "kite.jpg"}, *detector, size);
+  DetectorRun on_host = engine.detect_letterboxed(letterbox_on_host(files, *detector, size));
   std::vector<Letterbox> boxes;
-  for (std::size_t i = 0; i < images.size(); ++i) {
-    boxes.push_back(detector->prepare(images[i], size));
-    const Tensor x = letterbox_tensor(boxes.back());
-    std::copy(x.f32().begin(), x.f32().end(),
-              input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
-  }
-  DetectorRun on_host = engine.detect_letterboxed(input);
+  for (const Image& image : images) boxes.push_back(detector->place(image.width, image.height, size));
+  // kiln run's path (photos given as files) letterboxes on the device too.
+  const DetectorRun from_files = engine.detect(files);
+  EXPECT_TRUE(std::equal(from_files.decoded.f32().begin(), from_files.decoded.f32().end(),
+                         on_device.decoded.f32().begin()));
   ASSERT_EQ(on_device.decoded.shape(), on_host.decoded.shape());
   EXPECT_TRUE(std::equal(on_device.decoded.f32().begin(), on_device.decoded.f32().end(),
                          on_host.decoded.f32().begin()));

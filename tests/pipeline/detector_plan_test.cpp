@@ -127,8 +127,14 @@ TEST(DetectorPlan, LetterboxedNpyIsTheDetectorsInput) {
   const DetectorInputs npy = load_detector_inputs({dir / "x.npy"}, yolo, 640);
   const DetectorInputs photos =
       load_detector_inputs({kData / "photos" / "dog.jpg", kData / "photos" / "horses.jpg"}, yolo, 640);
-  ASSERT_EQ(npy.tensor.shape(), photos.tensor.shape());
-  EXPECT_TRUE(std::equal(npy.tensor.f32().begin(), npy.tensor.f32().end(), photos.tensor.f32().begin()));
+  const Tensor from_npy = letterbox_on_host(npy, yolo, 640),
+               from_photos = letterbox_on_host(photos, yolo, 640);
+  ASSERT_EQ(from_npy.shape(), from_photos.shape());
+  EXPECT_TRUE(std::equal(from_npy.f32().begin(), from_npy.f32().end(), from_photos.f32().begin()));
+  EXPECT_FALSE(npy.all_photos());
+  EXPECT_TRUE(photos.all_photos());
+  EXPECT_TRUE(photos.letterboxes.at(0)->image.rgb.empty())
+      << "photos are letterboxed once the backend is known";
   EXPECT_EQ(npy.labels.at(1), (dir / "x.npy").string() + "[1]");
   EXPECT_FALSE(npy.letterboxes.at(0).has_value());
   EXPECT_TRUE(photos.letterboxes.at(0).has_value());
