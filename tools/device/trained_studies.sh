@@ -9,6 +9,7 @@
 # Usage (GPU machine):   tools/device/trained_studies.sh MODEL [--deadline S] [--stages 112:30,224:6]
 #                          [--variants 'fp32,fp16,fp8 all max'] [--fake-quant-images N] [--no-strict]
 #                          [--study-reserve S] [--precision strict|tactic] [--keep | --model-dir DIR]
+#                          [--tactics FILE]
 #   MODEL                resnet50 | resnest50d | efficientnet_b0
 #   --stages             the requested (side:epochs) stages, scaled down to fit the training budget
 #   --study-reserve      seconds kept for the study after training (default 360); training gets the rest
@@ -22,13 +23,18 @@
 #                        tactic search the first one made)
 #   --model-dir DIR      no training: study the checkpoint in DIR (model.safetensors, config.json, train.json;
 #                        DIR/tactics.txt, when there, seeds the study's tactic cache)
+#   --tactics FILE       seed the study's tactic cache from FILE (plain or .xz): the tactics a study on
+#                        another trained checkpoint of the same model timed (a cache entry names shapes,
+#                        precisions and epilogues, never weights or scales, so it applies to any
+#                        checkpoint); every call returns its cache as $OUT/tactics-MODEL.txt.xz, which
+#                        `.carry/tactics/` carries to the next call
 # Usage (build machine): tools/device/trained_studies.sh --prepare [--train-limit N] [--train-bits B]
 #                        tools/device/trained_studies.sh --dry-run [MODEL]
 #   --prepare            writes .carry/fashion-subset (tools/device/fashion_subset.py pack) with as many
 #                        training images as the 64 MiB limit leaves room for, and checks the total
 #   --dry-run            every step but training and the GPU: the reduced checkpoint of MODEL's family
 #                        (tests/data/trained) stands in, kiln studies it on the cpu backend, into $OUT
-# Needs `carry: [".carry/gpubin", ".carry/fashion-subset"]`: .carry/gpubin as for fashion_gpu.sh (kiln.xz
+# Needs `carry: [".carry/gpubin", ".carry/fashion-subset"]` (and ".carry/tactics" with --tactics): .carry/gpubin as for fashion_gpu.sh (kiln.xz
 # and the libraries the machine lacks, libdnnl.so.2 xz'd among them) and what --prepare wrote.
 # Training gets a time budget (--max-seconds: what is left of the deadline less the study's reserve and
 # the trainer's own start and evaluation): it times steps at each side, fits --stages into the budget
@@ -54,7 +60,8 @@ bytes_per_image() { case "$1" in 8) echo 374 ;; 7) echo 325 ;; 6) echo 275 ;; 5)
 source tools/device/carry_size.sh
 carry_room() {
   local test_bytes=2850000  # t10k-rest-images (2.84 MB) and all test labels
-  echo $(( CARRY_LIMIT_BYTES - $(tree_archived_bytes) - $(folders_archived_bytes .carry/gpubin) - test_bytes - 500000 ))
+  echo $(( CARRY_LIMIT_BYTES - $(tree_archived_bytes) - $(folders_archived_bytes .carry/gpubin .carry/tactics) \
+    - test_bytes - 500000 ))
 }
 
 prepare() {
@@ -96,6 +103,7 @@ model=${1:-}
   || { echo "usage: $0 resnet50|resnest50d|efficientnet_b0 [options]"; exit 2; }
 shift || true
 deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend study_reserve=360 precision="" keep=0 model_dir=""
+tactics=""
 while (( $# > 0 )); do
   case "$1" in
     --deadline) deadline=$2; shift ;;
@@ -107,6 +115,7 @@ while (( $# > 0 )); do
     --no-strict) strict="" ;;
     --keep) keep=1 ;;
     --model-dir) model_dir=$2; shift ;;
+    --tactics) tactics=$2; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
   shift
@@ -212,6 +221,14 @@ else
 fi
 
 # 3. The study on the whole test set, ended cleanly before the call's deadline.
+if [[ -n $tactics ]]; then
+  mkdir -p "$WORK/study/plans"
+  python3 -c 'import lzma, sys; data = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(lzma.decompress(data) if sys.argv[1].endswith(".xz") else data)' \
+    "$tactics" "$WORK/study/plans/tactics.txt" \
+    && log "tactic cache seeded from $tactics ($(wc -l <"$WORK/study/plans/tactics.txt") lines)" \
+    || log "$tactics: could not be read; the study times its tactics"
+fi
 study_limit=$(( $(left) - 10 ))
 (( study_limit > 60 )) || { log "study skipped: $study_limit s left"; exit 0; }
 # The whole test set at batch 32, one speed-matrix cell (the study's own: no extra builds), 3 short rounds.
@@ -234,6 +251,12 @@ rc=$?
 log "study rc $rc$( (( rc == 124 )) && echo ' (timed out: no report; study.log has how far it got)')"
 mkdir -p "$OUT/study"
 cp "$WORK"/study/{STUDY.md,study.json,latency.svg,accuracy_vs_speed.svg} "$OUT/study/" 2>/dev/null
+# The tactics travel back (xz'd, a few MB) so that a later call's study can start from them (--tactics).
+if [[ -f $WORK/study/plans/tactics.txt ]]; then
+  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.compress(open(sys.argv[1], "rb").read()))' \
+    "$WORK/study/plans/tactics.txt" "$OUT/tactics-$model.txt.xz" \
+    && log "tactic cache returned: tactics-$model.txt.xz ($(stat -c %s "$OUT/tactics-$model.txt.xz") bytes)"
+fi
 # Kept even when the study timed out: the tactics it found spare the next study on this machine their search.
 if (( keep )) && [[ -f $WORK/study/plans/tactics.txt ]]; then
   cp "$WORK/study/plans/tactics.txt" ".device/trained/$model/tactics.txt" && log "tactic cache kept in .device/trained/$model"
