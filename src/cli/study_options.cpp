@@ -37,9 +37,7 @@ void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec) 
                         [&](const StudyVariant& v) { return v.name == spec.baseline; }),
             "--variants must include the baseline '", spec.baseline, "'");
   }
-  const bool any_fp8 = std::any_of(spec.variants.begin(), spec.variants.end(),
-                                   [](const StudyVariant& v) { return v.precision == Precision::kF8; });
-  if (options.calibration_data && !any_fp8)
+  if (options.calibration_data && !has_fp8_variant(spec.variants))
     usage_error(
         "--calib gives images to calibrate FP8 variants on, but the study has none ('fp8 RECIPE "
         "CALIBRATOR')");

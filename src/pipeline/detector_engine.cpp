@@ -67,10 +67,10 @@ DetectorRun DetectorEngine::detect(const std::vector<Image>& images) {
           batch);
   const std::int64_t size = config_.imgsz;
   std::vector<Letterbox> boxes;
+  for (const Image& image : images) boxes.push_back(detector_->place(image.width, image.height, size));
   DetectorRun run;
   if (letterboxes_on_device()) {
 #if KILN_HAVE_CUDA
-    for (const Image& image : images) boxes.push_back(detector_->place(image.width, image.height, size));
     if (!device_) device_ = std::make_unique<DeviceLetterboxRun>(*engine_);
     const auto start = std::chrono::steady_clock::now();
     std::vector<Tensor> outputs = device_->run(*engine_, images, boxes, kLetterboxGrey);
@@ -78,14 +78,7 @@ DetectorRun DetectorEngine::detect(const std::vector<Image>& images) {
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 #endif
   } else {
-    Tensor input(DType::kF32, {batch, 3, size, size});
-    for (std::size_t i = 0; i < images.size(); ++i) {
-      boxes.push_back(detector_->prepare(images[i], size));
-      const Tensor x = letterbox_tensor(boxes.back());
-      std::copy(x.f32().begin(), x.f32().end(),
-                input.mutable_f32().begin() + static_cast<std::ptrdiff_t>(i * x.f32().size()));
-    }
-    run = detect_letterboxed(input);
+    run = detect_letterboxed(letterbox_on_host(images, *detector_, size));
   }
   for (std::size_t i = 0; i < run.detections.size(); ++i) {
     for (Detection& d : run.detections[i]) d = detector_->to_original(d, boxes[i]);

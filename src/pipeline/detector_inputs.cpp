@@ -83,17 +83,33 @@ DetectorInputs load_detector_inputs(const std::vector<std::filesystem::path>& fi
   return inputs;
 }
 
-Tensor letterbox_on_host(const DetectorInputs& inputs, const DetectorInfo& detector, std::int64_t size) {
-  Tensor batch(DType::kF32, {inputs.rows(), 3, size, size});
+namespace {
+
+// [rows, 3, size, size] from each row's [3, size, size] tensor, made by `row_of(i)`.
+template <typename RowOf>
+Tensor assemble_batch(std::size_t rows, std::int64_t size, RowOf row_of) {
+  Tensor batch(DType::kF32, {static_cast<std::int64_t>(rows), 3, size, size});
   const auto out = batch.mutable_f32();
   const std::size_t row_values = static_cast<std::size_t>(3 * size * size);
-  for (std::size_t i = 0; i < inputs.labels.size(); ++i) {
-    const Tensor row = inputs.letterboxed_rows[i]
-                           ? *inputs.letterboxed_rows[i]
-                           : letterbox_tensor(detector.prepare(inputs.pictures[i], size));
+  for (std::size_t i = 0; i < rows; ++i) {
+    const Tensor row = row_of(i);
     std::copy(row.f32().begin(), row.f32().end(), out.begin() + static_cast<std::ptrdiff_t>(i * row_values));
   }
   return batch;
+}
+
+}  // namespace
+
+Tensor letterbox_on_host(const DetectorInputs& inputs, const DetectorInfo& detector, std::int64_t size) {
+  return assemble_batch(inputs.labels.size(), size, [&](std::size_t i) {
+    return inputs.letterboxed_rows[i] ? *inputs.letterboxed_rows[i]
+                                      : letterbox_tensor(detector.prepare(inputs.pictures[i], size));
+  });
+}
+
+Tensor letterbox_on_host(const std::vector<Image>& photos, const DetectorInfo& detector, std::int64_t size) {
+  return assemble_batch(photos.size(), size,
+                        [&](std::size_t i) { return letterbox_tensor(detector.prepare(photos[i], size)); });
 }
 
 }  // namespace kiln::pipeline

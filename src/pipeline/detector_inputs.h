@@ -32,5 +32,7 @@ DetectorInputs load_detector_inputs(const std::vector<std::filesystem::path>& fi
 
 // The batch the detector reads, [N, 3, size, size]: photos letterboxed on the host, .npy rows as read.
 Tensor letterbox_on_host(const DetectorInputs& inputs, const DetectorInfo& detector, std::int64_t size);
+// The same for photos alone.
+Tensor letterbox_on_host(const std::vector<Image>& photos, const DetectorInfo& detector, std::int64_t size);
 
 }  // namespace kiln::pipeline

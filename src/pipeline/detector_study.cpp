@@ -81,8 +81,7 @@ StudySplit split_images(const DetectorStudyInputs& inputs, const Dataset& datase
     s.split.calibration.resize(spec.calibration_images);
   require(!s.split.held_out.empty(), inputs.study.data, ": the sample of ", s.sample,
           " images leaves none held out");
-  const bool any_fp8 = std::any_of(spec.variants.begin(), spec.variants.end(),
-                                   [](const StudyVariant& v) { return v.precision == Precision::kF8; });
+  const bool any_fp8 = has_fp8_variant(spec.variants);
   if (any_fp8) s.calibration = load_calibration_images(dataset, s.split.calibration, inputs.to_input, false);
   require(!any_fp8 || !s.calibration.images.empty(), inputs.study.data,
           ": no calibration image could be read");

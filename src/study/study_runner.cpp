@@ -121,8 +121,7 @@ StudySample sample_images(const StudyInputs& inputs, const Dataset& dataset) {
     s.split.calibration.resize(spec.calibration_images);
   require(!s.split.held_out.empty(), inputs.data, ": the sample of ", s.sample_size,
           " images leaves none held out");
-  const bool any_fp8 = std::any_of(spec.variants.begin(), spec.variants.end(),
-                                   [](const StudyVariant& v) { return v.precision == Precision::kF8; });
+  const bool any_fp8 = has_fp8_variant(spec.variants);
   if (any_fp8 && separate) {
     s.calibration = separate_calibration(inputs);
   } else if (any_fp8) {

@@ -62,6 +62,11 @@ std::vector<std::string> split_study_variants(std::string_view list) {
   return variants;
 }
 
+bool has_fp8_variant(const std::vector<StudyVariant>& variants) {
+  return std::any_of(variants.begin(), variants.end(),
+                     [](const StudyVariant& v) { return v.precision == Precision::kF8; });
+}
+
 StudyVariant parse_study_variant(std::string_view text) {
   std::istringstream words{std::string(text)};
   std::vector<std::string> parts;

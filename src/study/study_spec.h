@@ -56,6 +56,9 @@ struct StudyVariant {
 
 StudyVariant parse_study_variant(std::string_view text);
 
+// Whether any of `variants` runs FP8 layers (and so needs calibration).
+bool has_fp8_variant(const std::vector<StudyVariant>& variants);
+
 // A comma-separated list of variants ("fp32,fp16,fp8 exclude=*.conv_dw,*.se.* max"): a comma starts the
 // next variant only where one of fp32, fp16 or fp8 follows it, so a pattern recipe keeps its own commas.
 std::vector<std::string> split_study_variants(std::string_view list);
