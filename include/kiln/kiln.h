@@ -29,7 +29,7 @@ extern "C" {
 /* The ABI version this header describes. A library serves a request for major KILN_ABI_MAJOR and any
  * minor up to its own. */
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 2
+#define KILN_ABI_MINOR 3
 
 typedef enum kiln_status {
   KILN_OK = 0,
@@ -220,6 +220,19 @@ typedef struct kiln_api {
    * name of layer `index` (NULL past the end), valid while the engine lives. */
   size_t (*engine_fallback_count)(const kiln_engine* engine);
   const char* (*engine_fallback_layer)(const kiln_engine* engine, size_t index);
+
+  /* ABI 1.3. A batch of images under a classifier plan's preprocessing (timm's eval transform, as
+   * classify), the raw outputs of the whole batch written into host buffers as context_run writes them:
+   * image i fills batch slot i, the slots past image_count are zeros. image_count is 1 to the engine's
+   * batch. On cuda engines each image is preprocessed on the device (the same input bits as on the host).
+   * Encoded JPEG / PNG / WebP images: images[i] holds sizes[i] bytes. */
+  kiln_status (*context_run_encoded)(kiln_context* context, const void* const* images, const size_t* sizes,
+                                     size_t image_count, const kiln_tensor* outputs, size_t output_count,
+                                     kiln_error** error);
+  /* Pixels: images[i] points at one kiln_image. */
+  kiln_status (*context_run_pixels)(kiln_context* context, const kiln_image* const* images,
+                                    size_t image_count, const kiln_tensor* outputs, size_t output_count,
+                                    kiln_error** error);
 } kiln_api;
 
 /* The table for ABI `major`.`minor`: KILN_STATUS_UNSUPPORTED when major differs from the library's or

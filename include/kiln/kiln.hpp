@@ -187,6 +187,11 @@ class Context {
   }
   // One input batch in; each output back as a vector (shapes: Engine::outputs()).
   std::vector<std::vector<float>> run(std::span<const float> input);
+  // 1 to batch images under a classifier plan's preprocessing (as classify); each output of the whole
+  // batch back as a vector, image i in slot i and zeros past the images (ABI 1.3). On cuda the images are
+  // preprocessed on the device. Encoded JPEG / PNG / WebP images, or pixels.
+  std::vector<std::vector<float>> run_images(std::span<const std::span<const std::uint8_t>> encoded);
+  std::vector<std::vector<float>> run_images(std::span<const ImageView> images);
 
   std::vector<ClassScore> classify(std::span<const std::uint8_t> encoded, std::size_t top_k = 5) {
     kiln_classifications* result = nullptr;
@@ -210,6 +215,12 @@ class Context {
   friend class Engine;
   Context(kiln_context* context, std::vector<TensorInfo> inputs, std::vector<TensorInfo> outputs)
       : handle_(context), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+  // A vector for each output and the host buffers pointing at them.
+  struct HostOutputs {
+    std::vector<std::vector<float>> values;
+    std::vector<kiln_tensor> tensors;
+  };
+  HostOutputs host_outputs() const;
   static std::vector<ClassScore> scores(kiln_classifications* result) {
     const detail::Owned<kiln_classifications, &kiln_api::classifications_free> owned(result);
     std::vector<ClassScore> found;
@@ -271,18 +282,57 @@ class Engine {
   std::vector<TensorInfo> outputs_;
 };
 
+inline Context::HostOutputs Context::host_outputs() const {
+  HostOutputs outputs;
+  for (const TensorInfo& info : outputs_) outputs.values.emplace_back(info.elements());
+  for (std::size_t i = 0; i < outputs_.size(); ++i) {
+    std::vector<float>& values = outputs.values[i];
+    outputs.tensors.push_back({values.data(), values.size() * sizeof(float), KILN_DTYPE_F32,
+                               outputs_[i].shape.size(), outputs_[i].shape.data()});
+  }
+  return outputs;
+}
+
 inline std::vector<std::vector<float>> Context::run(std::span<const float> input) {
   if (inputs_.size() != 1)
     throw Error(KILN_STATUS_INVALID_ARGUMENT, "run(input) needs an engine with one input");
-  const Buffer in{const_cast<float*>(input.data()), input.size_bytes(), inputs_[0].shape};
-  std::vector<std::vector<float>> results;
-  std::vector<Buffer> out;
-  for (const TensorInfo& info : outputs_) results.emplace_back(info.elements());
-  for (std::size_t i = 0; i < outputs_.size(); ++i) {
-    out.push_back({results[i].data(), results[i].size() * sizeof(float), outputs_[i].shape});
+  const kiln_tensor in{const_cast<float*>(input.data()), input.size_bytes(), KILN_DTYPE_F32,
+                       inputs_[0].shape.size(), inputs_[0].shape.data()};
+  HostOutputs out = host_outputs();
+  kiln_error* error = nullptr;
+  detail::check(
+      detail::api().context_run(handle_.get(), &in, 1, out.tensors.data(), out.tensors.size(), &error),
+      error);
+  return std::move(out.values);
+}
+
+inline std::vector<std::vector<float>> Context::run_images(
+    std::span<const std::span<const std::uint8_t>> encoded) {
+  std::vector<const void*> bytes;
+  std::vector<std::size_t> sizes;
+  for (const std::span<const std::uint8_t> image : encoded) {
+    bytes.push_back(image.data());
+    sizes.push_back(image.size());
   }
-  run(std::span(&in, 1), out);
-  return results;
+  HostOutputs out = host_outputs();
+  kiln_error* error = nullptr;
+  detail::check(detail::api().context_run_encoded(handle_.get(), bytes.data(), sizes.data(), bytes.size(),
+                                                  out.tensors.data(), out.tensors.size(), &error),
+                error);
+  return std::move(out.values);
+}
+
+inline std::vector<std::vector<float>> Context::run_images(std::span<const ImageView> images) {
+  std::vector<kiln_image> views;
+  for (const ImageView& image : images) views.push_back(detail::to_c(image));
+  std::vector<const kiln_image*> pointers;
+  for (const kiln_image& view : views) pointers.push_back(&view);
+  HostOutputs out = host_outputs();
+  kiln_error* error = nullptr;
+  detail::check(detail::api().context_run_pixels(handle_.get(), pointers.data(), pointers.size(),
+                                                 out.tensors.data(), out.tensors.size(), &error),
+                error);
+  return std::move(out.values);
 }
 
 // Where a detector comes from (kiln.h's kiln_detector_source).

@@ -70,8 +70,8 @@ void check_model_options(const RunOptions& options, const CLI::App& command) {
 void check_task_options(const RunOptions& options, const CLI::App& command, bool detector) {
   const std::string model = options.plan.empty() ? "--family " + options.family : options.plan.string();
   refuse_unless(!detector, command, {"--topk"}, "to classifiers", model + " detects");
-  refuse_unless(detector, command, {"--min-score", "--draw"}, "to detectors (a detector plan or --family yolov10)",
-                model + " classifies");
+  refuse_unless(detector, command, {"--min-score", "--draw"},
+                "to detectors (a detector plan or --family yolov10)", model + " classifies");
 }
 
 // --save-output, --json and --draw never replace a file the run reads, nor each other.
@@ -92,6 +92,25 @@ void refuse_outputs_over_inputs(const RunOptions& options) {
   }
 }
 
+struct ClassifierRun {
+  std::vector<std::string> labels;  // per batch row: the file, "file[i]" for a .npy row
+  LibraryRun result;
+};
+
+// Photos go to the library decoded, to be preprocessed where the model runs (on the device on cuda); a
+// .npy batch among the inputs sends every input through the batch the program makes on the host.
+ClassifierRun run_classifier(const RunOptions& options, const Plan& plan, const std::string& model) {
+  const LibraryModel library_model{options.plan, &plan, model};
+  const LibraryEngineSettings settings{options.backend, options.strict_backend, options.tactic_cache};
+  if (const auto photos = pipeline::decode_photos(options.inputs)) {
+    std::vector<std::string> labels;
+    for (const auto& input : options.inputs) labels.push_back(input.string());
+    return {std::move(labels), run_photos_with_library(library_model, settings, *photos)};
+  }
+  pipeline::InputBatch batch = pipeline::load_inputs(options.inputs, plan.config.preprocess);
+  return {std::move(batch.labels), run_with_library(library_model, settings, batch.tensor)};
+}
+
 void run(const RunOptions& options, const CLI::App& command) {
   refuse_outputs_over_inputs(options);
   check_model_options(options, command);
@@ -102,11 +121,8 @@ void run(const RunOptions& options, const CLI::App& command) {
   if (!plan)
     plan = std::make_shared<const Plan>(
         pipeline::build_in_memory(options.family, options.checkpoint, options.config));
-  const pipeline::InputBatch batch = pipeline::load_inputs(options.inputs, plan->config.preprocess);
   const std::string model = options.plan.empty() ? options.checkpoint.string() : options.plan.string();
-  const LibraryRun result = run_with_library({options.plan, plan.get(), model},
-                                             {options.backend, options.strict_backend, options.tactic_cache},
-                                             batch.tensor);
+  const auto [labels, result] = run_classifier(options, *plan, model);
   if (!result.fallback_layers.empty())
     std::cerr << fallback_warning(result.fallback_layers, result.backend, default_backend()) << "\n";
   const Tensor& logits = result.logits;
@@ -114,19 +130,15 @@ void run(const RunOptions& options, const CLI::App& command) {
 
   const std::vector<std::string> names = pipeline::class_names(plan->config);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
-  nlohmann::json report = {
-      {"family", plan->info.family},
-      {"model", model},
-      {"backend", result.backend},
-      {"batch", logits.dim(0)},
-      {"seconds", result.seconds},
-      {"results", nlohmann::json::array()}};
-  std::cout << plan->info.family << " on " << batch.labels.size() << " input(s), " << result.backend << ", "
+  nlohmann::json report = {{"family", plan->info.family}, {"model", model},
+                           {"backend", result.backend},   {"batch", logits.dim(0)},
+                           {"seconds", result.seconds},   {"results", nlohmann::json::array()}};
+  std::cout << plan->info.family << " on " << labels.size() << " input(s), " << result.backend << ", "
             << std::fixed << std::setprecision(1) << result.seconds * 1000.0 << " ms\n";
-  for (std::size_t row = 0; row < batch.labels.size(); ++row) {
+  for (std::size_t row = 0; row < labels.size(); ++row) {
     const auto ranked =
         top_k_classes(logits.f32().subspan(row * classes, classes), static_cast<std::size_t>(options.topk));
-    std::cout << batch.labels[row] << "\n";
+    std::cout << labels[row] << "\n";
     nlohmann::json entries = nlohmann::json::array();
     for (std::size_t i = 0; i < ranked.size(); ++i) {
       const auto index = static_cast<std::size_t>(ranked[i].index);
@@ -138,7 +150,7 @@ void run(const RunOptions& options, const CLI::App& command) {
                          {"probability", ranked[i].probability},
                          {"logit", ranked[i].logit}});
     }
-    report["results"].push_back({{"input", batch.labels[row]}, {"top", entries}});
+    report["results"].push_back({{"input", labels[row]}, {"top", entries}});
   }
   if (options.json) {
     write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });

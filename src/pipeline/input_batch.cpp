@@ -1,5 +1,6 @@
 #include "pipeline/input_batch.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -54,6 +55,14 @@ InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const Pr
     out += part.nbytes();
   }
   return batch;
+}
+
+std::optional<std::vector<Image>> decode_photos(const std::vector<std::filesystem::path>& files) {
+  require(!files.empty(), "no --input given");
+  if (std::any_of(files.begin(), files.end(), has_npy_extension)) return std::nullopt;
+  std::vector<Image> photos;
+  for (const auto& file : files) photos.push_back(decode_image(file));
+  return photos;
 }
 
 std::vector<std::string> class_names(const ModelConfig& config) {

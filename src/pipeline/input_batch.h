@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ struct InputBatch {
 
 // Images are decoded and preprocessed as timm would; .npy files are NCHW f32 batches used as given.
 InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const PreprocessConfig& preprocess);
+
+// Every file decoded as a photo and not yet preprocessed, for a run that preprocesses them where the model
+// runs (the library: on the device on cuda); none when a file is a .npy batch (load_inputs takes those).
+std::optional<std::vector<Image>> decode_photos(const std::vector<std::filesystem::path>& files);
 
 // The class names to print: the config's labels, ImageNet's for a 1000-class model, else none.
 std::vector<std::string> class_names(const ModelConfig& config);

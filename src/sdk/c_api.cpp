@@ -27,6 +27,7 @@ kiln_api make_table() {
   api.error_free = error_free;
   add_plan_and_engine_entries(api);
   add_task_entries(api);
+  add_image_run_entries(api);
   return api;
 }
 

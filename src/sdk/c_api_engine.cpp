@@ -122,18 +122,6 @@ kiln_status context_create(const kiln_engine* engine, kiln_context** context, ki
 
 void context_free(kiln_context* context) { delete context; }
 
-std::vector<embed::BufferView> buffer_views(const kiln_tensor* tensors, size_t count, const char* role) {
-  if (tensors == nullptr && count > 0) throw InvalidArgument(cat(role, "s: the array is NULL"));
-  std::vector<embed::BufferView> views;
-  for (size_t i = 0; i < count; ++i) {
-    const kiln_tensor& t = tensors[i];
-    if (t.dtype != KILN_DTYPE_F32) throw InvalidArgument(cat(role, " ", i, ": expected KILN_DTYPE_F32"));
-    if (t.rank > 0 && t.shape == nullptr) throw InvalidArgument(cat(role, " ", i, ": the shape is NULL"));
-    views.push_back({t.data, t.size_bytes, Shape(t.shape, t.shape + t.rank)});
-  }
-  return views;
-}
-
 kiln_status context_run(kiln_context* context, const kiln_tensor* inputs, size_t input_count,
                         const kiln_tensor* outputs, size_t output_count, kiln_error** error) {
   return guard(error, [&] {
@@ -158,6 +146,18 @@ kiln_status context_run_device(kiln_context* context, const kiln_tensor* inputs,
 }
 
 }  // namespace
+
+std::vector<embed::BufferView> buffer_views(const kiln_tensor* tensors, size_t count, const char* role) {
+  if (tensors == nullptr && count > 0) throw InvalidArgument(cat(role, "s: the array is NULL"));
+  std::vector<embed::BufferView> views;
+  for (size_t i = 0; i < count; ++i) {
+    const kiln_tensor& t = tensors[i];
+    if (t.dtype != KILN_DTYPE_F32) throw InvalidArgument(cat(role, " ", i, ": expected KILN_DTYPE_F32"));
+    if (t.rank > 0 && t.shape == nullptr) throw InvalidArgument(cat(role, " ", i, ": the shape is NULL"));
+    views.push_back({t.data, t.size_bytes, Shape(t.shape, t.shape + t.rank)});
+  }
+  return views;
+}
 
 embed::EngineSettings engine_settings(const kiln_engine_options* options) {
   const kiln_engine_options given =

@@ -103,10 +103,14 @@ Options read_options(const Options* given, Options defaults, const char* what) {
 }
 
 embed::EngineSettings engine_settings(const kiln_engine_options* options);
-Image image_argument(const kiln_image* image);
+// A kiln_image argument as RGB; `name` stands for it in messages.
+Image image_argument(const kiln_image* image, const std::string& name = "image");
+// The caller's tensors, dtype and shape pointer checked; `role` is "input" or "output".
+std::vector<embed::BufferView> buffer_views(const kiln_tensor* tensors, size_t count, const char* role);
 
 // Each file of the C API sets its entries of the function table.
 void add_plan_and_engine_entries(kiln_api& api);
 void add_task_entries(kiln_api& api);
+void add_image_run_entries(kiln_api& api);
 
 }  // namespace kiln::capi

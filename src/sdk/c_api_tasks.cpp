@@ -147,7 +147,7 @@ const kiln_detection* detections_at(const kiln_detections* result, size_t index)
 
 void detections_free(kiln_detections* result) { delete result; }
 
-embed::PixelLayout pixel_layout(kiln_pixel_layout layout) {
+embed::PixelLayout pixel_layout(kiln_pixel_layout layout, const std::string& name) {
   switch (layout) {
     case KILN_PIXELS_RGB8:
       return embed::PixelLayout::kRgb8;
@@ -160,15 +160,16 @@ embed::PixelLayout pixel_layout(kiln_pixel_layout layout) {
     case KILN_PIXELS_GRAY8:
       return embed::PixelLayout::kGray8;
   }
-  throw InvalidArgument(cat("image: unknown pixel layout ", static_cast<int>(layout)));
+  throw InvalidArgument(cat(name, ": unknown pixel layout ", static_cast<int>(layout)));
 }
 
 }  // namespace
 
-Image image_argument(const kiln_image* image) {
-  const kiln_image given = read_options(&checked(image, "image"), defaults_of<kiln_image>(), "image");
+Image image_argument(const kiln_image* image, const std::string& name) {
+  const kiln_image given =
+      read_options(&checked(image, name.c_str()), defaults_of<kiln_image>(), name.c_str());
   return embed::image_from_pixels(
-      {given.pixels, given.width, given.height, given.row_stride, pixel_layout(given.layout)});
+      {given.pixels, given.width, given.height, given.row_stride, pixel_layout(given.layout, name)}, name);
 }
 
 void add_task_entries(kiln_api& api) {

@@ -4,8 +4,8 @@
 #include <array>
 
 #include "eval/top_k.h"
-#include "pipeline/detector_plan.h"
 #include "pipeline/input_batch.h"
+#include "sdk/image_runs.h"
 
 namespace kiln::embed {
 
@@ -34,16 +34,16 @@ LayoutInfo layout_info(PixelLayout layout) {
 
 }  // namespace
 
-Image image_from_pixels(const PixelsView& view) {
-  if (view.pixels == nullptr) throw InvalidArgument("image: the pixel pointer is NULL");
+Image image_from_pixels(const PixelsView& view, const std::string& name) {
+  if (view.pixels == nullptr) throw InvalidArgument(cat(name, ": the pixel pointer is NULL"));
   if (view.width < 1 || view.height < 1) {
-    throw InvalidArgument(cat("image: expected a positive size, got ", view.width, "x", view.height));
+    throw InvalidArgument(cat(name, ": expected a positive size, got ", view.width, "x", view.height));
   }
   const LayoutInfo layout = layout_info(view.layout);
   const std::size_t row_bytes = static_cast<std::size_t>(view.width) * layout.channels;
   const std::size_t stride = view.row_stride == 0 ? row_bytes : view.row_stride;
   if (stride < row_bytes) {
-    throw InvalidArgument(cat("image: a row stride of ", stride, " bytes is shorter than a row of ",
+    throw InvalidArgument(cat(name, ": a row stride of ", stride, " bytes is shorter than a row of ",
                               view.width, " pixels (", row_bytes, " bytes)"));
   }
   Image image{view.width, view.height, {}};
@@ -51,6 +51,10 @@ Image image_from_pixels(const PixelsView& view) {
   for (std::int64_t y = 0; y < view.height; ++y) {
     const std::uint8_t* row = view.pixels + static_cast<std::size_t>(y) * stride;
     std::uint8_t* out = image.rgb.data() + static_cast<std::size_t>(y * view.width) * 3;
+    if (view.layout == PixelLayout::kRgb8) {  // already the layout kept: a row is one copy
+      std::copy_n(row, row_bytes, out);
+      continue;
+    }
     for (std::int64_t x = 0; x < view.width; ++x) {
       const std::uint8_t* pixel = row + static_cast<std::size_t>(x) * layout.channels;
       for (std::size_t c = 0; c < 3; ++c) out[static_cast<std::size_t>(x) * 3 + c] = pixel[layout.rgb[c]];
@@ -67,10 +71,7 @@ Image image_from_bytes(std::span<const std::uint8_t> bytes, const std::string& n
 std::vector<ClassScore> classify(SdkContext& context, const Image& image, std::size_t top_k) {
   const SdkEngine& engine = context.engine();
   const Plan& plan = engine.plan();
-  if (plan.detector) {
-    throw InvalidArgument(cat("classify needs a classifier plan, this engine runs ",
-                              pipeline::plan_kind(plan), " (detect with a detector made from it)"));
-  }
+  require_classifier_engine(engine, "classify");
   const std::int64_t size = plan.config.preprocess.input_size;
   const Shape image_shape = {engine.batch(), 3, size, size};
   require(engine.inputs().size() == 1 && engine.inputs()[0].shape == image_shape &&
@@ -78,7 +79,8 @@ std::vector<ClassScore> classify(SdkContext& context, const Image& image, std::s
           "classify needs a classifier plan: one ", shape_str(image_shape),
           " input and [N, classes] logits, ", "this plan (", plan.info.family, ") has ",
           engine.inputs().size(), " input(s) of shape ", shape_str(engine.inputs().at(0).shape));
-  const std::vector<Tensor> outputs = context.run_eval_transform(image, plan.config.preprocess);
+  const std::vector<Tensor> outputs =
+      context.run_eval_transform(std::span(&image, 1), plan.config.preprocess);
   const Tensor& logits = outputs.at(0);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
   const std::vector<std::string> names = pipeline::class_names(plan.config);

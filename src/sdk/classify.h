@@ -25,7 +25,8 @@ struct PixelsView {
 };
 
 // The pixels as RGB; fails with InvalidArgument on a NULL pointer, an empty size or a short stride.
-Image image_from_pixels(const PixelsView& view);
+// `name` stands for the image in messages.
+Image image_from_pixels(const PixelsView& view, const std::string& name = "image");
 
 // An encoded JPEG, PNG or WebP in memory, decoded to RGB; `name` stands for it in messages.
 Image image_from_bytes(std::span<const std::uint8_t> bytes, const std::string& name);

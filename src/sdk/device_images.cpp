@@ -26,13 +26,21 @@ DeviceImageRunner::~DeviceImageRunner() {
   if (state_ && state_->stream != nullptr) cudaStreamDestroy(state_->stream);
 }
 
-std::vector<Tensor> DeviceImageRunner::run_eval_transform(SdkContext& context, const Image& image,
+std::vector<Tensor> DeviceImageRunner::run_eval_transform(SdkContext& context, std::span<const Image> images,
                                                           const PreprocessConfig& config) {
   const SdkEngine& engine = context.engine();
   const TensorInfo& input = engine.inputs().front();
   cudaStream_t stream = state_->stream;
-  cuda::check(cudaMemsetAsync(state_->input.data(), 0, input.bytes(), stream), "clearing the input batch");
-  state_->preprocessor.eval_transform(image, config, static_cast<float*>(state_->input.data()), stream);
+  const std::size_t slot = input.bytes() / sizeof(float) / static_cast<std::size_t>(engine.batch());
+  auto* batch = static_cast<float*>(state_->input.data());
+  for (std::size_t i = 0; i < images.size(); ++i)
+    state_->preprocessor.eval_transform(images[i], config, batch + i * slot, stream);
+  // Only the slots no image fills are cleared: the host path's batch starts as zeros.
+  const std::size_t filled_bytes = images.size() * slot * sizeof(float);
+  if (filled_bytes < input.bytes()) {
+    cuda::check(cudaMemsetAsync(batch + images.size() * slot, 0, input.bytes() - filled_bytes, stream),
+                "clearing the batch slots past the images");
+  }
   const std::vector<BufferView> inputs = {{state_->input.data(), input.bytes(), input.shape}};
   std::vector<BufferView> outputs;
   std::vector<Tensor> results;
@@ -47,7 +55,7 @@ std::vector<Tensor> DeviceImageRunner::run_eval_transform(SdkContext& context, c
                                 results[i].nbytes(), cudaMemcpyDeviceToHost, stream),
                 "copying an output to the host");
   }
-  cuda::check(cudaStreamSynchronize(stream), "running an image on the device");
+  cuda::check(cudaStreamSynchronize(stream), "running images on the device");
   return results;
 }
 

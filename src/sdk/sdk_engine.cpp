@@ -72,7 +72,35 @@ void refuse_device_buffers([[maybe_unused]] std::span<const BufferView> buffers,
 #endif
 }
 
+// The engine's input must be a batch of images the eval transform makes, with room for `count` of them.
+void check_eval_batch(const SdkEngine& engine, std::size_t count, const PreprocessConfig& config) {
+  const std::int64_t size = config.input_size;
+  const Shape images = {engine.batch(), 3, size, size};
+  require(engine.inputs().size() == 1 && engine.inputs().front().shape == images, "the engine's input ",
+          shape_str(engine.inputs().front().shape), " is not a batch of ", size, "x", size,
+          " images, as the plan's preprocessing makes them (", shape_str(images), ")");
+  check_image_count(count, engine.batch());
+}
+
+// Copies a run's results into the caller's host buffers (already checked against the engine's outputs).
+void write_outputs(const std::vector<Tensor>& results, std::span<const BufferView> outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    require(results.at(i).shape() == outputs[i].shape, "output ", i, ": the engine returned shape ",
+            shape_str(results[i].shape()), ", not the ", shape_str(outputs[i].shape), " it declares");
+    std::memcpy(outputs[i].data, results.at(i).bytes(), results[i].nbytes());
+  }
+}
+
 }  // namespace
+
+void check_image_count(std::size_t count, std::int64_t batch) {
+  if (count == 0)
+    throw InvalidArgument(cat("no images given: an engine of batch ", batch, " takes 1 to ", batch));
+  if (count > static_cast<std::size_t>(batch)) {
+    throw InvalidArgument(cat(count, " images for an engine of batch ", batch, ": it takes at most ", batch,
+                              " (make the engine with a larger batch)"));
+  }
+}
 
 std::size_t TensorInfo::bytes() const { return static_cast<std::size_t>(shape_numel(shape)) * sizeof(float); }
 
@@ -131,20 +159,31 @@ SdkContext::SdkContext(std::shared_ptr<const SdkEngine> engine)
 
 SdkContext::~SdkContext() = default;
 
-std::vector<Tensor> SdkContext::run_eval_transform(const Image& image, const PreprocessConfig& config) {
-  const TensorInfo& info = engine_->inputs().front();
+std::vector<Tensor> SdkContext::run_eval_transform(std::span<const Image> images,
+                                                   const PreprocessConfig& config) {
+  check_eval_batch(*engine_, images.size(), config);
 #if KILN_HAVE_CUDA
-  if (engine_->backend() == "cuda") {
+  // The device path is a device run, which needs every layer on cuda; a CPU fallback takes the host path.
+  if (engine_->backend() == "cuda" && engine_->fallback_layers().empty()) {
     select_device(engine_->backend(), engine_->settings().device);
     if (!device_images_) device_images_ = std::make_unique<DeviceImageRunner>(*this);
-    return device_images_->run_eval_transform(*this, image, config);
+    return device_images_->run_eval_transform(*this, images, config);
   }
 #endif
-  const Tensor pixels = preprocess_image(image, config);
-  Tensor batch(DType::kF32, info.shape);
+  Tensor batch(DType::kF32, engine_->inputs().front().shape);
   std::fill_n(batch.mutable_data<float>(), batch.numel(), 0.0f);
-  std::copy_n(pixels.f32().data(), pixels.numel(), batch.mutable_data<float>());
+  const std::int64_t slot = batch.numel() / engine_->batch();
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const Tensor pixels = preprocess_image(images[i], config);
+    std::copy_n(pixels.f32().data(), slot, batch.mutable_data<float>() + static_cast<std::int64_t>(i) * slot);
+  }
   return run(batch);
+}
+
+void SdkContext::run_eval_transform(std::span<const Image> images, const PreprocessConfig& config,
+                                    std::span<const BufferView> outputs) {
+  check_host_outputs(outputs);
+  write_outputs(run_eval_transform(images, config), outputs);
 }
 
 std::vector<Tensor> SdkContext::run(const Tensor& input) {
@@ -154,20 +193,17 @@ std::vector<Tensor> SdkContext::run(const Tensor& input) {
 
 void SdkContext::run_host(std::span<const BufferView> inputs, std::span<const BufferView> outputs) {
   check_buffers(inputs, engine_->inputs(), "input");
-  check_buffers(outputs, engine_->outputs(), "output");
   // On a cuda engine device buffers are likely; reading one as host memory would crash.
-  if (engine_->backend() == "cuda") {
-    refuse_device_buffers(inputs, "input");
-    refuse_device_buffers(outputs, "output");
-  }
+  if (engine_->backend() == "cuda") refuse_device_buffers(inputs, "input");
+  check_host_outputs(outputs);
   const TensorInfo& info = engine_->inputs().front();
   const Tensor input = Tensor::view(DType::kF32, info.shape, inputs.front().data, nullptr);
-  const std::vector<Tensor> results = run(input);
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    require(results.at(i).shape() == outputs[i].shape, "output ", i, ": the engine returned shape ",
-            shape_str(results[i].shape()), ", not the ", shape_str(outputs[i].shape), " it declares");
-    std::memcpy(outputs[i].data, results.at(i).bytes(), results[i].nbytes());
-  }
+  write_outputs(run(input), outputs);
+}
+
+void SdkContext::check_host_outputs(std::span<const BufferView> outputs) const {
+  check_buffers(outputs, engine_->outputs(), "output");
+  if (engine_->backend() == "cuda") refuse_device_buffers(outputs, "output");
 }
 
 void SdkContext::run_device(std::span<const BufferView> inputs, std::span<const BufferView> outputs,

@@ -102,17 +102,26 @@ class SdkContext {
   std::vector<Tensor> run(const Tensor& input);
   // Host buffers in and out, checked against the engine's inputs and outputs.
   void run_host(std::span<const BufferView> inputs, std::span<const BufferView> outputs);
+  // Fails with InvalidArgument unless `outputs` are host buffers matching the engine's outputs.
+  void check_host_outputs(std::span<const BufferView> outputs) const;
   // Device buffers in and out on `stream`, asynchronously (cuda engines; runtime/engine.h).
   void run_device(std::span<const BufferView> inputs, std::span<const BufferView> outputs, void* stream);
-  // The outputs for a batch whose first image is `image` under timm's eval transform (the rest zeros).
-  // On cuda the transform runs on the device (sdk/device_images.h); the input is the same either way.
-  std::vector<Tensor> run_eval_transform(const Image& image, const PreprocessConfig& config);
+  // The outputs for a batch whose slot i holds images[i] under timm's eval transform and whose slots past
+  // the images are zeros (1 to batch images). On cuda with no CPU fallback layer the transform runs on
+  // the device (sdk/device_images.h); the input is the same bits either way.
+  std::vector<Tensor> run_eval_transform(std::span<const Image> images, const PreprocessConfig& config);
+  // The same outputs written into host buffers, checked as run_host checks them.
+  void run_eval_transform(std::span<const Image> images, const PreprocessConfig& config,
+                          std::span<const BufferView> outputs);
 
  private:
   std::shared_ptr<const SdkEngine> engine_;
   std::unique_ptr<Engine> program_;
   std::unique_ptr<DeviceImageRunner> device_images_;  // made on the first image run on cuda
 };
+
+// Fails with InvalidArgument unless 1 <= count <= batch: the images a batch of `batch` slots takes.
+void check_image_count(std::size_t count, std::int64_t batch);
 
 // Fails with Unsupported (naming the backends built in) when this kiln lacks `backend`.
 void require_backend(const std::string& backend);

@@ -295,6 +295,46 @@ TEST(Cli, InspectToleratesMalformedTacticRecords) {
   EXPECT_EQ(json.exit_code, 0) << json.output;
 }
 
+// kiln run hands photos to the library decoded, and the library preprocesses them where the model runs
+// (on the device on cuda). On the CPU backends that must change nothing: the photos give the logits, bit
+// for bit, and the top-k of the batch the host makes of them (kiln preprocess's .npy), as kiln run gave
+// before. Two families with other interpolations and crops; the default backend and cpu-reference.
+TEST(Cli, RunOnPhotosGivesWhatTheHostPreprocessedBatchGives) {
+  const Scratch scratch;
+  std::string photos;
+  for (const std::string name : {"dog.jpg", "chelsea.png", "kite.jpg"})
+    photos += " --input " + (testing::kPhotos / name).string();
+  for (const std::string family : {"timm_resnest", "timm_resnet"}) {
+    const fs::path golden = kData / "golden" / (family.substr(5) + "_tiny");
+    const fs::path batch = scratch.dir() / (family + ".npy");
+    const auto made = run_kiln("preprocess --family " + family + " --config " +
+                               (golden / "config.json").string() + photos + " -o " + batch.string());
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+    for (const std::string backend : {"", " --backend cpu-reference"}) {
+      SCOPED_TRACE(family + backend);
+      const std::string run = "run --family " + family + " --checkpoint " +
+                              (golden / "model.safetensors").string() + " --topk 5" + backend;
+      const fs::path from_photos = scratch.dir() / "photos", from_batch = scratch.dir() / "batch";
+      for (const auto& [inputs, out] :
+           {std::pair{photos, from_photos}, std::pair{" --input " + batch.string(), from_batch}}) {
+        const auto ran = run_kiln(run + inputs + " --save-output " + out.string() + ".npy --json " +
+                                  out.string() + ".json");
+        ASSERT_EQ(ran.exit_code, 0) << ran.output;
+      }
+      EXPECT_EQ(testing::bytes_of(from_photos.string() + ".npy"),
+                testing::bytes_of(from_batch.string() + ".npy"));
+      const auto results = [](const fs::path& stem) {
+        return nlohmann::json::parse(testing::bytes_of(stem.string() + ".json")).at("results");
+      };
+      const nlohmann::json photo_results = results(from_photos), batch_results = results(from_batch);
+      ASSERT_EQ(photo_results.size(), 3u);
+      ASSERT_EQ(batch_results.size(), 3u);
+      for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(photo_results[i].at("top"), batch_results[i].at("top")) << i;
+    }
+  }
+}
+
 TEST(Cli, CorruptPlanIsAOneLineError) {
   const Scratch scratch;
   const auto plan = scratch.file("corrupt.kplan", "KILNPLAN but nothing else that a plan needs");

@@ -95,6 +95,18 @@ static void test_plan_kinds(const kiln_plan* classifier, const kiln_plan* detect
                KILN_STATUS_INVALID_ARGUMENT,
                "classify needs a classifier plan, this engine runs a yolov10 detector plan");
   CHECK(result == NULL);
+  /* Image runs check the plan's kind before the output buffers. */
+  float decoded[16];
+  const int64_t shape[2] = {1, 16};
+  const kiln_tensor out = {decoded, sizeof decoded, KILN_DTYPE_F32, 2, shape};
+  const kiln_image* images[1] = {&image};
+  expect_error(api->context_run_pixels(context, images, 1, &out, 1, &error), &error,
+               KILN_STATUS_INVALID_ARGUMENT,
+               "context_run_pixels needs a classifier plan, this engine runs a yolov10 detector plan");
+  const void* encoded[1] = {"x"};
+  const size_t sizes[1] = {1};
+  expect_error(api->context_run_encoded(context, encoded, sizes, 1, &out, 1, &error), &error,
+               KILN_STATUS_INVALID_ARGUMENT, "context_run_encoded needs a classifier plan");
   api->context_free(context);
   api->engine_free(engine);
 }

@@ -268,6 +268,8 @@ static void test_classify(kiln_context* context) {
   api->classifications_free(NULL);
 }
 
+void test_image_runs(kiln_context* context); /* c_api_image_run_errors.c */
+
 static void test_engine_and_context(const kiln_plan* plan) {
   kiln_engine_options options = engine_options("cpu-reference");
   kiln_engine* engine = NULL;
@@ -282,6 +284,7 @@ static void test_engine_and_context(const kiln_plan* plan) {
   CHECK(api->context_create(engine, &context, NULL) == KILN_OK);
   test_runs(context);
   test_classify(context);
+  test_image_runs(context);
   api->context_free(context);
   api->context_free(NULL);
   api->engine_free(engine);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "fixture_photos.h"
 #include "kiln/kiln.hpp"
 #include "read_all.h"
 
@@ -88,6 +89,47 @@ TEST(CppApi, ClassifiesAPhotoAsEngineDoes) {
   ASSERT_EQ(scores.size(), 5u);
   EXPECT_EQ(scores[0].class_index, index);
   EXPECT_NEAR(scores[0].probability, probability, 1e-7);
+}
+
+// Image runs preprocess on the host on the CPU backends, so their outputs equal, bit for bit, a run on the
+// batch the host path makes: photos_input.f32 for two photos filling the batch, dog_input.f32 for one
+// photo and a zero slot. Encoded files and pixels alike.
+TEST(CppApi, ImageRunsEqualARunOnTheHostPreprocessedBatch) {
+  ks::EngineOptions default_backend;
+  default_backend.batch = 2;
+  for (const ks::EngineOptions& options : {reference_batch2(), default_backend}) {
+    const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), options);
+    SCOPED_TRACE(engine.backend());
+    ks::Context context = engine.context();
+    const std::vector<float> both = context.run(read_all<float>(kFixture / "photos_input.f32")).at(0);
+    const std::vector<float> dog_alone = context.run(read_all<float>(kFixture / "dog_input.f32")).at(0);
+    ASSERT_NE(both, dog_alone);
+    const auto dog = read_all<std::uint8_t>(kFixture / "dog.jpg");
+    const auto cat = read_all<std::uint8_t>(kFixture / "chelsea.png");
+    const std::vector<std::span<const std::uint8_t>> encoded = {dog, cat};
+    expect_same_bits(context.run_images(encoded).at(0), both);
+    expect_same_bits(context.run_images(std::span(encoded).first(1)).at(0), dog_alone);
+    const FixturePixels dog_pixels = fixture_pixels(kFixture, "dog"),
+                        cat_pixels = fixture_pixels(kFixture, "chelsea");
+    const std::vector<ks::ImageView> pixels = {dog_pixels.view, cat_pixels.view};
+    expect_same_bits(context.run_images(pixels).at(0), both);
+    expect_same_bits(context.run_images(std::span(pixels).first(1)).at(0), dog_alone);
+  }
+}
+
+TEST(CppApi, ImageRunsRefuseMoreImagesThanTheBatch) {
+  const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), reference_batch2());
+  const FixturePixels dog = fixture_pixels(kFixture, "dog");
+  const std::vector<ks::ImageView> three(3, dog.view);
+  try {
+    engine.context().run_images(three);
+    FAIL() << "no exception";
+  } catch (const ks::Error& error) {
+    EXPECT_EQ(error.status(), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(error.what()).find("3 images for an engine of batch 2: it takes at most 2"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(CppApi, DetectsBoxesAsTheDetectorEngineDoes) {

@@ -1,7 +1,7 @@
 // Writes what the library tests compare against, computed with kiln's own classes in this process: a
 // tiny plan (the ResNeSt golden checkpoint, batch 2) and the same plan recorded for cuda, an input batch,
-// Engine's outputs on every CPU backend, Engine's top-5 for a photo (and the photo's pixels), and the
-// detector's boxes for a photo.
+// Engine's outputs on every CPU backend, Engine's top-5 for a photo (and the photo's pixels), two photos
+// (their files and pixels) with the batch the host makes of them, and the detector's boxes for a photo.
 //   make_fixture OUT_DIR DATA_DIR
 #include <filesystem>
 #include <fstream>
@@ -43,6 +43,30 @@ void write_top5(const fs::path& path, const Plan& plan, const Tensor& logits) {
   }
 }
 
+// A photo's decoded pixels (STEM.rgb) and size (STEM.size: width height).
+void write_pixels(const fs::path& out, const std::string& stem, const Image& image) {
+  std::ofstream(out / (stem + ".rgb"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
+  std::ofstream(out / (stem + ".size")) << image.width << " " << image.height << "\n";
+}
+
+// Two photos of other formats and sizes filling the batch: each file copied, its pixels, and the batch
+// the host path makes of them (photos_input.f32), which image runs of the library must equal.
+void write_photo_batch(const fs::path& out, const fs::path& data, const Plan& plan) {
+  const std::int64_t size = plan.config.preprocess.input_size;
+  Tensor batch(DType::kF32, {kBatch, 3, size, size});
+  std::int64_t slot = 0;
+  for (const std::string name : {"dog.jpg", "chelsea.png"}) {
+    const fs::path photo = data / "photos" / name;
+    fs::copy_file(photo, out / name, fs::copy_options::overwrite_existing);
+    const Image image = decode_image(photo);
+    write_pixels(out, photo.stem().string(), image);
+    const Tensor pixels = preprocess_image(image, plan.config.preprocess);
+    std::copy_n(pixels.f32().data(), pixels.numel(), batch.mutable_data<float>() + slot++ * pixels.numel());
+  }
+  write_floats(out / "photos_input.f32", batch);
+}
+
 void write_classifier(const fs::path& out, const fs::path& data) {
   const fs::path checkpoint = data / "golden" / "resnest_tiny" / "model.safetensors";
   auto plan =
@@ -63,9 +87,6 @@ void write_classifier(const fs::path& out, const fs::path& data) {
   // A photo classified the way the library classifies: row 0 of a zero batch on the default backend.
   const fs::path photo = data / "photos" / "dog.jpg";
   const Image image = decode_image(photo);
-  std::ofstream(out / "dog.rgb", std::ios::binary)
-      .write(reinterpret_cast<const char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
-  std::ofstream(out / "dog.size") << image.width << " " << image.height << "\n";
   const Tensor pixels = preprocess_image(image, plan->config.preprocess);
   const std::int64_t size = plan->config.preprocess.input_size;
   Tensor batch(DType::kF32, {kBatch, 3, size, size});
@@ -74,6 +95,7 @@ void write_classifier(const fs::path& out, const fs::path& data) {
   write_floats(out / "dog_input.f32", batch);
   Engine engine(plan, default_backend(), options);
   write_top5(out / "dog_top5.txt", *plan, engine.run(batch).at(0));
+  write_photo_batch(out, data, *plan);
 }
 
 void write_detections(const fs::path& out, const fs::path& data) {
