@@ -310,9 +310,10 @@ void time_variants(const DetectorStudyInputs& inputs, const Dataset& dataset, co
                                    [&](std::int64_t size) { return timing_batch(inputs, dataset, s, size); });
 }
 
-// NaN/Inf in the baseline or fp32: said first, and no FP8 variant is judged.
+// NaN/Inf in the baseline or fp32: said first, and no FP8 variant ships.
 void flag_non_finite_references(DetectorStudyResult& result, const DetectorPass& reference) {
-  result.study.warnings = reference_non_finite_warnings(result.study);
+  const std::vector<NonFiniteReference> references = non_finite_references(result.study);
+  result.study.warnings = non_finite_warnings(references);
   const bool listed = find_variant(result.study, "fp32") != nullptr;  // then warned about above
   if (!listed && (reference.non_finite.images_with_non_finite > 0 ||
                   stress_inputs_with_non_finite(reference.non_finite) > 0)) {
@@ -326,9 +327,11 @@ void flag_non_finite_references(DetectorStudyResult& result, const DetectorPass&
   decision.variant.clear();
   decision.reasons.insert(decision.reasons.begin(), result.study.warnings.begin(),
                           result.study.warnings.end());
+  const std::string reason = references.empty() ? "not judged: " + result.study.warnings.front()
+                                                : non_finite_verdict_reason(references.front());
   for (DetectorVerdict& verdict : decision.verdicts) {
     verdict.outcome = ShipOutcome::kDoNotShip;
-    verdict.reasons.insert(verdict.reasons.begin(), "not judged: " + result.study.warnings.front());
+    verdict.reasons.insert(verdict.reasons.begin(), reason);
   }
 }
 

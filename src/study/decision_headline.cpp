@@ -11,7 +11,7 @@ namespace {
 std::string unsound_headline(const std::vector<std::string>& warnings) {
   std::string first = warnings.front();
   first[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(first[0])));
-  return cat("**Do not ship FP8: no FP8 variant could be judged.** ", first,
+  return cat("**Do not ship FP8: a variant the others are measured against gives NaN/Inf.** ", first,
              warnings.size() > 1 ? cat(" (", warnings.size() - 1, " more warning(s) above)") : std::string(),
              ".");
 }

@@ -18,22 +18,40 @@ std::string non_finite_inputs_text(const EvalResult& eval) {
              stress_inputs_with_non_finite(eval), " of ", eval.stress.size(), " stress inputs");
 }
 
-std::vector<std::string> reference_non_finite_warnings(const StudyResult& result) {
-  std::vector<std::string> warnings;
-  const std::set<std::string> references = {result.inputs.spec.baseline, "fp32"};
+std::vector<NonFiniteReference> non_finite_references(const StudyResult& result) {
+  std::vector<NonFiniteReference> references;
+  const std::set<std::string> names = {result.inputs.spec.baseline, "fp32"};
   for (const VariantResult& r : result.variants) {
-    if (references.count(r.variant.name) == 0) continue;
+    if (names.count(r.variant.name) == 0) continue;
     const EvalResult& eval = r.eval;
     if (eval.images_with_non_finite == 0 && stress_inputs_with_non_finite(eval) == 0) continue;
     const std::string role = r.variant.name == result.inputs.spec.baseline ? "the baseline" : "the reference";
-    std::string text = cat(r.variant.name, " (", role, ") gives NaN/Inf on ", non_finite_inputs_text(eval));
-    if (!eval.non_finite_images.empty()) text += cat(" (first: ", eval.non_finite_images.front(), ")");
-    warnings.push_back(text +
-                       ": every figure measured against it is meaningless, and no FP8 variant can be judged; "
-                       "`kiln eval` of its plan with `--reference` and `--per-layer` names the first layer "
-                       "that goes non-finite");
+    std::string summary =
+        cat(r.variant.name, " (", role, ") gives NaN/Inf on ", non_finite_inputs_text(eval));
+    if (!eval.non_finite_images.empty()) summary += cat(" (first: ", eval.non_finite_images.front(), ")");
+    const bool on_images = eval.images_with_non_finite > 0;
+    const std::string meaning =
+        on_images ? ": every figure measured against it is meaningless, and no FP8 variant can be judged"
+                  : ": its figures on the images stand, but it fails the finite check on stress inputs, so "
+                    "no FP8 variant ships against it (each is still measured below)";
+    references.push_back({summary,
+                          summary + meaning +
+                              "; `kiln eval` of its plan with `--reference` and `--per-layer` names the "
+                              "first layer that goes non-finite",
+                          on_images});
   }
+  return references;
+}
+
+std::vector<std::string> non_finite_warnings(const std::vector<NonFiniteReference>& references) {
+  std::vector<std::string> warnings;
+  for (const NonFiniteReference& reference : references) warnings.push_back(reference.warning);
   return warnings;
+}
+
+std::string non_finite_verdict_reason(const NonFiniteReference& reference) {
+  return reference.on_images ? "not judged: " + reference.warning
+                             : reference.summary + ": it fails the finite check, so nothing ships against it";
 }
 
 }  // namespace kiln

@@ -224,10 +224,12 @@ namespace {
 // The auto recipe's search: error and agreement as more sensitive layers are kept out of FP8.
 std::string auto_recipe_section(const VariantResult& r) {
   const nlohmann::json& search = r.quantization["auto"];
+  const int kept = search.value("kept_out_of_fp8", 0);
   std::ostringstream md;
   md << "### auto recipe: " << r.variant.name << "\n\nTarget `" << search.value("target", "") << "` on "
-     << search.value("images", 0) << " calibration images; " << search.value("kept_out_of_fp8", 0)
-     << " convolutions kept in fp16. Each row keeps the k most sensitive out of FP8:\n\n";
+     << search.value("images", 0) << " calibration images; " << kept
+     << (kept == 1 ? " convolution" : " convolutions")
+     << " kept in fp16. Each row keeps the k most sensitive out of FP8:\n\n";
   MarkdownTable curve({{"kept in fp16", Align::kRight},
                        {"logit error", Align::kRight},
                        {"agreement", Align::kRight},

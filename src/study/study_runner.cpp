@@ -303,18 +303,20 @@ FakeQuantCheck fake_quant_check(const StudyInputs& inputs, const Dataset& datase
 }
 
 // A baseline or reference with NaN/Inf outputs: said first in the report, and no FP8 variant ships, each
-// verdict saying why.
+// verdict saying why (on images: not judged at all; on stress inputs only: judged, yet not shipped).
 void flag_non_finite_references(StudyResult& result) {
-  result.warnings = reference_non_finite_warnings(result);
-  if (result.warnings.empty()) return;
+  const std::vector<NonFiniteReference> references = non_finite_references(result);
+  if (references.empty()) return;
+  result.warnings = non_finite_warnings(references);
   StudyDecision& decision = result.decision;
   decision.outcome = ShipOutcome::kDoNotShip;
   decision.ship_fp8 = false;
   decision.variant.clear();
   decision.reasons.insert(decision.reasons.begin(), result.warnings.begin(), result.warnings.end());
+  const std::string reason = non_finite_verdict_reason(references.front());
   for (VariantVerdict& verdict : decision.verdicts) {
     verdict.outcome = ShipOutcome::kDoNotShip;
-    verdict.reasons.insert(verdict.reasons.begin(), "not judged: " + result.warnings.front());
+    verdict.reasons.insert(verdict.reasons.begin(), reason);
   }
 }
 
