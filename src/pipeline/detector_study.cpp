@@ -85,6 +85,7 @@ StudySplit split_images(const DetectorStudyInputs& inputs, const Dataset& datase
   if (any_fp8) s.calibration = load_calibration_images(dataset, s.split.calibration, inputs.to_input, false);
   require(!any_fp8 || !s.calibration.images.empty(), inputs.study.data,
           ": no calibration image could be read");
+  share_calibration_between_variants(spec, s.calibration);
   s.calibration.source = {{"data", inputs.study.data},
                           {"sample", s.sample},
                           {"every", spec.every},

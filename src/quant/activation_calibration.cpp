@@ -41,13 +41,19 @@ void ActivationCalibration::observe(const Tensor& image) {
 
 std::map<std::string, CalibrationResult> ActivationCalibration::choose(
     CalibrationMethod method, const CalibrationOptions& options) const {
+  return choose(method, options, names_);
+}
+
+std::map<std::string, CalibrationResult> ActivationCalibration::choose(
+    CalibrationMethod method, const CalibrationOptions& options,
+    const std::vector<std::string>& tensors) const {
   require(images_ > 0, "calibration saw no images");
   std::map<std::string, CalibrationResult> scales;
-  for (std::size_t i = 0; i < names_.size(); ++i) {
+  for (const std::string& name : tensors) {
     try {
-      scales[names_[i]] = choose_amax(histograms_[i], method, options);
+      scales[name] = choose_amax(histogram(name), method, options);
     } catch (const Error& error) {
-      fail("calibrating '", names_[i], "': ", error.what());
+      fail("calibrating '", name, "': ", error.what());
     }
   }
   return scales;

@@ -30,6 +30,9 @@ class ActivationCalibration {
   // Scale per observed tensor, keyed by value name.
   std::map<std::string, CalibrationResult> choose(CalibrationMethod method,
                                                   const CalibrationOptions& options = {}) const;
+  // Scale per tensor of `tensors`, each of them observed.
+  std::map<std::string, CalibrationResult> choose(CalibrationMethod method, const CalibrationOptions& options,
+                                                  const std::vector<std::string>& tensors) const;
   const AbsHistogram& histogram(const std::string& tensor) const;
 
  private:

@@ -8,6 +8,7 @@
 #include "quant/activation_calibration.h"
 #include "quant/fp8_rewrite.h"
 #include "quant/layer_selection.h"
+#include "quant/shared_calibration.h"
 
 namespace kiln {
 
@@ -35,18 +36,27 @@ ActivationScales cached_activation_scales(const Graph& graph, const std::vector<
 // Scales calibrated on the images with the settings' method.
 ActivationScales calibrate_activation_scales(const Graph& graph, const std::vector<std::string>& candidates,
                                              const Fp8Settings& settings, const CalibrationImages& data) {
-  ActivationScales out;
-  ActivationCalibration calibration(graph, fp8_activation_inputs(graph, candidates), settings.backend,
-                                    settings.threads);
-  Progress progress("calibrate", data.images.size());
-  for (const Tensor& image : data.images) {
-    calibration.observe(image);
-    progress.advance();
+  const std::vector<ValueId> inputs = fp8_activation_inputs(graph, candidates);
+  std::vector<std::string> names;
+  for (const ValueId value : inputs) names.push_back(graph.value(value).name);
+  std::unique_ptr<ActivationCalibration> own;
+  const ActivationCalibration* calibration = nullptr;
+  if (data.shared) {
+    calibration = &data.shared->observed(graph, data.images, settings.backend, settings.threads);
+  } else {
+    own = std::make_unique<ActivationCalibration>(graph, inputs, settings.backend, settings.threads);
+    Progress progress("calibrate", data.images.size());
+    for (const Tensor& image : data.images) {
+      own->observe(image);
+      progress.advance();
+    }
+    progress.finish();
+    calibration = own.get();
   }
-  progress.finish();
-  for (const auto& [name, result] : calibration.choose(settings.method, settings.calibration)) {
+  ActivationScales out;
+  for (const auto& [name, result] : calibration->choose(settings.method, settings.calibration, names)) {
     out.scales[name] = result.scale;
-    const AbsHistogram& histogram = calibration.histogram(name);
+    const AbsHistogram& histogram = calibration->histogram(name);
     out.tensors[name] = {{"amax", result.amax},          {"observed_amax", histogram.amax()},
                          {"scale", result.scale},        {"all_zero", result.all_zero},
                          {"nan", histogram.nan_count()}, {"inf", histogram.inf_count()}};

@@ -38,9 +38,14 @@ struct Fp8Settings {
   std::optional<std::vector<std::string>> fixed_layers;
 };
 
+class SharedCalibration;
+
 struct CalibrationImages {
   std::vector<Tensor> images;  // preprocessed, [1, 3, H, W] each
   nlohmann::json source;       // where they came from (dataset, sample, split), for the report
+  // When set, every FP8 build on these images chooses its scales from one calibration pass
+  // (quant/shared_calibration.h) instead of making its own: for several builds of one model.
+  std::shared_ptr<SharedCalibration> shared;
 };
 
 // Rewrites `graph` (fp32, after passes) and returns the quantization report. `data` may be empty when

@@ -16,6 +16,7 @@
 #include "plan/plan_writer.h"
 #include "quant/calibration_images.h"
 #include "quant/fp8_build.h"
+#include "quant/shared_calibration.h"
 #include "study/non_finite_check.h"
 #include "study/timing_rounds.h"
 
@@ -62,6 +63,12 @@ Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,
   Plan plan = build_plan(inputs.model, options).plan;
   plan.detector = inputs.detector;
   return plan;
+}
+
+void share_calibration_between_variants(const StudySpec& spec, CalibrationImages& calibration) {
+  const auto fp8 = std::count_if(spec.variants.begin(), spec.variants.end(),
+                                 [](const StudyVariant& v) { return v.precision == Precision::kF8; });
+  if (fp8 >= 2) calibration.shared = std::make_shared<SharedCalibration>();
 }
 
 namespace {
@@ -130,6 +137,7 @@ StudySample sample_images(const StudyInputs& inputs, const Dataset& dataset) {
   }
   const std::string& source = separate ? inputs.calibration_data : inputs.data;
   require(!any_fp8 || !s.calibration.images.empty(), source, ": no calibration image could be read");
+  share_calibration_between_variants(spec, s.calibration);
   if (!separate) {
     s.calibration.source = {{"data", inputs.data},
                             {"sample", s.sample_size},

@@ -91,6 +91,9 @@ SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const CalibrationImages
                               const std::vector<VariantResult>& variants,
                               const std::function<Tensor(std::int64_t batch)>& input);
 
+// Two or more FP8 variants share one calibration pass over `calibration` (quant/shared_calibration.h).
+void share_calibration_between_variants(const StudySpec& spec, CalibrationImages& calibration);
+
 // One variant built from inputs.model at `opt_level` on inputs.backend (fp8: calibrated on
 // `calibration`, layers outside FP8 in fp16), carrying inputs.detector.
 Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,

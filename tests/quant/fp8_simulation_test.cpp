@@ -13,8 +13,11 @@
 #include "passes/pass_manager.h"
 #include "quant/activation_calibration.h"
 #include "quant/auto_recipe.h"
+#include "quant/calibration_method.h"
+#include "quant/fp8_build.h"
 #include "quant/fp8_rewrite.h"
 #include "quant/layer_selection.h"
+#include "quant/shared_calibration.h"
 #include "runtime/backend.h"
 #include "tests/families/family_test_util.h"
 #include "tests/families/synthetic_checkpoint.h"
@@ -119,6 +122,44 @@ TEST(Fp8Simulation, CalibrationObservesWhatTheLayersRead) {
     EXPECT_NEAR(calibration.histogram(name).amax(), amax[name], 1e-5 * amax[name]);
     EXPECT_NEAR(chosen.at(name).scale, amax[name] / 448.0f, 1e-5 * amax[name] / 448.0f);
   }
+}
+
+// A study's FP8 variants calibrate once: each recipe and calibrator chooses, from the shared pass over every
+// quantizable layer's input, the scales its own pass would have chosen, and its graph is the same.
+TEST(Fp8Simulation, SharedCalibrationGivesEachBuildWhatItsOwnPassWould) {
+  const Graph graph = small_resnest();
+  CalibrationImages own;
+  for (const std::uint32_t seed : {21u, 22u, 23u, 24u, 25u}) own.images.push_back(image(seed));
+  CalibrationImages shared = own;
+  shared.shared = std::make_shared<SharedCalibration>();
+  const std::vector<std::pair<std::string, CalibrationMethod>> builds = {
+      {"nose-L1", CalibrationMethod::kMax},  // a subset first: the shared pass still covers `all` after it
+      {"all", CalibrationMethod::kMax},
+      {"all", CalibrationMethod::kEntropy},
+      {"nose", CalibrationMethod::kPercentile},
+      {"auto", CalibrationMethod::kMax}};
+  for (const auto& [recipe, method] : builds) {
+    SCOPED_TRACE(recipe + " " + std::string(calibration_method_name(method)));
+    Fp8Settings settings;
+    settings.recipe = recipe;
+    settings.method = method;
+    settings.backend = fast_backend();
+    settings.threads = 1;
+    settings.sensitivity_images = 3;
+    Graph alone = graph;
+    Graph together = graph;
+    const nlohmann::json alone_report = quantize_fp8(alone, settings, own);
+    const nlohmann::json together_report = quantize_fp8(together, settings, shared);
+    ASSERT_EQ(alone_report.at("tensors").size(), together_report.at("tensors").size());
+    for (const auto& [name, tensor] : alone_report.at("tensors").items()) {
+      // Bit-equal, not close: each tensor's histogram holds the same values whichever others are observed.
+      EXPECT_EQ(tensor.at("scale").get<float>(),
+                together_report.at("tensors").at(name).at("scale").get<float>())
+          << name;
+    }
+    EXPECT_EQ(alone_report.at("fp8_layers"), together_report.at("fp8_layers"));
+  }
+  EXPECT_EQ(shared.shared->passes(), 1u) << "every build on one graph shares one pass";
 }
 
 TEST(Fp8Simulation, AutoSearchBracketsItsTarget) {
