@@ -11,6 +11,7 @@
 #include "cli/option_checks.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/npy.h"
 #include "io/output_guard.h"
 #include "pipeline/model_loading.h"
 #include "runtime/benchmark.h"
@@ -30,6 +31,7 @@ struct BenchOptions {
   int threads = 0;
   std::string tactic_cache;
   bool verbose = false;
+  std::optional<std::filesystem::path> input;
   std::optional<std::filesystem::path> json;
 };
 
@@ -39,6 +41,28 @@ Tensor random_input(std::int64_t batch, std::int64_t size) {
   std::mt19937 generator(42);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (float& value : input.mutable_f32()) value = normal(generator);
+  return input;
+}
+
+// The batch the timed runs compute on: --input's .npy (one image repeated to fill the batch, or a whole
+// batch), else seeded noise. The shape must be what the plan's input takes.
+Tensor timing_input(const BenchOptions& options, std::int64_t batch, std::int64_t size) {
+  if (!options.input) return random_input(batch, size);
+  const std::string name = options.input->string();
+  const Tensor given = read_npy(*options.input);
+  const Shape image = {3, size, size};
+  const bool fits = given.dtype() == DType::kF32 && given.rank() == 4 &&
+                    Shape(given.shape().begin() + 1, given.shape().end()) == image &&
+                    (given.dim(0) == 1 || given.dim(0) == batch);
+  const std::string one = cat("[1, 3, ", size, ", ", size, "]");
+  require(fits, "--input ", name, ": expected a float32 .npy of shape ", one,
+          batch > 1 ? cat(" or [", batch, ", 3, ", size, ", ", size, "]") : std::string(), " (batch ", batch,
+          "; --batch sets another), got ", dtype_name(given.dtype()), " ", shape_str(given.shape()));
+  if (given.dim(0) == batch) return given;
+  Tensor input(DType::kF32, {batch, 3, size, size});
+  for (std::int64_t b = 0; b < batch; ++b) {
+    std::copy(given.f32().begin(), given.f32().end(), input.mutable_f32().begin() + b * given.numel());
+  }
   return input;
 }
 
@@ -63,7 +87,9 @@ void bench(const BenchOptions& options, const CLI::App& command) {
   refuse_unless(options.profile, command, {"--profile-iterations"}, "with --profile",
                 "--profile was not given");
   if (const auto json = named_if("--json", options.json)) {
-    refuse_output_over_inputs(*json, {{"the plan", options.plan}, {"--tactic-cache", options.tactic_cache}});
+    refuse_output_over_inputs(*json, {{"the plan", options.plan},
+                                      {"--tactic-cache", options.tactic_cache},
+                                      {"--input", options.input ? options.input->string() : std::string()}});
   }
   const auto plan = pipeline::load_plan(options.plan);
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
@@ -79,12 +105,12 @@ void bench(const BenchOptions& options, const CLI::App& command) {
   compile.strict_backend = options.strict_backend;
   Engine engine(plan, backend, compile);
   if (!engine.fallback_layers().empty()) std::cerr << fallback_warning(engine) << "\n";
-  const Tensor input = random_input(compile.batch, plan->config.preprocess.input_size);
+  const Tensor input = timing_input(options, compile.batch, plan->config.preprocess.input_size);
 
   std::cerr << "bench " << options.plan.string() << ": " << engine.backend() << ", batch " << compile.batch
             << ", warm-up " << duration_text(options.settings.warmup_seconds) << ", duration "
             << duration_text(options.settings.duration_seconds) << ", timed region: " << timed_region(engine)
-            << "\n";
+            << ", input: " << (options.input ? options.input->string() : "seeded normal noise") << "\n";
   if (options.verbose) std::cerr << engine.describe();
   const LatencyStats stats = summarize(time_engine(engine, input, options.settings), compile.batch);
   std::cout << std::fixed << std::setprecision(3) << "latency (ms): median " << stats.median_ms << "  p90 "
@@ -95,14 +121,16 @@ void bench(const BenchOptions& options, const CLI::App& command) {
             << stats.runs << " runs of batch " << compile.batch << " in " << std::setprecision(3)
             << stats.wall_seconds << " s wall)\n";
 
-  nlohmann::json report = {{"plan", options.plan.string()},
-                           {"backend", engine.backend()},
-                           {"batch", compile.batch},
-                           {"precision", precision_name(plan->info.precision)},
-                           {"warmup_seconds", options.settings.warmup_seconds},
-                           {"duration_seconds", options.settings.duration_seconds},
-                           {"timed_region", timed_region(engine)},
-                           {"latency", stats_json(stats)}};
+  nlohmann::json report = {
+      {"plan", options.plan.string()},
+      {"backend", engine.backend()},
+      {"batch", compile.batch},
+      {"precision", precision_name(plan->info.precision)},
+      {"warmup_seconds", options.settings.warmup_seconds},
+      {"duration_seconds", options.settings.duration_seconds},
+      {"timed_region", timed_region(engine)},
+      {"input", options.input ? options.input->string() : std::string("seeded normal noise")},
+      {"latency", stats_json(stats)}};
   // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).
   if (const std::string steps = engine.describe(); !steps.empty()) {
     nlohmann::json lines = nlohmann::json::array();
@@ -172,6 +200,11 @@ void add_bench_command(CLI::App& app) {
       "--tactic-cache", options->tactic_cache,
       "File of timed GPU tactics to reuse and extend (cuda backend; the plan's --opt-level 0 times none)");
   cmd->add_flag("--verbose", options->verbose, "Print what the backend compiled, step by step");
+  cmd->add_option(
+         "--input", options->input,
+         "Time on this float32 .npy (e.g. from kiln preprocess): one image, repeated to fill the batch, "
+         "or a whole batch (default: seeded normal noise)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--json", options->json, "Write every statistic (and the per-layer profile) as JSON");
   cmd->callback([options, cmd] { bench(*options, *cmd); });
 }

@@ -303,6 +303,7 @@ void time_variants(const DetectorStudyInputs& inputs, const Dataset& dataset, co
   }
   const Tensor batch = timing_batch(inputs, dataset, s, spec.batch);
   study.timed_region = timed_region(*engines.front());
+  study.timing_image = dataset.sample(s.split.held_out.front()).name;
   time_in_rounds(spec, timed, batch, study.variants);
   summarize_rounds(spec, study.variants);
   engines.clear();

@@ -151,10 +151,11 @@ std::string method_section(const DetectorStudyResult& result) {
      << (study.variants.empty() ? 0 : study.variants[0].eval.stress.size())
      << " stress inputs (zeros, constant colours, saturated values, checkerboards, large noise).\n"
      << "- Timed region, as `kiln bench` times the same plan: " << study.timed_region << ", on a batch of "
-     << spec.study.batch << " (a held-out image letterboxed, repeated) at optimization level "
-     << spec.study.opt_level << ", the network with its top-k selection. Each variant gets "
-     << spec.study.warmup_seconds << " s of warm-up then " << spec.study.seconds_per_round
-     << " s of timed runs per round; " << spec.study.rounds
+     << spec.study.batch << " (the held-out image `" << study.timing_image
+     << "` letterboxed, repeated) at optimization level " << spec.study.opt_level
+     << ", the network with its top-k selection. Each variant gets " << spec.study.warmup_seconds
+     << " s of warm-up then " << spec.study.seconds_per_round << " s of timed runs per round; "
+     << spec.study.rounds
      << " rounds, the variants interleaved with the first one rotating. Latency is the median of the round "
         "medians; the spread is their min..max; a speed-up is the median of per-round ratios against "
      << spec.study.baseline << ".\n"

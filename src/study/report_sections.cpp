@@ -135,9 +135,10 @@ std::string method_section(const StudyResult& result) {
      << " stress inputs (zeros, constant colours, saturated values, checkerboards, large noise, the ends of "
         "the preprocessing range).\n"
      << "- Timed region, as `kiln bench` times the same plan: " << result.timed_region << ", on a batch of "
-     << spec.batch << " (a held-out image repeated) at optimization level " << spec.opt_level
-     << ". Each variant gets " << spec.warmup_seconds << " s of warm-up then " << spec.seconds_per_round
-     << " s of timed runs per round; " << spec.rounds
+     << spec.batch << " (the held-out image `" << result.timing_image
+     << "` repeated; `kiln bench PLAN --input` on its `kiln preprocess` .npy times the same batch) at "
+     << "optimization level " << spec.opt_level << ". Each variant gets " << spec.warmup_seconds
+     << " s of warm-up then " << spec.seconds_per_round << " s of timed runs per round; " << spec.rounds
      << " rounds, the variants interleaved with the first one rotating, so drift and order hit them alike. "
         "Latency is the median of the round medians; the spread is their min..max; a speed-up is the median "
         "of per-round ratios against "

@@ -346,6 +346,7 @@ nlohmann::json StudyResult::to_json() const {
           {"demo", inputs.demo},
           {"backend", inputs.backend},
           {"timed_region", timed_region},
+          {"timing_image", timing_image},
           {"command", inputs.command},
           {"checkpoint", inputs.model.checkpoint_name},
           {"checkpoint_sha256", checkpoint_sha256},

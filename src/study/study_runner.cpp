@@ -351,6 +351,7 @@ StudyResult run_study(const StudyInputs& inputs) {
 
   const Tensor batch = timing_batch(dataset, sample, inputs.model.config.preprocess, spec.batch);
   result.timed_region = timed_region(*built.engines.front());
+  result.timing_image = dataset.sample(sample.split.held_out.front()).name;
   std::vector<Engine*> engines;
   for (const auto& engine : built.engines) engines.push_back(engine.get());
   time_in_rounds(spec, engines, batch, result.variants);

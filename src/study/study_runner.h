@@ -72,6 +72,7 @@ struct StudyResult {
   std::string family;
   std::string checkpoint_sha256;
   std::string timed_region;  // what the latency figures time, as `kiln bench` times the same engine
+  std::string timing_image;  // the held-out image the timing batch repeats
   nlohmann::json data;       // dataset, sample and split
   std::vector<VariantResult> variants;
   StudyDecision decision;

@@ -168,6 +168,39 @@ std::string file_bytes(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// --input times a given batch instead of noise (trtexec's --loadInputs): one preprocessed image repeated
+// to fill the batch, or a whole batch; any other shape is a one-line error naming the file and the shape.
+TEST(Cli, BenchTimesAGivenInput) {
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "tiny.kplan";
+  ASSERT_EQ(run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+                     (kTiny / "model.safetensors").string() + " -o " + plan.string() + " --precision fp32")
+                .exit_code,
+            0);
+  const fs::path one = scratch.dir() / "dog.npy";
+  ASSERT_EQ(run_kiln("preprocess --input " + (kData / "photos" / "dog.jpg").string() + " -o " + one.string())
+                .exit_code,
+            0);
+  const std::string timing = " --warmup 0s --duration 50ms --min-iterations 2";
+  const fs::path json = scratch.dir() / "bench.json";
+  for (const auto& [input, batch] : {std::pair{one, 3}, std::pair{kTiny / "input.npy", 2}}) {
+    const auto bench = run_kiln("bench " + plan.string() + timing + " --batch " + std::to_string(batch) +
+                                " --input " + input.string() + " --json " + json.string());
+    ASSERT_EQ(bench.exit_code, 0) << bench.output;
+    EXPECT_NE(bench.output.find("input: " + input.string()), std::string::npos) << bench.output;
+    const nlohmann::json report = nlohmann::json::parse(file_bytes(json));
+    EXPECT_EQ(report.at("input"), input.string());
+    EXPECT_EQ(report.at("batch"), batch);
+  }
+  expect_one_line_error(
+      run_kiln("bench " + plan.string() + timing + " --batch 4 --input " + (kTiny / "input.npy").string()),
+      "--input " + (kTiny / "input.npy").string() +
+          ": expected a float32 .npy of shape [1, 3, 224, 224] or [4, 3, 224, 224]");
+  expect_one_line_error(
+      run_kiln("bench " + plan.string() + timing + " --input " + one.string() + " --json " + one.string()),
+      "--input");
+}
+
 TEST(Cli, BuildingTwiceGivesByteIdenticalPlans) {
   const Scratch scratch;
   for (const char* precision : {"fp32", "fp16"}) {
