@@ -58,12 +58,7 @@ Tensor timing_input(const BenchOptions& options, std::int64_t batch, std::int64_
   require(fits, "--input ", name, ": expected a float32 .npy of shape ", one,
           batch > 1 ? cat(" or [", batch, ", 3, ", size, ", ", size, "]") : std::string(), " (batch ", batch,
           "; --batch sets another), got ", dtype_name(given.dtype()), " ", shape_str(given.shape()));
-  if (given.dim(0) == batch) return given;
-  Tensor input(DType::kF32, {batch, 3, size, size});
-  for (std::int64_t b = 0; b < batch; ++b) {
-    std::copy(given.f32().begin(), given.f32().end(), input.mutable_f32().begin() + b * given.numel());
-  }
-  return input;
+  return given.dim(0) == batch ? given : repeated_batch(given.reshaped(image), batch);
 }
 
 nlohmann::json stats_json(const LatencyStats& stats) {

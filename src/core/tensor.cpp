@@ -292,4 +292,15 @@ Tensor Tensor::clone() const {
   return copy;
 }
 
+Tensor repeated_batch(const Tensor& item, std::int64_t batch) {
+  Shape shape = {batch};
+  shape.insert(shape.end(), item.shape().begin(), item.shape().end());
+  Tensor out(item.dtype(), shape);
+  for (std::int64_t b = 0; b < batch; ++b) {
+    std::memcpy(out.mutable_bytes() + static_cast<std::size_t>(b) * item.nbytes(), item.bytes(),
+                item.nbytes());
+  }
+  return out;
+}
+
 }  // namespace kiln

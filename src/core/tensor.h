@@ -68,4 +68,8 @@ class Tensor {
   bool writable_ = false;
 };
 
+// `item` copied `batch` times along a new leading dimension: shape [batch, item's shape...] (a timing
+// batch made of one input).
+Tensor repeated_batch(const Tensor& item, std::int64_t batch);
+
 }  // namespace kiln

@@ -285,11 +285,7 @@ Tensor timing_batch(const DetectorStudyInputs& inputs, const Dataset& dataset, c
   for_each_decoded_image(
       dataset, std::span<const std::size_t>(s.split.held_out).first(1),
       [&](std::size_t, const Image& image) { input = inputs.to_input(image); }, true, nullptr, quiet);
-  Tensor batch(DType::kF32, {batch_size, input.dim(0), input.dim(1), input.dim(2)});
-  for (std::int64_t b = 0; b < batch_size; ++b) {
-    std::copy(input.f32().begin(), input.f32().end(), batch.mutable_f32().begin() + b * input.numel());
-  }
-  return batch;
+  return repeated_batch(input, batch_size);
 }
 
 void time_variants(const DetectorStudyInputs& inputs, const Dataset& dataset, const StudySplit& s,

@@ -243,11 +243,7 @@ Tensor timing_batch(const Dataset& dataset, const StudySample& s, const Preproce
   for_each_image(
       dataset, std::span<const std::size_t>(s.split.held_out).first(1), preprocess,
       [&](std::size_t, const Tensor& image) { input = image; }, true, nullptr, quiet);
-  Tensor batch(DType::kF32, {batch_size, input.dim(0), input.dim(1), input.dim(2)});
-  for (std::int64_t b = 0; b < batch_size; ++b) {
-    std::copy(input.f32().begin(), input.f32().end(), batch.mutable_f32().begin() + b * input.numel());
-  }
-  return batch;
+  return repeated_batch(input, batch_size);
 }
 
 }  // namespace

@@ -352,5 +352,12 @@ TEST(TensorTo, ResultIsOwnedAndSourceUntouched) {
   EXPECT_EQ(halves.dtype(), DType::kF16);
 }
 
+TEST(RepeatedBatch, CopiesTheItemIntoEveryRow) {
+  const Tensor item = Tensor::from_f32({2, 2}, std::vector<float>{1.0f, -2.0f, 3.5f, 0.0f});
+  const Tensor batch = repeated_batch(item, 3);
+  EXPECT_EQ(batch.shape(), (Shape{3, 2, 2}));
+  for (std::size_t i = 0; i < 12; ++i) EXPECT_EQ(batch.f32()[i], item.f32()[i % 4]) << i;
+}
+
 }  // namespace
 }  // namespace kiln

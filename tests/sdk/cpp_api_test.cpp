@@ -101,19 +101,7 @@ TEST(CppApi, ImageRunsEqualARunOnTheHostPreprocessedBatch) {
     const ks::Engine engine(ks::Plan::load(kFixture / "plan.kplan"), options);
     SCOPED_TRACE(engine.backend());
     ks::Context context = engine.context();
-    const std::vector<float> both = context.run(read_all<float>(kFixture / "photos_input.f32")).at(0);
-    const std::vector<float> dog_alone = context.run(read_all<float>(kFixture / "dog_input.f32")).at(0);
-    ASSERT_NE(both, dog_alone);
-    const auto dog = read_all<std::uint8_t>(kFixture / "dog.jpg");
-    const auto cat = read_all<std::uint8_t>(kFixture / "chelsea.png");
-    const std::vector<std::span<const std::uint8_t>> encoded = {dog, cat};
-    expect_same_bits(context.run_images(encoded).at(0), both);
-    expect_same_bits(context.run_images(std::span(encoded).first(1)).at(0), dog_alone);
-    const FixturePixels dog_pixels = fixture_pixels(kFixture, "dog"),
-                        cat_pixels = fixture_pixels(kFixture, "chelsea");
-    const std::vector<ks::ImageView> pixels = {dog_pixels.view, cat_pixels.view};
-    expect_same_bits(context.run_images(pixels).at(0), both);
-    expect_same_bits(context.run_images(std::span(pixels).first(1)).at(0), dog_alone);
+    expect_image_runs_equal_host_batches(context, kFixture);
   }
 }
 
