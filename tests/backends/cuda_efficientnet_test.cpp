@@ -125,9 +125,9 @@ INSTANTIATE_TEST_SUITE_P(Variants, CudaEfficientNetRunTest, ::testing::ValuesIn(
                          [](const auto& param_info) { return variant_name(param_info.param); });
 
 // After the passes every SiLU and sigmoid sits in a convolution, so no activation runs as a step of its
-// own; every squeeze-excite gate of this net (at most 12 x 576 weights) is one squeeze_mlp launch with
-// its SiLU and sigmoid, the other SiLU convolutions are convolution steps with their SiLU epilogue, and
-// every gate is applied by kiln's channel scale kernel.
+// own; every squeeze-excite runs as two steps (squeeze_excite.h): its pool with fc1 and SiLU, then fc2
+// with its sigmoid inside the channel scale; the other SiLU convolutions are convolution steps with their
+// SiLU epilogue.
 TEST(CudaEfficientNetTest, GatesRunOnTheirOwnKernelsAndActivationsInTheConvolutions) {
   KILN_SKIP_WITHOUT_GPU();
   for (const bool fp16 : {false, true}) {
@@ -141,8 +141,10 @@ TEST(CudaEfficientNetTest, GatesRunOnTheirOwnKernelsAndActivationsInTheConvoluti
     options.batch = 2;
     const auto model = make_backend("cuda")->compile(graph, options);
     const std::string steps = model->describe();
-    EXPECT_EQ(count_of(steps, ": channel scale\n"), gates) << steps;
-    EXPECT_EQ(count_of(steps, "+ sigmoid (squeeze_mlp, "), gates) << steps;
+    EXPECT_EQ(count_of(steps, ": squeeze-excite global avg pool + fc1 + silu ("), gates) << steps;
+    EXPECT_EQ(count_of(steps, ": squeeze-excite fc2 + sigmoid + channel scale ("), gates) << steps;
+    EXPECT_EQ(count_of(steps, ": channel scale\n"), 0u) << steps;
+    EXPECT_EQ(count_of(steps, "squeeze_mlp"), 0u) << steps;
     EXPECT_EQ(count_of(steps, ": activation\n"), 0u) << steps;
     EXPECT_EQ(count_of(steps, " act silu"), convs_with(graph, Activation::kSilu) - gates) << steps;
   }

@@ -10,6 +10,7 @@ void ProgramBuilder::add_conv2d(NodeId id) {
   const Node& node = graph_.node(id);
   const NodeId squeeze = fusions_.squeeze_into_expand[static_cast<std::size_t>(id)];
   if (squeeze != kNoNode) return add_squeeze_mlp(id, squeeze);
+  if (fusions_.pool_into_squeeze[static_cast<std::size_t>(id)] != kNoNode) return add_squeeze_pool(id);
   add_conv_layer(node, id, node.attr<ConvAttrs>().activation, nullptr, id);
 }
 
@@ -41,15 +42,12 @@ void ProgramBuilder::add_squeeze_mlp(NodeId fc2, NodeId squeeze) {
     g.hw = to_int(shape(source)[2] * shape(source)[3]);
     g.radix = sum != kNoNode ? to_int(graph_.node(sum).attr<RadixAttrs>().radix) : 1;
   }
-  // Biases default to zeros; [O, I / groups, 1, 1] weights are already the row-major rows the kernel reads.
-  const auto bias_of = [&](const Node& conv, std::int64_t count) {
-    return conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {count});
-  };
+  // [O, I / groups, 1, 1] weights are already the row-major rows the kernel reads.
   const Elem e = elem_;
   const void* pw1 = keep(upload(w1, e));
-  const void* pb1 = keep(upload(bias_of(fc1, g.hidden), e));
+  const void* pb1 = upload_bias(fc1, g.hidden);
   const void* pw2 = keep(upload(w2, e));
-  const void* pb2 = keep(upload(bias_of(node, g.out), e));
+  const void* pb2 = upload_bias(node, g.out);
   const Act act1 = act_of(fc1.attr<ConvAttrs>().activation);
   const Activation gate_act = node.attr<ConvAttrs>().activation;
   const Act act2 = act_of(gate_act);

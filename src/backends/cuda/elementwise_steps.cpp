@@ -62,6 +62,7 @@ void ProgramBuilder::add_batch_norm(NodeId id) {
 }
 
 void ProgramBuilder::add_channel_scale(NodeId id) {
+  if (fusions_.excite_into_scale[static_cast<std::size_t>(id)] != kNoNode) return add_excite_scale(id);
   const Node& node = graph_.node(id);
   const Shape& xs = shape(node.inputs[0]);
   const void* x = ptr(node.inputs[0]);

@@ -2,6 +2,7 @@
 
 #include "backends/common/fusion_match.h"
 #include "backends/cuda/quantize_fusion.h"
+#include "backends/cuda/squeeze_excite.h"
 #include "backends/cuda/squeeze_mlp.h"
 #include "backends/cuda/squeeze_mlp_batched.h"
 
@@ -74,6 +75,48 @@ NodeId pool_for_gate(const Graph& graph, const passes::Consumers& consumers, con
   return pool;
 }
 
+// The node reading `value`, where it is the only reader and the value is no graph output.
+NodeId only_reader(const Graph& graph, const passes::Consumers& consumers, ValueId value) {
+  const auto& readers = consumers[static_cast<std::size_t>(value)];
+  if (readers.size() != 1 || passes::is_graph_output(graph, value)) return kNoNode;
+  return readers.front();
+}
+
+struct SqueezeExcite {
+  NodeId pool = kNoNode, fc2 = kNoNode, scale = kNoNode;
+};
+
+// The squeeze-excite whose fc1 is `fc1`: a global pool read by fc1 alone, fc1 read by fc2 alone, fc2 read
+// by a channel scale alone as its gate; dense 1x1 convolutions (squeeze_excite.h's sizes), nothing in FP8
+// and no radix sum pooled. Empty where any of that fails.
+SqueezeExcite squeeze_excite_of(const Graph& graph, const passes::Consumers& consumers, const Fusions& f,
+                                NodeId fc1) {
+  const Node& squeeze = graph.node(fc1);
+  const auto dense_pointwise = [&](NodeId id) {
+    const Node& n = graph.node(id);
+    return n.op == OpKind::kConv2d && n.precision != Precision::kF8 && is_pointwise(n) &&
+           n.attr<ConvAttrs>().groups == 1;
+  };
+  if (!dense_pointwise(fc1)) return {};
+  const NodeId pool =
+      backends::fusable_producer(graph, consumers, squeeze.inputs[0], fc1, OpKind::kGlobalAvgPool);
+  if (pool == kNoNode || graph.node(pool).precision == Precision::kF8 ||
+      f.radix_sum_into_pool[static_cast<std::size_t>(pool)] != kNoNode ||
+      graph.value(graph.node(pool).inputs[0]).shape.size() != 4)
+    return {};
+  const NodeId fc2 = only_reader(graph, consumers, squeeze.output);
+  if (fc2 == kNoNode || !dense_pointwise(fc2) || graph.node(fc2).inputs[0] != squeeze.output) return {};
+  const NodeId scale = only_reader(graph, consumers, graph.node(fc2).output);
+  if (scale == kNoNode || graph.node(scale).op != OpKind::kChannelScale ||
+      graph.node(scale).precision == Precision::kF8 || graph.node(scale).inputs[1] != graph.node(fc2).output ||
+      graph.node(scale).inputs[0] == graph.node(fc2).output)
+    return {};
+  const Shape& w1 = graph.value(squeeze.inputs[1]).shape;
+  const Shape& w2 = graph.value(graph.node(fc2).inputs[1]).shape;
+  if (!squeeze_excite_fits(w1[1], w1[0], w2[0])) return {};
+  return {pool, fc2, scale};
+}
+
 // Records that `inner` runs in the step of the node whose slot is `slot`.
 void absorb(Fusions& f, NodeId& slot, NodeId inner) {
   if (inner == kNoNode) return;
@@ -83,18 +126,19 @@ void absorb(Fusions& f, NodeId& slot, NodeId inner) {
 
 }  // namespace
 
-std::array<NodeId, 6> Fusions::inner(NodeId node) const {
+std::array<NodeId, 8> Fusions::inner(NodeId node) const {
   const auto i = static_cast<std::size_t>(node);
   const NodeId pool = pool_into_gate[i];
   const NodeId pooled_sum = pool != kNoNode ? radix_sum_into_pool[static_cast<std::size_t>(pool)] : kNoNode;
   return {conv_into_add[i], radix_sum_into_pool[i], softmax_into_sum[i], squeeze_into_expand[i], pool,
-          pooled_sum};
+          pooled_sum,       pool_into_squeeze[i],   excite_into_scale[i]};
 }
 
 Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool fuse_quantize,
                      std::int64_t batch) {
   const std::size_t count = graph.nodes().size();
   Fusions f{std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
+            std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
             std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
             std::vector<NodeId>(count, kNoNode), std::vector<bool>(count, false),
             std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
@@ -111,6 +155,13 @@ Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool 
     } else if (node.op == OpKind::kDequantize) {
       f.absorbed[index] = true;  // its FP8 convolutions read the codes and scales at compile time
     } else if (node.op == OpKind::kConv2d) {
+      if (f.absorbed[index]) continue;  // a squeeze-excite's fc2, computed by its channel scale
+      const SqueezeExcite se = squeeze_excite_of(graph, consumers, f, id);
+      if (se.scale != kNoNode) {
+        absorb(f, f.pool_into_squeeze[index], se.pool);
+        absorb(f, f.excite_into_scale[static_cast<std::size_t>(se.scale)], se.fc2);
+        continue;
+      }
       absorb(f, f.squeeze_into_expand[index], squeeze_for_expand(graph, consumers, id, batch));
       absorb(f, f.pool_into_gate[index],
              pool_for_gate(graph, consumers, f, f.squeeze_into_expand[index], batch));

@@ -6,6 +6,9 @@
 //  - an attention or squeeze-excite gate's two 1x1 convolutions on a pooled vector run as one launch; for
 //    a single image (squeeze_mlp.h) it also computes the global pool (and the radix sum pooled on the
 //    fly) where the pool's only reader is the gate and the pool is small enough to run fast in it;
+//  - a squeeze-excite (global pool -> fc1 -> fc2 -> channel scale) runs in two launches at any batch:
+//    fc1's step computes the pool before it, the channel scale's step computes fc2 (and its sigmoid) for
+//    the channels it scales, so neither the pooled vector nor the gate is a step of its own;
 //  - a dequantize point's codes and scales are read by its FP8 convolutions at compile time;
 //  - a quantize point's E4M3 codes are written by its input's producer (quantize_fusion.h).
 #pragma once
@@ -24,6 +27,8 @@ struct Fusions {
   std::vector<NodeId> softmax_into_sum;     // per radix_weighted_sum: the radix_softmax it computes inline
   std::vector<NodeId> squeeze_into_expand;  // per attention gate's second 1x1 conv: the first (squeeze_mlp.h)
   std::vector<NodeId> pool_into_gate;       // per attention gate's second 1x1 conv: the pool it computes
+  std::vector<NodeId> pool_into_squeeze;    // per squeeze-excite fc1: the global pool it computes
+  std::vector<NodeId> excite_into_scale;    // per channel scale: the squeeze-excite fc2 it computes
   std::vector<bool> absorbed;
   // quantize_fusion.h
   std::vector<NodeId> quantize_into_producer;  // per producer: the first quantize point whose codes it writes
@@ -32,7 +37,7 @@ struct Fusions {
 
   // The nodes computed in `node`'s step besides quantize points (kNoNode where none); a gate's step also
   // computes the radix sum its pool pools.
-  std::array<NodeId, 6> inner(NodeId node) const;
+  std::array<NodeId, 8> inner(NodeId node) const;
 };
 
 // fuse_quantize false keeps every quantize point in a step of its own; `batch` is the batch the program

@@ -1,5 +1,5 @@
 // The pooling kernels (see pooling_kernels.h): PyTorch's window rules, as the reference kernels state
-// them, and the global pool of the radix sum.
+// them, the global pool of the radix sum, and that pool with a squeeze-excite's fc1 (squeeze_excite.h).
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "backends/cuda/kernel_launch.cuh"
 #include "backends/cuda/pooling_kernels.h"
 #include "backends/cuda/quantization_math.cuh"
+#include "backends/cuda/squeeze_excite.h"
 
 namespace kiln::cuda {
 namespace {
@@ -63,9 +64,59 @@ constexpr int kPoolRowsPerThread = 4;  // pixels each thread sums at least, to k
 // image) pair, told by a counter, adds the splits' sums in split order (the result does not depend on
 // which block finished when: concurrent runs give the bits a lone run gives), writes the mean and leaves
 // the counter at zero for the next run: one launch in all.
+// What the image's last block computes after a squeeze-excite's pool (squeeze_excite.h): fc1 on the
+// pooled vector, which the pool's blocks wrote to y.
+template <typename T>
+struct SqueezeTail {
+  const T* w1 = nullptr;
+  const T* b1 = nullptr;
+  T* hidden = nullptr;
+  unsigned* image_counters = nullptr;
+  int units = 0;
+  Act act = Act::kNone;
+};
+
+constexpr int kMaxSqueezeChannels = 4096;
+
+// Called by every thread of a block that wrote the mean of its channel block: the image's last such
+// block (told by a second counter) reads the whole pooled vector back and computes fc1, a warp per
+// hidden unit, and leaves the counter at zero.
 template <typename T, int V>
+__device__ void squeeze_tail(const T* pooled, int c, const SqueezeTail<T>& tail) {
+  __shared__ float vec[kMaxSqueezeChannels];
+  __shared__ bool image_last;
+  const int threads = static_cast<int>(blockDim.x * blockDim.y);
+  const int t = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
+  const int image = blockIdx.y;
+  __threadfence();  // this block's means, seen by the block that reads them all
+  __syncthreads();
+  if (t == 0) image_last = atomicAdd(tail.image_counters + image, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!image_last) return;
+  for (int ch = t; ch < c; ch += threads) vec[ch] = to_float(__ldcg(pooled + static_cast<std::int64_t>(image) * c + ch));
+  __syncthreads();
+  const int warps = threads / 32, warp = t / 32, lane = t % 32, packs = c / V;
+  for (int u = warp; u < tail.units; u += warps) {
+    const T* row = tail.w1 + static_cast<std::int64_t>(u) * c;
+    float acc = 0.0f;
+    for (int p = lane; p < packs; p += 32) {
+      float w[V];
+      load<T, V>(row + p * V, w);
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc += w[k] * vec[p * V + k];
+    }
+    acc = warp_sum(acc);
+    if (lane == 0)
+      tail.hidden[static_cast<std::int64_t>(image) * tail.units + u] =
+          from_float<T>(activate(acc + to_float(tail.b1[u]), tail.act));
+  }
+  if (t == 0) tail.image_counters[image] = 0;
+}
+
+template <typename T, int V, bool kSqueeze>
 __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix,
-                                  int c, int rows_per_split, float inverse_hw, E4m3Out codes) {
+                                  int c, int rows_per_split, float inverse_hw, E4m3Out codes,
+                                  SqueezeTail<T> tail) {
   __shared__ float sums[kPoolThreads][V];
   __shared__ bool last;
   const int lanes = static_cast<int>(blockDim.x), rows = static_cast<int>(blockDim.y);
@@ -123,6 +174,7 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
     store_with_codes<T, V>(y, mean, codes, static_cast<std::int64_t>(image) * c + cp * V);
   }
   if (threadIdx.x == 0 && threadIdx.y == 0) *counter = 0;
+  if constexpr (kSqueeze) squeeze_tail<T, V>(y, c, tail);
 }
 
 // How radix_pool_kernel covers [n, hw, c] with V channels per thread.
@@ -193,9 +245,55 @@ cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, in
     constexpr int V = decltype(kind)::pack;
     const RadixPoolGrid g = radix_pool_grid(n, hw, c, V);
     auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(g.splits) * n * c);
-    radix_pool_kernel<T, V><<<dim3(g.channel_blocks, n, g.splits), dim3(g.lanes, g.rows), 0, stream>>>(
+    radix_pool_kernel<T, V, false><<<dim3(g.channel_blocks, n, g.splits), dim3(g.lanes, g.rows), 0, stream>>>(
         static_cast<const T*>(x), static_cast<T*>(y), partial, counters, hw, radix, c, g.rows_per_split,
-        1.0f / static_cast<float>(hw), codes);
+        1.0f / static_cast<float>(hw), codes, SqueezeTail<T>{});
+    return cudaGetLastError();
+  });
+}
+
+namespace {
+
+// squeeze_pool's scratch: the global pool's (per-split sums, column counters), the pooled vectors, then
+// one counter per image; each part 16-byte aligned.
+struct SqueezeScratch {
+  std::size_t pooled = 0, image_counters = 0, bytes = 0;
+};
+
+SqueezeScratch squeeze_scratch_layout(Elem e, int n, int hw, int c) {
+  const auto align16 = [](std::size_t b) { return (b + 15) / 16 * 16; };
+  SqueezeScratch s;
+  s.pooled = align16(radix_global_pool_scratch(e, n, hw, c));
+  s.image_counters = align16(s.pooled + static_cast<std::size_t>(n) * static_cast<std::size_t>(c) * elem_bytes(e));
+  s.bytes = s.image_counters + static_cast<std::size_t>(n) * sizeof(unsigned);
+  return s;
+}
+
+}  // namespace
+
+std::size_t squeeze_pool_scratch(Elem e, int n, int hw, int c) { return squeeze_scratch_layout(e, n, hw, c).bytes; }
+
+cudaError_t squeeze_pool(const void* x, void* scratch, Elem e, int n, int hw, int c, const SqueezeArgs& a,
+                         cudaStream_t stream) {
+  if (c > kMaxSqueezeChannels || a.units < 1) return cudaErrorInvalidValue;
+  const SqueezeScratch layout = squeeze_scratch_layout(e, n, hw, c);
+  auto* bytes = static_cast<std::byte*>(scratch);
+  auto* partial = reinterpret_cast<float*>(bytes);
+  return dispatch(e, c, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const RadixPoolGrid g = radix_pool_grid(n, hw, c, V);
+    auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(g.splits) * n * c);
+    SqueezeTail<T> tail;
+    tail.w1 = static_cast<const T*>(a.w1);
+    tail.b1 = static_cast<const T*>(a.b1);
+    tail.hidden = static_cast<T*>(a.hidden);
+    tail.image_counters = reinterpret_cast<unsigned*>(bytes + layout.image_counters);
+    tail.units = a.units;
+    tail.act = a.act;
+    radix_pool_kernel<T, V, true><<<dim3(g.channel_blocks, n, g.splits), dim3(g.lanes, g.rows), 0, stream>>>(
+        static_cast<const T*>(x), reinterpret_cast<T*>(bytes + layout.pooled), partial, counters, hw, 1, c,
+        g.rows_per_split, 1.0f / static_cast<float>(hw), E4m3Out{}, tail);
     return cudaGetLastError();
   });
 }

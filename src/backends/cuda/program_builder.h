@@ -137,6 +137,11 @@ class ProgramBuilder {
   bool fp8_gemm_only(const ConvLayer& layer, bool offered) const;
   void add_layer_step(const ConvLayer& layer, Candidate chosen);
 
+  // squeeze_excite_steps.cpp
+  void add_squeeze_pool(NodeId fc1);
+  void add_excite_scale(NodeId scale);
+  // A 1x1 convolution's bias uploaded as `elem_` (zeros where it has none).
+  const void* upload_bias(const Node& conv, std::int64_t count);
   // elementwise_steps.cpp
   void add_add(NodeId id);
   void add_activation(NodeId id);

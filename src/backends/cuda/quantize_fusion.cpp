@@ -30,7 +30,7 @@ bool writes_codes(const Graph& graph, const Fusions& f, NodeId producer) {
   if (f.absorbed[index]) return false;
   switch (graph.node(producer).op) {
     case OpKind::kConv2d:  // the unfused convolution and kiln's epilogue kernel (conv_candidates.cpp)
-      return f.squeeze_into_expand[index] == kNoNode;
+      return f.squeeze_into_expand[index] == kNoNode && f.pool_into_squeeze[index] == kNoNode;
     case OpKind::kAdd:  // alone or as a convolution's residual epilogue
     case OpKind::kActivation:
     case OpKind::kMaxPool2d:

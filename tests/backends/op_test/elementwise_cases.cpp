@@ -99,6 +99,8 @@ std::vector<OpCase> elementwise_cases() {
       cases.push_back(channel_scale_case(c, true, behind_conv));
     }
     cases.push_back(channel_scale_case(384, true, behind_conv, 48));
+    // A tile of 64 channels and a part tile (squeeze_excite.cu), hidden units no pack divides.
+    cases.push_back(channel_scale_case(72, true, behind_conv, 6));
   }
   // A residual add with SiLU: behind a convolution, the CUDA backend runs it as that convolution's
   // epilogue (bias, residual, then the activation).
@@ -112,6 +114,8 @@ std::vector<OpCase> elementwise_cases() {
   cases.push_back(fp16_case(channel_scale_case(13, false, true)));
   cases.push_back(fp16_case(channel_scale_case(24, false, false)));
   cases.push_back(fp16_case(channel_scale_case(384, true, true, 48)));
+  cases.push_back(fp16_case(channel_scale_case(13, true, true)));
+  cases.push_back(fp16_case(channel_scale_case(72, true, false, 6)));
   cases.push_back(fp16_case(activation_case(Activation::kSigmoid, true)));
   cases.push_back(quantize_case("quantize", 0.01f, 1.0f));
   cases.push_back(quantize_case("quantize_saturating", 0.01f, 8.0f));  // |x| / scale up to 800 > 448
