@@ -38,8 +38,8 @@ struct SqueezeExcite {
 SqueezeExcite make_squeeze_excite(std::int64_t channels, std::int64_t hidden, std::int64_t size, bool fp16) {
   SqueezeExcite t;
   SmallGraph& g = t.g;
-  const ValueId x = g.node(OpKind::kActivation, {g.input("x", {channels, size, size})},
-                           ActivationAttrs{Activation::kRelu});
+  const ValueId x =
+      g.node(OpKind::kActivation, {g.input("x", {channels, size, size})}, ActivationAttrs{Activation::kRelu});
   t.relu = g.graph.value(x).producer;
   t.pooled = g.node(OpKind::kGlobalAvgPool, {x});
   t.pool = g.graph.value(t.pooled).producer;
@@ -92,7 +92,8 @@ TEST(CudaSqueezeExciteFusionTest, OtherReadersAndWideGatesKeepTheGateStep) {
   SqueezeExcite gate_read = make_squeeze_excite(64, 8, 14, false);
   gate_read.g.output(gate_read.g.graph.node(gate_read.fc2).output);
   const SqueezeExcite wide = make_squeeze_excite(4100, 8, 2, false);
-  for (const SqueezeExcite* t : std::initializer_list<const SqueezeExcite*>{&pooled_read, &gate_read, &wide}) {
+  for (const SqueezeExcite* t :
+       std::initializer_list<const SqueezeExcite*>{&pooled_read, &gate_read, &wide}) {
     const cuda::Fusions f = cuda::find_fusions(t->g.graph, t->g.graph.topological_order(), true, 1);
     EXPECT_EQ(f.pool_into_squeeze[at(t->fc1)], kNoNode);
     EXPECT_EQ(f.excite_into_scale[at(t->scale)], kNoNode);
@@ -123,8 +124,9 @@ TEST(CudaSqueezeExciteTest, MatchesTheReference) {
       options.batch = z.batch;
       const auto model = make_backend("cuda")->compile(t.g.graph, options);
       const std::string steps = model->describe();
-      EXPECT_NE(steps.find(cat("squeeze-excite global avg pool + fc1 + silu (", z.channels, " -> ", z.hidden)),
-                std::string::npos)
+      EXPECT_NE(
+          steps.find(cat("squeeze-excite global avg pool + fc1 + silu (", z.channels, " -> ", z.hidden)),
+          std::string::npos)
           << steps;
       EXPECT_NE(steps.find("squeeze-excite fc2 + sigmoid + channel scale"), std::string::npos) << steps;
       const Tensor x = random_tensor({z.batch, z.channels, z.size, z.size}, 31);

@@ -5,7 +5,8 @@
 # replays; what differs is only the sample count and the machine's drift between the two runs).
 #
 # Usage: tools/device/study_vs_bench.sh [--models resnet50,resnest50d] [--variants fp16]
-# Needs `carry: [".carry"]` (see bench_cuda.sh).
+# Needs `carry: [".carry"]` (see bench_cuda.sh); with .carry/bin/engine_state_probe (benchmarks/, built with
+# -DKILN_BUILD_BENCHMARKS=ON) it also times each plan on an engine made alone and one made after another.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kiln-out}
@@ -38,13 +39,27 @@ for name in $models; do
   image=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["timing_image"])' "$study/study.json")
   "$KILN" preprocess --family "$(family_of "$name")" --config "$WORK/goldens/$name/config.json" --input "$image" \
     -o "$WORK/timing-$name.npy" >>"$OUT/bench.log" 2>&1 || log "  $name: preprocess of $image failed"
+  # Whether an engine made after another one (the study's fp32 reference) times differently from one made
+  # alone (kiln bench): benchmarks/engine_state_probe, carried beside kiln.
+  probe=.carry/bin/engine_state_probe
+  if [[ -x $probe ]]; then
+    "$KILN" build "$(family_of "$name")" --checkpoint "$WORK/goldens/$name/model.safetensors" --precision fp32 \
+      --backend cuda -o "$WORK/$name.fp32.kplan" >>"$OUT/bench.log" 2>&1 || log "  $name: fp32 build failed"
+    for plan in "$study"/plans/*.kplan; do
+      log "  $name $(basename "$plan" .kplan), engine states (engine_state_probe):"
+      "$probe" "$plan" "$WORK/$name.fp32.kplan" 3 2>&1 | sed 's/^/      /' | tee -a "$OUT/summary.txt"
+    done
+  fi
   for plan in "$study"/plans/*.kplan; do
     variant=$(basename "$plan" .kplan)
-    for input in noise image; do
+    # Noise twice: how far two bench processes on the same plan differ is the floor of the comparison.
+    for input in noise image noise; do
       input_args=()
       [[ $input == image ]] && input_args=(--input "$WORK/timing-$name.npy")
       "$KILN" bench "$plan" --backend cuda --warmup 1s --duration 3s "${input_args[@]}" --json "$WORK/bench.json" \
-        >>"$OUT/bench.log" 2>&1 || { log "  $name $variant ($input): bench failed"; continue; }
+        --verbose >"$WORK/bench_one.log" 2>&1 || { log "  $name $variant ($input): bench failed"; continue; }
+      cat "$WORK/bench_one.log" >>"$OUT/bench.log"
+      log "    bench compiled: $(grep -o 'tactics: .*' "$WORK/bench_one.log" | head -1)"
       python3 - "$study/study.json" "$WORK/bench.json" "$name" "$variant" <<'PY' | tee -a "$OUT/summary.txt"
 import json, re, sys
 study, bench, name, variant = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]

@@ -108,7 +108,8 @@ SqueezeExcite squeeze_excite_of(const Graph& graph, const passes::Consumers& con
   if (fc2 == kNoNode || !dense_pointwise(fc2) || graph.node(fc2).inputs[0] != squeeze.output) return {};
   const NodeId scale = only_reader(graph, consumers, graph.node(fc2).output);
   if (scale == kNoNode || graph.node(scale).op != OpKind::kChannelScale ||
-      graph.node(scale).precision == Precision::kF8 || graph.node(scale).inputs[1] != graph.node(fc2).output ||
+      graph.node(scale).precision == Precision::kF8 ||
+      graph.node(scale).inputs[1] != graph.node(fc2).output ||
       graph.node(scale).inputs[0] == graph.node(fc2).output)
     return {};
   const Shape& w1 = graph.value(squeeze.inputs[1]).shape;

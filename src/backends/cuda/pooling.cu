@@ -11,6 +11,7 @@
 #include "backends/cuda/pooling_kernels.h"
 #include "backends/cuda/quantization_math.cuh"
 #include "backends/cuda/squeeze_excite.h"
+#include "backends/cuda/warp_dots.cuh"
 
 namespace kiln::cuda {
 namespace {
@@ -64,51 +65,55 @@ constexpr int kPoolRowsPerThread = 4;  // pixels each thread sums at least, to k
 // image) pair, told by a counter, adds the splits' sums in split order (the result does not depend on
 // which block finished when: concurrent runs give the bits a lone run gives), writes the mean and leaves
 // the counter at zero for the next run: one launch in all.
-// What the image's last block computes after a squeeze-excite's pool (squeeze_excite.h): fc1 on the
-// pooled vector, which the pool's blocks wrote to y.
+// What a squeeze-excite's pool (squeeze_excite.h) computes after its means: fc1 on them. Each channel
+// block's last block multiplies its slice of the pooled vector into every hidden unit (its columns of W1),
+// so W1 is read by as many blocks as there are channel blocks rather than by one; the image's last such
+// block adds the slices' sums in order and applies the bias and the activation.
 template <typename T>
 struct SqueezeTail {
   const T* w1 = nullptr;
   const T* b1 = nullptr;
   T* hidden = nullptr;
+  float* partial = nullptr;  // [n][channel blocks][units]
   unsigned* image_counters = nullptr;
   int units = 0;
   Act act = Act::kNone;
 };
 
-constexpr int kMaxSqueezeChannels = 4096;
-
-// Called by every thread of a block that wrote the mean of its channel block: the image's last such
-// block (told by a second counter) reads the whole pooled vector back and computes fc1, a warp per
-// hidden unit, and leaves the counter at zero.
+// Called by every thread of a channel block's last block once `mean` holds its slice of the pooled vector
+// (rounded to T, as the pool layer stores it).
 template <typename T, int V>
-__device__ void squeeze_tail(const T* pooled, int c, const SqueezeTail<T>& tail) {
-  __shared__ float vec[kMaxSqueezeChannels];
+__device__ void squeeze_tail(const float* mean, int c, const SqueezeTail<T>& tail) {
+  constexpr int kRows = 4;  // hidden units a warp computes at once
   __shared__ bool image_last;
+  __syncthreads();  // the slice's means written
   const int threads = static_cast<int>(blockDim.x * blockDim.y);
-  const int t = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
-  const int image = blockIdx.y;
-  __threadfence();  // this block's means, seen by the block that reads them all
+  const int t = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x), lane = t % 32, warps = threads / 32;
+  const int image = blockIdx.y, blocks = gridDim.x, block = blockIdx.x;
+  const int first_channel = block * static_cast<int>(blockDim.x) * V;
+  const int len = min(static_cast<int>(blockDim.x) * V, c - first_channel);
+  float* sums = tail.partial + (static_cast<std::int64_t>(image) * blocks + block) * tail.units;
+  for (int first = t / 32 * kRows; first < tail.units; first += warps * kRows) {
+    float dots[kRows];
+    warp_dots<T, V, kRows>(tail.w1 + first_channel, tail.units, c, len, first, mean, dots);
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      if (lane == 0 && first + k < tail.units) sums[first + k] = dots[k];
+    }
+  }
+  __threadfence();  // this block's sums, seen by the block that adds them all
   __syncthreads();
-  if (t == 0) image_last = atomicAdd(tail.image_counters + image, 1u) == gridDim.x - 1;
+  if (t == 0) image_last = atomicAdd(tail.image_counters + image, 1u) == static_cast<unsigned>(blocks) - 1;
   __syncthreads();
   if (!image_last) return;
-  for (int ch = t; ch < c; ch += threads) vec[ch] = to_float(__ldcg(pooled + static_cast<std::int64_t>(image) * c + ch));
-  __syncthreads();
-  const int warps = threads / 32, warp = t / 32, lane = t % 32, packs = c / V;
-  for (int u = warp; u < tail.units; u += warps) {
-    const T* row = tail.w1 + static_cast<std::int64_t>(u) * c;
-    float acc = 0.0f;
-    for (int p = lane; p < packs; p += 32) {
-      float w[V];
-      load<T, V>(row + p * V, w);
-#pragma unroll
-      for (int k = 0; k < V; ++k) acc += w[k] * vec[p * V + k];
-    }
-    acc = warp_sum(acc);
-    if (lane == 0)
-      tail.hidden[static_cast<std::int64_t>(image) * tail.units + u] =
-          from_float<T>(activate(acc + to_float(tail.b1[u]), tail.act));
+  const float* image_sums = tail.partial + static_cast<std::int64_t>(image) * blocks * tail.units;
+  for (int u = t; u < tail.units; u += threads) {
+    float sum = 0.0f;
+#pragma unroll 4
+    for (int q = 0; q < blocks; ++q)
+      sum += __ldcg(image_sums + static_cast<std::int64_t>(q) * tail.units + u);
+    tail.hidden[static_cast<std::int64_t>(image) * tail.units + u] =
+        from_float<T>(activate(sum + to_float(tail.b1[u]), tail.act));
   }
   if (t == 0) tail.image_counters[image] = 0;
 }
@@ -118,6 +123,7 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
                                   int c, int rows_per_split, float inverse_hw, E4m3Out codes,
                                   SqueezeTail<T> tail) {
   __shared__ float sums[kPoolThreads][V];
+  __shared__ float slice_mean[kSqueeze ? 32 * V : 1];  // a squeeze-excite's slice of the pooled vector
   __shared__ bool last;
   const int lanes = static_cast<int>(blockDim.x), rows = static_cast<int>(blockDim.y);
   const int slot = static_cast<int>(threadIdx.y) * lanes + static_cast<int>(threadIdx.x);
@@ -129,11 +135,27 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
 #pragma unroll
   for (int k = 0; k < V; ++k) acc[k] = 0.0f;
   if (active) {
-    for (int p = begin + static_cast<int>(threadIdx.y); p < end; p += rows) {
-      const T* row = x + (static_cast<std::int64_t>(image) * hw + p) * radix * c + cp * V;
+    const auto pixel = [&](int p) {
+      return x + (static_cast<std::int64_t>(image) * hw + p) * radix * c + cp * V;
+    };
+    int p = begin + static_cast<int>(threadIdx.y);
+    // Four pixels' loads in flight before their sums (a fixed order: the same bits run after run).
+    for (; p + 3 * rows < end; p += 4 * rows) {
+      for (int r = 0; r < radix; ++r) {
+        float v[4][V];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) load<T, V>(pixel(p + j * rows) + r * c, v[j]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) acc[k] += v[j][k];
+        }
+      }
+    }
+    for (; p < end; p += rows) {
       for (int r = 0; r < radix; ++r) {
         float v[V];
-        load<T, V>(row + r * c, v);
+        load<T, V>(pixel(p) + r * c, v);
 #pragma unroll
         for (int k = 0; k < V; ++k) acc[k] += v[k];
       }
@@ -160,21 +182,41 @@ __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* co
   if (threadIdx.x == 0 && threadIdx.y == 0) last = atomicAdd(counter, 1u) == gridDim.z - 1;
   __syncthreads();
   if (!last) return;
+  // Every row of the block adds its share of the splits (row y: y, y + rows, ...), then row 0 the rows'
+  // totals in row order: a fixed order, with a row's loads in flight rather than one split at a time.
+  float total[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) total[k] = 0.0f;
+  if (active) {
+    for (int split = static_cast<int>(threadIdx.y); split < splits; split += rows) {
+      const float* sum = at(split);
+#pragma unroll
+      for (int k = 0; k < V; ++k) total[k] += __ldcg(sum + k);
+    }
+  }
+  __syncthreads();  // every thread done with `sums` above
+#pragma unroll
+  for (int k = 0; k < V; ++k) sums[slot][k] = total[k];
+  __syncthreads();
   if (threadIdx.y == 0 && active) {
     float mean[V];
 #pragma unroll
     for (int k = 0; k < V; ++k) mean[k] = 0.0f;
-    for (int split = 0; split < splits; ++split) {
-      const float* sum = at(split);
+    for (int row = 0; row < rows; ++row) {
 #pragma unroll
-      for (int k = 0; k < V; ++k) mean[k] += __ldcg(sum + k);
+      for (int k = 0; k < V; ++k) mean[k] += sums[row * lanes + threadIdx.x][k];
     }
 #pragma unroll
     for (int k = 0; k < V; ++k) mean[k] *= inverse_hw;
-    store_with_codes<T, V>(y, mean, codes, static_cast<std::int64_t>(image) * c + cp * V);
+    if constexpr (kSqueeze) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) slice_mean[threadIdx.x * V + k] = to_float(from_float<T>(mean[k]));
+    } else {
+      store_with_codes<T, V>(y, mean, codes, static_cast<std::int64_t>(image) * c + cp * V);
+    }
   }
   if (threadIdx.x == 0 && threadIdx.y == 0) *counter = 0;
-  if constexpr (kSqueeze) squeeze_tail<T, V>(y, c, tail);
+  if constexpr (kSqueeze) squeeze_tail<T, V>(slice_mean, c, tail);
 }
 
 // How radix_pool_kernel covers [n, hw, c] with V channels per thread.
@@ -254,29 +296,34 @@ cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, in
 
 namespace {
 
-// squeeze_pool's scratch: the global pool's (per-split sums, column counters), the pooled vectors, then
-// one counter per image; each part 16-byte aligned.
+// squeeze_pool's scratch: the global pool's (per-split sums, column counters), each channel block's sums
+// per hidden unit, then one counter per image; each part 16-byte aligned.
 struct SqueezeScratch {
-  std::size_t pooled = 0, image_counters = 0, bytes = 0;
+  std::size_t sums = 0, image_counters = 0, bytes = 0;
 };
 
-SqueezeScratch squeeze_scratch_layout(Elem e, int n, int hw, int c) {
+SqueezeScratch squeeze_scratch_layout(Elem e, int n, int hw, int c, int units) {
   const auto align16 = [](std::size_t b) { return (b + 15) / 16 * 16; };
+  const RadixPoolGrid g = radix_pool_grid(n, hw, c, pool_pack(e, c));
   SqueezeScratch s;
-  s.pooled = align16(radix_global_pool_scratch(e, n, hw, c));
-  s.image_counters = align16(s.pooled + static_cast<std::size_t>(n) * static_cast<std::size_t>(c) * elem_bytes(e));
+  s.sums = align16(radix_global_pool_scratch(e, n, hw, c));
+  s.image_counters =
+      align16(s.sums + static_cast<std::size_t>(n) * static_cast<std::size_t>(g.channel_blocks) *
+                           static_cast<std::size_t>(units) * sizeof(float));
   s.bytes = s.image_counters + static_cast<std::size_t>(n) * sizeof(unsigned);
   return s;
 }
 
 }  // namespace
 
-std::size_t squeeze_pool_scratch(Elem e, int n, int hw, int c) { return squeeze_scratch_layout(e, n, hw, c).bytes; }
+std::size_t squeeze_pool_scratch(Elem e, int n, int hw, int c, int units) {
+  return squeeze_scratch_layout(e, n, hw, c, units).bytes;
+}
 
 cudaError_t squeeze_pool(const void* x, void* scratch, Elem e, int n, int hw, int c, const SqueezeArgs& a,
                          cudaStream_t stream) {
-  if (c > kMaxSqueezeChannels || a.units < 1) return cudaErrorInvalidValue;
-  const SqueezeScratch layout = squeeze_scratch_layout(e, n, hw, c);
+  if (!squeeze_excite_fits(c, a.units, c)) return cudaErrorInvalidValue;
+  const SqueezeScratch layout = squeeze_scratch_layout(e, n, hw, c, a.units);
   auto* bytes = static_cast<std::byte*>(scratch);
   auto* partial = reinterpret_cast<float*>(bytes);
   return dispatch(e, c, [&](auto kind) {
@@ -288,12 +335,13 @@ cudaError_t squeeze_pool(const void* x, void* scratch, Elem e, int n, int hw, in
     tail.w1 = static_cast<const T*>(a.w1);
     tail.b1 = static_cast<const T*>(a.b1);
     tail.hidden = static_cast<T*>(a.hidden);
+    tail.partial = reinterpret_cast<float*>(bytes + layout.sums);
     tail.image_counters = reinterpret_cast<unsigned*>(bytes + layout.image_counters);
     tail.units = a.units;
     tail.act = a.act;
     radix_pool_kernel<T, V, true><<<dim3(g.channel_blocks, n, g.splits), dim3(g.lanes, g.rows), 0, stream>>>(
-        static_cast<const T*>(x), reinterpret_cast<T*>(bytes + layout.pooled), partial, counters, hw, 1, c,
-        g.rows_per_split, 1.0f / static_cast<float>(hw), E4m3Out{}, tail);
+        static_cast<const T*>(x), nullptr, partial, counters, hw, 1, c, g.rows_per_split,
+        1.0f / static_cast<float>(hw), E4m3Out{}, tail);
     return cudaGetLastError();
   });
 }

@@ -11,13 +11,45 @@
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_launch.cuh"
 #include "backends/cuda/squeeze_excite.h"
+#include "backends/cuda/warp_dots.cuh"
 
 namespace kiln::cuda {
 namespace {
 
 constexpr int kTileChannels = 64;
+constexpr int kRows = kTileChannels / (kBlock / 32);  // gate values a warp computes at once: one round
 constexpr int kMaxChannels = 4096, kMaxHidden = 1024;
 constexpr int kWantedBlocks = 4 * 132;  // about four blocks per multiprocessor of an H200
+constexpr int kPacksAtOnce = 4;         // packs a thread scales per pass
+
+// Loads (then scales and stores) up to kPacksAtOnce packs of the block's pixel run: pack i0 + j * kBlock.
+template <typename T, int V>
+struct ScalePass {
+  float v[kPacksAtOnce][V];
+  std::int64_t offset[kPacksAtOnce];
+  int channel[kPacksAtOnce];
+
+  __device__ void load_from(const T* x, std::int64_t i0, std::int64_t items, int packs, std::int64_t base,
+                            std::int64_t first_pixel, int channels) {
+#pragma unroll
+    for (int j = 0; j < kPacksAtOnce; ++j) {
+      const std::int64_t i = min(i0 + j * kBlock, items - 1);  // past the end: the last pack again
+      channel[j] = static_cast<int>(i % packs) * V;
+      offset[j] = base + (first_pixel + i / packs) * channels + channel[j];
+      load<T, V>(x + offset[j], v[j]);
+    }
+  }
+
+  __device__ void scale_into(T* y, std::int64_t i0, std::int64_t items, const float* gate) {
+#pragma unroll
+    for (int j = 0; j < kPacksAtOnce; ++j) {
+      if (i0 + j * kBlock >= items) break;
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[j][k] *= gate[channel[j] + k];
+      store<T, V>(y + offset[j], v[j]);
+    }
+  }
+};
 
 template <typename T, int V>
 __global__ void __launch_bounds__(kBlock) excite_scale_kernel(const T* x, ExciteArgs a, T* y, int channels,
@@ -27,33 +59,38 @@ __global__ void __launch_bounds__(kBlock) excite_scale_kernel(const T* x, Excite
   const int t = static_cast<int>(threadIdx.x), image = static_cast<int>(blockIdx.z);
   const int first = static_cast<int>(blockIdx.y) * kTileChannels;
   const int tile = min(kTileChannels, channels - first);
-  const T* h = static_cast<const T*>(a.hidden) + static_cast<std::int64_t>(image) * a.units;
-  for (int k = t; k < a.units; k += kBlock) hidden[k] = to_float(h[k]);
-  __syncthreads();
-  const int warp = t / 32, lane = t % 32;
-  for (int j = warp; j < tile; j += kBlock / 32) {
-    const T* row = static_cast<const T*>(a.w2) + static_cast<std::int64_t>(first + j) * a.units;
-    float acc = 0.0f;
-    for (int k = lane; k < a.units; k += 32) acc += to_float(row[k]) * hidden[k];
-    acc = warp_sum(acc);
-    // Rounded to the storage type, as the gate layer stores its output.
-    if (lane == 0)
-      gate[j] = to_float(from_float<T>(activate(acc + to_float(static_cast<const T*>(a.b2)[first + j]), a.act)));
-  }
-  __syncthreads();
   // V divides the channel count and the tile (64), so a pack stays inside the tile.
   const int packs = tile / V;
   const std::int64_t begin = static_cast<std::int64_t>(blockIdx.x) * pixels_per_block;
-  const std::int64_t count = min(pixels, begin + pixels_per_block) - begin;
-  const std::int64_t image_base = static_cast<std::int64_t>(image) * pixels * channels + first;
-  for (std::int64_t i = t; i < count * packs; i += kBlock) {
-    const int cp = static_cast<int>(i % packs);
-    const std::int64_t offset = image_base + (begin + i / packs) * channels + cp * V;
-    float v[V];
-    load<T, V>(x + offset, v);
+  const std::int64_t items = (min(pixels, begin + pixels_per_block) - begin) * packs;
+  const std::int64_t base = static_cast<std::int64_t>(image) * pixels * channels + first;
+  // The first pass's loads go out before the gate is computed, so their latency overlaps the gate's.
+  // y may alias x: each pack is read and then written by the same thread only.
+  ScalePass<T, V> pass;
+  pass.load_from(x, t, items, packs, base, begin, channels);
+
+  const T* h = static_cast<const T*>(a.hidden) + static_cast<std::int64_t>(image) * a.units;
+  for (int k = t; k < a.units; k += kBlock) hidden[k] = to_float(h[k]);
+  __syncthreads();
+  // Each warp computes kRows of the tile's gate values at once (every row's loads in flight).
+  const int warp = t / 32, lane = t % 32;
+  const auto* w2 = static_cast<const T*>(a.w2) + static_cast<std::int64_t>(first) * a.units;
+  for (int j0 = warp * kRows; j0 < tile; j0 += kBlock / 32 * kRows) {
+    float dots[kRows];
+    warp_dots<T, 1, kRows>(w2, tile, a.units, a.units, j0, hidden, dots);
 #pragma unroll
-    for (int k = 0; k < V; ++k) v[k] *= gate[cp * V + k];
-    store<T, V>(y + offset, v);
+    for (int k = 0; k < kRows; ++k) {
+      const int j = j0 + k;
+      // Rounded to the storage type, as the gate layer stores its output.
+      if (lane == 0 && j < tile)
+        gate[j] = to_float(
+            from_float<T>(activate(dots[k] + to_float(static_cast<const T*>(a.b2)[first + j]), a.act)));
+    }
+  }
+  __syncthreads();
+  for (std::int64_t i0 = t; i0 < items; i0 += kBlock * kPacksAtOnce) {
+    if (i0 != t) pass.load_from(x, i0, items, packs, base, begin, channels);
+    pass.scale_into(y, i0, items, gate);
   }
 }
 
@@ -71,9 +108,9 @@ cudaError_t excite_scale(const void* x, const ExciteArgs& a, void* y, Elem e, in
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const int tiles = (channels + kTileChannels - 1) / kTileChannels;
-    // Enough pixel runs to fill the chip, but a run of at least one pass of the block over the tile.
+    // Enough pixel runs to fill the chip, but a run of at least one full pass of the block.
     const int tile_packs = std::min(kTileChannels, channels) / V;
-    const std::int64_t min_run = (kBlock + tile_packs - 1) / tile_packs;
+    const std::int64_t min_run = (kPacksAtOnce * kBlock + tile_packs - 1) / tile_packs;
     const std::int64_t most_runs = (pixels + min_run - 1) / min_run;
     const std::int64_t runs =
         std::clamp<std::int64_t>(kWantedBlocks / (static_cast<std::int64_t>(tiles) * images), 1, most_runs);

@@ -24,15 +24,15 @@ namespace kiln::cuda {
 bool squeeze_excite_fits(std::int64_t channels, std::int64_t hidden, std::int64_t out);
 
 struct SqueezeArgs {
-  const void* w1 = nullptr;   // [hidden][c]
-  const void* b1 = nullptr;   // [hidden]
-  void* hidden = nullptr;     // [n, hidden] out
-  int units = 0;              // hidden
+  const void* w1 = nullptr;  // [hidden][c]
+  const void* b1 = nullptr;  // [hidden]
+  void* hidden = nullptr;    // [n, hidden] out
+  int units = 0;             // hidden
   Act act = Act::kNone;
 };
 
 // Device scratch of squeeze_pool: zeros before the first run (the launch leaves its counters at zero).
-std::size_t squeeze_pool_scratch(Elem e, int n, int hw, int c);
+std::size_t squeeze_pool_scratch(Elem e, int n, int hw, int c, int units);
 
 // The global pool of x [n, hw, c] and fc1 on it (pooling.cu: the global pool's kernel, whose last block
 // per image also computes fc1).

@@ -6,7 +6,8 @@
 namespace kiln::cuda {
 
 const void* ProgramBuilder::upload_bias(const Node& conv, std::int64_t count) {
-  return keep(upload(conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {count}), elem_));
+  return keep(
+      upload(conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {count}), elem_));
 }
 
 void ProgramBuilder::add_squeeze_pool(NodeId fc1) {
@@ -21,15 +22,16 @@ void ProgramBuilder::add_squeeze_pool(NodeId fc1) {
   a.b1 = upload_bias(node, a.units);
   a.hidden = ptr(node.output);
   a.act = act_of(node.attr<ConvAttrs>().activation);
-  DeviceBuffer scratch(squeeze_pool_scratch(elem_, n, hw, c));
+  DeviceBuffer scratch(squeeze_pool_scratch(elem_, n, hw, c, a.units));
   check(cudaMemset(scratch.data(), 0, scratch.bytes()), "zeroing squeeze-excite scratch");
   void* counters = keep(std::move(scratch));
   const void* x = ptr(pool.inputs[0]);
   const Elem e = elem_;
-  add_step(fc1,
-           cat("squeeze-excite global avg pool + fc1 + ", activation_name(node.attr<ConvAttrs>().activation), " (",
-               c, " -> ", a.units, ")"),
-           [=](cudaStream_t s) { check(squeeze_pool(x, counters, e, n, hw, c, a, s), "squeeze-excite pool"); });
+  add_step(
+      fc1,
+      cat("squeeze-excite global avg pool + fc1 + ", activation_name(node.attr<ConvAttrs>().activation), " (",
+          c, " -> ", a.units, ")"),
+      [=](cudaStream_t s) { check(squeeze_pool(x, counters, e, n, hw, c, a, s), "squeeze-excite pool"); });
 }
 
 void ProgramBuilder::add_excite_scale(NodeId id) {
@@ -49,10 +51,12 @@ void ProgramBuilder::add_excite_scale(NodeId id) {
   const int images = to_int(xs[0]), ch = to_int(channels_of(xs));
   const std::int64_t pixels = xs[2] * xs[3];
   const Elem e = elem_;
-  add_step(id, cat("squeeze-excite fc2 + ", activation_name(gate_act), " + channel scale (", a.units, " -> ", ch, ")"),
-           [=](cudaStream_t s) {
-             check(excite_scale(x, a, y, e, images, pixels, ch, s), "squeeze-excite scale");
-           });
+  add_step(
+      id,
+      cat("squeeze-excite fc2 + ", activation_name(gate_act), " + channel scale (", a.units, " -> ", ch, ")"),
+      [=](cudaStream_t s) {
+        check(excite_scale(x, a, y, e, images, pixels, ch, s), "squeeze-excite scale");
+      });
 }
 
 }  // namespace kiln::cuda
