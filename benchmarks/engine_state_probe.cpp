@@ -1,17 +1,25 @@
 // Whether what else a process holds moves a network's time: times one plan the way `kiln bench` does
-// (device events around graph replays, runtime/benchmark.h) on engines made in three states: alone, as
-// `kiln bench` makes it; a second engine of the plan made after an engine of OTHER_PLAN (as `kiln study`
-// makes its variants after the fp32 reference); the first engine again with both others alive; again
-// once they are gone; and beside an idle device buffer as large as the other engines' memory was.
-// Prints one line per state with the median.
+// (device events around graph replays, runtime/benchmark.h) on the first engine a process makes, then
+// again after making something else, to find what a second engine changes for the first.
 //
-//   engine_state_probe PLAN OTHER_PLAN [SECONDS]
+//   engine_state_probe PLAN OTHER_PLAN [SECONDS] [MODE]
+//
+// MODE (one per process: what it changes persists):
+//   engine     (default) a second engine of PLAN made after an engine of OTHER_PLAN (as `kiln study`
+//              makes its variants after the fp32 reference), timed; the first again with both alive,
+//              again once they are gone, and beside an idle buffer as large as they were;
+//   profiling  an engine of OTHER_PLAN compiled for profiling (its libraries' handles and layers, no CUDA
+//              graph), then the first again;
+//   graph      a stream and a one-node CUDA graph captured, instantiated and uploaded on it, then the
+//              first again;
+//   stream     a stream created, then the first again.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "plan/plan_reader.h"
@@ -28,25 +36,65 @@ double median_ms(kiln::Engine& engine, const kiln::Tensor& input, double seconds
   return kiln::summarize(kiln::time_engine(engine, input, settings), input.dim(0)).median_ms;
 }
 
+void require_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// A stream with a one-node graph (a memset) captured, instantiated and uploaded on it; all left alive.
+void make_a_graph() {
+  cudaStream_t stream = nullptr;
+  require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+  void* buffer = nullptr;
+  require_cuda(cudaMalloc(&buffer, 1 << 20), "allocating");
+  cudaGraph_t graph = nullptr;
+  require_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capturing");
+  require_cuda(cudaMemsetAsync(buffer, 0, 1 << 20, stream), "capturing a memset");
+  require_cuda(cudaStreamEndCapture(stream, &graph), "ending the capture");
+  cudaGraphExec_t exec = nullptr;
+  require_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiating");
+  require_cuda(cudaGraphUpload(exec, stream), "uploading");
+  require_cuda(cudaStreamSynchronize(stream), "uploading");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: engine_state_probe PLAN OTHER_PLAN [SECONDS]\n");
+    std::fprintf(stderr,
+                 "usage: engine_state_probe PLAN OTHER_PLAN [SECONDS] [engine|profiling|graph|stream]\n");
     return 2;
   }
   try {
     const double seconds = argc > 3 ? std::atof(argv[3]) : 3.0;
+    const std::string mode = argc > 4 ? argv[4] : "engine";
+    if (mode != "engine" && mode != "profiling" && mode != "graph" && mode != "stream")
+      throw std::runtime_error("unknown mode '" + mode + "' (engine, profiling, graph or stream)");
     const auto plan = std::make_shared<const kiln::Plan>(kiln::read_plan(argv[1]));
     const auto other = std::make_shared<const kiln::Plan>(kiln::read_plan(argv[2]));
     kiln::CompileOptions options;
     options.batch = plan->info.batch;
+    kiln::CompileOptions other_options = options;
+    other_options.batch = other->info.batch;
     const std::int64_t size = plan->config.preprocess.input_size;
     const kiln::Tensor input = kiln::testing::random_tensor({options.batch, 3, size, size}, 7);
     kiln::Engine alone(plan, "cuda", options);
     std::printf("alone (as kiln bench):            %.4f ms\n", median_ms(alone, input, seconds));
-    kiln::CompileOptions other_options = options;
-    other_options.batch = other->info.batch;
+    if (mode == "profiling") {
+      other_options.profile = true;
+      kiln::Engine profiling(other, "cuda", other_options);
+      std::printf("after a profiling engine:         %.4f ms\n", median_ms(alone, input, seconds));
+      return 0;
+    }
+    if (mode == "graph" || mode == "stream") {
+      if (mode == "graph") {
+        make_a_graph();
+      } else {
+        cudaStream_t stream = nullptr;
+        require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+      }
+      std::printf("after a %s:                  %.4f ms\n", mode.c_str(), median_ms(alone, input, seconds));
+      return 0;
+    }
     std::size_t free_before = 0, total = 0, free_after = 0;
     cudaMemGetInfo(&free_before, &total);
     {
@@ -59,7 +107,7 @@ int main(int argc, char** argv) {
     std::printf("the first again, the others gone: %.4f ms\n", median_ms(alone, input, seconds));
     const std::size_t held = free_before - free_after;
     void* idle = nullptr;
-    if (cudaMalloc(&idle, held) != cudaSuccess) return 1;
+    require_cuda(cudaMalloc(&idle, held), "allocating the idle buffer");
     std::printf("beside an idle %zu MB buffer:   %.4f ms\n", held >> 20, median_ms(alone, input, seconds));
     cudaFree(idle);
     return 0;

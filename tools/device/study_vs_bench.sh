@@ -45,9 +45,12 @@ for name in $models; do
   if [[ -x $probe ]]; then
     "$KILN" build "$(family_of "$name")" --checkpoint "$WORK/goldens/$name/model.safetensors" --precision fp32 \
       --backend cuda -o "$WORK/$name.fp32.kplan" >>"$OUT/bench.log" 2>&1 || log "  $name: fp32 build failed"
+    # One process per mode: what making the second thing changes persists in the process.
     for plan in "$study"/plans/*.kplan; do
       log "  $name $(basename "$plan" .kplan), engine states (engine_state_probe):"
-      "$probe" "$plan" "$WORK/$name.fp32.kplan" 3 2>&1 | sed 's/^/      /' | tee -a "$OUT/summary.txt"
+      for mode in engine profiling graph stream; do
+        "$probe" "$plan" "$WORK/$name.fp32.kplan" 3 $mode 2>&1 | sed 's/^/      /' | tee -a "$OUT/summary.txt"
+      done
     done
   fi
   for plan in "$study"/plans/*.kplan; do
