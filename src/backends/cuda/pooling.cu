@@ -59,12 +59,6 @@ __global__ void pool_kernel(const T* x, T* y, PoolShape s, E4m3Out codes) {
 constexpr int kPoolThreads = 256;      // threads per block of the global pool
 constexpr int kPoolRowsPerThread = 4;  // pixels each thread sums at least, to keep atomics few
 
-// Partial sums of the radix sum over a slice of pixels (blockIdx.z), stored in partial[split, n, c] (f32).
-// A block is blockDim.x lanes along the channel packs by blockDim.y along the pixels, shaped to the
-// channel count so that narrow layers keep every thread busy. The last block to finish a (channel block,
-// image) pair, told by a counter, adds the splits' sums in split order (the result does not depend on
-// which block finished when: concurrent runs give the bits a lone run gives), writes the mean and leaves
-// the counter at zero for the next run: one launch in all.
 // What a squeeze-excite's pool (squeeze_excite.h) computes after its means: fc1 on them. Each channel
 // block's last block multiplies its slice of the pooled vector into every hidden unit (its columns of W1),
 // so W1 is read by as many blocks as there are channel blocks rather than by one; the image's last such
@@ -118,6 +112,13 @@ __device__ void squeeze_tail(const float* mean, int c, const SqueezeTail<T>& tai
   if (t == 0) tail.image_counters[image] = 0;
 }
 
+// Partial sums of the radix sum over a slice of pixels (blockIdx.z), stored in partial[split, n, c] (f32).
+// A block is blockDim.x lanes along the channel packs by blockDim.y along the pixels, shaped to the
+// channel count so that narrow layers keep every thread busy. The last block to finish a (channel block,
+// image) pair, told by a counter, adds the splits' sums in a fixed order (the result does not depend on
+// which block finished when: concurrent runs give the bits a lone run gives), writes the mean and leaves
+// the counter at zero for the next run: one launch in all. kSqueeze: the mean goes on to fc1 (squeeze_tail)
+// instead of to y.
 template <typename T, int V, bool kSqueeze>
 __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix,
                                   int c, int rows_per_split, float inverse_hw, E4m3Out codes,
