@@ -75,13 +75,6 @@ NodeId pool_for_gate(const Graph& graph, const passes::Consumers& consumers, con
   return pool;
 }
 
-// The node reading `value`, where it is the only reader and the value is no graph output.
-NodeId only_reader(const Graph& graph, const passes::Consumers& consumers, ValueId value) {
-  const auto& readers = consumers[static_cast<std::size_t>(value)];
-  if (readers.size() != 1 || passes::is_graph_output(graph, value)) return kNoNode;
-  return readers.front();
-}
-
 struct SqueezeExcite {
   NodeId pool = kNoNode, fc2 = kNoNode, scale = kNoNode;
 };
@@ -104,9 +97,9 @@ SqueezeExcite squeeze_excite_of(const Graph& graph, const passes::Consumers& con
       f.radix_sum_into_pool[static_cast<std::size_t>(pool)] != kNoNode ||
       graph.value(graph.node(pool).inputs[0]).shape.size() != 4)
     return {};
-  const NodeId fc2 = only_reader(graph, consumers, squeeze.output);
+  const NodeId fc2 = passes::sole_reader(graph, consumers, squeeze.output).value_or(kNoNode);
   if (fc2 == kNoNode || !dense_pointwise(fc2) || graph.node(fc2).inputs[0] != squeeze.output) return {};
-  const NodeId scale = only_reader(graph, consumers, graph.node(fc2).output);
+  const NodeId scale = passes::sole_reader(graph, consumers, graph.node(fc2).output).value_or(kNoNode);
   if (scale == kNoNode || graph.node(scale).op != OpKind::kChannelScale ||
       graph.node(scale).precision == Precision::kF8 ||
       graph.node(scale).inputs[1] != graph.node(fc2).output ||

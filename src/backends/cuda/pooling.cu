@@ -241,6 +241,19 @@ RadixPoolGrid radix_pool_grid(int n, int hw, int c, int v) {
   return g;
 }
 
+// radix_pool_kernel over [n, hw, radix * c]; `partial` holds the splits' sums, then the block counters.
+template <typename T, int V, bool kSqueeze>
+cudaError_t launch_radix_pool(const T* x, T* y, float* partial, int n, int hw, int radix, int c,
+                              const E4m3Out& codes, const SqueezeTail<T>& tail, cudaStream_t stream) {
+  const RadixPoolGrid g = radix_pool_grid(n, hw, c, V);
+  auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(g.splits) * n * c);
+  radix_pool_kernel<T, V, kSqueeze>
+      <<<dim3(g.channel_blocks, n, g.splits), dim3(g.lanes, g.rows), 0, stream>>>(
+          x, y, partial, counters, hw, radix, c, g.rows_per_split, 1.0f / static_cast<float>(hw), codes,
+          tail);
+  return cudaGetLastError();
+}
+
 // Channels per thread for `e` and `c`, as dispatch() chooses them.
 int pool_pack(Elem e, int c) {
   if (e == Elem::kF32) return c % kPack<float> == 0 ? kPack<float> : 1;
@@ -286,12 +299,8 @@ cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, in
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
-    const RadixPoolGrid g = radix_pool_grid(n, hw, c, V);
-    auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(g.splits) * n * c);
-    radix_pool_kernel<T, V, false><<<dim3(g.channel_blocks, n, g.splits), dim3(g.lanes, g.rows), 0, stream>>>(
-        static_cast<const T*>(x), static_cast<T*>(y), partial, counters, hw, radix, c, g.rows_per_split,
-        1.0f / static_cast<float>(hw), codes, SqueezeTail<T>{});
-    return cudaGetLastError();
+    return launch_radix_pool<T, V, false>(static_cast<const T*>(x), static_cast<T*>(y), partial, n, hw, radix,
+                                          c, codes, SqueezeTail<T>{}, stream);
   });
 }
 
@@ -330,8 +339,6 @@ cudaError_t squeeze_pool(const void* x, void* scratch, Elem e, int n, int hw, in
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
-    const RadixPoolGrid g = radix_pool_grid(n, hw, c, V);
-    auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(g.splits) * n * c);
     SqueezeTail<T> tail;
     tail.w1 = static_cast<const T*>(a.w1);
     tail.b1 = static_cast<const T*>(a.b1);
@@ -340,10 +347,8 @@ cudaError_t squeeze_pool(const void* x, void* scratch, Elem e, int n, int hw, in
     tail.image_counters = reinterpret_cast<unsigned*>(bytes + layout.image_counters);
     tail.units = a.units;
     tail.act = a.act;
-    radix_pool_kernel<T, V, true><<<dim3(g.channel_blocks, n, g.splits), dim3(g.lanes, g.rows), 0, stream>>>(
-        static_cast<const T*>(x), nullptr, partial, counters, hw, 1, c, g.rows_per_split,
-        1.0f / static_cast<float>(hw), E4m3Out{}, tail);
-    return cudaGetLastError();
+    return launch_radix_pool<T, V, true>(static_cast<const T*>(x), nullptr, partial, n, hw, 1, c, E4m3Out{},
+                                         tail, stream);
   });
 }
 

@@ -1,9 +1,8 @@
 // excite_scale (see squeeze_excite.h; squeeze_pool is the global pool's kernel in pooling.cu). A block
 // scales a tile of channels over a run of one image's pixels; it first computes the gate of its channels
 // itself (a warp per eight channels, fc2's rows against the hidden vector), so the gate never goes through
-// memory.
-// Blocks of other pixel runs compute the same gate again: a tile's rows are at most 64 x 1024 weights
-// read from L2, against the launch and the round trip a gate step of its own costs.
+// memory. Blocks of other pixel runs compute the same gate again: a tile's rows are at most 64 x 1024
+// weights read from L2, against the launch and the round trip a gate step of its own costs.
 #include <cuda_fp16.h>
 
 #include <algorithm>

@@ -35,7 +35,7 @@ struct SqueezeArgs {
 std::size_t squeeze_pool_scratch(Elem e, int n, int hw, int c, int units);
 
 // The global pool of x [n, hw, c] and fc1 on it (pooling.cu: the global pool's kernel, whose last block
-// per image also computes fc1).
+// per channel slice multiplies its slice into fc1 and whose last such block per image finishes fc1).
 cudaError_t squeeze_pool(const void* x, void* scratch, Elem e, int n, int hw, int c, const SqueezeArgs& a,
                          cudaStream_t stream);
 
