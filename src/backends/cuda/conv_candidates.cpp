@@ -286,17 +286,21 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
   // A GEMM writing the codes without the quantize kernel has D = E4M3.
   const bool gemm = chosen.api == kApiCublasLtFp8;
   const bool e4m3_d = gemm && layer.codes && !chosen.quantize_kernel;
-  add_step(layer.reported,
-           cat(layer.linear ? "linear "
-               : gemm       ? "fp8 gemm (cuBLASLt) "
-               : layer.fp8  ? "fp8 conv "
-                            : "conv ",
-               chosen.api, t.fused ? " fused" : " + epilogue kernel", " #", t.algorithm, " act ",
-               activation_name(layer.activation), layer.residual ? " +residual" : "",
-               codes_label(layer.producer), e4m3_d ? " (cuBLASLt writes the E4M3 codes)" : "",
-               chosen.quantize_kernel ? " (quantize kernel)" : "",
-               t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
-           std::move(chosen.launch));
+  add_step(
+      layer.reported,
+      cat(layer.linear ? "linear "
+          : gemm       ? "fp8 gemm (cuBLASLt) "
+          : layer.fp8  ? "fp8 conv "
+                       : "conv ",
+          chosen.api,
+          !t.fused             ? " + epilogue kernel"
+          : t.compiled.empty() ? " fused"
+                               : " fused, runtime-compiled",
+          " #", t.algorithm, " act ", activation_name(layer.activation), layer.residual ? " +residual" : "",
+          codes_label(layer.producer), e4m3_d ? " (cuBLASLt writes the E4M3 codes)" : "",
+          chosen.quantize_kernel ? " (quantize kernel)" : "",
+          t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
+      std::move(chosen.launch));
 }
 
 }  // namespace kiln::cuda

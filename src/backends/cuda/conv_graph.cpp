@@ -1,6 +1,8 @@
 #include "backends/cuda/conv_graph.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/elementwise_kernels.h"
@@ -43,6 +45,14 @@ cudnnPointwiseMode_t activation_mode(Act act) {
 
 }  // namespace
 
+bool runtime_fusion_enabled() {
+  const char* value = std::getenv("KILN_CUDA_RUNTIME_FUSION");
+  if (value == nullptr) return true;
+  const std::string_view v(value);
+  require(v == "0" || v == "1", "KILN_CUDA_RUNTIME_FUSION: expected 0 or 1, got '", v, "'");
+  return v == "1";
+}
+
 CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual,
                                bool fp8, bool codes, std::size_t engines)
     : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual), fp8_(fp8), engines_(engines) {
@@ -50,11 +60,14 @@ CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeomet
   // cuDNN's fused stages compute in f32 and cannot round to fp16 before quantizing: codes run unfused.
   can_fuse_ = !codes && (act == Act::kNone || act == Act::kRelu ||
                          (!fp8 && (act == Act::kSilu || act == Act::kSigmoid)));
-  key_ = cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n",
-             g.n, "c", g.c, "h", g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u",
-             g.stride_h, "x", g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act",
-             static_cast<int>(act), ":res", residual ? 1 : 0, codes ? ":e4m3" : "",
-             engines < kGraphEngines ? cat(":engines", engines) : std::string());
+  runtime_fusion_ = can_fuse_ && !fp8 && elem == Elem::kF16 && (act == Act::kSilu || act == Act::kSigmoid) &&
+                    engines >= kGraphEngines && runtime_fusion_enabled();
+  key_ =
+      cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n,
+          "c", g.c, "h", g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u",
+          g.stride_h, "x", g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act",
+          static_cast<int>(act), ":res", residual ? 1 : 0, codes ? ":e4m3" : "",
+          engines < kGraphEngines ? cat(":engines", engines) : std::string(), runtime_fusion_ ? ":rtf" : "");
 }
 
 CudnnGraphConv::~CudnnGraphConv() {
@@ -174,7 +187,7 @@ void CudnnGraphConv::add_epilogue(Desc conv_out, Desc y, const std::vector<std::
   }
 }
 
-std::vector<CudnnGraphConv::Desc> CudnnGraphConv::configs(Desc graph) {
+std::vector<CudnnGraphConv::Config> CudnnGraphConv::configs(Desc graph, bool fused) {
   Desc heuristics = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
   set(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
@@ -194,7 +207,8 @@ std::vector<CudnnGraphConv::Desc> CudnnGraphConv::configs(Desc graph) {
     return {};
   }
   all.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
-  std::vector<Desc> kept;
+  std::vector<Config> kept;
+  std::size_t runtime_fused = 0;
   for (Desc config : all) {
     Desc engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
     std::int64_t n = 0;
@@ -211,7 +225,12 @@ std::vector<CudnnGraphConv::Desc> CudnnGraphConv::configs(Desc graph) {
       for (std::int64_t i = 0; i < note_count; ++i)
         runtime_compiled |= notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
     }
-    if (!runtime_compiled || fp8_) kept.push_back(config);
+    if (!runtime_compiled || fp8_) {
+      kept.push_back({config, runtime_compiled});
+    } else if (fused && runtime_fusion_ && runtime_fused < kRuntimeFusedEngines) {
+      kept.push_back({config, true});
+      ++runtime_fused;
+    }
   }
   return kept;
 }
@@ -279,10 +298,10 @@ void CudnnGraphConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffer
     if (fused && !can_fuse_) continue;
     const std::optional<Desc> graph = try_operation_graph(fused);
     if (!graph) continue;
-    const std::vector<Desc> candidates = configs(*graph);
+    const std::vector<Config> candidates = configs(*graph, fused);
     std::size_t tried = 0;
     for (std::size_t index = 0; index < candidates.size() && tried < engines_; ++index) {
-      const auto p = plan(candidates[index]);
+      const auto p = plan(candidates[index].desc);
       if (!p) continue;
       std::int64_t bytes = 0, n = 0;
       if (cudnnBackendGetAttribute(*p, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
@@ -291,7 +310,12 @@ void CudnnGraphConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffer
         continue;
       }
       ++tried;
-      const Tactic tactic{fused, static_cast<int>(index), static_cast<std::size_t>(bytes), 0, *p};
+      const Tactic tactic{fused,
+                          candidates[index].runtime_compiled,
+                          static_cast<int>(index),
+                          static_cast<std::size_t>(bytes),
+                          0,
+                          *p};
       const auto run = [&](cudaStream_t s) { return launch(fused, *p, buffers, workspace, s); };
       if (!race.offer(tactic, run)) return;
     }
@@ -322,8 +346,8 @@ std::string serialized_plan(cudnnBackendDescriptor_t plan) {
 
 TacticRecord CudnnGraphConv::record(const Tactic& t) const {
   TacticRecord r{t.fused, t.engine, t.workspace, t.milliseconds, {}};
-  // Only FP8 layers run runtime-compiled engines (configs()); the precompiled ones restore fast anyway.
-  if (fp8_) r.compiled = serialized_plan(t.plan);
+  // Runtime-compiled engines (configs()) keep their kernel; the precompiled ones restore fast anyway.
+  if (t.runtime_compiled) r.compiled = serialized_plan(t.plan);
   return r;
 }
 
@@ -343,17 +367,19 @@ bool CudnnGraphConv::restore(const TacticRecord& stored) {
   // A serialized plan comes back without compiling; one cuDNN no longer takes is compiled afresh.
   if (!stored.compiled.empty()) {
     if (const std::optional<Desc> p = deserialized_plan(stored.compiled)) {
-      tactic_ = {stored.fused, stored.algorithm, stored.workspace, stored.milliseconds, *p};
+      tactic_ = {stored.fused, true, stored.algorithm, stored.workspace, stored.milliseconds, *p};
       return true;
     }
   }
   const std::optional<Desc> graph = try_operation_graph(stored.fused);
   if (!graph) return false;
-  const std::vector<Desc> candidates = configs(*graph);
+  const std::vector<Config> candidates = configs(*graph, stored.fused);
   if (stored.algorithm < 0 || static_cast<std::size_t>(stored.algorithm) >= candidates.size()) return false;
-  const auto p = plan(candidates[static_cast<std::size_t>(stored.algorithm)]);
+  const Config& config = candidates[static_cast<std::size_t>(stored.algorithm)];
+  const auto p = plan(config.desc);
   if (!p) return false;
-  tactic_ = {stored.fused, stored.algorithm, stored.workspace, stored.milliseconds, *p};
+  tactic_ = {stored.fused,     config.runtime_compiled, stored.algorithm,
+             stored.workspace, stored.milliseconds,     *p};
   return true;
 }
 

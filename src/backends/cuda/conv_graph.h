@@ -3,7 +3,9 @@
 // tried: the convolution with its epilogue fused (conv -> + bias [-> + residual] [-> ReLU, SiLU or
 // sigmoid], f32 intermediates) and the convolution alone followed by kiln's add_bias_act kernel.
 // Engines that compile kernels at run time (NVRTC) are skipped, so building an engine stays fast and
-// repeatable (a fused graph no precompiled engine takes runs unfused), except for FP8 layers (fp8: E4M3
+// repeatable, except in two cases. A fused SiLU or sigmoid epilogue, which no precompiled engine takes,
+// is offered its heuristics' first runtime-compiled engine in the widest search (kGraphEngines), raced
+// against the unfused graph; KILN_CUDA_RUNTIME_FUSION=0 turns that off. And FP8 layers (fp8: E4M3
 // input and weights on Hopper's FP8 tensor cores, f32 accumulation, conv -> x per-channel scale -> + f32
 // bias [-> + residual] [-> ReLU] -> fp16), whose fused graphs only runtime-compiled engines take;
 // unfused, the FP8 convolution writes f32 and kiln's scale_bias_act kernel applies the epilogue. Every
@@ -25,6 +27,7 @@ namespace kiln::cuda {
 // fused (conv -> epilogue) or the unfused operation graph; `plan` is the execution plan made from it.
 struct GraphConvTactic {
   bool fused = true;
+  bool runtime_compiled = false;  // the engine compiled its kernel at run time: the plan keeps it
   int engine = 0;
   std::size_t workspace = 0;
   double milliseconds = 0;
@@ -33,6 +36,12 @@ struct GraphConvTactic {
 
 // Engine configurations per graph the widest search times.
 inline constexpr std::size_t kGraphEngines = 4;
+// Runtime-compiled engines an fp16 fused SiLU or sigmoid graph times (each compiles for about a second).
+inline constexpr std::size_t kRuntimeFusedEngines = 1;
+
+// Whether fused SiLU and sigmoid epilogues may use runtime-compiled engines (KILN_CUDA_RUNTIME_FUSION:
+// unset or "1" yes, "0" no; anything else is an error).
+bool runtime_fusion_enabled();
 
 // Takes part in pick_tactic() (tactic.h).
 class CudnnGraphConv {
@@ -68,8 +77,14 @@ class CudnnGraphConv {
   Desc tensor(std::int64_t uid, const std::vector<std::int64_t>& dims, cudnnDataType_t type, bool is_virtual);
   Desc operation_graph(bool fused);
   void add_epilogue(Desc conv_out, Desc y, const std::vector<std::int64_t>& y_dims, std::vector<Desc>& ops);
-  // Engine configurations ranked by heuristics, without run-time compiled ones.
-  std::vector<Desc> configs(Desc graph);
+  // An engine configuration ranked by heuristics, and whether its engine compiles at run time.
+  struct Config {
+    Desc desc;
+    bool runtime_compiled;
+  };
+  // Engine configurations ranked by heuristics, without run-time compiled ones where they are not
+  // taken (the class comment).
+  std::vector<Config> configs(Desc graph, bool fused);
   // An execution plan for `config`, or nothing if cuDNN cannot finalize it.
   std::optional<Desc> plan(Desc config);
   // A plan cuDNN serialized (record()), or nothing where it does not take it back.
@@ -85,6 +100,7 @@ class CudnnGraphConv {
   bool residual_;
   bool fp8_;
   bool can_fuse_;
+  bool runtime_fusion_;  // the fused graph may take runtime-compiled engines
   std::size_t engines_;
   std::string key_;
   Tactic tactic_;
