@@ -15,6 +15,8 @@ for packed in .carry/bin/*.xz; do
   python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed" \
     && rm -f "$packed" && chmod +x "${packed%.xz}"
 done
+# The shared peers and anchors may travel as one archive, .carry/shared.tar.xz (of the folder shared/).
+if [[ -f .carry/shared.tar.xz ]]; then tar xJf .carry/shared.tar.xz -C .carry && rm -f .carry/shared.tar.xz; fi
 if [[ -x .carry/bin/kiln ]]; then
   KILN=.carry/bin/kiln
   export LD_LIBRARY_PATH="$PWD/.carry/bin:$LD_LIBRARY_PATH"

@@ -8,6 +8,7 @@
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/gemm_fp8.h"
 #include "backends/cuda/host_constants.h"
+#include "backends/cuda/narrow_conv.h"
 #include "backends/cuda/program_builder.h"
 #include "backends/cuda/quantization_kernels.h"
 
@@ -144,6 +145,17 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::depthwise_candidate(
   return candidate(kApiKilnDepthwise, std::move(conv), io, true, stored);
 }
 
+// kiln's kernel for few input channels, its weights taps-major; nothing for other layers.
+std::optional<ProgramBuilder::Candidate> ProgramBuilder::narrow_candidate(
+    const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
+  if (layer.linear || layer.fp8 || layer.codes || !KilnNarrowConv::takes(layer.geometry)) return std::nullopt;
+  ConvBuffers io = layer.buffers;
+  io.weight = keep(upload(narrow_conv_taps(layer.weights), elem_));
+  auto conv =
+      std::make_shared<KilnNarrowConv>(elem_, layer.geometry, act_of(layer.activation), layer.residual);
+  return candidate(kApiKilnNarrow, std::move(conv), io, true, stored);
+}
+
 // How many engine configurations of each cuDNN graph a timed search tries, by optimization level: 1 at
 // level 1, 2 at level 2, kGraphEngines from level 3 (FP8 engines compile at run time, so this is most of
 // an FP8 build's time).
@@ -164,6 +176,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
   if (stored.api == kApiKilnDepthwise) return depthwise_candidate(layer, tactic);
+  if (stored.api == kApiKilnNarrow) return narrow_candidate(layer, tactic);
   if (stored.api == kApiCublasLtFp8) return fp8_gemm_candidate(layer, search, tactic, stored.key);
   return std::nullopt;
 }
@@ -222,8 +235,9 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   if (fp16 && !layer.linear && groups > 1 &&
       ((search && wide && groups <= 4) || ((layer.fp8 || layer.codes) && !best)))
     consider(dense_candidate(layer, std::nullopt));
-  // kiln's depthwise kernel against cuDNN's, by time only.
+  // kiln's depthwise and narrow-input kernels against cuDNN's, by time only.
   if (search) consider(depthwise_candidate(layer, std::nullopt));
+  if (search) consider(narrow_candidate(layer, std::nullopt));
   return best;
 }
 

@@ -50,6 +50,17 @@ Tensor depthwise_taps(const Tensor& w) {
   return out;
 }
 
+Tensor narrow_conv_taps(const Tensor& w) {
+  const std::int64_t out = w.dim(0), rows = w.dim(1) * w.dim(2) * w.dim(3);  // rows: (tap, input channel)
+  Tensor taps(DType::kF32, {w.dim(1), w.dim(2), w.dim(3), out});
+  const auto src = w.f32();
+  const auto dst = taps.mutable_f32();
+  for (std::int64_t o = 0; o < out; ++o)
+    for (std::int64_t r = 0; r < rows; ++r)
+      dst[static_cast<std::size_t>(r * out + o)] = src[static_cast<std::size_t>(o * rows + r)];
+  return taps;
+}
+
 ScaleShift fold_batch_norm(const Tensor& gamma_in, const Tensor& beta_in, const Tensor& mean_in,
                            const Tensor& var_in, float epsilon) {
   const Tensor gamma = gamma_in.to(DType::kF32), beta = beta_in.to(DType::kF32);

@@ -19,6 +19,10 @@ Tensor block_diagonal(const Tensor& grouped_krsc, std::int64_t channels_in, std:
 // [kh, kw, C], each tap's weights for all channels together.
 Tensor depthwise_taps(const Tensor& depthwise_krsc);
 
+// KRSC weights ([O, kh, kw, I]) as kiln's narrow-input convolution kernel reads them: [kh, kw, I, O], each
+// tap's and input channel's weights for all output channels together.
+Tensor narrow_conv_taps(const Tensor& krsc);
+
 // An inference batch norm as y = x * scale[c] + shift[c], computed in double and rounded once.
 struct ScaleShift {
   Tensor scale;

@@ -21,6 +21,7 @@ inline constexpr const char* kApiDense =
 inline constexpr const char* kApiCublasLt = "cublaslt";  // a linear layer as one cuBLASLt matmul
 inline constexpr const char* kApiCublasLtFp8 = "cublaslt-fp8";  // an FP8 pointwise convolution as one GEMM
 inline constexpr const char* kApiKilnDepthwise = "kiln-depthwise";  // kiln's depthwise kernel
+inline constexpr const char* kApiKilnNarrow = "kiln-narrow";        // kiln's kernel for few input channels
 
 struct StoredTactic {
   std::string api;  // which library runs it

@@ -1,0 +1,37 @@
+#include "backends/cuda/narrow_conv.h"
+
+#include "backends/cuda/cuda_util.h"
+
+namespace kiln::cuda {
+
+bool KilnNarrowConv::takes(const ConvGeometry& g) {
+  return g.groups == 1 && g.c <= kNarrowMaxChannels &&
+         std::int64_t{g.r} * g.s * g.c * g.k <= std::int64_t{kNarrowMaxWeights};
+}
+
+KilnNarrowConv::KilnNarrowConv(Elem elem, const ConvGeometry& g, Act act, bool residual)
+    : elem_(elem),
+      shape_{g.n, g.c,        g.h,        g.w,     g.k,     g.out_h,      g.out_w,     g.r,
+             g.s, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w},
+      act_(act),
+      residual_(residual) {
+  key_ = cat("kiln-narrow:", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n, "c", g.c, "h", g.h, "w", g.w, "k",
+             g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x", g.stride_w, "d",
+             g.dilation_h, "x", g.dilation_w, ":act", static_cast<int>(act), ":res", residual ? 1 : 0);
+}
+
+cudaError_t KilnNarrowConv::launch(const ConvBuffers& b, cudaStream_t stream) const {
+  return narrow_conv(b.x, b.weight, b.bias, residual_ ? b.residual : nullptr, b.y, elem_, shape_, act_,
+                     stream);
+}
+
+void KilnNarrowConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void*,
+                                      std::size_t) {
+  race.offer({}, [&](cudaStream_t s) { return launch(buffers, s) == cudaSuccess; });
+}
+
+void KilnNarrowConv::enqueue(const ConvBuffers& buffers, void*, cudaStream_t stream) const {
+  check(launch(buffers, stream), cat("running narrow-input convolution ", key_));
+}
+
+}  // namespace kiln::cuda

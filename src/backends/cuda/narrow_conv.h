@@ -1,0 +1,49 @@
+// A convolution over few input channels (an RGB stem) on kiln's own kernel (narrow_conv_kernels.h), a
+// candidate raced against cuDNN's in pick_tactic() (tactic.h) when tactics are timed. Its epilogue (bias,
+// residual, any activation) is always fused.
+#pragma once
+
+#include <string>
+
+#include "backends/cuda/conv.h"
+#include "backends/cuda/narrow_conv_kernels.h"
+#include "backends/cuda/tactic.h"
+
+namespace kiln::cuda {
+
+// The kernel has no variants: a tactic is only its time.
+struct NarrowConvTactic {
+  double milliseconds = 0;
+};
+
+// Takes part in pick_tactic() (tactic.h). ConvBuffers::weight holds [r, s, c, k] weights
+// (narrow_conv_taps()).
+class KilnNarrowConv {
+ public:
+  using Tactic = NarrowConvTactic;
+
+  // Whether the kernel computes `geometry`: dense, at most kNarrowMaxChannels input channels and
+  // kNarrowMaxWeights weights.
+  static bool takes(const ConvGeometry& geometry);
+
+  KilnNarrowConv(Elem elem, const ConvGeometry& geometry, Act act, bool residual);
+
+  const std::string& key() const { return key_; }
+  bool restore(const TacticRecord&) { return true; }  // nothing to re-create
+  void offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
+                        std::size_t workspace_limit);
+  void use(const Tactic&) {}
+  static TacticRecord record(const Tactic& t) { return {true, 0, 0, t.milliseconds, {}}; }
+  void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) const;
+
+ private:
+  cudaError_t launch(const ConvBuffers& buffers, cudaStream_t stream) const;
+
+  Elem elem_;
+  NarrowConvShape shape_;
+  Act act_;
+  bool residual_;
+  std::string key_;
+};
+
+}  // namespace kiln::cuda

@@ -1,0 +1,107 @@
+// kiln's narrow-input convolution kernel (backends/cuda/narrow_conv_kernels.h) called directly, against
+// the reference convolution: RGB stems as YOLOv10 (3 -> 16, 3x3 stride 2, SiLU) and EfficientNet (3 -> 32)
+// have them, a 7x7 stride-2 stem, rows whose width is not a multiple of the kernel's pixel block, output
+// channel counts that take 16-byte packs and ones that do not, a residual, f32 and fp16. In a program the
+// kernel only runs where it wins the timed race against cuDNN, so the operator test alone may never
+// reach it. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cuda_kernel_test_util.h"
+#include "cuda_test_util.h"
+#include "onednn_graph_util.h"
+#include "onednn_test_util.h"
+
+#if KILN_HAVE_CUDA
+#include "backends/cpu/reference/kernels.h"
+#include "backends/cuda/host_constants.h"
+#include "backends/cuda/narrow_conv.h"
+#endif
+
+namespace kiln {
+namespace {
+
+#if KILN_HAVE_CUDA
+
+struct NarrowCase {
+  int c, k, kernel, stride, size;
+  bool residual, fp16;
+};
+
+std::string case_name(const NarrowCase& c) {
+  return cat("c", c.c, "_k", c.k, "_", c.kernel, "x", c.kernel, "_stride", c.stride, "_at", c.size,
+             c.residual ? "_residual" : "", c.fp16 ? "_fp16" : "_fp32");
+}
+
+void PrintTo(const NarrowCase& c, std::ostream* out) { *out << case_name(c); }
+
+class CudaNarrowConvKernelTest : public ::testing::TestWithParam<NarrowCase> {};
+
+TEST_P(CudaNarrowConvKernelTest, MatchesTheReferenceConvolution) {
+  KILN_SKIP_WITHOUT_GPU();
+  const NarrowCase c = GetParam();
+  const Tensor x = testing::held(testing::random_tensor({2, c.c, c.size, c.size}, 1), c.fp16);
+  const Tensor w =
+      testing::held(testing::random_tensor({c.k, c.c, c.kernel, c.kernel}, 2, -0.3f, 0.3f), c.fp16);
+  const Tensor bias = testing::held(testing::random_tensor({c.k}, 3), c.fp16);
+  const ConvAttrs attrs = testing::conv_attrs(c.kernel, c.stride, c.kernel / 2);
+  Tensor ref = reference::conv2d(x, w, &bias, attrs);
+  const Tensor residual = testing::held(testing::random_tensor(ref.shape(), 4), c.fp16);
+  ref = c.residual ? reference::add(ref, residual, Activation::kSilu)
+                   : reference::activation(ref, Activation::kSilu);
+
+  const auto dx = testing::on_device(testing::to_nhwc(x), c.fp16);
+  const auto dw = testing::on_device(cuda::narrow_conv_taps(cuda::to_krsc(w)), c.fp16);
+  const auto db = testing::on_device(bias, c.fp16);
+  const auto dr = testing::on_device(testing::to_nhwc(residual), c.fp16);
+  const DType stored = c.fp16 ? DType::kF16 : DType::kF32;
+  const Shape y_shape{ref.dim(0), ref.dim(2), ref.dim(3), c.k};
+  cuda::DeviceBuffer dy(Tensor(stored, y_shape).nbytes());
+  const int out = static_cast<int>(ref.dim(2)), pad = c.kernel / 2;
+  const cuda::NarrowConvShape shape{2,        c.c,      c.size,   c.size, c.k, out, out, c.kernel,
+                                    c.kernel, c.stride, c.stride, pad,    pad, 1,   1};
+  cuda::check(
+      cuda::narrow_conv(dx.data(), dw.data(), db.data(), c.residual ? dr.data() : nullptr, dy.data(),
+                        c.fp16 ? cuda::Elem::kF16 : cuda::Elem::kF32, shape, cuda::Act::kSilu, nullptr),
+      "launching the narrow-input convolution kernel");
+  const Tensor ours = testing::to_nchw(testing::from_device(dy, stored, y_shape));
+  // f32: f32 accumulation of at most 8 x 49 products and a fast exponential against double; fp16: one
+  // rounding of the output (2^-11 relative at most).
+  EXPECT_LE(testing::relative_difference(ours, ref), c.fp16 ? 0x1p-10 : 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Stems, CudaNarrowConvKernelTest,
+    ::testing::Values(NarrowCase{3, 16, 3, 2, 18, false, true}, NarrowCase{3, 32, 3, 2, 17, false, true},
+                      NarrowCase{3, 16, 3, 2, 18, false, false}, NarrowCase{3, 64, 7, 2, 23, false, true},
+                      NarrowCase{3, 12, 3, 1, 9, false, true}, NarrowCase{4, 6, 3, 1, 10, true, false},
+                      NarrowCase{8, 24, 3, 1, 13, true, true}, NarrowCase{1, 8, 5, 1, 11, false, true}),
+    [](const auto& param_info) { return case_name(param_info.param); });
+
+TEST(CudaNarrowConvTest, TakesDenseLayersWithFewInputChannels) {
+  cuda::ConvGeometry g;
+  std::tie(g.c, g.k, g.r, g.s) = std::make_tuple(3, 64, 7, 7);
+  EXPECT_TRUE(cuda::KilnNarrowConv::takes(g));
+  g.c = 16;
+  EXPECT_FALSE(cuda::KilnNarrowConv::takes(g));  // too many input channels
+  std::tie(g.c, g.k) = std::make_tuple(8, 256);
+  EXPECT_FALSE(cuda::KilnNarrowConv::takes(g));  // 7 x 7 x 8 x 256 weights exceed 48 KiB of shared memory
+  std::tie(g.c, g.k, g.groups) = std::make_tuple(4, 4, 2);
+  EXPECT_FALSE(cuda::KilnNarrowConv::takes(g));  // grouped
+}
+
+TEST(CudaNarrowConvTapsTest, EachTapsAndChannelsWeightsForAllOutputsTogether) {
+  // KRSC [O = 2, kh = 1, kw = 1, I = 2]: output 0 reads (1, 2), output 1 reads (3, 4).
+  const std::vector<float> krsc{1, 2, 3, 4};
+  const Tensor taps = cuda::narrow_conv_taps(Tensor::from_f32({2, 1, 1, 2}, krsc));
+  EXPECT_EQ(taps.shape(), (Shape{1, 1, 2, 2}));
+  EXPECT_EQ(std::vector<float>(taps.f32().begin(), taps.f32().end()), (std::vector<float>{1, 3, 2, 4}));
+}
+
+#endif  // KILN_HAVE_CUDA
+
+}  // namespace
+}  // namespace kiln
