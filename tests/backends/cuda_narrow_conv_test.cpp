@@ -1,7 +1,8 @@
 // kiln's narrow-input convolution kernel (backends/cuda/narrow_conv_kernels.h) called directly, against
 // the reference convolution: RGB stems as YOLOv10 (3 -> 16, 3x3 stride 2, SiLU) and EfficientNet (3 -> 32)
-// have them, a 7x7 stride-2 stem, rows whose width is not a multiple of the kernel's pixel block, output
-// channel counts that take 16-byte packs and ones that do not, a residual, f32 and fp16. In a program the
+// have them, a 7x7 stride-2 stem, rows wider than one tile (129 pixels) and rows whose width is not a
+// multiple of the kernel's pixel block, output channel counts that take 16-byte packs and ones that do
+// not, as many output channels as it takes (a smaller tile), a residual, f32 and fp16. In a program the
 // kernel only runs where it wins the timed race against cuDNN, so the operator test alone may never
 // reach it. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -76,19 +77,25 @@ TEST_P(CudaNarrowConvKernelTest, MatchesTheReferenceConvolution) {
 INSTANTIATE_TEST_SUITE_P(
     Stems, CudaNarrowConvKernelTest,
     ::testing::Values(NarrowCase{3, 16, 3, 2, 18, false, true}, NarrowCase{3, 32, 3, 2, 17, false, true},
-                      NarrowCase{3, 16, 3, 2, 18, false, false}, NarrowCase{3, 64, 7, 2, 23, false, true},
+                      NarrowCase{3, 16, 3, 2, 18, false, false}, NarrowCase{3, 32, 7, 2, 23, false, true},
                       NarrowCase{3, 12, 3, 1, 9, false, true}, NarrowCase{4, 6, 3, 1, 10, true, false},
-                      NarrowCase{8, 24, 3, 1, 13, true, true}, NarrowCase{1, 8, 5, 1, 11, false, true}),
+                      NarrowCase{8, 24, 3, 1, 13, true, true}, NarrowCase{1, 8, 5, 1, 11, false, true},
+                      NarrowCase{3, 16, 3, 1, 129, false, true}, NarrowCase{3, 256, 3, 2, 40, true, true},
+                      NarrowCase{3, 24, 3, 2, 260, false, false}),
     [](const auto& param_info) { return case_name(param_info.param); });
 
 TEST(CudaNarrowConvTest, TakesDenseLayersWithFewInputChannels) {
   cuda::ConvGeometry g;
-  std::tie(g.c, g.k, g.r, g.s) = std::make_tuple(3, 64, 7, 7);
+  std::tie(g.c, g.k, g.r, g.s) = std::make_tuple(3, 32, 7, 7);
+  EXPECT_TRUE(cuda::KilnNarrowConv::takes(g));
+  g.k = 64;
+  EXPECT_FALSE(cuda::KilnNarrowConv::takes(g));  // 7 x 7 x 3 x 64 weights exceed 32 KiB of shared memory
+  std::tie(g.c, g.k, g.r, g.s) = std::make_tuple(3, 16, 3, 3);
   EXPECT_TRUE(cuda::KilnNarrowConv::takes(g));
   g.c = 16;
   EXPECT_FALSE(cuda::KilnNarrowConv::takes(g));  // too many input channels
   std::tie(g.c, g.k) = std::make_tuple(8, 256);
-  EXPECT_FALSE(cuda::KilnNarrowConv::takes(g));  // 7 x 7 x 8 x 256 weights exceed 48 KiB of shared memory
+  EXPECT_FALSE(cuda::KilnNarrowConv::takes(g));  // too many weights
   std::tie(g.c, g.k, g.groups) = std::make_tuple(4, 4, 2);
   EXPECT_FALSE(cuda::KilnNarrowConv::takes(g));  // grouped
 }

@@ -5,8 +5,11 @@
 namespace kiln::cuda {
 
 bool KilnNarrowConv::takes(const ConvGeometry& g) {
-  return g.groups == 1 && g.c <= kNarrowMaxChannels &&
-         std::int64_t{g.r} * g.s * g.c * g.k <= std::int64_t{kNarrowMaxWeights};
+  const std::int64_t weights = std::int64_t{g.r} * g.s * g.c * g.k;
+  // The input rows of the smallest tile (4 pixels) beside the weights in shared memory.
+  const std::int64_t columns = std::int64_t{3} * g.stride_w + std::int64_t{g.s - 1} * g.dilation_w + 1;
+  return g.groups == 1 && g.c <= kNarrowMaxChannels && g.k <= kNarrowMaxOutputs &&
+         weights <= kNarrowMaxWeights && weights + g.r * columns * g.c <= kNarrowMaxSharedFloats;
 }
 
 KilnNarrowConv::KilnNarrowConv(Elem elem, const ConvGeometry& g, Act act, bool residual)

@@ -22,8 +22,7 @@ class KilnNarrowConv {
  public:
   using Tactic = NarrowConvTactic;
 
-  // Whether the kernel computes `geometry`: dense, at most kNarrowMaxChannels input channels and
-  // kNarrowMaxWeights weights.
+  // Whether the kernel computes `geometry`: dense, within the limits of narrow_conv_kernels.h.
   static bool takes(const ConvGeometry& geometry);
 
   KilnNarrowConv(Elem elem, const ConvGeometry& geometry, Act act, bool residual);

@@ -1,8 +1,8 @@
 // kiln's convolution kernel for few input channels (an RGB stem: 3 channels in, up to a few hundred out)
 // on NHWC, with its epilogue: y = act(conv(x) + bias (+ residual)), accumulated in f32 and rounded to the
 // storage type once. Tensor-core convolutions pad such inputs to 8 or more channels and run far below
-// the memory bound; this kernel keeps every weight in shared memory and reads each input pixel once per
-// output-channel pack (see kernel_types.h).
+// the memory bound; this kernel stages the weights and the input rows a tile of output pixels reads in
+// shared memory (see kernel_types.h).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -16,13 +16,17 @@ struct NarrowConvShape {
   int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
 };
 
-// The most input channels, and weights (kernel_h * kernel_w * c * k, held in shared memory as f32), the
-// kernel takes.
+// The most input channels, output channels and weights (kernel_h * kernel_w * c * k, held in shared memory
+// as f32) the kernel takes, and the shared memory a block uses at most (48 KiB: what a block has without
+// opting in), weights and input rows together.
 inline constexpr int kNarrowMaxChannels = 8;
-inline constexpr int kNarrowMaxWeights = 12288;  // 48 KiB: the most a block has without opting in
+inline constexpr int kNarrowMaxOutputs = 256;
+inline constexpr int kNarrowMaxWeights = 8192;
+inline constexpr int kNarrowMaxSharedFloats = 12288;
 
 // x [n, in_h, in_w, c], weight [kernel_h, kernel_w, c, k] (output channel fastest: narrow_conv_taps()),
-// bias [k], residual (may be null) and y [n, out_h, out_w, k], all of type e.
+// bias [k], residual (may be null) and y [n, out_h, out_w, k], all of type e. Shapes beyond the limits above
+// return cudaErrorInvalidConfiguration.
 cudaError_t narrow_conv(const void* x, const void* weight, const void* bias, const void* residual, void* y,
                         Elem e, const NarrowConvShape& shape, Act act, cudaStream_t stream);
 
