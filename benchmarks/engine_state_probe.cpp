@@ -12,8 +12,12 @@
 //              graph), then the first again;
 //   graph      a stream and a one-node CUDA graph captured, instantiated and uploaded on it, then the
 //              first again;
-//   stream     a stream created, then the first again.
+//   stream     a stream created, then the first again;
+//   cudnn      a cuDNN handle created (as each program makes one), then the first again;
+//   cublaslt   a cuBLASLt handle created (likewise), then the first again.
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <cudnn.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -56,19 +60,39 @@ void make_a_graph() {
   require_cuda(cudaStreamSynchronize(stream), "uploading");
 }
 
+// The modes that make no engine: makes what `mode` names, left alive.
+void make_something_else(const std::string& mode) {
+  if (mode == "graph") {
+    make_a_graph();
+  } else if (mode == "stream") {
+    cudaStream_t stream = nullptr;
+    require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+  } else if (mode == "cudnn") {
+    cudnnHandle_t handle = nullptr;
+    if (cudnnCreate(&handle) != CUDNN_STATUS_SUCCESS) throw std::runtime_error("creating a cuDNN handle");
+  } else if (mode == "cublaslt") {
+    cublasLtHandle_t handle = nullptr;
+    if (cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS)
+      throw std::runtime_error("creating a cuBLASLt handle");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: engine_state_probe PLAN OTHER_PLAN [SECONDS] [engine|profiling|graph|stream]\n");
+                 "usage: engine_state_probe PLAN OTHER_PLAN [SECONDS] "
+                 "[engine|profiling|graph|stream|cudnn|cublaslt]\n");
     return 2;
   }
   try {
     const double seconds = argc > 3 ? std::atof(argv[3]) : 3.0;
     const std::string mode = argc > 4 ? argv[4] : "engine";
-    if (mode != "engine" && mode != "profiling" && mode != "graph" && mode != "stream")
-      throw std::runtime_error("unknown mode '" + mode + "' (engine, profiling, graph or stream)");
+    const std::string modes = " engine profiling graph stream cudnn cublaslt ";
+    if (mode.empty() || modes.find(" " + mode + " ") == std::string::npos)
+      throw std::runtime_error("unknown mode '" + mode +
+                               "' (engine, profiling, graph, stream, cudnn, cublaslt)");
     const auto plan = std::make_shared<const kiln::Plan>(kiln::read_plan(argv[1]));
     const auto other = std::make_shared<const kiln::Plan>(kiln::read_plan(argv[2]));
     kiln::CompileOptions options;
@@ -85,13 +109,8 @@ int main(int argc, char** argv) {
       std::printf("after a profiling engine:         %.4f ms\n", median_ms(alone, input, seconds));
       return 0;
     }
-    if (mode == "graph" || mode == "stream") {
-      if (mode == "graph") {
-        make_a_graph();
-      } else {
-        cudaStream_t stream = nullptr;
-        require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
-      }
+    if (mode != "engine") {
+      make_something_else(mode);
       std::printf("after a %s:                  %.4f ms\n", mode.c_str(), median_ms(alone, input, seconds));
       return 0;
     }

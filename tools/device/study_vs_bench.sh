@@ -48,7 +48,7 @@ for name in $models; do
     # One process per mode: what making the second thing changes persists in the process.
     for plan in "$study"/plans/*.kplan; do
       log "  $name $(basename "$plan" .kplan), engine states (engine_state_probe):"
-      for mode in engine profiling graph stream; do
+      for mode in engine profiling graph stream cudnn cublaslt; do
         "$probe" "$plan" "$WORK/$name.fp32.kplan" 3 $mode 2>&1 | sed 's/^/      /' | tee -a "$OUT/summary.txt"
       done
     done
