@@ -1,8 +1,6 @@
 #include "backends/cuda/conv_graph.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/elementwise_kernels.h"
@@ -45,13 +43,7 @@ cudnnPointwiseMode_t activation_mode(Act act) {
 
 }  // namespace
 
-bool runtime_fusion_enabled() {
-  const char* value = std::getenv("KILN_CUDA_RUNTIME_FUSION");
-  if (value == nullptr) return true;
-  const std::string_view v(value);
-  require(v == "0" || v == "1", "KILN_CUDA_RUNTIME_FUSION: expected 0 or 1, got '", v, "'");
-  return v == "1";
-}
+bool runtime_fusion_enabled() { return env_switch("KILN_CUDA_RUNTIME_FUSION", true); }
 
 CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual,
                                bool fp8, bool codes, std::size_t engines)
@@ -60,7 +52,7 @@ CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeomet
   // cuDNN's fused stages compute in f32 and cannot round to fp16 before quantizing: codes run unfused.
   can_fuse_ = !codes && (act == Act::kNone || act == Act::kRelu ||
                          (!fp8 && (act == Act::kSilu || act == Act::kSigmoid)));
-  runtime_fusion_ = can_fuse_ && !fp8 && elem == Elem::kF16 && (act == Act::kSilu || act == Act::kSigmoid) &&
+  runtime_fusion_ = can_fuse_ && elem == Elem::kF16 && (act == Act::kSilu || act == Act::kSigmoid) &&
                     engines >= kGraphEngines && runtime_fusion_enabled();
   key_ =
       cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n,

@@ -57,13 +57,7 @@ bool CublasLtFp8Conv::takes(const ConvGeometry& g, Act act) {
          (act == Act::kNone || act == Act::kRelu);
 }
 
-bool fp8_gemm_e4m3_enabled() {
-  const char* value = std::getenv("KILN_CUDA_FP8_GEMM_E4M3");
-  if (value == nullptr) return false;
-  const std::string_view v(value);
-  require(v == "0" || v == "1", "KILN_CUDA_FP8_GEMM_E4M3: expected 0 or 1, got '", v, "'");
-  return v == "1";
-}
+bool fp8_gemm_e4m3_enabled() { return env_switch("KILN_CUDA_FP8_GEMM_E4M3", false); }
 
 bool fp8_gemm_supports(Fp8Scaling scaling, Fp8Output output) {
   return scaling != Fp8Scaling::kOuterVector || output == Fp8Output::kF16;
