@@ -4,20 +4,21 @@
 
 namespace kiln::cuda {
 
+namespace {
+
+NarrowConvShape narrow_shape(const ConvGeometry& g) {
+  return {g.n, g.c,        g.h,        g.w,     g.k,     g.out_h,      g.out_w,     g.r,
+          g.s, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w};
+}
+
+}  // namespace
+
 bool KilnNarrowConv::takes(const ConvGeometry& g) {
-  const std::int64_t weights = std::int64_t{g.r} * g.s * g.c * g.k;
-  // The input rows of the smallest tile (4 pixels) beside the weights in shared memory.
-  const std::int64_t columns = std::int64_t{3} * g.stride_w + std::int64_t{g.s - 1} * g.dilation_w + 1;
-  return g.groups == 1 && g.c <= kNarrowMaxChannels && g.k <= kNarrowMaxOutputs &&
-         weights <= kNarrowMaxWeights && weights + g.r * columns * g.c <= kNarrowMaxSharedFloats;
+  return g.groups == 1 && narrow_conv_takes(narrow_shape(g));
 }
 
 KilnNarrowConv::KilnNarrowConv(Elem elem, const ConvGeometry& g, Act act, bool residual)
-    : elem_(elem),
-      shape_{g.n, g.c,        g.h,        g.w,     g.k,     g.out_h,      g.out_w,     g.r,
-             g.s, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w},
-      act_(act),
-      residual_(residual) {
+    : elem_(elem), shape_(narrow_shape(g)), act_(act), residual_(residual) {
   key_ = cat("kiln-narrow:", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n, "c", g.c, "h", g.h, "w", g.w, "k",
              g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x", g.stride_w, "d",
              g.dilation_h, "x", g.dilation_w, ":act", static_cast<int>(act), ":res", residual ? 1 : 0);

@@ -1,13 +1,13 @@
 // The narrow-input convolution kernel (see narrow_conv_kernels.h). A block computes a tile of up to
-// 32 x kPixels output pixels, every output channel, in kRowsPerBlock consecutive output rows. It copies
-// every weight to shared memory as f32 once, and per row the input rows the tile reads (padding as
-// zeros), in coalesced loads: with 3 channels a pixel is 6 bytes, and reading pixels straight from global
-// memory scattered every warp's loads over many cache lines (slower than cuDNN, measured). Each thread then
-// computes one pack of output channels (16 bytes where the channel count allows) for kPixels pixels spaced a
-// warp's worth of lanes apart, so that the lanes of a warp read neighbouring pixels from different
-// shared-memory banks, and each weight it reads serves kPixels multiply-adds. On the H200 this version
-// still loses to cuDNN on YOLOv10's and EfficientNet's stems (the race keeps cuDNN's there): each thread
-// has one row load in flight at a time, so loading the rows is latency-bound.
+// 32 x kPixels output pixels, every output channel, in kRowsPerBlock neighbouring output rows of one
+// image. It first copies every weight and every input row those output rows read (the rows they share
+// once; padding as zeros) to shared memory as f32. The input rows are consecutive values in memory, read
+// kLoadsAtOnce per thread before any is stored so that many loads are in flight: with 3 channels a pixel
+// is 6 bytes, and reading pixels straight from global memory (a first version) scattered every warp's
+// loads over many cache lines. Each thread then computes one pack of output channels (16 bytes where the
+// channel count allows) for kPixels pixels spaced a warp's worth of lanes apart, so that the lanes of a
+// warp read neighbouring pixels from different shared-memory banks, and each weight it reads serves
+// kPixels multiply-adds.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -23,34 +23,41 @@ namespace {
 constexpr int kPixels = 4;
 constexpr int kMaxLanes = 32;  // threads per pack along the row: a tile is at most 128 pixels
 constexpr int kRowsPerBlock = 4;
+constexpr int kLoadsAtOnce = 8;
 
 // The tile's layout: `lanes` threads per pack, each computing kPixels pixels `lanes` apart.
 struct NarrowTile {
   int lanes;
-  int span;    // input columns the tile reads
-  int floats;  // shared memory: weights, then kernel_h input rows of span * c values
+  int span;        // input columns the tile reads
+  int input_rows;  // input rows kRowsPerBlock output rows read
+  int floats;      // shared memory: the weights, then input_rows rows of span * c values
 };
 
 __host__ __device__ inline NarrowTile narrow_tile(const NarrowConvShape& s, int lanes) {
   const int span = (lanes * kPixels - 1) * s.stride_w + (s.kernel_w - 1) * s.dilation_w + 1;
-  return {lanes, span, s.kernel_h * s.kernel_w * s.c * s.k + s.kernel_h * span * s.c};
+  const int input_rows = (kRowsPerBlock - 1) * s.stride_h + (s.kernel_h - 1) * s.dilation_h + 1;
+  return {lanes, span, input_rows, s.kernel_h * s.kernel_w * s.c * s.k + input_rows * span * s.c};
 }
 
-// The input rows output row `out_row` (image * out_h + oy) reads from column ix0 on, zeros outside the
-// image: each row's values are consecutive in memory, so the loads coalesce.
+// The tile's input rows from row iy0 and column ix0 on, zeros outside the image.
 template <typename T>
-__device__ void load_rows(const T* x, const NarrowConvShape& s, const NarrowTile& t, std::int64_t out_row,
-                          int ix0, float* rows) {
-  const std::int64_t image = out_row / s.out_h;
-  const int oy = static_cast<int>(out_row % s.out_h), row_values = t.span * s.c;
+__device__ void load_rows(const T* image, const NarrowConvShape& s, const NarrowTile& t, int iy0, int ix0,
+                          float* rows) {
+  const int row_values = t.span * s.c, total = t.input_rows * row_values;
   // The values inside the image's columns: [first, last).
   const int first = ix0 < 0 ? -ix0 * s.c : 0, last = (s.in_w - ix0) * s.c;
-  for (int ky = 0; ky < s.kernel_h; ++ky) {
-    const int iy = oy * s.stride_h - s.pad_h + ky * s.dilation_h;
-    const bool row_inside = iy >= 0 && iy < s.in_h;
-    const T* row = x + ((image * s.in_h + iy) * s.in_w + ix0) * s.c;
-    for (int v = threadIdx.x; v < row_values; v += blockDim.x)
-      rows[ky * row_values + v] = row_inside && v >= first && v < last ? to_float(row[v]) : 0.0f;
+  const int step = static_cast<int>(blockDim.x);
+  for (int base = static_cast<int>(threadIdx.x); base < total; base += step * kLoadsAtOnce) {
+    float v[kLoadsAtOnce];
+#pragma unroll
+    for (int u = 0; u < kLoadsAtOnce; ++u) {
+      const int i = base + u * step, r = i / row_values, value = i - r * row_values, iy = iy0 + r;
+      const bool inside = i < total && iy >= 0 && iy < s.in_h && value >= first && value < last;
+      v[u] = inside ? to_float(image[(static_cast<std::int64_t>(iy) * s.in_w + ix0) * s.c + value]) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kLoadsAtOnce; ++u)
+      if (base + u * step < total) rows[base + u * step] = v[u];
   }
 }
 
@@ -68,14 +75,14 @@ __device__ inline void load_weights(const float* p, float (&w)[V]) {
   }
 }
 
-// One output row of the tile from the staged weights and input rows.
+// The tile's pixels of one output row (`rows`: its first input row staged) into y_row.
 template <typename T, int V>
 __device__ void narrow_conv_row(const float* weights, const float* rows, const float (&b)[V],
-                                const T* residual, T* y, const NarrowConvShape& s, const NarrowTile& t,
-                                std::int64_t out_row, int ox0, int channel, int lane, Act act) {
+                                const T* residual_row, T* y_row, const NarrowConvShape& s,
+                                const NarrowTile& t, int ox0, int channel, int lane, Act act) {
   float acc[kPixels][V] = {};
   for (int ky = 0; ky < s.kernel_h; ++ky) {
-    const float* row = rows + ky * t.span * s.c;
+    const float* row = rows + ky * s.dilation_h * t.span * s.c;
     for (int kx = 0; kx < s.kernel_w; ++kx) {
       const float* tap = weights + (ky * s.kernel_w + kx) * s.c * s.k + channel;
       for (int ci = 0; ci < s.c; ++ci) {
@@ -94,12 +101,12 @@ __device__ void narrow_conv_row(const float* weights, const float* rows, const f
   for (int p = 0; p < kPixels; ++p) {
     const int ox = ox0 + lane + p * t.lanes;
     if (ox >= s.out_w) break;
-    const std::int64_t offset = (out_row * s.out_w + ox) * s.k + channel;
+    const std::int64_t offset = static_cast<std::int64_t>(ox) * s.k + channel;
     float r[V] = {};
-    if (residual != nullptr) load<T, V>(residual + offset, r);
+    if (residual_row != nullptr) load<T, V>(residual_row + offset, r);
 #pragma unroll
     for (int j = 0; j < V; ++j) acc[p][j] = activate(acc[p][j] + b[j] + r[j], act);
-    store<T, V>(y + offset, acc[p]);
+    store<T, V>(y_row + offset, acc[p]);
   }
 }
 
@@ -109,28 +116,37 @@ __global__ void __launch_bounds__(kBlock)
                        NarrowTile t, Act act) {
   extern __shared__ float shared[];
   float* weights = shared;
-  float* rows = shared + s.kernel_h * s.kernel_w * s.c * s.k;
   const int weight_count = s.kernel_h * s.kernel_w * s.c * s.k;
-  for (int j = threadIdx.x; j < weight_count; j += blockDim.x) weights[j] = to_float(weight[j]);
+  float* rows = shared + weight_count;
+  // blockIdx.x runs over (image, group of kRowsPerBlock output rows, tile) with the tile fastest.
   const int tile = t.lanes * kPixels, tiles = (s.out_w + tile - 1) / tile;
+  const int groups = (s.out_h + kRowsPerBlock - 1) / kRowsPerBlock;
   const int ox0 = static_cast<int>(blockIdx.x % tiles) * tile;
+  const int oy0 = static_cast<int>(blockIdx.x / tiles % groups) * kRowsPerBlock;
+  const std::int64_t image = blockIdx.x / tiles / groups;
+  for (int j = threadIdx.x; j < weight_count; j += blockDim.x) weights[j] = to_float(weight[j]);
+  load_rows(x + image * s.in_h * s.in_w * s.c, s, t, oy0 * s.stride_h - s.pad_h, ox0 * s.stride_w - s.pad_w,
+            rows);
+  __syncthreads();
   const int packs = s.k / V;
   const int channel = static_cast<int>(threadIdx.x % packs) * V, lane = static_cast<int>(threadIdx.x / packs);
   float b[V];
   load<T, V>(bias + channel, b);
-  // kRowsPerBlock consecutive output rows (image * out_h + oy) share the weights' copy.
-  const std::int64_t out_rows = static_cast<std::int64_t>(s.n) * s.out_h;
-  const std::int64_t first_row = blockIdx.x / tiles * static_cast<std::int64_t>(kRowsPerBlock);
-  for (std::int64_t out_row = first_row; out_row < first_row + kRowsPerBlock && out_row < out_rows;
-       ++out_row) {
-    __syncthreads();  // the previous row's reads of `rows` are done
-    load_rows(x, s, t, out_row, ox0 * s.stride_w - s.pad_w, rows);
-    __syncthreads();
-    narrow_conv_row<T, V>(weights, rows, b, residual, y, s, t, out_row, ox0, channel, lane, act);
+  for (int q = 0; q < kRowsPerBlock && oy0 + q < s.out_h; ++q) {
+    const std::int64_t y_row = ((image * s.out_h + oy0 + q) * s.out_w) * s.k;
+    narrow_conv_row<T, V>(weights, rows + q * s.stride_h * t.span * s.c, b,
+                          residual != nullptr ? residual + y_row : nullptr, y + y_row, s, t, ox0, channel,
+                          lane, act);
   }
 }
 
 }  // namespace
+
+bool narrow_conv_takes(const NarrowConvShape& s) {
+  const std::int64_t weights = std::int64_t{s.kernel_h} * s.kernel_w * s.c * s.k;
+  return s.c >= 1 && s.c <= kNarrowMaxChannels && s.k >= 1 && s.k <= kNarrowMaxOutputs &&
+         weights <= kNarrowMaxWeights && narrow_tile(s, 1).floats <= kNarrowMaxSharedFloats;
+}
 
 cudaError_t narrow_conv(const void* x, const void* weight, const void* bias, const void* residual, void* y,
                         Elem e, const NarrowConvShape& s, Act act, cudaStream_t stream) {
@@ -144,9 +160,9 @@ cudaError_t narrow_conv(const void* x, const void* weight, const void* bias, con
     const NarrowTile t = narrow_tile(s, lanes);
     if (packs * lanes > kBlock || t.floats > kNarrowMaxSharedFloats) return cudaErrorInvalidConfiguration;
     const int tile = lanes * kPixels;
-    const std::int64_t row_groups =
-        (static_cast<std::int64_t>(s.n) * s.out_h + kRowsPerBlock - 1) / kRowsPerBlock;
-    const std::int64_t blocks = row_groups * ((s.out_w + tile - 1) / tile);
+    const std::int64_t blocks = static_cast<std::int64_t>(s.n) *
+                                ((s.out_h + kRowsPerBlock - 1) / kRowsPerBlock) *
+                                ((s.out_w + tile - 1) / tile);
     if (blocks > 0x7fffffff) return cudaErrorInvalidConfiguration;
     narrow_conv_kernel<T, V>
         <<<static_cast<unsigned>(blocks), packs * lanes, sizeof(float) * t.floats, stream>>>(

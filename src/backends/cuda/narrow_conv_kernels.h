@@ -24,6 +24,10 @@ inline constexpr int kNarrowMaxOutputs = 256;
 inline constexpr int kNarrowMaxWeights = 8192;
 inline constexpr int kNarrowMaxSharedFloats = 12288;
 
+// Whether narrow_conv() computes `shape`: dense (the caller's part), within the limits above, the smallest
+// tile's input rows beside the weights in shared memory.
+bool narrow_conv_takes(const NarrowConvShape& shape);
+
 // x [n, in_h, in_w, c], weight [kernel_h, kernel_w, c, k] (output channel fastest: narrow_conv_taps()),
 // bias [k], residual (may be null) and y [n, out_h, out_w, k], all of type e. Shapes beyond the limits above
 // return cudaErrorInvalidConfiguration.
