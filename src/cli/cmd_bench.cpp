@@ -104,7 +104,8 @@ void bench(const BenchOptions& options, const CLI::App& command) {
 
   std::cerr << "bench " << options.plan.string() << ": " << engine.backend() << ", batch " << compile.batch
             << ", warm-up " << duration_text(options.settings.warmup_seconds) << ", duration "
-            << duration_text(options.settings.duration_seconds) << ", timed region: " << timed_region(engine)
+            << duration_text(options.settings.duration_seconds)
+            << ", timed region: " << timed_region(engine, options.settings)
             << ", input: " << (options.input ? options.input->string() : "seeded normal noise") << "\n";
   if (options.verbose) std::cerr << engine.describe();
   const LatencyStats stats = summarize(time_engine(engine, input, options.settings), compile.batch);
@@ -123,7 +124,7 @@ void bench(const BenchOptions& options, const CLI::App& command) {
       {"precision", precision_name(plan->info.precision)},
       {"warmup_seconds", options.settings.warmup_seconds},
       {"duration_seconds", options.settings.duration_seconds},
-      {"timed_region", timed_region(engine)},
+      {"timed_region", timed_region(engine, options.settings)},
       {"input", options.input ? options.input->string() : std::string("seeded normal noise")},
       {"latency", stats_json(stats)}};
   // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).
@@ -185,6 +186,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--threads", options->threads, "CPU threads (0: one per core)")
       ->capture_default_str()
       ->check(whole_between(0, kMaxThreads));
+  cmd->add_flag("--end-to-end", options->settings.host_clock,
+                "Time whole runs on the host clock, input and output copies included (device backends; "
+                "by default they time device events around graph replays, the network's work alone)");
   cmd->add_flag("--profile", options->profile,
                 "Also print kernel time per layer group (separate profiled runs)");
   cmd->add_option("--profile-iterations", options->profile_iterations,

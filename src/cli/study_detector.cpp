@@ -8,6 +8,7 @@
 #include "pipeline/detector_study.h"
 #include "pipeline/model_source.h"
 #include "runtime/engine.h"
+#include "study/child_timing.h"
 #include "study/detector_report.h"
 
 namespace kiln::cli {
@@ -98,6 +99,7 @@ void study_detector(const StudyCommandOptions& options, const Manifest& manifest
       notes,
       sources.demo};
   inputs.study.strict_precision = options.strict_precision;
+  inputs.study.timing_program = this_executable();
   const DetectorStudyResult result = pipeline::run_detector_study(inputs);
   for (const std::string& warning : result.study.warnings) std::cerr << "kiln: warning: " << warning << "\n";
   write_detector_study(out, result);

@@ -298,14 +298,16 @@ void time_variants(const DetectorStudyInputs& inputs, const Dataset& dataset, co
     timed.push_back(engines.back().get());
   }
   const Tensor batch = timing_batch(inputs, dataset, s, spec.batch);
-  study.timed_region = timed_region(*engines.front());
+  const std::optional<ChildTiming> child = child_timing_for(inputs.study, *engines.front());
+  study.timed_region = study_timed_region(*engines.front(), child);
   study.timing_image = dataset.sample(s.split.held_out.front()).name;
-  time_in_rounds(spec, timed, batch, study.variants);
+  time_in_rounds(spec, timed, batch, study.variants, child);
   summarize_rounds(spec, study.variants);
   engines.clear();
   profile_variants(spec, inputs.study.backend, compile, built.plans, batch, study.variants);
-  study.matrix = time_speed_matrix(inputs.study, s.calibration, built.plans, study.variants,
-                                   [&](std::int64_t size) { return timing_batch(inputs, dataset, s, size); });
+  study.matrix = time_speed_matrix(
+      inputs.study, s.calibration, built.plans, study.variants,
+      [&](std::int64_t size) { return timing_batch(inputs, dataset, s, size); }, child);
 }
 
 // NaN/Inf in the baseline or fp32: said first, and no FP8 variant ships.

@@ -27,10 +27,10 @@ double percentile(const std::vector<double>& sorted, double fraction) {
 
 }  // namespace
 
-std::string timed_region(Engine& engine) {
-  return engine.time_device_replays(1)
-             ? cat("device events around ", kReplaysPerSample, " graph replays per sample")
-             : "host clock around each run";
+std::string timed_region(Engine& engine, const BenchSettings& settings) {
+  if (!engine.time_device_replays(1)) return "host clock around each run";
+  return settings.host_clock ? "host clock around each run, input and output copies included"
+                             : cat("device events around ", kReplaysPerSample, " graph replays per sample");
 }
 
 TimedRuns time_engine(Engine& engine, const Tensor& input, const BenchSettings& settings) {

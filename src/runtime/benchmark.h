@@ -43,8 +43,9 @@ struct LatencyStats {
 // already on the device (the peers are timed the same way); one sample is their mean.
 TimedRuns time_engine(Engine& engine, const Tensor& input, const BenchSettings& settings);
 inline constexpr int kReplaysPerSample = 20;
-// "host clock around run()" or "device events around graph replays", as time_engine times `engine`.
-std::string timed_region(Engine& engine);
+// "host clock around run()" or "device events around graph replays", as time_engine times `engine` with
+// `settings`.
+std::string timed_region(Engine& engine, const BenchSettings& settings = {});
 LatencyStats summarize(const TimedRuns& timed, std::int64_t batch);
 
 // The kernel-time group of an operator (one of kLayerGroups; its row in graph/op_info.h says which).

@@ -7,7 +7,9 @@
 #include "builder/build_plan.h"
 #include "core/error.h"
 #include "core/progress.h"
+#include "io/npy.h"
 #include "passes/pass.h"
+#include "plan/plan_writer.h"
 #include "runtime/benchmark.h"
 #include "runtime/engine.h"
 
@@ -44,15 +46,22 @@ std::vector<OptLevelEffect> level_effects(const StudySpec& spec, const Backend& 
 // One short round in the matrix's cell: the engine compiled at `batch`, warmed up by one run.
 std::pair<double, double> time_cell(const MatrixRun& run, const std::shared_ptr<const Plan>& plan,
                                     std::int64_t batch, const Tensor& input) {
+  BenchSettings bench;
+  bench.warmup_seconds = 0.0;  // one warm-up run
+  bench.duration_seconds = run.spec.matrix_seconds;
+  bench.min_iterations = 1;
+  if (run.child) {
+    const std::filesystem::path dir = run.child->scratch->path();
+    write_plan(dir / "cell.kplan", *plan);
+    write_npy(dir / "cell.npy", input);
+    const LatencyStats stats = time_in_child(*run.child, dir / "cell.kplan", batch, dir / "cell.npy", bench);
+    return {stats.median_ms, stats.images_per_second};
+  }
   CompileOptions compile;
   compile.batch = batch;
   compile.strict_backend = run.strict_backend;
   compile.tactic_cache = run.tactic_cache;
   Engine engine(plan, run.backend, compile);
-  BenchSettings bench;
-  bench.warmup_seconds = 0.0;  // one warm-up run
-  bench.duration_seconds = run.spec.matrix_seconds;
-  bench.min_iterations = 1;
   const LatencyStats stats = summarize(time_engine(engine, input, bench), batch);
   return {stats.median_ms, stats.images_per_second};
 }

@@ -8,11 +8,13 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "plan/plan.h"
 #include "runtime/backend.h"
+#include "study/child_timing.h"
 #include "study/study_spec.h"
 
 namespace kiln {
@@ -66,6 +68,8 @@ struct MatrixRun {
   std::function<Tensor(std::int64_t batch)> input;
   // The main rounds' figures of a variant (latency, images/s, speed-up), for the study's own cell.
   std::function<MatrixCell(const std::string& variant)> main_figures;
+  // Where set, each cell is timed by a `kiln bench` process of its own (child_timing.h).
+  std::optional<ChildTiming> child;
 };
 
 SpeedMatrix run_speed_matrix(const MatrixRun& run);

@@ -252,7 +252,8 @@ Tensor timing_batch(const Dataset& dataset, const StudySample& s, const Preproce
 SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const CalibrationImages& calibration,
                               const std::vector<std::shared_ptr<const Plan>>& plans,
                               const std::vector<VariantResult>& variants,
-                              const std::function<Tensor(std::int64_t batch)>& input) {
+                              const std::function<Tensor(std::int64_t batch)>& input,
+                              const std::optional<ChildTiming>& child) {
   const auto index_of = [&](const std::string& name) {
     const auto it = std::find_if(variants.begin(), variants.end(),
                                  [&](const VariantResult& r) { return r.variant.name == name; });
@@ -272,7 +273,8 @@ SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const CalibrationImages
                 plan,
                 {},
                 {},
-                {}};
+                {},
+                child};
   run.plan_bytes = [&](const StudyVariant& variant, std::int64_t level) -> std::uintmax_t {
     if (level == inputs.spec.opt_level) return variants[index_of(variant.name)].plan_bytes;
     std::ostringstream bytes;
@@ -346,16 +348,18 @@ StudyResult run_study(const StudyInputs& inputs) {
   const VariantEngines built = build_and_evaluate(inputs, dataset, sample, compile, result);
 
   const Tensor batch = timing_batch(dataset, sample, inputs.model.config.preprocess, spec.batch);
-  result.timed_region = timed_region(*built.engines.front());
+  const std::optional<ChildTiming> child = child_timing_for(inputs, *built.engines.front());
+  result.timed_region = study_timed_region(*built.engines.front(), child);
   result.timing_image = dataset.sample(sample.split.held_out.front()).name;
   std::vector<Engine*> engines;
   for (const auto& engine : built.engines) engines.push_back(engine.get());
-  time_in_rounds(spec, engines, batch, result.variants);
+  time_in_rounds(spec, engines, batch, result.variants, child);
   summarize_rounds(spec, result.variants);
   profile_variants(spec, inputs.backend, compile, built.plans, batch, result.variants);
   result.matrix = time_speed_matrix(
       inputs, sample.calibration, built.plans, result.variants,
-      [&](std::int64_t size) { return timing_batch(dataset, sample, inputs.model.config.preprocess, size); });
+      [&](std::int64_t size) { return timing_batch(dataset, sample, inputs.model.config.preprocess, size); },
+      child);
   result.fake_quant = fake_quant_check(inputs, dataset, sample, built, result.variants);
   attach_statistics(spec, result.variants);
   result.decision = decide(spec, result.variants);

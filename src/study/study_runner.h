@@ -15,6 +15,7 @@
 #include "plan/detector_section.h"
 #include "quant/fp8_build.h"
 #include "runtime/benchmark.h"
+#include "study/child_timing.h"
 #include "study/environment.h"
 #include "study/fake_quant_check.h"
 #include "study/speed_matrix.h"
@@ -40,6 +41,9 @@ struct StudyInputs {
   std::optional<DetectorSection> detector;  // a detector family's: every variant's plan carries it
   // FP8 variants keep every recipe layer in FP8 (BuildOptions::strict_precision).
   bool strict_precision = false;
+  // A kiln executable that times each plan of a backend timing device replays (cuda) in a process of
+  // its own (child_timing.h says why); empty: such plans are timed in this process.
+  std::filesystem::path timing_program = {};
 };
 
 struct Spread {
@@ -90,7 +94,8 @@ StudyResult run_study(const StudyInputs& inputs);
 SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const CalibrationImages& calibration,
                               const std::vector<std::shared_ptr<const Plan>>& plans,
                               const std::vector<VariantResult>& variants,
-                              const std::function<Tensor(std::int64_t batch)>& input);
+                              const std::function<Tensor(std::int64_t batch)>& input,
+                              const std::optional<ChildTiming>& child);
 
 // Two or more FP8 variants share one calibration pass over `calibration` (quant/shared_calibration.h).
 void share_calibration_between_variants(const StudySpec& spec, CalibrationImages& calibration);

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "io/npy.h"
 #include "runtime/benchmark.h"
 
 namespace kiln {
@@ -16,14 +17,46 @@ Spread spread_of(std::vector<double> values) {
   return {median, values.front(), values.back()};
 }
 
+std::optional<ChildTiming> child_timing_for(const StudyInputs& inputs, Engine& engine) {
+  if (inputs.timing_program.empty() || !engine.time_device_replays(1)) return std::nullopt;
+  ChildTiming child;
+  child.program = inputs.timing_program;
+  child.scratch = std::make_shared<const ScratchFolder>("kiln-study-timing");
+  child.backend = inputs.backend;
+  child.strict_backend = inputs.strict_backend;
+  child.tactic_cache = (inputs.out_dir / "plans" / "tactics.txt").string();
+  return child;
+}
+
+std::string study_timed_region(Engine& engine, const std::optional<ChildTiming>& child) {
+  return timed_region(engine) + (child ? ", each timing a `kiln bench` process of its own" : "");
+}
+
+namespace {
+
+// One timing of variant i: its engine here, or its plan file in a `kiln bench` process.
+LatencyStats time_variant(Engine& engine, const VariantResult& variant, const Tensor& batch,
+                          std::int64_t batch_size, const BenchSettings& settings,
+                          const std::optional<ChildTiming>& child, const std::filesystem::path& input_npy) {
+  if (!child) return summarize(time_engine(engine, batch, settings), batch_size);
+  return time_in_child(*child, variant.plan_file, batch_size, input_npy, settings);
+}
+
+}  // namespace
+
 void time_in_rounds(const StudySpec& spec, const std::vector<Engine*>& engines, const Tensor& batch,
-                    std::vector<VariantResult>& variants) {
+                    std::vector<VariantResult>& variants, const std::optional<ChildTiming>& child) {
   BenchSettings bench;
   bench.warmup_seconds = spec.warmup_seconds;
   bench.duration_seconds = spec.seconds_per_round;
   bench.min_iterations = 5;
   BenchSettings host = bench;
   host.host_clock = true;
+  std::filesystem::path input_npy;
+  if (child) {
+    input_npy = child->scratch->path() / "input.npy";
+    write_npy(input_npy, batch);
+  }
   const std::size_t n = engines.size();
   // Counted in rounds, as --rounds gives them, not in variant timings.
   Progress progress("timing rounds", static_cast<std::size_t>(spec.rounds));
@@ -31,12 +64,13 @@ void time_in_rounds(const StudySpec& spec, const std::vector<Engine*>& engines, 
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
       Engine& engine = *engines[i];
-      const LatencyStats stats = summarize(time_engine(engine, batch, bench), spec.batch);
+      const LatencyStats stats =
+          time_variant(engine, variants[i], batch, spec.batch, bench, child, input_npy);
       variants[i].round_medians_ms.push_back(stats.median_ms);
       variants[i].round_images_per_second.push_back(stats.images_per_second);
       if (engine.time_device_replays(1)) {
         variants[i].round_end_to_end_ms.push_back(
-            summarize(time_engine(engine, batch, host), spec.batch).median_ms);
+            time_variant(engine, variants[i], batch, spec.batch, host, child, input_npy).median_ms);
       }
     }
     progress.advance();

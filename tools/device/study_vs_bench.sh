@@ -48,9 +48,17 @@ for name in $models; do
     # One process per mode: what making the second thing changes persists in the process.
     for plan in "$study"/plans/*.kplan; do
       log "  $name $(basename "$plan" .kplan), engine states (engine_state_probe):"
-      for mode in engine profiling graph stream cudnn cublaslt; do
+      # (2026-12-03: a graph, a stream, a cuDNN or a cuBLASLt handle alone changed nothing; a second
+      # program's layers did.) Whether layers of the same plan (the kernels already loaded) do too, and
+      # whether loading every module at start (CUDA_MODULE_LOADING=EAGER) makes the engine alone as slow.
+      for mode in engine profiling; do
         "$probe" "$plan" "$WORK/$name.fp32.kplan" 3 $mode 2>&1 | sed 's/^/      /' | tee -a "$OUT/summary.txt"
       done
+      log "      (OTHER_PLAN = the plan itself:)"
+      "$probe" "$plan" "$plan" 3 profiling 2>&1 | sed 's/^/      /' | tee -a "$OUT/summary.txt"
+      log "      (CUDA_MODULE_LOADING=EAGER:)"
+      CUDA_MODULE_LOADING=EAGER "$probe" "$plan" "$WORK/$name.fp32.kplan" 3 profiling 2>&1 | sed 's/^/      /' \
+        | tee -a "$OUT/summary.txt"
     done
   fi
   for plan in "$study"/plans/*.kplan; do

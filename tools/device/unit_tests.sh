@@ -13,6 +13,10 @@ mkdir -p "$OUT"
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }
 gtest_line() { grep -E '^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ tests?' "$1" | cut -d, -f1 | tr '\n' ' '; }
 source tools/device/cuda_env.sh
+# The CLI tests run kiln from the build folder they were built with: point it at the carried one.
+if [[ -x .carry/bin/kiln && ! -e build/release/kiln ]]; then
+  mkdir -p build/release && ln -s "$PWD/.carry/bin/kiln" build/release/kiln
+fi
 status=0
 for spec in "$@"; do
   program=${spec%%:*} filter='*'
