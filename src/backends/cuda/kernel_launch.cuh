@@ -32,6 +32,18 @@ __device__ inline void load(const T* p, float (&out)[V]) {
   }
 }
 
+// A pack of V values as stored (16-byte loads where the pack is 16 bytes), for kernels that hold many
+// packs in flight and convert them later.
+template <typename T, int V>
+__device__ inline void load_raw(const T* p, T (&out)[V]) {
+  if constexpr (V * sizeof(T) == 16) {
+    *reinterpret_cast<uint4*>(out) = *reinterpret_cast<const uint4*>(p);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = p[i];
+  }
+}
+
 template <typename T, int V>
 __device__ inline void store(T* p, const float (&in)[V]) {
   if constexpr (V * sizeof(T) == 16) {
