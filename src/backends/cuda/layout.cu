@@ -21,14 +21,28 @@ __global__ void fill_kernel(T* x, std::int64_t count) {
   x[i] = from_float<T>(static_cast<float>(h & 0xffffu) / 32767.5f - 1.0f);
 }
 
-template <typename T>
+// One thread per pixel: it reads the pixel's value in each channel plane (a warp's reads of a plane are
+// one run of 32 values) and writes its C values side by side (a warp's writes are one run of 32 * C). One
+// thread per output value, as before, scattered each warp's reads over three planes and moved 1.2 TB/s on
+// YOLOv10's 640 x 640 input at batch 32 (H200; 191 us of a 3.1 ms network). C 0: the channel count is
+// a.c, not known when compiling.
+template <typename T, int C>
 __global__ void nchw_to_nhwc_kernel(LayoutArgs a) {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  const std::int64_t total = static_cast<std::int64_t>(a.n) * a.c * a.hw;
-  if (i >= total) return;
-  const std::int64_t ch = i % a.c, pixel = (i / a.c) % a.hw;
-  const std::int64_t image = i / (static_cast<std::int64_t>(a.c) * a.hw);
-  static_cast<T*>(a.y)[i] = from_float<T>(static_cast<const float*>(a.x)[(image * a.c + ch) * a.hw + pixel]);
+  const std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (p >= static_cast<std::int64_t>(a.n) * a.hw) return;
+  const int c = C > 0 ? C : a.c;
+  const std::int64_t image = p / a.hw, pixel = p % a.hw;
+  const float* __restrict__ x = static_cast<const float*>(a.x) + image * c * a.hw + pixel;
+  T* __restrict__ y = static_cast<T*>(a.y) + p * c;
+  if constexpr (C > 0) {
+    float v[C];
+#pragma unroll
+    for (int ch = 0; ch < C; ++ch) v[ch] = __ldg(x + static_cast<std::int64_t>(ch) * a.hw);
+#pragma unroll
+    for (int ch = 0; ch < C; ++ch) y[ch] = from_float<T>(v[ch]);
+  } else {
+    for (int ch = 0; ch < c; ++ch) y[ch] = from_float<T>(__ldg(x + static_cast<std::int64_t>(ch) * a.hw));
+  }
 }
 
 template <typename T>
@@ -53,12 +67,25 @@ cudaError_t fill_pattern(void* x, Elem e, std::int64_t count, cudaStream_t strea
   return cudaGetLastError();
 }
 
-cudaError_t nchw_f32_to_nhwc(const LayoutArgs& a, cudaStream_t stream) {
-  const std::int64_t total = static_cast<std::int64_t>(a.n) * a.c * a.hw;
-  if (a.e == Elem::kF32) {
-    nchw_to_nhwc_kernel<float><<<blocks_for(total), kBlock, 0, stream>>>(a);
+namespace {
+
+template <typename T>
+void launch_nchw_to_nhwc(const LayoutArgs& a, cudaStream_t stream) {
+  const std::int64_t pixels = static_cast<std::int64_t>(a.n) * a.hw;
+  if (a.c == 3) {  // images: the common case, unrolled
+    nchw_to_nhwc_kernel<T, 3><<<blocks_for(pixels), kBlock, 0, stream>>>(a);
   } else {
-    nchw_to_nhwc_kernel<__half><<<blocks_for(total), kBlock, 0, stream>>>(a);
+    nchw_to_nhwc_kernel<T, 0><<<blocks_for(pixels), kBlock, 0, stream>>>(a);
+  }
+}
+
+}  // namespace
+
+cudaError_t nchw_f32_to_nhwc(const LayoutArgs& a, cudaStream_t stream) {
+  if (a.e == Elem::kF32) {
+    launch_nchw_to_nhwc<float>(a, stream);
+  } else {
+    launch_nchw_to_nhwc<__half>(a, stream);
   }
   return cudaGetLastError();
 }
