@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -149,6 +150,32 @@ TEST(CudaSqueezeExciteTest, RepeatedRunsAreBitIdentical) {
   const Tensor again = model->run({x}).front();
   ASSERT_EQ(first.nbytes(), again.nbytes());
   EXPECT_EQ(std::memcmp(first.bytes(), again.bytes(), first.nbytes()), 0);
+}
+
+// Early launch (kernel_launch.cuh) lets the squeeze and excite kernels be scheduled before the kernel ahead
+// of them has finished; each waits for it before touching memory, so the bits are those of launches in
+// stream order. KILN_CUDA_EARLY_LAUNCH takes 0 or 1 only.
+TEST(CudaSqueezeExciteTest, EarlyLaunchGivesTheBitsOfOrderedLaunches) {
+  KILN_SKIP_WITHOUT_GPU();
+  const SqueezeExcite t = make_squeeze_excite(144, 6, 56, true);
+  CompileOptions options;
+  options.batch = 3;
+  const Tensor x = random_tensor({3, 144, 56, 56}, 43);
+  Tensor outputs[2];
+  for (const int on : {0, 1}) {
+    ::setenv("KILN_CUDA_EARLY_LAUNCH", on ? "1" : "0", 1);
+    outputs[on] = make_backend("cuda")->compile(t.g.graph, options)->run({x}).front();
+  }
+  ::setenv("KILN_CUDA_EARLY_LAUNCH", "yes", 1);
+  try {
+    make_backend("cuda")->compile(t.g.graph, options);
+    ADD_FAILURE() << "KILN_CUDA_EARLY_LAUNCH=yes was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("KILN_CUDA_EARLY_LAUNCH"), std::string::npos) << e.what();
+  }
+  ::unsetenv("KILN_CUDA_EARLY_LAUNCH");
+  ASSERT_EQ(outputs[0].nbytes(), outputs[1].nbytes());
+  EXPECT_EQ(std::memcmp(outputs[0].bytes(), outputs[1].bytes(), outputs[0].nbytes()), 0);
 }
 
 }  // namespace

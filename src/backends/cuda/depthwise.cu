@@ -15,6 +15,8 @@ namespace {
 template <typename T, int V>
 __global__ void depthwise_kernel(const T* x, const T* weight, const T* bias, const T* residual, T* y,
                                  DepthwiseShape s, Act act) {
+  wait_for_previous_kernel();  // launched early (kernel_launch.cuh)
+  let_next_kernel_start();
   const int packs = s.c / V;
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * packs;
@@ -64,10 +66,9 @@ cudaError_t depthwise_conv(const void* x, const void* weight, const void* bias, 
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * (s.c / V);
-    depthwise_kernel<T, V><<<blocks_for(total), kBlock, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(weight), static_cast<const T*>(bias),
-        static_cast<const T*>(residual), static_cast<T*>(y), s, act);
-    return cudaGetLastError();
+    return launch_early(depthwise_kernel<T, V>, blocks_for(total), kBlock, 0, stream,
+                        static_cast<const T*>(x), static_cast<const T*>(weight), static_cast<const T*>(bias),
+                        static_cast<const T*>(residual), static_cast<T*>(y), s, act);
   });
 }
 

@@ -14,6 +14,8 @@ namespace {
 template <typename T, int V>
 __global__ void add_bias_act_kernel(const T* a, const T* b, const T* bias, T* y, std::int64_t packs,
                                     int channels, Act act, E4m3Out codes) {
+  wait_for_previous_kernel();  // launched early (kernel_launch.cuh)
+  let_next_kernel_start();
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
   const std::int64_t offset = i * V;
@@ -76,10 +78,9 @@ cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t packs = rows * channels / V;
-    add_bias_act_kernel<T, V><<<blocks_for(packs), kBlock, 0, stream>>>(
-        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(bias), static_cast<T*>(y),
-        packs, channels, act, codes);
-    return cudaGetLastError();
+    return launch_early(add_bias_act_kernel<T, V>, blocks_for(packs), kBlock, 0, stream,
+                        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(bias),
+                        static_cast<T*>(y), packs, channels, act, codes);
   });
 }
 

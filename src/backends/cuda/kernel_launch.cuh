@@ -5,8 +5,13 @@
 #pragma once
 
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <utility>
 
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_types.h"
@@ -60,6 +65,49 @@ __device__ inline void store(T* p, const float (&in)[V]) {
 
 inline unsigned blocks_for(std::int64_t threads) {
   return static_cast<unsigned>((threads + kBlock - 1) / kBlock);
+}
+
+// Early launch (Hopper's programmatic dependent launch). A kernel launched with launch_early() may be
+// scheduled before the kernel ahead of it in the stream has finished: as soon as each block of that one
+// has called let_next_kernel_start() or exited. So that the order of memory effects stays the stream's,
+// its first statement is wait_for_previous_kernel(), which returns once the kernel ahead has finished and
+// its writes are visible (and at once where there was no early launch); what overlaps is the launch
+// itself, which at batch 1 costs about as much as a small kernel's work. On by default;
+// KILN_CUDA_EARLY_LAUNCH=0 turns it off (the CUDA program checks the value, cuda_util.h's env_switch).
+__device__ inline void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets a kernel launched early behind this one be scheduled (it still waits for this one to finish).
+__device__ inline void let_next_kernel_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+inline bool early_launch_on() {
+  const char* value = std::getenv("KILN_CUDA_EARLY_LAUNCH");
+  return value == nullptr || std::string_view(value) != "0";
+}
+
+// kernel<<<grid, block, shared, stream>>>(args...), launched early where early_launch_on(). The kernel
+// must begin with wait_for_previous_kernel().
+template <typename... Params, typename... Args>
+cudaError_t launch_early(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared,
+                         cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute early[1];
+  early[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = early;
+  config.numAttrs = early_launch_on() ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
 // The element type and pack width a launch is instantiated for.

@@ -123,6 +123,8 @@ template <typename T, int V, bool kSqueeze>
 __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix,
                                   int c, int rows_per_split, float inverse_hw, E4m3Out codes,
                                   SqueezeTail<T> tail) {
+  wait_for_previous_kernel();  // launched early (kernel_launch.cuh)
+  let_next_kernel_start();
   __shared__ float sums[kPoolThreads][V];
   __shared__ float slice_mean[kSqueeze ? 32 * V : 1];  // a squeeze-excite's slice of the pooled vector
   __shared__ bool last;
@@ -247,11 +249,9 @@ cudaError_t launch_radix_pool(const T* x, T* y, float* partial, int n, int hw, i
                               const E4m3Out& codes, const SqueezeTail<T>& tail, cudaStream_t stream) {
   const RadixPoolGrid g = radix_pool_grid(n, hw, c, V);
   auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(g.splits) * n * c);
-  radix_pool_kernel<T, V, kSqueeze>
-      <<<dim3(g.channel_blocks, n, g.splits), dim3(g.lanes, g.rows), 0, stream>>>(
-          x, y, partial, counters, hw, radix, c, g.rows_per_split, 1.0f / static_cast<float>(hw), codes,
-          tail);
-  return cudaGetLastError();
+  return launch_early(radix_pool_kernel<T, V, kSqueeze>, dim3(g.channel_blocks, n, g.splits),
+                      dim3(g.lanes, g.rows), 0, stream, x, y, partial, counters, hw, radix, c,
+                      g.rows_per_split, 1.0f / static_cast<float>(hw), codes, tail);
 }
 
 // Channels per thread for `e` and `c`, as dispatch() chooses them.
@@ -288,8 +288,8 @@ cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStr
 
 std::size_t radix_global_pool_scratch(Elem e, int n, int hw, int c) {
   const RadixPoolGrid g = radix_pool_grid(n, hw, c, pool_pack(e, c));
-  const auto sums = static_cast<std::size_t>(g.splits) * static_cast<std::size_t>(n) *
-                    static_cast<std::size_t>(c);
+  const auto sums =
+      static_cast<std::size_t>(g.splits) * static_cast<std::size_t>(n) * static_cast<std::size_t>(c);
   const auto counters = static_cast<std::size_t>(n) * static_cast<std::size_t>(g.channel_blocks);
   return sums * sizeof(float) + counters * sizeof(unsigned);
 }

@@ -60,6 +60,8 @@ ProgramBuilder::ProgramBuilder(const Graph& graph, const CompileOptions& options
 std::unique_ptr<Program> ProgramBuilder::build() {
   order_ = graph_.topological_order();
   require(!order_.empty(), "cuda backend: the graph has no layers");
+  // The kernels read KILN_CUDA_EARLY_LAUNCH themselves (kernel_launch.cuh); a bad value stops here.
+  env_switch("KILN_CUDA_EARLY_LAUNCH", true);
   elem_ = storage_elem(graph_, order_);
   program_->elem = elem_;
   shapes_ = infer_shapes(graph_, batch_input_shapes());

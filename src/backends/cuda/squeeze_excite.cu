@@ -67,6 +67,8 @@ struct ScalePass {
 template <typename T, int V>
 __global__ void __launch_bounds__(kBlock, 3) excite_scale_kernel(const T* x, ExciteArgs a, T* y, int channels,
                                                                  std::int64_t pixels, int pixels_per_block) {
+  wait_for_previous_kernel();  // launched early (kernel_launch.cuh)
+  let_next_kernel_start();
   __shared__ float hidden[kMaxHidden];
   __shared__ float gate[kTileChannels];
   const int t = static_cast<int>(threadIdx.x), image = static_cast<int>(blockIdx.z);
@@ -130,9 +132,8 @@ cudaError_t excite_scale(const void* x, const ExciteArgs& a, void* y, Elem e, in
     const auto per_block = static_cast<int>((pixels + runs - 1) / runs);
     const dim3 grid(static_cast<unsigned>((pixels + per_block - 1) / per_block), static_cast<unsigned>(tiles),
                     static_cast<unsigned>(images));
-    excite_scale_kernel<T, V><<<grid, kBlock, 0, stream>>>(static_cast<const T*>(x), a, static_cast<T*>(y),
-                                                           channels, pixels, per_block);
-    return cudaGetLastError();
+    return launch_early(excite_scale_kernel<T, V>, grid, kBlock, 0, stream, static_cast<const T*>(x), a,
+                        static_cast<T*>(y), channels, pixels, per_block);
   });
 }
 
