@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -70,6 +71,7 @@ int run_program(const std::vector<std::string>& args, const fs::path& log) {
   require(spawned == 0, "study: cannot start ", args[0], " to time a plan (error ", spawned, ")");
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
+    require(errno == EINTR, "study: waiting for ", args[0], " failed (errno ", errno, ")");
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
