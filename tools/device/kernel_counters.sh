@@ -77,7 +77,16 @@ for r in rows:
     f = lambda k: float(r.get(k, "0").replace(",", "") or 0)
     ns = f("gpu__time_duration.sum")
     mb = (f("dram__bytes_read.sum") + f("dram__bytes_write.sum")) / 1e6
-    name = r["Kernel Name"].split("(")[0].split("<")[0].split("::")[-1].split(" ")[-1][-46:]
+    name = r["Kernel Name"].split("(")[0].removeprefix("void ")
+    while name.endswith(">"):  # drop the trailing template arguments, however nested
+        depth, i = 0, len(name) - 1
+        while i >= 0:
+            depth += {">": 1, "<": -1}.get(name[i], 0)
+            if depth == 0:
+                break
+            i -= 1
+        name = name[:max(i, 0)]
+    name = name.split("::")[-1][-46:]
     print(f"  {name:46s} {ns / 1e3:8.2f} {mb:8.2f} {mb * 1e6 / max(ns, 1):7.0f} "
           f"{f('dram__throughput.avg.pct_of_peak_sustained_elapsed'):6.1f} "
           f"{f('sm__throughput.avg.pct_of_peak_sustained_elapsed'):6.1f} "
