@@ -14,7 +14,6 @@
 #include "manifest/manifest_location.h"
 #include "pipeline/model_source.h"
 #include "runtime/engine.h"
-#include "study/child_timing.h"
 #include "study/study_report.h"
 #include "study/study_runner.h"
 
@@ -84,7 +83,7 @@ void study(const StudyCommandOptions& options) {
                            options.calibration_data.value_or(""),
                            std::nullopt};
   study_inputs.strict_precision = options.strict_precision;
-  study_inputs.timing_program = this_executable();
+  study_inputs.timing_program = running_program();
   const StudyResult result = run_study(study_inputs);
   for (const std::string& warning : result.warnings) std::cerr << "kiln: warning: " << warning << "\n";
   write_study(out, result);

@@ -5,10 +5,10 @@
 #include "cli/option_checks.h"
 #include "core/error.h"
 #include "families/registry.h"
+#include "manifest/manifest_location.h"
 #include "pipeline/detector_study.h"
 #include "pipeline/model_source.h"
 #include "runtime/engine.h"
-#include "study/child_timing.h"
 #include "study/detector_report.h"
 
 namespace kiln::cli {
@@ -99,7 +99,7 @@ void study_detector(const StudyCommandOptions& options, const Manifest& manifest
       notes,
       sources.demo};
   inputs.study.strict_precision = options.strict_precision;
-  inputs.study.timing_program = this_executable();
+  inputs.study.timing_program = running_program();
   const DetectorStudyResult result = pipeline::run_detector_study(inputs);
   for (const std::string& warning : result.study.warnings) std::cerr << "kiln: warning: " << warning << "\n";
   write_detector_study(out, result);

@@ -25,8 +25,7 @@ std::vector<std::filesystem::path> binary_folders() {
   namespace fs = std::filesystem;
   std::vector<fs::path> folders;
   std::error_code error;
-  const fs::path program = fs::read_symlink("/proc/self/exe", error);
-  if (!error) folders.push_back(program.parent_path());
+  if (const fs::path program = running_program(); !program.empty()) folders.push_back(program.parent_path());
   Dl_info info{};
   if (dladdr(reinterpret_cast<const void*>(&binary_folders), &info) != 0 && info.dli_fname != nullptr &&
       info.dli_fname[0] == '/') {
@@ -36,6 +35,12 @@ std::vector<std::filesystem::path> binary_folders() {
 }
 
 }  // namespace
+
+std::filesystem::path running_program() {
+  std::error_code error;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::filesystem::path() : program;
+}
 
 std::filesystem::path default_families_dir() {
   namespace fs = std::filesystem;

@@ -20,6 +20,9 @@ inline constexpr std::string_view kDefaultFamiliesDir = "families";
 // code is in (libkiln.so, the Python module) that has one; else "families".
 std::filesystem::path default_families_dir();
 
+// The running program's executable (/proc/self/exe), or empty where it cannot be read.
+std::filesystem::path running_program();
+
 // Resolves a manifest argument, first rule that applies:
 //   1. an existing directory: DIR/manifest.toml, which must exist (families/timm_resnest);
 //   2. an existing file: that file (families/timm_resnest/manifest.toml);

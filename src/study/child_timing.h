@@ -43,7 +43,4 @@ LatencyStats time_in_child(const ChildTiming& child, const std::filesystem::path
                            std::int64_t batch, const std::filesystem::path& input_npy,
                            const BenchSettings& settings);
 
-// The running program's own executable, as `program` (empty where /proc/self/exe cannot be read).
-std::filesystem::path this_executable();
-
 }  // namespace kiln

@@ -43,18 +43,19 @@ std::vector<OptLevelEffect> level_effects(const StudySpec& spec, const Backend& 
   return levels;
 }
 
-// One short round in the matrix's cell: the engine compiled at `batch`, warmed up by one run.
+// One short round in the matrix's cell: the engine compiled at `batch`, warmed up by one run. With a
+// child timing, `input_npy` holds `input` (written once per batch).
 std::pair<double, double> time_cell(const MatrixRun& run, const std::shared_ptr<const Plan>& plan,
-                                    std::int64_t batch, const Tensor& input) {
+                                    std::int64_t batch, const Tensor& input,
+                                    const std::filesystem::path& input_npy) {
   BenchSettings bench;
   bench.warmup_seconds = 0.0;  // one warm-up run
   bench.duration_seconds = run.spec.matrix_seconds;
   bench.min_iterations = 1;
   if (run.child) {
-    const std::filesystem::path dir = run.child->scratch->path();
-    write_plan(dir / "cell.kplan", *plan);
-    write_npy(dir / "cell.npy", input);
-    const LatencyStats stats = time_in_child(*run.child, dir / "cell.kplan", batch, dir / "cell.npy", bench);
+    const std::filesystem::path plan_file = run.child->scratch->path() / "cell.kplan";
+    write_plan(plan_file, *plan);
+    const LatencyStats stats = time_in_child(*run.child, plan_file, batch, input_npy, bench);
     return {stats.median_ms, stats.images_per_second};
   }
   CompileOptions compile;
@@ -119,6 +120,11 @@ SpeedMatrix run_speed_matrix(const MatrixRun& run) {
   Progress progress("speed matrix timings", timings);
   for (const std::int64_t batch : matrix.batches) {
     const Tensor input = run.input(batch);
+    std::filesystem::path input_npy;
+    if (run.child) {
+      input_npy = run.child->scratch->path() / "cell.npy";
+      write_npy(input_npy, input);
+    }
     for (const OptLevelEffect& level : matrix.levels) {
       if (level.same_as >= 0) continue;
       const bool main = batch == spec.batch && level.level == spec.opt_level;
@@ -132,7 +138,7 @@ SpeedMatrix run_speed_matrix(const MatrixRun& run) {
         cell.plan_bytes = run.plan_bytes(variant, level.level);
         if (!main) {
           std::tie(cell.latency_ms, cell.images_per_second) =
-              time_cell(run, run.plan(variant, level.level), batch, input);
+              time_cell(run, run.plan(variant, level.level), batch, input, input_npy);
           progress.advance();
         }
         matrix.cells.push_back(cell);
