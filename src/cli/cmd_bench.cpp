@@ -33,6 +33,7 @@ struct BenchOptions {
   bool verbose = false;
   std::optional<std::filesystem::path> input;
   std::optional<std::filesystem::path> json;
+  bool end_to_end = false;
 };
 
 // Timing never runs on zeros: a seeded normal input, like real preprocessed pixels.
@@ -78,6 +79,53 @@ nlohmann::json stats_json(const LatencyStats& stats) {
             {"images_per_second", "runs x batch / wall_seconds of the timed runs"}}}};
 }
 
+void print_latency(const LatencyStats& stats, std::int64_t batch) {
+  std::cout << std::fixed << std::setprecision(3) << "latency (ms): median " << stats.median_ms << "  p90 "
+            << stats.p90_ms << "  p99 " << stats.p99_ms << "  min " << stats.min_ms << "  max "
+            << stats.max_ms << "  mean " << stats.mean_ms << "  stddev " << stats.stddev_ms << "  ("
+            << stats.iterations << " runs)\n"
+            << std::setprecision(1) << "throughput: " << stats.images_per_second << " images/s ("
+            << stats.runs << " runs of batch " << batch << " in " << std::setprecision(3)
+            << stats.wall_seconds << " s wall)\n";
+}
+
+// Kernel time per layer group, printed and as the report's "profile".
+nlohmann::json profile_report(const std::shared_ptr<const Plan>& plan, const std::string& backend,
+                              CompileOptions compile, const Tensor& input, int iterations) {
+  compile.profile = true;
+  Engine profiling(plan, backend, compile);
+  const LayerProfile profile = profile_engine(profiling, input, iterations);
+  std::cout << "kernel time per group (mean of " << iterations << " profiled runs):\n";
+  for (const auto& [group, ms] : profile.group_ms) {
+    std::cout << "  " << std::left << std::setw(22) << group << std::right << std::setw(9)
+              << std::setprecision(3) << ms << " ms " << std::setw(6) << std::setprecision(1)
+              << 100.0 * ms / profile.total_ms << "%\n";
+  }
+  std::cout << "  " << std::left << std::setw(22) << "total" << std::right << std::setw(9)
+            << std::setprecision(3) << profile.total_ms << " ms\n";
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& layer : profile.layers) {
+    layers.push_back({{"name", layer.name},
+                      {"op", op_kind_name(layer.op)},
+                      {"group", layer_group(layer.op)},
+                      {"ms", layer.milliseconds}});
+  }
+  return {{"groups_ms", profile.group_ms}, {"total_ms", profile.total_ms}, {"layers", layers}};
+}
+
+// With --end-to-end on a device backend: whole runs timed on the host clock after the device timing.
+nlohmann::json end_to_end_report(Engine& engine, const Tensor& input, BenchSettings settings,
+                                 std::int64_t batch) {
+  settings.host_clock = true;
+  const LatencyStats stats = summarize(time_engine(engine, input, settings), batch);
+  std::cout << std::fixed << std::setprecision(3) << "end to end (" << timed_region(engine, settings)
+            << "): median " << stats.median_ms << " ms, " << std::setprecision(1) << stats.images_per_second
+            << " images/s\n";
+  nlohmann::json report = stats_json(stats);
+  report["timed_region"] = timed_region(engine, settings);
+  return report;
+}
+
 void bench(const BenchOptions& options, const CLI::App& command) {
   refuse_unless(options.profile, command, {"--profile-iterations"}, "with --profile",
                 "--profile was not given");
@@ -99,23 +147,19 @@ void bench(const BenchOptions& options, const CLI::App& command) {
   compile.tactic_cache = options.tactic_cache;
   compile.strict_backend = options.strict_backend;
   Engine engine(plan, backend, compile);
+  refuse_unless(engine.time_device_replays(1).has_value(), command, {"--end-to-end"},
+                "on a backend that times device replays (cuda)",
+                "the " + engine.backend() + " backend's timing already is whole runs on the host clock");
   if (!engine.fallback_layers().empty()) std::cerr << fallback_warning(engine) << "\n";
   const Tensor input = timing_input(options, compile.batch, plan->config.preprocess.input_size);
 
   std::cerr << "bench " << options.plan.string() << ": " << engine.backend() << ", batch " << compile.batch
             << ", warm-up " << duration_text(options.settings.warmup_seconds) << ", duration "
-            << duration_text(options.settings.duration_seconds)
-            << ", timed region: " << timed_region(engine, options.settings)
+            << duration_text(options.settings.duration_seconds) << ", timed region: " << timed_region(engine)
             << ", input: " << (options.input ? options.input->string() : "seeded normal noise") << "\n";
   if (options.verbose) std::cerr << engine.describe();
   const LatencyStats stats = summarize(time_engine(engine, input, options.settings), compile.batch);
-  std::cout << std::fixed << std::setprecision(3) << "latency (ms): median " << stats.median_ms << "  p90 "
-            << stats.p90_ms << "  p99 " << stats.p99_ms << "  min " << stats.min_ms << "  max "
-            << stats.max_ms << "  mean " << stats.mean_ms << "  stddev " << stats.stddev_ms << "  ("
-            << stats.iterations << " runs)\n"
-            << std::setprecision(1) << "throughput: " << stats.images_per_second << " images/s ("
-            << stats.runs << " runs of batch " << compile.batch << " in " << std::setprecision(3)
-            << stats.wall_seconds << " s wall)\n";
+  print_latency(stats, compile.batch);
 
   nlohmann::json report = {
       {"plan", options.plan.string()},
@@ -124,9 +168,11 @@ void bench(const BenchOptions& options, const CLI::App& command) {
       {"precision", precision_name(plan->info.precision)},
       {"warmup_seconds", options.settings.warmup_seconds},
       {"duration_seconds", options.settings.duration_seconds},
-      {"timed_region", timed_region(engine, options.settings)},
+      {"timed_region", timed_region(engine)},
       {"input", options.input ? options.input->string() : std::string("seeded normal noise")},
       {"latency", stats_json(stats)}};
+  if (options.end_to_end)
+    report["end_to_end"] = end_to_end_report(engine, input, options.settings, compile.batch);
   // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).
   if (const std::string steps = engine.describe(); !steps.empty()) {
     nlohmann::json lines = nlohmann::json::array();
@@ -134,28 +180,8 @@ void bench(const BenchOptions& options, const CLI::App& command) {
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     report["compiled"] = lines;
   }
-  if (options.profile) {
-    CompileOptions profiled = compile;
-    profiled.profile = true;
-    Engine profiling(plan, engine.backend(), profiled);
-    const LayerProfile profile = profile_engine(profiling, input, options.profile_iterations);
-    std::cout << "kernel time per group (mean of " << options.profile_iterations << " profiled runs):\n";
-    for (const auto& [group, ms] : profile.group_ms) {
-      std::cout << "  " << std::left << std::setw(22) << group << std::right << std::setw(9)
-                << std::setprecision(3) << ms << " ms " << std::setw(6) << std::setprecision(1)
-                << 100.0 * ms / profile.total_ms << "%\n";
-    }
-    std::cout << "  " << std::left << std::setw(22) << "total" << std::right << std::setw(9)
-              << std::setprecision(3) << profile.total_ms << " ms\n";
-    nlohmann::json layers = nlohmann::json::array();
-    for (const auto& layer : profile.layers) {
-      layers.push_back({{"name", layer.name},
-                        {"op", op_kind_name(layer.op)},
-                        {"group", layer_group(layer.op)},
-                        {"ms", layer.milliseconds}});
-    }
-    report["profile"] = {{"groups_ms", profile.group_ms}, {"total_ms", profile.total_ms}, {"layers", layers}};
-  }
+  if (options.profile)
+    report["profile"] = profile_report(plan, engine.backend(), compile, input, options.profile_iterations);
   if (options.json) {
     write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
   }
@@ -186,9 +212,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--threads", options->threads, "CPU threads (0: one per core)")
       ->capture_default_str()
       ->check(whole_between(0, kMaxThreads));
-  cmd->add_flag("--end-to-end", options->settings.host_clock,
-                "Time whole runs on the host clock, input and output copies included (device backends; "
-                "by default they time device events around graph replays, the network's work alone)");
+  cmd->add_flag("--end-to-end", options->end_to_end,
+                "Also time whole runs on the host clock, input and output copies included, after the "
+                "device timing (cuda: device events around graph replays, the network's work alone); "
+                "--json gives it as end_to_end");
   cmd->add_flag("--profile", options->profile,
                 "Also print kernel time per layer group (separate profiled runs)");
   cmd->add_option("--profile-iterations", options->profile_iterations,

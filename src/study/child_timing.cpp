@@ -29,7 +29,8 @@ std::string seconds_text(double seconds) {
 
 std::vector<std::string> bench_arguments(const ChildTiming& child, const fs::path& plan_file,
                                          std::int64_t batch, const fs::path& input_npy,
-                                         const BenchSettings& settings, const fs::path& json) {
+                                         const BenchSettings& settings, bool end_to_end,
+                                         const fs::path& json) {
   std::vector<std::string> args = {child.program.string(),
                                    "bench",
                                    plan_file.string(),
@@ -47,7 +48,7 @@ std::vector<std::string> bench_arguments(const ChildTiming& child, const fs::pat
                                    std::to_string(settings.min_iterations),
                                    "--json",
                                    json.string()};
-  if (settings.host_clock) args.emplace_back("--end-to-end");
+  if (end_to_end) args.emplace_back("--end-to-end");
   if (child.strict_backend) args.emplace_back("--strict-backend");
   if (!child.tactic_cache.empty()) {
     args.emplace_back("--tactic-cache");
@@ -87,14 +88,9 @@ std::string last_line(const fs::path& file) {
 
 }  // namespace
 
-LatencyStats time_in_child(const ChildTiming& child, const fs::path& plan_file, std::int64_t batch,
-                           const fs::path& input_npy, const BenchSettings& settings) {
-  const fs::path json = child.scratch->path() / "bench.json", log = child.scratch->path() / "bench.log";
-  fs::remove(json);
-  const int status = run_program(bench_arguments(child, plan_file, batch, input_npy, settings, json), log);
-  require(status == 0 && fs::exists(json), "study: timing ", plan_file.string(),
-          " in `kiln bench` failed (exit ", status, "): ", last_line(log));
-  const nlohmann::json latency = nlohmann::json::parse(std::ifstream(json)).at("latency");
+namespace {
+
+LatencyStats stats_from_json(const nlohmann::json& latency) {
   LatencyStats stats;
   stats.iterations = latency.at("iterations").get<int>();
   stats.median_ms = latency.at("median_ms").get<double>();
@@ -108,6 +104,23 @@ LatencyStats time_in_child(const ChildTiming& child, const fs::path& plan_file, 
   stats.wall_seconds = latency.at("wall_seconds").get<double>();
   stats.images_per_second = latency.at("images_per_second").get<double>();
   return stats;
+}
+
+}  // namespace
+
+ChildTimes time_in_child(const ChildTiming& child, const fs::path& plan_file, std::int64_t batch,
+                         const fs::path& input_npy, const BenchSettings& settings, bool end_to_end) {
+  const fs::path json = child.scratch->path() / "bench.json", log = child.scratch->path() / "bench.log";
+  fs::remove(json);
+  const int status =
+      run_program(bench_arguments(child, plan_file, batch, input_npy, settings, end_to_end, json), log);
+  require(status == 0 && fs::exists(json), "study: timing ", plan_file.string(),
+          " in `kiln bench` failed (exit ", status, "): ", last_line(log));
+  const nlohmann::json report = nlohmann::json::parse(std::ifstream(json));
+  ChildTimes times;
+  times.latency = stats_from_json(report.at("latency"));
+  if (end_to_end) times.end_to_end = stats_from_json(report.at("end_to_end"));
+  return times;
 }
 
 ScratchFolder::ScratchFolder(const std::string& prefix) {

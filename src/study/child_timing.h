@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "runtime/benchmark.h"
@@ -37,10 +38,16 @@ struct ChildTiming {
   std::string tactic_cache;  // for a batch the plan holds no tactics for (empty: none)
 };
 
-// `kiln bench plan_file --input input_npy --batch batch ...` with `settings` (host_clock: --end-to-end),
-// its JSON report read back. Fails naming the plan and the child's last line of output if it fails.
-LatencyStats time_in_child(const ChildTiming& child, const std::filesystem::path& plan_file,
-                           std::int64_t batch, const std::filesystem::path& input_npy,
-                           const BenchSettings& settings);
+struct ChildTimes {
+  LatencyStats latency;                    // the device timing, as `kiln bench` reports it
+  std::optional<LatencyStats> end_to_end;  // whole runs on the host clock, where asked for
+};
+
+// `kiln bench plan_file --input input_npy --batch batch ...` with `settings` (and --end-to-end where
+// `end_to_end`: one process times both), its JSON report read back. Fails naming the plan and the child's
+// last line of output if it fails.
+ChildTimes time_in_child(const ChildTiming& child, const std::filesystem::path& plan_file, std::int64_t batch,
+                         const std::filesystem::path& input_npy, const BenchSettings& settings,
+                         bool end_to_end);
 
 }  // namespace kiln

@@ -55,7 +55,7 @@ std::pair<double, double> time_cell(const MatrixRun& run, const std::shared_ptr<
   if (run.child) {
     const std::filesystem::path plan_file = run.child->scratch->path() / "cell.kplan";
     write_plan(plan_file, *plan);
-    const LatencyStats stats = time_in_child(*run.child, plan_file, batch, input_npy, bench);
+    const LatencyStats stats = time_in_child(*run.child, plan_file, batch, input_npy, bench, false).latency;
     return {stats.median_ms, stats.images_per_second};
   }
   CompileOptions compile;

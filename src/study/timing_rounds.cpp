@@ -34,12 +34,30 @@ std::string study_timed_region(Engine& engine, const std::optional<ChildTiming>&
 
 namespace {
 
-// One timing of variant i: its engine here, or its plan file in a `kiln bench` process.
-LatencyStats time_variant(Engine& engine, const VariantResult& variant, const Tensor& batch,
-                          std::int64_t batch_size, const BenchSettings& settings,
-                          const std::optional<ChildTiming>& child, const std::filesystem::path& input_npy) {
-  if (!child) return summarize(time_engine(engine, batch, settings), batch_size);
-  return time_in_child(*child, variant.plan_file, batch_size, input_npy, settings);
+// One round's timing of a variant: its median and images/s, and where its engine times device replays,
+// the end-to-end median (whole runs on the host clock). Its engine here, or its plan file in one
+// `kiln bench` process that times both.
+void time_variant(Engine& engine, VariantResult& variant, const Tensor& batch, std::int64_t batch_size,
+                  const BenchSettings& settings, const std::optional<ChildTiming>& child,
+                  const std::filesystem::path& input_npy) {
+  const bool device = engine.time_device_replays(1).has_value();
+  LatencyStats latency;
+  std::optional<LatencyStats> end_to_end;
+  if (child) {
+    ChildTimes times = time_in_child(*child, variant.plan_file, batch_size, input_npy, settings, device);
+    latency = times.latency;
+    end_to_end = times.end_to_end;
+  } else {
+    latency = summarize(time_engine(engine, batch, settings), batch_size);
+    if (device) {
+      BenchSettings host = settings;
+      host.host_clock = true;
+      end_to_end = summarize(time_engine(engine, batch, host), batch_size);
+    }
+  }
+  variant.round_medians_ms.push_back(latency.median_ms);
+  variant.round_images_per_second.push_back(latency.images_per_second);
+  if (end_to_end) variant.round_end_to_end_ms.push_back(end_to_end->median_ms);
 }
 
 }  // namespace
@@ -50,8 +68,6 @@ void time_in_rounds(const StudySpec& spec, const std::vector<Engine*>& engines, 
   bench.warmup_seconds = spec.warmup_seconds;
   bench.duration_seconds = spec.seconds_per_round;
   bench.min_iterations = 5;
-  BenchSettings host = bench;
-  host.host_clock = true;
   std::filesystem::path input_npy;
   if (child) {
     input_npy = child->scratch->path() / "input.npy";
@@ -63,15 +79,7 @@ void time_in_rounds(const StudySpec& spec, const std::vector<Engine*>& engines, 
   for (int round = 0; round < spec.rounds; ++round) {
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
-      Engine& engine = *engines[i];
-      const LatencyStats stats =
-          time_variant(engine, variants[i], batch, spec.batch, bench, child, input_npy);
-      variants[i].round_medians_ms.push_back(stats.median_ms);
-      variants[i].round_images_per_second.push_back(stats.images_per_second);
-      if (engine.time_device_replays(1)) {
-        variants[i].round_end_to_end_ms.push_back(
-            time_variant(engine, variants[i], batch, spec.batch, host, child, input_npy).median_ms);
-      }
+      time_variant(*engines[i], variants[i], batch, spec.batch, bench, child, input_npy);
     }
     progress.advance();
   }

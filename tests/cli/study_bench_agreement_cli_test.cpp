@@ -47,6 +47,8 @@ TEST(StudyBenchAgreement, CudaStudyTimesAPlanAsKilnBenchDoes) {
     const double benched = read_json(json).at("latency").at("median_ms").get<double>();
     EXPECT_LE(std::abs(studied - benched) / benched, 0.02)
         << variant.at("name") << ": study " << studied << " ms, bench " << benched << " ms";
+    EXPECT_GT(variant.at("end_to_end_ms").at("median").get<double>(), studied)
+        << "the end-to-end time (copies included) is the longer";
   }
 }
 
@@ -68,17 +70,24 @@ TEST(StudyBenchAgreement, TimeInChildRunsKilnBenchAndReadsItsReport) {
   settings.duration_seconds = 0.05;
   settings.min_iterations = 3;
   const fs::path plan = out / "plans" / "fp16.kplan";
-  const LatencyStats stats = time_in_child(child, plan, 2, input, settings);
+  const LatencyStats stats = time_in_child(child, plan, 2, input, settings, false).latency;
   EXPECT_GE(stats.iterations, 3);
   EXPECT_EQ(stats.runs, stats.iterations);  // host clock: one run per sample
   EXPECT_GT(stats.median_ms, 0.0);
   EXPECT_NEAR(stats.images_per_second, 2.0 * static_cast<double>(stats.runs) / stats.wall_seconds,
               1e-6 * stats.images_per_second);
   try {
-    time_in_child(child, out / "plans" / "missing.kplan", 2, input, settings);
+    time_in_child(child, out / "plans" / "missing.kplan", 2, input, settings, false);
     ADD_FAILURE() << "a missing plan was timed";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("missing.kplan"), std::string::npos) << e.what();
+  }
+  // The CPU backend's timing already is whole runs on the host clock: --end-to-end is refused, by name.
+  try {
+    time_in_child(child, plan, 2, input, settings, true);
+    ADD_FAILURE() << "--end-to-end was taken on the cpu backend";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--end-to-end"), std::string::npos) << e.what();
   }
   const fs::path folder = child.scratch->path();
   child.scratch.reset();
