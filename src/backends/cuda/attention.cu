@@ -130,6 +130,7 @@ __device__ void write_query(const QueryState& st, T* y, float* partial, const At
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     split_attention_kernel(const T* qkv, T* y, float* partial, AttentionShape s, AttentionSplit split) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   extern __shared__ float shared[];
   const int pitch = key_pitch(s.key_dim);
   const Staged t{shared, shared + kQueries * s.key_dim, shared + kQueries * s.key_dim + kKeys * pitch};
@@ -162,6 +163,7 @@ __global__ void __launch_bounds__(kThreads)
 // One thread per output value: the splits' partial sums rescaled to their common maximum.
 template <typename T>
 __global__ void combine_splits_kernel(const float* partial, T* y, AttentionShape s, int splits) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t total = static_cast<std::int64_t>(s.n) * s.pixels * s.heads * s.head_dim;
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
@@ -190,13 +192,13 @@ cudaError_t launch(const void* qkv, void* y, float* partial, const AttentionShap
                    const AttentionSplit& split, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(query_tiles(s)), static_cast<unsigned>(s.heads * split.splits),
                   static_cast<unsigned>(s.n));
-  split_attention_kernel<T><<<grid, kThreads, shared_bytes(s), stream>>>(
-      static_cast<const T*>(qkv), static_cast<T*>(y), partial, s, split);
+  launch_early(split_attention_kernel<T>, grid, kThreads, shared_bytes(s), stream, static_cast<const T*>(qkv),
+               static_cast<T*>(y), partial, s, split);
   const cudaError_t launched = cudaGetLastError();
   if (launched != cudaSuccess || split.splits == 1) return launched;
   const std::int64_t values = static_cast<std::int64_t>(s.n) * s.pixels * s.heads * s.head_dim;
-  combine_splits_kernel<T>
-      <<<blocks_for(values), kBlock, 0, stream>>>(partial, static_cast<T*>(y), s, split.splits);
+  launch_early(combine_splits_kernel<T>, blocks_for(values), kBlock, 0, stream, partial, static_cast<T*>(y),
+               s, split.splits);
   return cudaGetLastError();
 }
 

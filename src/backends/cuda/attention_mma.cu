@@ -14,6 +14,7 @@
 
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/device_math.cuh"
+#include "backends/cuda/kernel_launch.cuh"
 
 namespace kiln::cuda {
 namespace {
@@ -167,6 +168,7 @@ __device__ void add_chunk(RowState& st, float (&s)[kChunk / 8][4], const Shared&
 // grid (query tiles, heads, images).
 __global__ void __launch_bounds__(kThreads)
     attention_mma_kernel(const __half* qkv, __half* y, AttentionShape s) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   __shared__ __align__(16) Shared sh;
   const int first_query = static_cast<int>(blockIdx.x) * kQueries, head = static_cast<int>(blockIdx.y);
   const int image = static_cast<int>(blockIdx.z);
@@ -230,8 +232,8 @@ cudaError_t attention_mma(const void* qkv, void* y, Elem e, const AttentionShape
   if (s.n == 0 || s.pixels == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>((s.pixels + kQueries - 1) / kQueries), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.n));
-  attention_mma_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const __half*>(qkv),
-                                                      static_cast<__half*>(y), s);
+  launch_early(attention_mma_kernel, grid, kThreads, 0, stream, static_cast<const __half*>(qkv),
+               static_cast<__half*>(y), s);
   return cudaGetLastError();
 }
 

@@ -92,6 +92,7 @@ __device__ void accumulate(const Tile& t, const AttentionShape& s) {
 
 template <typename T>
 __global__ void attention_kernel(const T* qkv, T* y, AttentionShape s) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   extern __shared__ float shared[];
   const Tile t = carve(shared, s);
   const int first_query = blockIdx.x * kQueries, head = blockIdx.y, image = blockIdx.z;
@@ -133,11 +134,11 @@ cudaError_t attention_tiled(const void* qkv, void* y, Elem e, const AttentionSha
   const dim3 grid((s.pixels + kQueries - 1) / kQueries, s.heads, s.n);
   const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(tile_floats(s.key_dim, s.head_dim));
   if (e == Elem::kF32) {
-    attention_kernel<float>
-        <<<grid, kThreads, bytes, stream>>>(static_cast<const float*>(qkv), static_cast<float*>(y), s);
+    launch_early(attention_kernel<float>, grid, kThreads, bytes, stream, static_cast<const float*>(qkv),
+                 static_cast<float*>(y), s);
   } else {
-    attention_kernel<__half>
-        <<<grid, kThreads, bytes, stream>>>(static_cast<const __half*>(qkv), static_cast<__half*>(y), s);
+    launch_early(attention_kernel<__half>, grid, kThreads, bytes, stream, static_cast<const __half*>(qkv),
+                 static_cast<__half*>(y), s);
   }
   return cudaGetLastError();
 }

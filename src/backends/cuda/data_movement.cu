@@ -27,6 +27,7 @@ struct SourceTable {
 // more time than its memory traffic), else 64.
 template <typename W, typename Index>
 __global__ void gather_columns_kernel(SourceTable table, W* y, Index rows, Index y_pitch) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const auto first = static_cast<Index>(table.dst_offset[0]);
   const auto span = static_cast<Index>(table.end) - first;
   const Index i = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + threadIdx.x;
@@ -49,6 +50,7 @@ bool indices_fit_32_bits(const SourceTable& table, std::int64_t rows, std::int64
 // Index as in gather_columns_kernel: 32 bits where the output's word count (and the last block) fit.
 template <typename W, typename Index>
 __global__ void upsample_kernel(const W* x, W* y, Index n, Index h, Index w, Index words, Index scale) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const Index i = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + threadIdx.x;
   const Index out_h = h * scale, out_w = w * scale;
   if (i >= n * out_h * out_w * words) return;
@@ -89,11 +91,11 @@ cudaError_t gather_in_words(const std::vector<ColumnSource>& sources, void* y, s
     if (words == 0) continue;
     const std::int64_t pitch = y_pitch / per_word;
     if (indices_fit_32_bits(table, rows, pitch)) {
-      gather_columns_kernel<W, std::uint32_t><<<blocks_for(words), kBlock, 0, stream>>>(
-          table, static_cast<W*>(y), static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(pitch));
+      launch_early(gather_columns_kernel<W, std::uint32_t>, blocks_for(words), kBlock, 0, stream, table,
+                   static_cast<W*>(y), static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(pitch));
     } else {
-      gather_columns_kernel<W, std::int64_t>
-          <<<blocks_for(words), kBlock, 0, stream>>>(table, static_cast<W*>(y), rows, pitch);
+      launch_early(gather_columns_kernel<W, std::int64_t>, blocks_for(words), kBlock, 0, stream, table,
+                   static_cast<W*>(y), rows, pitch);
     }
     if (const cudaError_t status = cudaGetLastError(); status != cudaSuccess) return status;
   }
@@ -109,11 +111,11 @@ cudaError_t upsample_in_words(const void* x, void* y, int n, int h, int w, int w
   auto* to = static_cast<W*>(y);
   if (total + kBlock <= std::int64_t{std::numeric_limits<std::uint32_t>::max()}) {
     using U = std::uint32_t;
-    upsample_kernel<W, U>
-        <<<blocks_for(total), kBlock, 0, stream>>>(from, to, U(n), U(h), U(w), U(words), U(scale));
+    launch_early(upsample_kernel<W, U>, blocks_for(total), kBlock, 0, stream, from, to, U(n), U(h), U(w),
+                 U(words), U(scale));
   } else {
-    upsample_kernel<W, std::int64_t>
-        <<<blocks_for(total), kBlock, 0, stream>>>(from, to, n, h, w, words, scale);
+    launch_early(upsample_kernel<W, std::int64_t>, blocks_for(total), kBlock, 0, stream, from, to, n, h, w,
+                 words, scale);
   }
   return cudaGetLastError();
 }

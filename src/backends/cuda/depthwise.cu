@@ -15,8 +15,7 @@ namespace {
 template <typename T, int V>
 __global__ void depthwise_kernel(const T* x, const T* weight, const T* bias, const T* residual, T* y,
                                  DepthwiseShape s, Act act) {
-  wait_for_previous_kernel();  // launched early (kernel_launch.cuh)
-  let_next_kernel_start();
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const int packs = s.c / V;
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * packs;

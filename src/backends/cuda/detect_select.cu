@@ -48,6 +48,7 @@ constexpr int kLanesPerAnchor = 8;
 
 template <typename T>
 __global__ void best_score_keys(const T* x, std::uint32_t* keys, std::int64_t rows, int classes) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t row =
       (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kLanesPerAnchor;
   const int lane = static_cast<int>(threadIdx.x % kLanesPerAnchor);
@@ -192,6 +193,7 @@ __device__ void write_detection(const T* image, int channels, int anchor, int la
 template <typename T>
 __global__ void __launch_bounds__(kSelectThreads)
     select_kernel(const T* x, const std::uint32_t* best_keys, T* y, DetectSelectShape s) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   __shared__ SelectShared sh;
   const int n = static_cast<int>(blockIdx.x), channels = 4 + s.classes;
   const int kept_count = min(s.max_det, s.anchors), pairs = kept_count * s.classes, k = min(s.max_det, pairs);
@@ -297,6 +299,7 @@ template <typename T>
 __global__ void __launch_bounds__(topk::kTopkThreads)
     select_in_shared(const T* x, const std::uint32_t* best_keys, T* y, DetectSelectShape s,
                      SharedLayout layout) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   __shared__ topk::Scratch sh;
   extern __shared__ std::uint64_t dynamic[];
   const int n = static_cast<int>(blockIdx.x), channels = 4 + s.classes;
@@ -338,12 +341,13 @@ __global__ void __launch_bounds__(topk::kTopkThreads)
 template <typename T>
 cudaError_t launch(const T* x, T* y, std::uint32_t* keys, const DetectSelectShape& s, cudaStream_t stream) {
   const std::int64_t rows = static_cast<std::int64_t>(s.n) * s.anchors;
-  best_score_keys<T><<<blocks_for(rows * kLanesPerAnchor), kBlock, 0, stream>>>(x, keys, rows, s.classes);
+  launch_early(best_score_keys<T>, blocks_for(rows * kLanesPerAnchor), kBlock, 0, stream, x, keys, rows,
+               s.classes);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   const SharedLayout layout = shared_layout(s);
   const std::size_t bytes = layout.bytes();
   if (bytes > kSharedLimit) {
-    select_kernel<T><<<static_cast<unsigned>(s.n), kSelectThreads, 0, stream>>>(x, keys, y, s);
+    launch_early(select_kernel<T>, static_cast<unsigned>(s.n), kSelectThreads, 0, stream, x, keys, y, s);
     return cudaGetLastError();
   }
   // Above 48 KiB of dynamic shared memory a kernel must opt in; the attribute is set per launch (a host
@@ -352,8 +356,8 @@ cudaError_t launch(const T* x, T* y, std::uint32_t* keys, const DetectSelectShap
           select_in_shared<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
       e != cudaSuccess)
     return e;
-  select_in_shared<T>
-      <<<static_cast<unsigned>(s.n), topk::kTopkThreads, bytes, stream>>>(x, keys, y, s, layout);
+  launch_early(select_in_shared<T>, static_cast<unsigned>(s.n), topk::kTopkThreads, bytes, stream, x, keys, y,
+               s, layout);
   return cudaGetLastError();
 }
 

@@ -32,6 +32,7 @@ __device__ float expected_bin(const T* logits, int bins) {
 
 template <typename T>
 __global__ void detect_decode_kernel(const T* x, T* y, DetectShape s) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const int out_channels = 4 + s.classes, in_channels = 4 * s.reg_max + s.classes;
   const std::int64_t pixels = static_cast<std::int64_t>(s.h) * s.w;
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -78,6 +79,7 @@ __device__ float decoded_value(const T* in, const float* distance, int c, std::i
 
 template <typename T, int kTilePixels>
 __global__ void detect_decode_tiled(const T* x, T* y, DetectShape s) {
+  start_after_previous_kernel();        // launched early (kernel_launch.cuh)
   extern __shared__ float distances[];  // [kTilePixels][4], then the tile's input rows
   T* tile = reinterpret_cast<T*>(distances + kTilePixels * 4);
   const int out_channels = 4 + s.classes, in_channels = 4 * s.reg_max + s.classes;
@@ -103,7 +105,7 @@ template <typename T, int kTilePixels>
 void launch_tiled(const T* x, T* y, const DetectShape& s, std::int64_t rows, std::size_t row_bytes,
                   cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>((rows + kTilePixels - 1) / kTilePixels);
-  detect_decode_tiled<T, kTilePixels><<<blocks, kBlock, kTilePixels * row_bytes, stream>>>(x, y, s);
+  launch_early(detect_decode_tiled<T, kTilePixels>, blocks, kBlock, kTilePixels * row_bytes, stream, x, y, s);
 }
 
 template <typename T>
@@ -113,7 +115,7 @@ void launch_decode(const T* x, T* y, const DetectShape& s, std::int64_t total, c
   const std::size_t row_bytes =
       4 * sizeof(float) + static_cast<std::size_t>(4 * s.reg_max + s.classes) * sizeof(T);
   if (rows < kFewRows || kLargeTile * row_bytes > kTileBytes) {
-    detect_decode_kernel<T><<<blocks_for(total), kBlock, 0, stream>>>(x, y, s);
+    launch_early(detect_decode_kernel<T>, blocks_for(total), kBlock, 0, stream, x, y, s);
   } else if (rows < kManyRows) {
     launch_tiled<T, kSmallTile>(x, y, s, rows, row_bytes, stream);
   } else {

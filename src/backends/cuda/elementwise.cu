@@ -14,8 +14,7 @@ namespace {
 template <typename T, int V>
 __global__ void add_bias_act_kernel(const T* a, const T* b, const T* bias, T* y, std::int64_t packs,
                                     int channels, Act act, E4m3Out codes) {
-  wait_for_previous_kernel();  // launched early (kernel_launch.cuh)
-  let_next_kernel_start();
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
   const std::int64_t offset = i * V;
@@ -41,6 +40,7 @@ __global__ void add_bias_act_kernel(const T* a, const T* b, const T* bias, T* y,
 template <typename T, int V>
 __global__ void scale_shift_kernel(const T* x, const float* scale, const float* shift, T* y,
                                    std::int64_t packs, int channels) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
   const std::int64_t offset = i * V;
@@ -57,6 +57,7 @@ __global__ void scale_shift_kernel(const T* x, const float* scale, const float* 
 template <typename T, int V>
 __global__ void channel_scale_kernel(const T* x, const T* gate, T* y, std::int64_t packs, int channels,
                                      std::int64_t image_elems) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
   const std::int64_t offset = i * V;
@@ -90,8 +91,8 @@ cudaError_t scale_shift(const void* x, const float* scale, const float* shift, v
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t packs = rows * channels / V;
-    scale_shift_kernel<T, V><<<blocks_for(packs), kBlock, 0, stream>>>(static_cast<const T*>(x), scale, shift,
-                                                                       static_cast<T*>(y), packs, channels);
+    launch_early(scale_shift_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, static_cast<const T*>(x),
+                 scale, shift, static_cast<T*>(y), packs, channels);
     return cudaGetLastError();
   });
 }
@@ -103,9 +104,8 @@ cudaError_t channel_scale(const void* x, const void* gate, void* y, Elem e, int 
     constexpr int V = decltype(kind)::pack;
     const std::int64_t image_elems = pixels * channels;
     const std::int64_t packs = images * image_elems / V;
-    channel_scale_kernel<T, V>
-        <<<blocks_for(packs), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(gate),
-                                                   static_cast<T*>(y), packs, channels, image_elems);
+    launch_early(channel_scale_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, static_cast<const T*>(x),
+                 static_cast<const T*>(gate), static_cast<T*>(y), packs, channels, image_elems);
     return cudaGetLastError();
   });
 }

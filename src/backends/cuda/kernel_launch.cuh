@@ -69,20 +69,16 @@ inline unsigned blocks_for(std::int64_t threads) {
 
 // Early launch (Hopper's programmatic dependent launch). A kernel launched with launch_early() may be
 // scheduled before the kernel ahead of it in the stream has finished: as soon as each block of that one
-// has called let_next_kernel_start() or exited. So that the order of memory effects stays the stream's,
-// its first statement is wait_for_previous_kernel(), which returns once the kernel ahead has finished and
-// its writes are visible (and at once where there was no early launch); what overlaps is the launch
-// itself, which at batch 1 costs about as much as a small kernel's work. On by default;
+// has passed start_after_previous_kernel() or exited. So that the order of memory effects stays the
+// stream's, the kernel's first statement is start_after_previous_kernel(), which returns once the kernel
+// ahead has finished and its writes are visible (at once where there was no early launch); what overlaps
+// is the launch itself, which at batch 1 costs about as much as a small kernel's work. On by default;
 // KILN_CUDA_EARLY_LAUNCH=0 turns it off (the CUDA program checks the value, cuda_util.h's env_switch).
-__device__ inline void wait_for_previous_kernel() {
+__device__ inline void start_after_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-// Lets a kernel launched early behind this one be scheduled (it still waits for this one to finish).
-__device__ inline void let_next_kernel_start() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Only now may the kernel behind this one be scheduled: its blocks then take the slots of this kernel's
+  // last wave rather than competing with its earlier ones.
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
@@ -93,7 +89,7 @@ inline bool early_launch_on() {
 }
 
 // kernel<<<grid, block, shared, stream>>>(args...), launched early where early_launch_on(). The kernel
-// must begin with wait_for_previous_kernel().
+// must begin with start_after_previous_kernel().
 template <typename... Params, typename... Args>
 cudaError_t launch_early(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared,
                          cudaStream_t stream, Args&&... args) {

@@ -18,6 +18,7 @@ namespace {
 
 template <typename T, int V, bool kMax>
 __global__ void pool_kernel(const T* x, T* y, PoolShape s, E4m3Out codes) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const int packs = s.c / V;
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * packs;
@@ -123,8 +124,7 @@ template <typename T, int V, bool kSqueeze>
 __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix,
                                   int c, int rows_per_split, float inverse_hw, E4m3Out codes,
                                   SqueezeTail<T> tail) {
-  wait_for_previous_kernel();  // launched early (kernel_launch.cuh)
-  let_next_kernel_start();
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   __shared__ float sums[kPoolThreads][V];
   __shared__ float slice_mean[kSqueeze ? 32 * V : 1];  // a squeeze-excite's slice of the pooled vector
   __shared__ bool last;
@@ -268,8 +268,8 @@ cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStr
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * (s.c / V);
-    pool_kernel<T, V, true>
-        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), s, codes);
+    launch_early(pool_kernel<T, V, true>, blocks_for(total), kBlock, 0, stream, static_cast<const T*>(x),
+                 static_cast<T*>(y), s, codes);
     return cudaGetLastError();
   });
 }
@@ -280,8 +280,8 @@ cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStr
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * (s.c / V);
-    pool_kernel<T, V, false>
-        <<<blocks_for(total), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), s, codes);
+    launch_early(pool_kernel<T, V, false>, blocks_for(total), kBlock, 0, stream, static_cast<const T*>(x),
+                 static_cast<T*>(y), s, codes);
     return cudaGetLastError();
   });
 }

@@ -14,6 +14,7 @@ namespace {
 // Each thread quantizes V consecutive values (V divides the count).
 template <typename T, int V>
 __global__ void quantize_e4m3_kernel(const T* x, E4m3Out codes, std::int64_t packs) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
   float v[V];
@@ -44,6 +45,7 @@ template <typename T, int V>
 __global__ void scale_bias_act_kernel(const float* acc, const float* scale, const float* bias,
                                       const T* residual, T* y, std::int64_t packs, int channels, Act act,
                                       E4m3Out codes) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
   const std::int64_t offset = i * V;
@@ -70,8 +72,8 @@ cudaError_t quantize_e4m3(const void* x, Elem e, std::uint8_t* y, std::int64_t c
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t packs = count / V;
-    quantize_e4m3_kernel<T, V>
-        <<<blocks_for(packs), kBlock, 0, stream>>>(static_cast<const T*>(x), E4m3Out{y, scale}, packs);
+    launch_early(quantize_e4m3_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, static_cast<const T*>(x),
+                 E4m3Out{y, scale}, packs);
     return cudaGetLastError();
   });
 }
@@ -83,8 +85,8 @@ cudaError_t scale_bias_act(const float* acc, const float* scale, const float* bi
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t packs = rows * channels / V;
-    scale_bias_act_kernel<T, V><<<blocks_for(packs), kBlock, 0, stream>>>(
-        acc, scale, bias, static_cast<const T*>(residual), static_cast<T*>(y), packs, channels, act, codes);
+    launch_early(scale_bias_act_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, acc, scale, bias,
+                 static_cast<const T*>(residual), static_cast<T*>(y), packs, channels, act, codes);
     return cudaGetLastError();
   });
 }

@@ -14,6 +14,7 @@ namespace {
 
 template <typename T, int V>
 __global__ void radix_sum_kernel(const T* x, T* y, std::int64_t packs, int radix, int c) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
   const std::int64_t row = i * V / c;
@@ -47,6 +48,7 @@ __device__ inline float radix_weight(const T* logits, int r, int ch, int radix, 
 
 template <typename T>
 __global__ void radix_softmax_kernel(const T* logits, T* weights, int n, int radix, int cardinality, int c) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n * radix * c) return;
   const int image = i / (radix * c), r = (i / c) % radix, ch = i % c;
@@ -60,6 +62,7 @@ __global__ void radix_softmax_kernel(const T* logits, T* weights, int n, int rad
 template <typename T, int V>
 __global__ void radix_weighted_sum_kernel(const T* x, const T* w, T* y, int hw, int radix, int cardinality,
                                           int c, bool from_logits, E4m3Out codes) {
+  start_after_previous_kernel();    // launched early (kernel_launch.cuh)
   extern __shared__ float table[];  // [radix][c]
   const int image = blockIdx.y;
   const T* weights = w + static_cast<std::int64_t>(image) * radix * c;
@@ -93,8 +96,8 @@ cudaError_t radix_sum(const void* x, void* y, Elem e, std::int64_t rows, int rad
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t packs = rows * c / V;
-    radix_sum_kernel<T, V><<<blocks_for(packs), kBlock, 0, stream>>>(static_cast<const T*>(x),
-                                                                     static_cast<T*>(y), packs, radix, c);
+    launch_early(radix_sum_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, static_cast<const T*>(x),
+                 static_cast<T*>(y), packs, radix, c);
     return cudaGetLastError();
   });
 }
@@ -103,11 +106,11 @@ cudaError_t radix_softmax(const void* logits, void* weights, Elem e, int n, int 
                           cudaStream_t stream) {
   const int total = n * radix * c;
   if (e == Elem::kF32) {
-    radix_softmax_kernel<<<blocks_for(total), kBlock, 0, stream>>>(
-        static_cast<const float*>(logits), static_cast<float*>(weights), n, radix, cardinality, c);
+    launch_early(radix_softmax_kernel<float>, blocks_for(total), kBlock, 0, stream,
+                 static_cast<const float*>(logits), static_cast<float*>(weights), n, radix, cardinality, c);
   } else {
-    radix_softmax_kernel<<<blocks_for(total), kBlock, 0, stream>>>(
-        static_cast<const __half*>(logits), static_cast<__half*>(weights), n, radix, cardinality, c);
+    launch_early(radix_softmax_kernel<__half>, blocks_for(total), kBlock, 0, stream,
+                 static_cast<const __half*>(logits), static_cast<__half*>(weights), n, radix, cardinality, c);
   }
   return cudaGetLastError();
 }
@@ -121,9 +124,8 @@ cudaError_t radix_weighted_sum(const void* x, const void* w, void* y, Elem e, in
     const std::int64_t per_image = static_cast<std::int64_t>(hw) * (c / V);
     const dim3 grid(blocks_for(per_image), static_cast<unsigned>(n));
     const std::size_t shared = static_cast<std::size_t>(radix) * c * sizeof(float);
-    radix_weighted_sum_kernel<T, V>
-        <<<grid, kBlock, shared, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w),
-                                           static_cast<T*>(y), hw, radix, cardinality, c, from_logits, codes);
+    launch_early(radix_weighted_sum_kernel<T, V>, grid, kBlock, shared, stream, static_cast<const T*>(x),
+                 static_cast<const T*>(w), static_cast<T*>(y), hw, radix, cardinality, c, from_logits, codes);
     return cudaGetLastError();
   });
 }

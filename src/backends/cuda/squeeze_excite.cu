@@ -67,8 +67,7 @@ struct ScalePass {
 template <typename T, int V>
 __global__ void __launch_bounds__(kBlock, 3) excite_scale_kernel(const T* x, ExciteArgs a, T* y, int channels,
                                                                  std::int64_t pixels, int pixels_per_block) {
-  wait_for_previous_kernel();  // launched early (kernel_launch.cuh)
-  let_next_kernel_start();
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   __shared__ float hidden[kMaxHidden];
   __shared__ float gate[kTileChannels];
   const int t = static_cast<int>(threadIdx.x), image = static_cast<int>(blockIdx.z);
