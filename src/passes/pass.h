@@ -36,6 +36,7 @@ std::span<const Pass> registered_passes();
 // The passes, one function each (one file each, named after the pass).
 PassChanges eliminate_identity(Graph& graph);
 PassChanges fold_constants(Graph& graph);
+PassChanges merge_concat_slices(Graph& graph);
 PassChanges eliminate_dead_nodes(Graph& graph);
 PassChanges fold_batchnorm(Graph& graph);
 PassChanges fuse_conv_activation(Graph& graph);

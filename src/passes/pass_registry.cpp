@@ -1,6 +1,6 @@
 // The one list of graph passes, in the order they run. Clean-ups come first so the fusions see
-// identity nodes bypassed and dead branches gone; BN folding precedes activation fusion so that
-// conv -> bn -> relu ends as one conv with a fused relu.
+// identity nodes bypassed and dead branches gone (slices a concat no longer reads among them); BN folding
+// precedes activation fusion so that conv -> bn -> relu ends as one conv with a fused relu.
 #include <array>
 
 #include "passes/pass.h"
@@ -17,6 +17,9 @@ constexpr std::array kPasses = {
     Pass{"fold_constants", kCleanupLevel,
          "evaluate nodes whose inputs are all constants with the reference kernels and store the result",
          &fold_constants},
+    Pass{"merge_concat_slices", kCleanupLevel,
+         "read neighbouring channel slices of one tensor in a concat as one slice, or as the tensor itself",
+         &merge_concat_slices},
     Pass{"eliminate_dead_nodes", kCleanupLevel,
          "remove nodes whose output nothing reads and is not a graph output", &eliminate_dead_nodes},
     Pass{"fold_batchnorm", kFusionLevel,

@@ -60,7 +60,7 @@ void expect_same_graph(const Graph& a, const Graph& b) {
 
 TEST(PassManager, ListsEveryPassWithItsLevel) {
   const std::string listing = list_passes();
-  EXPECT_EQ(registered_passes().size(), 6u);
+  EXPECT_EQ(registered_passes().size(), 7u);
   for (const Pass& pass : registered_passes()) {
     EXPECT_NE(listing.find(std::string(pass.name)), std::string::npos) << pass.name;
     EXPECT_GE(pass.level, kCleanupLevel);
@@ -99,6 +99,7 @@ TEST(PassManager, ReportsEachChangeOfAResidualBlock) {
   EXPECT_EQ(report.str(),
             "eliminate_identity: 0 changes\n"
             "fold_constants: 0 changes\n"
+            "merge_concat_slices: 0 changes\n"
             "eliminate_dead_nodes: 0 changes\n"
             "fold_batchnorm: 2 changes\n"
             "  folded bn1 into conv1\n"
@@ -120,7 +121,7 @@ TEST(PassManager, LevelOneRunsOnlyCleanups) {
   graph.mark_output(graph.add_node(OpKind::kMaxPool2d, "pool", {graph.outputs()[0]}, PoolAttrs{}));
   const Graph before = graph;
   const PassReport report = run_passes(graph, {.level = 1, .disabled = {}});
-  ASSERT_EQ(report.runs.size(), 3u);
+  ASSERT_EQ(report.runs.size(), 4u);
   EXPECT_EQ(report.change_count(), 2u);  // the pool bypassed, the unused relu removed
   EXPECT_EQ(count_live(graph, OpKind::kBatchNorm), 2u);
   EXPECT_EQ(count_live(graph, OpKind::kMaxPool2d), 0u);
@@ -143,7 +144,7 @@ TEST(PassManager, DisabledPassLeavesItsPatternAlone) {
   Graph graph = split_attention();
   const Graph before = graph;
   const PassReport report = run_passes(graph, {.disabled = {"fold_batchnorm"}});
-  EXPECT_EQ(report.runs.size(), 5u);
+  EXPECT_EQ(report.runs.size(), 6u);
   EXPECT_EQ(report.change_count(), 0u);
   expect_same_graph(before, graph);
 
