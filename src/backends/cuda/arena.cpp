@@ -37,6 +37,23 @@ void add_fused_codes_buffers(const Graph& graph, const std::vector<NodeId>& orde
   }
 }
 
+// Each view into its root's buffer, which is alive from the step writing the view.
+void place_views(const Graph& graph, const Schedule& schedule, const ChannelViews& views,
+                 ArenaAssignment& a) {
+  for (std::size_t v = 0; v < views.of.size(); ++v) {
+    const ChannelView& view = views.of[v];
+    if (view.root == kNoValue) continue;
+    const int b = a.buffer_of[static_cast<std::size_t>(view.root)];
+    require(b >= 0, "cuda backend: the view '", graph.value(static_cast<ValueId>(v)).name,
+            "' has no root buffer");
+    a.buffer_of[v] = b;
+    a.element_offset[v] = view.offset;
+    const NodeId producer = graph.value(static_cast<ValueId>(v)).producer;
+    int& first = a.buffers[static_cast<std::size_t>(b)].first;
+    first = std::min(first, schedule.position[static_cast<std::size_t>(producer)]);
+  }
+}
+
 }  // namespace
 
 Schedule schedule_steps(const Graph& graph, const std::vector<NodeId>& order, const Fusions& fusions) {
@@ -62,12 +79,15 @@ Schedule schedule_steps(const Graph& graph, const std::vector<NodeId>& order, co
 }
 
 ArenaAssignment assign_arena(const Graph& graph, const std::vector<NodeId>& order, const Schedule& schedule,
-                             const std::vector<Shape>& shapes, std::size_t elem_size) {
+                             const std::vector<Shape>& shapes, std::size_t elem_size,
+                             const ChannelViews& views) {
   ArenaAssignment a;
   a.buffer_of.assign(graph.values().size(), -1);
+  a.element_offset.assign(graph.values().size(), 0);
   for (const ValueId input : graph.inputs()) add_buffer(graph, shapes, elem_size, input, 0, a);
   for (const NodeId id : schedule.executed) {
     const Node& node = graph.node(id);
+    if (views.is_view(node.output)) continue;
     if (node.op == OpKind::kFlatten) {
       a.buffer_of[static_cast<std::size_t>(node.output)] =
           a.buffer_of[static_cast<std::size_t>(node.inputs[0])];
@@ -76,6 +96,7 @@ ArenaAssignment assign_arena(const Graph& graph, const std::vector<NodeId>& orde
     }
   }
   add_fused_codes_buffers(graph, order, schedule, shapes, a);
+  place_views(graph, schedule, views, a);
   for (const NodeId id : order) {
     for (const ValueId v : graph.node(id).inputs) {
       const int b = a.buffer_of[static_cast<std::size_t>(v)];

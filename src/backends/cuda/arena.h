@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/common/arena_planner.h"
+#include "backends/cuda/channel_views.h"
 #include "backends/cuda/fusion.h"
 #include "graph/graph.h"
 
@@ -26,14 +27,18 @@ Schedule schedule_steps(const Graph& graph, const std::vector<NodeId>& order, co
 
 struct ArenaAssignment {
   std::vector<int> buffer_of;  // per value: its buffer, -1 when it has none (constants, absorbed values)
+  std::vector<std::int64_t> element_offset;  // per value: where in its buffer it starts (views)
   std::vector<backends::BufferLifetime> buffers;
   backends::ArenaLayout layout;
 };
 
 // One buffer per graph input and per executed node's output (a flatten's output is its input's buffer; a
 // quantize point's holds one E4M3 byte per element, the others `elem_size` bytes per element), alive from
-// the step writing it to its last reader's (graph outputs: the output step). `shapes`: per value.
+// the step writing it to its last reader's (graph outputs: the output step). `shapes`: per value. A view
+// (channel_views.h) has no buffer of its own: it lives in its root's, which is then alive from the first
+// step writing any view of it to the last reading one.
 ArenaAssignment assign_arena(const Graph& graph, const std::vector<NodeId>& order, const Schedule& schedule,
-                             const std::vector<Shape>& shapes, std::size_t elem_size);
+                             const std::vector<Shape>& shapes, std::size_t elem_size,
+                             const ChannelViews& views = {});
 
 }  // namespace kiln::cuda

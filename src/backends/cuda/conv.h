@@ -18,6 +18,11 @@ struct ConvGeometry {
   int k = 1, r = 1, s = 1;         // output channels, kernel extents
   int out_h = 1, out_w = 1;
   int pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
+  // Elements between neighbouring pixels of x, y and the residual where they are channel views into a
+  // wider NHWC tensor (a concat's output written in place, a slice read in place: conv_views.h); 0 for
+  // a packed tensor (c, k and k). Only cuDNN's graph API with its epilogue fused takes views.
+  int x_pitch = 0, y_pitch = 0, residual_pitch = 0;
+  bool packed() const { return x_pitch == 0 && y_pitch == 0 && residual_pitch == 0; }
 };
 
 // The buffers one convolution reads and writes (residual may be null).
@@ -65,7 +70,9 @@ class CudnnConv {
   void offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic& chosen) { tactic_ = chosen; }
-  static TacticRecord record(const Tactic& t) { return {t.fused, t.algorithm, t.workspace, t.milliseconds, {}}; }
+  static TacticRecord record(const Tactic& t) {
+    return {t.fused, t.algorithm, t.workspace, t.milliseconds, {}};
+  }
   // Enqueues the convolution with the chosen tactic on the handle's stream.
   void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) const;
 

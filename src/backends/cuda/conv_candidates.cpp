@@ -164,6 +164,10 @@ std::size_t ProgramBuilder::graph_engines() const {
                                  : static_cast<std::size_t>(std::max<std::int64_t>(options_.opt_level, 1));
 }
 
+bool ProgramBuilder::runtime_fused_convs() const {
+  return elem_ == Elem::kF16 && graph_engines() >= kGraphEngines && runtime_fusion_enabled();
+}
+
 // The plan's tactic, on the library it names where that library may run the layer.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const ConvLayer& layer,
                                                                           const StoredTactic& stored) {
@@ -172,6 +176,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   const std::optional<TacticRecord> tactic = stored.tactic;
   if (stored.api == kApiGraph && fp16)
     return graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, tactic);
+  if (!layer.geometry.packed()) return std::nullopt;  // only cuDNN's graph API takes views
   if (stored.api == kApiLegacy && !layer.fp8 && !layer.codes) return legacy_candidate(layer, search, tactic);
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
@@ -228,6 +233,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   // writing E4M3 codes runs on the graph API only, unfused, where kiln's epilogue kernel writes them.
   const int groups = layer.geometry.groups;
   if (fp16) consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt));
+  if (!layer.geometry.packed()) return best;  // only cuDNN's graph API takes views (channel_views.h)
   // Level 1 races the legacy API and the dense form only where nothing else runs the layer.
   const bool wide = options_.opt_level >= 2;
   if (!layer.fp8 && !layer.codes && (!best || (search && wide && fp16)))
@@ -255,7 +261,8 @@ ProgramBuilder::Candidate ProgramBuilder::choose_candidate(const ConvLayer& laye
     }
   }
   require(best.has_value(), "cuda backend: layer '", layer.name, "': no ", layer.fp8 ? "FP8 " : "",
-          "cuDNN or cuBLASLt tactic runs it");
+          "cuDNN or cuBLASLt tactic runs it",
+          layer.geometry.packed() ? "" : " on channel views (KILN_CUDA_VIEWS=0 builds without them)");
   return std::move(*best);
 }
 

@@ -21,9 +21,10 @@ void set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name, cudnnBack
   check(cudnnBackendSetAttribute(d, name, type, count, value), "setting a cuDNN graph attribute");
 }
 
-// NHWC strides of logical [n, c, h, w] dims.
-std::vector<std::int64_t> nhwc_strides(const std::vector<std::int64_t>& d) {
-  return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+// NHWC strides of logical [n, c, h, w] dims, `pitch` elements from one pixel to the next (0: packed).
+std::vector<std::int64_t> nhwc_strides(const std::vector<std::int64_t>& d, std::int64_t pitch) {
+  const std::int64_t p = pitch > 0 ? pitch : d[1];
+  return {p * d[2] * d[3], 1, d[3] * p, p};
 }
 
 // cuDNN's pointwise mode of an activation stage.
@@ -59,7 +60,8 @@ CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeomet
           "c", g.c, "h", g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u",
           g.stride_h, "x", g.stride_w, "d", g.dilation_h, "x", g.dilation_w, "g", g.groups, ":act",
           static_cast<int>(act), ":res", residual ? 1 : 0, codes ? ":e4m3" : "",
-          engines < kGraphEngines ? cat(":engines", engines) : std::string(), runtime_fusion_ ? ":rtf" : "");
+          engines < kGraphEngines ? cat(":engines", engines) : std::string(), runtime_fusion_ ? ":rtf" : "",
+          g.packed() ? std::string() : cat(":pitch", g.x_pitch, "/", g.y_pitch, "/", g.residual_pitch));
 }
 
 CudnnGraphConv::~CudnnGraphConv() {
@@ -74,9 +76,9 @@ CudnnGraphConv::Desc CudnnGraphConv::make(cudnnBackendDescriptorType_t type) {
 }
 
 CudnnGraphConv::Desc CudnnGraphConv::tensor(std::int64_t uid, const std::vector<std::int64_t>& dims,
-                                            cudnnDataType_t type, bool is_virtual) {
+                                            cudnnDataType_t type, bool is_virtual, std::int64_t pitch) {
   Desc t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  const std::vector<std::int64_t> strides = nhwc_strides(dims);
+  const std::vector<std::int64_t> strides = nhwc_strides(dims, pitch);
   const std::int64_t alignment = 16;
   set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
   set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data());
@@ -94,10 +96,10 @@ CudnnGraphConv::Desc CudnnGraphConv::operation_graph(bool fused) {
   const cudnnDataType_t operands = fp8_ ? CUDNN_DATA_FP8_E4M3 : io;
   const std::vector<std::int64_t> x_dims{g_.n, g_.c, g_.h, g_.w}, w_dims{g_.k, g_.c / g_.groups, g_.r, g_.s},
       y_dims{g_.n, g_.k, g_.out_h, g_.out_w};
-  Desc x = tensor(kX, x_dims, operands, false);
+  Desc x = tensor(kX, x_dims, operands, false, g_.x_pitch);
   Desc w = tensor(kW, w_dims, operands, false);
   // Unfused FP8: the convolution's own output is the f32 accumulator kiln's epilogue kernel reads.
-  Desc y = tensor(kY, y_dims, fp8_ && !fused ? f32 : io, false);
+  Desc y = tensor(kY, y_dims, fp8_ && !fused ? f32 : io, false, g_.y_pitch);
 
   Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   const std::int64_t spatial = 2;
@@ -152,7 +154,8 @@ void CudnnGraphConv::add_epilogue(Desc conv_out, Desc y, const std::vector<std::
   std::vector<Stage> stages;
   if (fp8_) stages.push_back({CUDNN_POINTWISE_MUL, tensor(kScale, b_dims, f32, false)});
   stages.push_back({CUDNN_POINTWISE_ADD, tensor(kBias, b_dims, fp8_ ? f32 : io, false)});
-  if (residual_) stages.push_back({CUDNN_POINTWISE_ADD, tensor(kResidual, y_dims, io, false)});
+  if (residual_)
+    stages.push_back({CUDNN_POINTWISE_ADD, tensor(kResidual, y_dims, io, false, g_.residual_pitch)});
   if (act_ != Act::kNone) stages.push_back({activation_mode(act_), nullptr});
   Desc in = conv_out;
   for (std::size_t i = 0; i < stages.size(); ++i) {
@@ -288,6 +291,7 @@ void CudnnGraphConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffer
   // The fused graph first: with heuristics only, its first working engine is taken.
   for (const bool fused : {true, false}) {
     if (fused && !can_fuse_) continue;
+    if (!fused && !g_.packed()) continue;  // kiln's epilogue kernels read and write packed tensors
     const std::optional<Desc> graph = try_operation_graph(fused);
     if (!graph) continue;
     const std::vector<Config> candidates = configs(*graph, fused);

@@ -74,7 +74,9 @@ class CudnnGraphConv {
  private:
   using Desc = cudnnBackendDescriptor_t;
   Desc make(cudnnBackendDescriptorType_t type);
-  Desc tensor(std::int64_t uid, const std::vector<std::int64_t>& dims, cudnnDataType_t type, bool is_virtual);
+  // pitch: elements between neighbouring pixels (ConvGeometry's views); 0 for a packed tensor.
+  Desc tensor(std::int64_t uid, const std::vector<std::int64_t>& dims, cudnnDataType_t type, bool is_virtual,
+              std::int64_t pitch = 0);
   Desc operation_graph(bool fused);
   void add_epilogue(Desc conv_out, Desc y, const std::vector<std::int64_t>& y_dims, std::vector<Desc>& ops);
   // An engine configuration ranked by heuristics, and whether its engine compiles at run time.

@@ -122,6 +122,8 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   const Node* dequantize = layer.fp8 ? &graph_.node(graph_.value(conv.inputs[1]).producer) : nullptr;
   const Tensor& weight = layer.fp8 ? constant(dequantize->inputs[0]) : constant(conv.inputs[1]);
   layer.geometry = conv_geometry(conv, weight, y_shape);
+  layer.geometry.x_pitch = to_int(pitch(conv.inputs[0]));
+  layer.geometry.y_pitch = to_int(pitch(graph_.node(producer).output));
   layer.weights = layer.linear ? weight.to(DType::kF32) : to_krsc(weight);
   layer.buffers.x = ptr(conv.inputs[0]);
   layer.buffers.weight = upload_weights(layer, layer.weights);

@@ -34,6 +34,7 @@ void* offset_by(void* base, std::int64_t elements, Elem e) {
 
 }  // namespace
 
+// Inputs written in place (channel_views.h) are skipped; a concat whose inputs all are has no step.
 void ProgramBuilder::add_concat(NodeId id) {
   const Node& node = graph_.node(id);
   const Shape& out_shape = shape(node.output);
@@ -41,30 +42,38 @@ void ProgramBuilder::add_concat(NodeId id) {
   // Per row of everything before the axis, each input's block of the axis and what follows it.
   const std::int64_t rows = product(storage_dims(out_shape), 0, axis);
   std::vector<ColumnSource> sources;
-  std::int64_t offset = 0;
+  std::int64_t offset = 0, in_place = 0;
   for (const ValueId input : node.inputs) {
     const Shape dims = storage_dims(shape(input));
     const std::int64_t block = product(dims, axis, dims.size());
-    sources.push_back({ptr(input), block, block, offset});
+    const bool placed =
+        views_.is_view(input) && views_.of[static_cast<std::size_t>(input)].root == node.output;
+    if (!placed) sources.push_back({ptr(input), pitch(input) > 0 ? pitch(input) : block, block, offset});
+    in_place += placed ? 1 : 0;
     offset += block;
   }
+  if (sources.empty()) return;
   void* y = ptr(node.output);
   const Elem e = elem_;
-  add_step(id, cat("concat ", node.inputs.size(), " inputs"),
+  const std::string written = in_place > 0 ? cat(" (", in_place, " written in place)") : "";
+  add_step(id, cat("concat ", sources.size(), " inputs", written),
            [=](cudaStream_t s) { check(gather_columns(sources, y, e, rows, offset, s), "concat"); });
 }
 
+// A slice that is a view (channel_views.h) has no step; a copied one may read a view.
 void ProgramBuilder::add_channel_slice(NodeId id) {
   const Node& node = graph_.node(id);
+  if (views_.is_view(node.output)) return;
   const auto& a = node.attr<SliceAttrs>();
   const Shape& in_shape = shape(node.inputs[0]);
   const std::int64_t channels = channels_of(in_shape), group = channels / a.groups;
+  const std::int64_t src_pitch = pitch(node.inputs[0]) > 0 ? pitch(node.inputs[0]) : channels;
   const std::int64_t width = a.end - a.begin;
   const std::int64_t rows = shape_numel(in_shape) / channels;
   const Elem e = elem_;
   std::vector<ColumnSource> sources;
   for (std::int64_t g = 0; g < a.groups; ++g) {
-    sources.push_back({offset_by(ptr(node.inputs[0]), g * group + a.begin, e), channels, width, g * width});
+    sources.push_back({offset_by(ptr(node.inputs[0]), g * group + a.begin, e), src_pitch, width, g * width});
   }
   void* y = ptr(node.output);
   const std::int64_t y_pitch = a.groups * width;

@@ -37,6 +37,22 @@ __global__ void add_bias_act_kernel(const T* a, const T* b, const T* bias, T* y,
   store_with_codes<T, V>(y, v, codes, offset);
 }
 
+// add_act_views: each pack's pixel and channel, then its place in each view.
+template <typename T, int V>
+__global__ void add_act_views_kernel(const T* a, const T* b, T* y, std::int64_t packs, int channels,
+                                     ViewPitches p, Act act) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= packs) return;
+  const std::int64_t offset = i * V, pixel = offset / channels, channel = offset % channels;
+  float v[V], w[V];
+  load<T, V>(a + pixel * p.a + channel, v);
+  load<T, V>(b + pixel * p.b + channel, w);
+#pragma unroll
+  for (int k = 0; k < V; ++k) v[k] = activate(v[k] + w[k], act);
+  store<T, V>(y + pixel * p.y + channel, v);
+}
+
 template <typename T, int V>
 __global__ void scale_shift_kernel(const T* x, const float* scale, const float* shift, T* y,
                                    std::int64_t packs, int channels) {
@@ -82,6 +98,18 @@ cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y
     return launch_early(add_bias_act_kernel<T, V>, blocks_for(packs), kBlock, 0, stream,
                         static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(bias),
                         static_cast<T*>(y), packs, channels, act, codes);
+  });
+}
+
+cudaError_t add_act_views(const void* a, const void* b, void* y, const ViewPitches& pitches, Elem e,
+                          std::int64_t rows, int channels, Act act, cudaStream_t stream) {
+  return dispatch(e, channels, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::int64_t packs = rows * channels / V;
+    return launch_early(add_act_views_kernel<T, V>, blocks_for(packs), kBlock, 0, stream,
+                        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), packs,
+                        channels, pitches, act);
   });
 }
 

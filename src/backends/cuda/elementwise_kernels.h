@@ -14,6 +14,16 @@ namespace kiln::cuda {
 cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y, Elem e, std::int64_t rows,
                          int channels, Act act, cudaStream_t stream, const E4m3Out& codes = {});
 
+// Elements between neighbouring pixels of add_act_views's operands (channel views, channel_views.h); the
+// channel count where one is packed. Multiples of 8 for fp16, as the views' starts.
+struct ViewPitches {
+  std::int64_t a, b, y;
+};
+
+// y = act(a + b) over rows x channels where a, b and y may be channel views (y must not overlap a or b).
+cudaError_t add_act_views(const void* a, const void* b, void* y, const ViewPitches& pitches, Elem e,
+                          std::int64_t rows, int channels, Act act, cudaStream_t stream);
+
 // y = x * scale[c] + shift[c] (an unfolded batch norm; scale and shift are f32).
 cudaError_t scale_shift(const void* x, const float* scale, const float* shift, void* y, Elem e,
                         std::int64_t rows, int channels, cudaStream_t stream);

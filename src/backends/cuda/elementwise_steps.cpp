@@ -24,6 +24,13 @@ void ProgramBuilder::add_add(NodeId id) {
   const std::int64_t rows = rows_of(out_shape);
   const int ch = to_int(channels_of(out_shape));
   const Elem e = elem_;
+  if (pitch(node.inputs[0]) > 0 || pitch(node.inputs[1]) > 0 || pitch(node.output) > 0) {
+    const auto or_packed = [&](ValueId v) { return pitch(v) > 0 ? pitch(v) : std::int64_t{ch}; };
+    const ViewPitches p{or_packed(node.inputs[0]), or_packed(node.inputs[1]), or_packed(node.output)};
+    return add_step(id, cat("add act ", activation_name(act), " (channel views)"), [=](cudaStream_t s) {
+      check(add_act_views(a, b, y, p, e, rows, ch, act_of(act), s), "add");
+    });
+  }
   add_step(id, cat("add act ", activation_name(act), codes_label(id)), [=](cudaStream_t s) {
     check(add_bias_act(a, b, nullptr, y, e, rows, ch, act_of(act), s, codes), "add");
   });

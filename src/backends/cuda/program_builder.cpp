@@ -67,8 +67,9 @@ std::unique_ptr<Program> ProgramBuilder::build() {
   shapes_ = infer_shapes(graph_, batch_input_shapes());
   fusions_ = find_fusions(graph_, order_, quantize_fusion_enabled(), options_.batch);
   schedule_ = schedule_steps(graph_, order_, fusions_);
+  views_ = find_channel_views(graph_, order_, fusions_, shapes_, runtime_fused_convs());
   const std::size_t elem_size = elem_bytes(elem_);
-  arena_ = assign_arena(graph_, order_, schedule_, shapes_, elem_size);
+  arena_ = assign_arena(graph_, order_, schedule_, shapes_, elem_size, views_);
   program_->arena = DeviceBuffer(arena_.layout.total_bytes);
   // Tactics are timed on the arena: fill it with finite non-zero values first.
   check(fill_pattern(program_->arena.data(), elem_,
@@ -165,7 +166,10 @@ void ProgramBuilder::add_step(NodeId node, std::string label, std::function<void
 void* ProgramBuilder::ptr(ValueId value) const {
   const int b = arena_.buffer_of[static_cast<std::size_t>(value)];
   require(b >= 0, "cuda backend: value '", graph_.value(value).name, "' has no buffer");
-  return static_cast<std::byte*>(program_->arena.data()) + arena_.layout.offsets[static_cast<std::size_t>(b)];
+  const std::int64_t view_bytes =
+      arena_.element_offset[static_cast<std::size_t>(value)] * static_cast<std::int64_t>(elem_bytes(elem_));
+  return static_cast<std::byte*>(program_->arena.data()) +
+         arena_.layout.offsets[static_cast<std::size_t>(b)] + view_bytes;
 }
 
 const Tensor& ProgramBuilder::constant(ValueId value) const {

@@ -90,7 +90,11 @@ class ProgramBuilder {
   void add_node(NodeId id);
   void add_step(NodeId node, std::string label, std::function<void(cudaStream_t)> launch);
   const Shape& shape(ValueId value) const { return shapes_[static_cast<std::size_t>(value)]; }
-  void* ptr(ValueId value) const;
+  void* ptr(ValueId value) const;  // where the value starts (inside its root's buffer for a view)
+  std::int64_t pitch(ValueId value) const { return views_.pitch(value); }  // 0: packed
+  // Whether fp16 SiLU and sigmoid convolutions are offered runtime-compiled fused engines (the views'
+  // condition, channel_views.h).
+  bool runtime_fused_convs() const;
   const Tensor& constant(ValueId value) const;
   void* keep(DeviceBuffer buffer);  // a constant kept alive with the program; its device address
   TacticSearch tactic_search(bool timed);
@@ -182,6 +186,7 @@ class ProgramBuilder {
   std::vector<Shape> shapes_;  // per value, at the compiled batch
   Fusions fusions_;
   Schedule schedule_;
+  ChannelViews views_;
   ArenaAssignment arena_;
   TacticCache cache_;
   DeviceBuffer search_workspace_;  // what candidates may use while tactics are searched
