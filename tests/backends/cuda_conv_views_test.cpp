@@ -52,6 +52,28 @@ C2f c2f_block(std::int64_t c, bool shortcut) {
   return b;
 }
 
+// A YOLOv10 neck join: a 1x1 convolution upsampled x2 and concatenated with a convolution of the input
+// at the upsampled size, then a 3x3 convolution over both.
+struct Neck {
+  SmallGraph g;
+  ValueId up, side, joined;
+};
+Neck neck_block() {
+  Neck b;
+  const auto silu = [](std::int64_t k, std::int64_t stride) {
+    return conv_attrs(k, stride, k / 2, 1, Activation::kSilu);
+  };
+  const ValueId x = b.g.input("x", {16, 20, 20});
+  b.up =
+      b.g.node(OpKind::kUpsample, {b.g.conv(b.g.conv(x, 32, silu(3, 2)), 32, silu(1, 1))}, UpsampleAttrs{2});
+  b.side = b.g.conv(x, 16, silu(1, 1));
+  b.joined = b.g.node(OpKind::kConcat, {b.up, b.side}, ConcatAttrs{1});
+  b.g.output(b.g.conv(b.joined, 16, silu(3, 1)));
+  assign_precision(b.g.graph, Precision::kF16);
+  widen_constants_to_f32(b.g.graph);
+  return b;
+}
+
 #if KILN_HAVE_CUDA
 cuda::ChannelViews views_of(const Graph& graph, bool runtime_fused_convs) {
   const std::vector<NodeId> order = graph.topological_order();
@@ -95,6 +117,15 @@ TEST(CudaChannelViewsTest, NoViewsWithoutRuntimeFusedConvolutionsOrWhereAReaderC
   EXPECT_EQ(views_of(c2f_block(12, true).g.graph, true).count(), 0u);
 }
 
+TEST(CudaChannelViewsTest, AnUpsampleAndAConvolutionWriteTheirChannelsOfANeckJoin) {
+  const Neck b = neck_block();
+  const cuda::ChannelViews views = views_of(b.g.graph, true);
+  EXPECT_EQ(views.count(), 2u);
+  EXPECT_EQ(views.of[static_cast<std::size_t>(b.up)].root, b.joined);
+  EXPECT_EQ(views.of[static_cast<std::size_t>(b.side)].offset, 32);
+  EXPECT_EQ(views.of[static_cast<std::size_t>(b.side)].pitch, 48);
+}
+
 TEST(CudaChannelViewsTest, ARootBufferLivesFromItsFirstViewsWriter) {
   const C2f b = c2f_block(16, true);
   const Graph& graph = b.g.graph;
@@ -114,19 +145,22 @@ TEST(CudaChannelViewsTest, ARootBufferLivesFromItsFirstViewsWriter) {
 
 // Whole blocks on the GPU, views on and off, against the reference: fp16 both sides, as in
 // cuda_runtime_fusion_test (each output one fp16 step apart at most, well under 2e-3 relative L2).
-TEST(CudaChannelViewsTest, C2fBlocksWithViewsMatchTheReference) {
+TEST(CudaChannelViewsTest, C2fAndNeckBlocksWithViewsMatchTheReference) {
   KILN_SKIP_WITHOUT_GPU();
-  for (const bool shortcut : {true, false}) {
-    const C2f b = c2f_block(16, shortcut);
+  for (const int block : {0, 1, 2}) {
+    const Graph graph = block < 2 ? c2f_block(16, block == 0).g.graph : neck_block().g.graph;
     const Tensor x = testing::random_tensor({4, 16, 20, 20}, 71);
-    const Tensor ref = testing::run_on("cpu-reference", b.g.graph, {x}).at(0);
+    const Tensor ref = testing::run_on("cpu-reference", graph, {x}).at(0);
     for (const char* views : {"1", "0"}) {
-      SCOPED_TRACE(cat(shortcut ? "shortcut" : "no shortcut", ", KILN_CUDA_VIEWS=", views));
+      SCOPED_TRACE(cat(block == 0   ? "C2f, shortcut"
+                       : block == 1 ? "C2f"
+                                    : "neck",
+                       ", KILN_CUDA_VIEWS=", views));
       ::setenv("KILN_CUDA_VIEWS", views, 1);
       CompileOptions options;
       options.batch = 4;
       options.opt_level = 3;
-      const auto model = make_backend("cuda")->compile(b.g.graph, options);
+      const auto model = make_backend("cuda")->compile(graph, options);
       ::unsetenv("KILN_CUDA_VIEWS");
       const bool in_place = model->describe().find("written in place") != std::string::npos ||
                             model->describe().find("concat") == std::string::npos;

@@ -98,7 +98,8 @@ class ViewFinder {
         std::count(node.inputs.begin(), node.inputs.end(), v) != 1)
       return false;
     const NodeId producer = graph_.value(v).producer;
-    const bool writer = conv_takes_views(graph_, f_, producer, convs_) || plain_add(graph_, f_, producer);
+    const bool writer = conv_takes_views(graph_, f_, producer, convs_) || plain_add(graph_, f_, producer) ||
+                        graph_.node(producer).op == OpKind::kUpsample;
     return writer && readers_take_views(v, concat);
   }
 

@@ -2,7 +2,8 @@
 // their own, so that concatenating and slicing along the channels copies nothing.
 //  - A concat's input is written in place (its producer writes its channels of the concat's output,
 //    pixels `pitch` elements apart) where that producer can write a view: a convolution whose fused
-//    epilogue runs on cuDNN's runtime-compiled engines (conv_graph.h) or a plain residual add.
+//    epilogue runs on cuDNN's runtime-compiled engines (conv_graph.h), a plain residual add or a nearest
+//    upsample.
 //  - A channel slice of one group is a view of its input.
 // Either only where every other reader of the value reads views: such convolutions (as their input), plain
 // adds, concats (whose gather reads a pitched source), and slices that are views themselves.
