@@ -52,11 +52,12 @@ C2f c2f_block(std::int64_t c, bool shortcut) {
   return b;
 }
 
-// A YOLOv10 neck join: a 1x1 convolution upsampled x2 and concatenated with a convolution of the input
-// at the upsampled size, then a 3x3 convolution over both.
+// YOLOv10's neck joins: a low-resolution convolution upsampled x2 and concatenated with a convolution of
+// the input, then that join's downsampled convolution concatenated with the low-resolution one (which the
+// upsample then reads as a view).
 struct Neck {
   SmallGraph g;
-  ValueId up, side, joined;
+  ValueId low, up, side, joined, down, joined2;
 };
 Neck neck_block() {
   Neck b;
@@ -64,11 +65,31 @@ Neck neck_block() {
     return conv_attrs(k, stride, k / 2, 1, Activation::kSilu);
   };
   const ValueId x = b.g.input("x", {16, 20, 20});
-  b.up =
-      b.g.node(OpKind::kUpsample, {b.g.conv(b.g.conv(x, 32, silu(3, 2)), 32, silu(1, 1))}, UpsampleAttrs{2});
+  b.low = b.g.conv(x, 32, silu(3, 2));
+  b.up = b.g.node(OpKind::kUpsample, {b.low}, UpsampleAttrs{2});
   b.side = b.g.conv(x, 16, silu(1, 1));
   b.joined = b.g.node(OpKind::kConcat, {b.up, b.side}, ConcatAttrs{1});
-  b.g.output(b.g.conv(b.joined, 16, silu(3, 1)));
+  b.down = b.g.conv(b.g.conv(b.joined, 16, silu(3, 1)), 16, silu(3, 2));
+  b.joined2 = b.g.node(OpKind::kConcat, {b.down, b.low}, ConcatAttrs{1});
+  b.g.output(b.g.conv(b.joined2, 16, silu(1, 1)));
+  assign_precision(b.g.graph, Precision::kF16);
+  widen_constants_to_f32(b.g.graph);
+  return b;
+}
+
+// SPPF: a 1x1 convolution, three 5x5 stride-1 max pools in a chain, all four concatenated -> 1x1.
+struct Sppf {
+  SmallGraph g;
+  ValueId cv1, pools[3], joined;
+};
+Sppf sppf_block() {
+  Sppf b;
+  b.cv1 = b.g.conv(b.g.input("x", {16, 20, 20}), 16, conv_attrs(1, 1, 0, 1, Activation::kSilu));
+  ValueId last = b.cv1;
+  for (ValueId& pool : b.pools)
+    last = pool = b.g.node(OpKind::kMaxPool2d, {last}, testing::pool_attrs(5, 1, 2));
+  b.joined = b.g.node(OpKind::kConcat, {b.cv1, b.pools[0], b.pools[1], b.pools[2]}, ConcatAttrs{1});
+  b.g.output(b.g.conv(b.joined, 16, conv_attrs(1, 1, 0, 1, Activation::kSilu)));
   assign_precision(b.g.graph, Precision::kF16);
   widen_constants_to_f32(b.g.graph);
   return b;
@@ -117,13 +138,39 @@ TEST(CudaChannelViewsTest, NoViewsWithoutRuntimeFusedConvolutionsOrWhereAReaderC
   EXPECT_EQ(views_of(c2f_block(12, true).g.graph, true).count(), 0u);
 }
 
-TEST(CudaChannelViewsTest, AnUpsampleAndAConvolutionWriteTheirChannelsOfANeckJoin) {
+TEST(CudaChannelViewsTest, UpsamplesReadAndWriteViewsInNeckJoins) {
   const Neck b = neck_block();
   const cuda::ChannelViews views = views_of(b.g.graph, true);
-  EXPECT_EQ(views.count(), 2u);
+  EXPECT_EQ(views.count(), 4u);
   EXPECT_EQ(views.of[static_cast<std::size_t>(b.up)].root, b.joined);
   EXPECT_EQ(views.of[static_cast<std::size_t>(b.side)].offset, 32);
   EXPECT_EQ(views.of[static_cast<std::size_t>(b.side)].pitch, 48);
+  EXPECT_EQ(views.of[static_cast<std::size_t>(b.down)].root, b.joined2);
+  EXPECT_EQ(views.of[static_cast<std::size_t>(b.low)].root, b.joined2);  // the upsample reads it there
+  EXPECT_EQ(views.of[static_cast<std::size_t>(b.low)].offset, 16);
+}
+
+TEST(CudaChannelViewsTest, SppfsPoolsRunAsOneCascadeWritingTheirChannelsOfTheJoin) {
+  const Sppf b = sppf_block();
+  const Graph& graph = b.g.graph;
+  const std::vector<NodeId> order = graph.topological_order();
+  const cuda::Fusions f = cuda::find_fusions(graph, order);
+  const NodeId first = graph.value(b.pools[0]).producer;
+  const auto& chain = f.pools_into_pool[static_cast<std::size_t>(first)];
+  EXPECT_EQ(chain[0], graph.value(b.pools[1]).producer);
+  EXPECT_EQ(chain[1], graph.value(b.pools[2]).producer);
+  const cuda::Schedule schedule = cuda::schedule_steps(graph, order, f);
+  EXPECT_EQ(schedule.written_inside.size(), 2u);
+  const cuda::ChannelViews views = views_of(graph, true);
+  EXPECT_EQ(views.count(), 4u);
+  for (int j = 0; j < 3; ++j) EXPECT_EQ(views.of[static_cast<std::size_t>(b.pools[j])].offset, 16 * (j + 1));
+  // Without views the later pools' outputs keep buffers, written at the first pool's step.
+  const std::vector<Shape> shapes = infer_shapes(graph, {{2, 16, 20, 20}});
+  const cuda::ArenaAssignment a = cuda::assign_arena(graph, order, schedule, shapes, 2);
+  const int b3 = a.buffer_of[static_cast<std::size_t>(b.pools[2])];
+  ASSERT_GE(b3, 0);
+  EXPECT_EQ(a.buffers[static_cast<std::size_t>(b3)].first,
+            schedule.position[static_cast<std::size_t>(first)]);
 }
 
 TEST(CudaChannelViewsTest, ARootBufferLivesFromItsFirstViewsWriter) {
@@ -143,12 +190,14 @@ TEST(CudaChannelViewsTest, ARootBufferLivesFromItsFirstViewsWriter) {
             schedule.position[static_cast<std::size_t>(cv1)]);
 }
 
-// Whole blocks on the GPU, views on and off, against the reference: fp16 both sides, as in
-// cuda_runtime_fusion_test (each output one fp16 step apart at most, well under 2e-3 relative L2).
-TEST(CudaChannelViewsTest, C2fAndNeckBlocksWithViewsMatchTheReference) {
+// Whole blocks (C2f, neck joins, SPPF) on the GPU, views on and off, against the reference: fp16 both sides,
+// as in cuda_runtime_fusion_test (each output one fp16 step apart at most, well under 2e-3 relative L2).
+TEST(CudaChannelViewsTest, BlocksWithViewsMatchTheReference) {
   KILN_SKIP_WITHOUT_GPU();
-  for (const int block : {0, 1, 2}) {
-    const Graph graph = block < 2 ? c2f_block(16, block == 0).g.graph : neck_block().g.graph;
+  for (const int block : {0, 1, 2, 3}) {
+    const Graph graph = block < 2    ? c2f_block(16, block == 0).g.graph
+                        : block == 2 ? neck_block().g.graph
+                                     : sppf_block().g.graph;
     const Tensor x = testing::random_tensor({4, 16, 20, 20}, 71);
     const Tensor ref = testing::run_on("cpu-reference", graph, {x}).at(0);
     for (const char* views : {"1", "0"}) {
@@ -224,47 +273,54 @@ struct Views {
 TEST(CudaConvViewsTest, ReadsAndWritesChannelViewsAsPackedTensors) {
   KILN_SKIP_WITHOUT_GPU();
   Handle handle;
-  for (const auto& [batch, v] : {std::pair{1, Views{true, true}}, std::pair{8, Views{true, true}},
-                                 std::pair{8, Views{true, false}}, std::pair{8, Views{false, true}}}) {
-    SCOPED_TRACE(cat("batch ", batch, v.x ? ", x view" : "", v.y ? ", y view" : ""));
-    cuda::ConvGeometry g;
-    g.n = batch, g.c = kWidth, g.h = g.w = 40, g.k = kWidth, g.r = g.s = 3, g.out_h = g.out_w = 40;
-    g.pad_h = g.pad_w = 1;
-    const Tensor x_wide = testing::random_tensor({batch, 40, 40, kPitch}, 61);
-    const Tensor weights = testing::random_tensor({g.k, 3, 3, g.c}, 62, -0.2f, 0.2f);
-    const Tensor bias = testing::random_tensor({g.k}, 63);
-    const Tensor y_wide = testing::random_tensor({batch, 40, 40, kPitch}, 64);
-    cuda::DeviceBuffer xw = testing::on_device(x_wide, true), yw = testing::on_device(y_wide, true);
-    cuda::DeviceBuffer xp = testing::on_device(channels(x_wide, kBegin, kWidth), true);
-    cuda::DeviceBuffer yp(static_cast<std::size_t>(batch) * 40 * 40 * kWidth * 2);
-    cuda::DeviceBuffer w = testing::on_device(weights, true), b = testing::on_device(bias, true);
-    cuda::DeviceBuffer workspace(std::size_t{64} << 20);
-    const auto at = [](cuda::DeviceBuffer& buf, int channel) {
-      return static_cast<std::uint16_t*>(buf.data()) + channel;
-    };
+  // SiLU as YOLOv10's convolutions (no precompiled engine takes views: a layer without activation finds
+  // none).
+  {
+    const cuda::Act act = cuda::Act::kSilu;
+    for (const auto& [batch, v] : {std::pair{1, Views{true, true}}, std::pair{8, Views{true, true}},
+                                   std::pair{8, Views{true, false}}, std::pair{8, Views{false, true}}}) {
+      SCOPED_TRACE(cat(act == cuda::Act::kSilu ? "silu" : "no activation", ", batch ", batch,
+                       v.x ? ", x view" : "", v.y ? ", y view" : ""));
+      cuda::ConvGeometry g;
+      g.n = batch, g.c = kWidth, g.h = g.w = 40, g.k = kWidth, g.r = g.s = 3, g.out_h = g.out_w = 40;
+      g.pad_h = g.pad_w = 1;
+      const Tensor x_wide = testing::random_tensor({batch, 40, 40, kPitch}, 61);
+      const Tensor weights = testing::random_tensor({g.k, 3, 3, g.c}, 62, -0.2f, 0.2f);
+      const Tensor bias = testing::random_tensor({g.k}, 63);
+      const Tensor y_wide = testing::random_tensor({batch, 40, 40, kPitch}, 64);
+      cuda::DeviceBuffer xw = testing::on_device(x_wide, true), yw = testing::on_device(y_wide, true);
+      cuda::DeviceBuffer xp = testing::on_device(channels(x_wide, kBegin, kWidth), true);
+      cuda::DeviceBuffer yp(static_cast<std::size_t>(batch) * 40 * 40 * kWidth * 2);
+      cuda::DeviceBuffer w = testing::on_device(weights, true), b = testing::on_device(bias, true);
+      cuda::DeviceBuffer workspace(std::size_t{64} << 20);
+      const auto at = [](cuda::DeviceBuffer& buf, int channel) {
+        return static_cast<std::uint16_t*>(buf.data()) + channel;
+      };
 
-    cuda::CudnnGraphConv packed(handle.h, cuda::Elem::kF16, g, cuda::Act::kSilu, true);
-    ASSERT_TRUE(
-        run_conv(packed, xp.data(), w.data(), b.data(), yp.data(), workspace.data(), workspace.bytes()));
-    g.x_pitch = g.residual_pitch = v.x ? kPitch : 0;
-    g.y_pitch = v.y ? kPitch : 0;
-    cuda::CudnnGraphConv view(handle.h, cuda::Elem::kF16, g, cuda::Act::kSilu, true);
-    void* x = v.x ? static_cast<void*>(at(xw, kBegin)) : xp.data();
-    cuda::DeviceBuffer y_packed(yp.bytes());
-    void* y = v.y ? static_cast<void*>(at(yw, kYBegin)) : y_packed.data();
-    ASSERT_TRUE(run_conv(view, x, w.data(), b.data(), y, workspace.data(), workspace.bytes()))
-        << "cuDNN offers no engine for NHWC channel views";
-    const Tensor want = testing::from_device(yp, DType::kF16, {batch * 40 * 40, kWidth});
-    if (!v.y) {
-      EXPECT_LE(relative(testing::from_device(y_packed, DType::kF16, {batch * 40 * 40, kWidth}), want), 2e-3);
-      continue;
+      cuda::CudnnGraphConv packed(handle.h, cuda::Elem::kF16, g, act, true);
+      ASSERT_TRUE(
+          run_conv(packed, xp.data(), w.data(), b.data(), yp.data(), workspace.data(), workspace.bytes()));
+      g.x_pitch = g.residual_pitch = v.x ? kPitch : 0;
+      g.y_pitch = v.y ? kPitch : 0;
+      cuda::CudnnGraphConv view(handle.h, cuda::Elem::kF16, g, act, true);
+      void* x = v.x ? static_cast<void*>(at(xw, kBegin)) : xp.data();
+      cuda::DeviceBuffer y_packed(yp.bytes());
+      void* y = v.y ? static_cast<void*>(at(yw, kYBegin)) : y_packed.data();
+      ASSERT_TRUE(run_conv(view, x, w.data(), b.data(), y, workspace.data(), workspace.bytes()))
+          << "cuDNN offers no engine for NHWC channel views";
+      const Tensor want = testing::from_device(yp, DType::kF16, {batch * 40 * 40, kWidth});
+      if (!v.y) {
+        EXPECT_LE(relative(testing::from_device(y_packed, DType::kF16, {batch * 40 * 40, kWidth}), want),
+                  2e-3);
+        continue;
+      }
+      const Tensor got = testing::from_device(yw, DType::kF16, {batch, 40, 40, kPitch});
+      // Both run cuDNN's fused fp16 graph; engines may differ in summation order: a few fp16 steps apart.
+      EXPECT_LE(relative(channels(got, kYBegin, kWidth), want), 2e-3);
+      const Tensor before = testing::held(y_wide, true);
+      EXPECT_EQ(relative(channels(got, 0, kYBegin), channels(before, 0, kYBegin)), 0.0)
+          << "wrote outside the view";
     }
-    const Tensor got = testing::from_device(yw, DType::kF16, {batch, 40, 40, kPitch});
-    // Both run cuDNN's fused fp16 graph; engines may differ in summation order: a few fp16 steps apart.
-    EXPECT_LE(relative(channels(got, kYBegin, kWidth), want), 2e-3);
-    const Tensor before = testing::held(y_wide, true);
-    EXPECT_EQ(relative(channels(got, 0, kYBegin), channels(before, 0, kYBegin)), 0.0)
-        << "wrote outside the view";
   }
 }
 #endif

@@ -70,6 +70,12 @@ Schedule schedule_steps(const Graph& graph, const std::vector<NodeId>& order, co
         s.position[static_cast<std::size_t>(inner)] = s.position[static_cast<std::size_t>(id)];
     }
   }
+  for (const NodeId id : s.executed) {
+    if (fusions.pools_into_pool.empty()) break;
+    for (const NodeId pool : fusions.pools_into_pool[static_cast<std::size_t>(id)]) {
+      if (pool != kNoNode) s.written_inside.push_back(pool);
+    }
+  }
   for (std::size_t q = 0; q < fusions.codes_writer.size(); ++q) {
     const NodeId writer = fusions.codes_writer[q];
     if (writer != kNoNode) s.position[q] = s.position[static_cast<std::size_t>(writer)];
@@ -94,6 +100,11 @@ ArenaAssignment assign_arena(const Graph& graph, const std::vector<NodeId>& orde
     } else {
       add_buffer(graph, shapes, elem_size, node.output, schedule.position[static_cast<std::size_t>(id)], a);
     }
+  }
+  for (const NodeId id : schedule.written_inside) {
+    const ValueId output = graph.node(id).output;
+    if (!views.is_view(output))
+      add_buffer(graph, shapes, elem_size, output, schedule.position[static_cast<std::size_t>(id)], a);
   }
   add_fused_codes_buffers(graph, order, schedule, shapes, a);
   place_views(graph, schedule, views, a);

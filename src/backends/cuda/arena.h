@@ -18,8 +18,9 @@ inline constexpr std::size_t kArenaAlignment = 256;
 
 // Step 0 converts the graph inputs, then one step per executed node, then the output conversions.
 struct Schedule {
-  std::vector<NodeId> executed;  // nodes with a step of their own, in order
-  std::vector<int> position;     // per node: its step (an absorbed node's is its absorber's); -1: none
+  std::vector<NodeId> executed;        // nodes with a step of their own, in order
+  std::vector<int> position;           // per node: its step (an absorbed node's is its absorber's); -1: none
+  std::vector<NodeId> written_inside;  // absorbed nodes whose outputs their absorber's step still writes
   int output_step = 0;
 };
 
@@ -32,11 +33,11 @@ struct ArenaAssignment {
   backends::ArenaLayout layout;
 };
 
-// One buffer per graph input and per executed node's output (a flatten's output is its input's buffer; a
-// quantize point's holds one E4M3 byte per element, the others `elem_size` bytes per element), alive from
-// the step writing it to its last reader's (graph outputs: the output step). `shapes`: per value. A view
-// (channel_views.h) has no buffer of its own: it lives in its root's, which is then alive from the first
-// step writing any view of it to the last reading one.
+// One buffer per graph input and per executed or written_inside node's output (a flatten's output is its
+// input's buffer; a quantize point's holds one E4M3 byte per element, the others `elem_size` bytes per
+// element), alive from the step writing it to its last reader's (graph outputs: the output step). `shapes`:
+// per value. A view (channel_views.h) has no buffer of its own: it lives in its root's, which is then alive
+// from the first step writing any view of it to the last reading one.
 ArenaAssignment assign_arena(const Graph& graph, const std::vector<NodeId>& order, const Schedule& schedule,
                              const std::vector<Shape>& shapes, std::size_t elem_size,
                              const ChannelViews& views = {});

@@ -23,6 +23,13 @@ bool plain_add(const Graph& graph, const Fusions& f, NodeId id) {
          f.quantize_into_producer[static_cast<std::size_t>(id)] == kNoNode;
 }
 
+// A max pool of a cascade computed in one launch (fusion.h), which reads and writes views.
+bool cascade_pool(const Graph& graph, const Fusions& f, NodeId id) {
+  const auto i = static_cast<std::size_t>(id);
+  return graph.node(id).op == OpKind::kMaxPool2d && i < f.pools_into_pool.size() &&
+         (f.pools_into_pool[i][0] != kNoNode || f.absorbed[i]);
+}
+
 bool channel_slice_of_one_group(const Node& node) {
   return node.op == OpKind::kChannelSlice && node.attr<SliceAttrs>().groups == 1;
 }
@@ -42,7 +49,8 @@ class ViewFinder {
       const Node& node = graph_.node(r);
       const bool ok =
           (node.op == OpKind::kConv2d && node.inputs[0] == v && conv_takes_views(graph_, f_, r, convs_)) ||
-          plain_add(graph_, f_, r) || (node.op == OpKind::kConcat && node.attr<ConcatAttrs>().axis == 1) ||
+          plain_add(graph_, f_, r) || node.op == OpKind::kUpsample || cascade_pool(graph_, f_, r) ||
+          (node.op == OpKind::kConcat && node.attr<ConcatAttrs>().axis == 1) ||
           (channel_slice_of_one_group(node) && slice_is_view(r));
       if (!ok) return false;
     }
@@ -99,7 +107,7 @@ class ViewFinder {
       return false;
     const NodeId producer = graph_.value(v).producer;
     const bool writer = conv_takes_views(graph_, f_, producer, convs_) || plain_add(graph_, f_, producer) ||
-                        graph_.node(producer).op == OpKind::kUpsample;
+                        graph_.node(producer).op == OpKind::kUpsample || cascade_pool(graph_, f_, producer);
     return writer && readers_take_views(v, concat);
   }
 

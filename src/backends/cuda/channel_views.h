@@ -1,12 +1,16 @@
 // Channel views: values an fp16 CUDA program keeps inside a wider NHWC tensor instead of a buffer of
 // their own, so that concatenating and slicing along the channels copies nothing.
 //  - A concat's input is written in place (its producer writes its channels of the concat's output,
-//    pixels `pitch` elements apart) where that producer can write a view: a convolution whose fused
-//    epilogue runs on cuDNN's runtime-compiled engines (conv_graph.h), a plain residual add or a nearest
-//    upsample.
+//    pixels `pitch` elements apart) where that producer can write a view: a dense SiLU or sigmoid
+//    convolution, whose fused epilogue runs on cuDNN's runtime-compiled engines (conv_graph.h), a plain
+//    residual add, a nearest upsample or a max pool of a cascade (fusion.h).
 //  - A channel slice of one group is a view of its input.
 // Either only where every other reader of the value reads views: such convolutions (as their input), plain
-// adds, concats (whose gather reads a pitched source), and slices that are views themselves.
+// adds, upsamples, cascades' max pools, concats (whose gather reads a pitched source), and slices that are
+// views themselves.
+// On the H200 (cuDNN 9.19) no precompiled engine took views (a convolution without activation found none);
+// runtime-compiled ones do, but ran YOLOv10n's head convolutions (no activation) 2-5x slower than the
+// precompiled engines on packed tensors, costing more than the concats they saved: those keep copying.
 // KILN_CUDA_VIEWS=0 turns views off. Host code only.
 #pragma once
 

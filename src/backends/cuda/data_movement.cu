@@ -50,14 +50,14 @@ bool indices_fit_32_bits(const SourceTable& table, std::int64_t rows, std::int64
 // Index as in gather_columns_kernel: 32 bits where the output's word count (and the last block) fit.
 template <typename W, typename Index>
 __global__ void upsample_kernel(const W* x, W* y, Index n, Index h, Index w, Index words, Index scale,
-                                Index y_pitch) {
+                                Index x_pitch, Index y_pitch) {
   start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const Index i = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + threadIdx.x;
   const Index out_h = h * scale, out_w = w * scale;
   if (i >= n * out_h * out_w * words) return;
   const Index word = i % words, ox = i / words % out_w, oy = i / words / out_w % out_h;
   const Index image = i / words / out_w / out_h;
-  y[i / words * y_pitch + word] = x[((image * h + oy / scale) * w + ox / scale) * words + word];
+  y[i / words * y_pitch + word] = x[((image * h + oy / scale) * w + ox / scale) * x_pitch + word];
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
@@ -105,19 +105,20 @@ cudaError_t gather_in_words(const std::vector<ColumnSource>& sources, void* y, s
 
 template <typename W>
 cudaError_t upsample_in_words(const void* x, void* y, int n, int h, int w, int words, int scale,
-                              std::int64_t y_pitch, cudaStream_t stream) {
+                              std::int64_t x_pitch, std::int64_t y_pitch, cudaStream_t stream) {
   const std::int64_t total = static_cast<std::int64_t>(n) * h * scale * w * scale * words;
   if (total == 0) return cudaSuccess;
   const auto* from = static_cast<const W*>(x);
   auto* to = static_cast<W*>(y);
-  const std::int64_t extent = std::max(total, total / words * y_pitch);  // the largest index written
+  // The largest index read or written.
+  const std::int64_t extent = std::max({total, total / words * y_pitch, total / words * x_pitch});
   if (extent + kBlock <= std::int64_t{std::numeric_limits<std::uint32_t>::max()}) {
     using U = std::uint32_t;
     launch_early(upsample_kernel<W, U>, blocks_for(total), kBlock, 0, stream, from, to, U(n), U(h), U(w),
-                 U(words), U(scale), U(y_pitch));
+                 U(words), U(scale), U(x_pitch), U(y_pitch));
   } else {
     launch_early(upsample_kernel<W, std::int64_t>, blocks_for(total), kBlock, 0, stream, from, to, n, h, w,
-                 words, scale, y_pitch);
+                 words, scale, x_pitch, y_pitch);
   }
   return cudaGetLastError();
 }
@@ -134,13 +135,13 @@ cudaError_t gather_columns(const std::vector<ColumnSource>& sources, void* y, El
 }
 
 cudaError_t upsample_nearest(const void* x, void* y, Elem e, int n, int h, int w, int c, int scale,
-                             cudaStream_t stream, std::int64_t y_pitch) {
+                             cudaStream_t stream, const UpsamplePitches& pitches) {
   const int per_word = 16 / static_cast<int>(elem_bytes(e));
-  const std::int64_t pitch = y_pitch > 0 ? y_pitch : c;
-  if (c % per_word == 0 && pitch % per_word == 0 && aligned16(x) && aligned16(y))
-    return upsample_in_words<uint4>(x, y, n, h, w, c / per_word, scale, pitch / per_word, stream);
-  if (e == Elem::kF32) return upsample_in_words<unsigned>(x, y, n, h, w, c, scale, pitch, stream);
-  return upsample_in_words<unsigned short>(x, y, n, h, w, c, scale, pitch, stream);
+  const std::int64_t xp = pitches.x > 0 ? pitches.x : c, yp = pitches.y > 0 ? pitches.y : c;
+  if (c % per_word == 0 && xp % per_word == 0 && yp % per_word == 0 && aligned16(x) && aligned16(y))
+    return upsample_in_words<uint4>(x, y, n, h, w, c / per_word, scale, xp / per_word, yp / per_word, stream);
+  if (e == Elem::kF32) return upsample_in_words<unsigned>(x, y, n, h, w, c, scale, xp, yp, stream);
+  return upsample_in_words<unsigned short>(x, y, n, h, w, c, scale, xp, yp, stream);
 }
 
 }  // namespace kiln::cuda

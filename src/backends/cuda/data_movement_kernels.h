@@ -27,9 +27,13 @@ struct ColumnSource {
 cudaError_t gather_columns(const std::vector<ColumnSource>& sources, void* y, Elem e, std::int64_t rows,
                            std::int64_t y_pitch, cudaStream_t stream);
 
-// x [n, h, w, c] -> y [n, h * scale, w * scale, c], each output pixel the input pixel it falls in; y's
-// pixels `y_pitch` elements apart (a channel view of a wider tensor), 0: packed.
+// Elements between neighbouring pixels of x and y where they are channel views of wider tensors; 0: packed.
+struct UpsamplePitches {
+  std::int64_t x = 0, y = 0;
+};
+
+// x [n, h, w, c] -> y [n, h * scale, w * scale, c], each output pixel the input pixel it falls in.
 cudaError_t upsample_nearest(const void* x, void* y, Elem e, int n, int h, int w, int c, int scale,
-                             cudaStream_t stream, std::int64_t y_pitch = 0);
+                             cudaStream_t stream, const UpsamplePitches& pitches = {});
 
 }  // namespace kiln::cuda

@@ -89,10 +89,10 @@ void ProgramBuilder::add_upsample(NodeId id) {
   const void* x = ptr(node.inputs[0]);
   void* y = ptr(node.output);
   const Elem e = elem_;
-  const std::int64_t y_pitch = pitch(node.output);
-  add_step(
-      id, cat("nearest upsample x", scale, y_pitch > 0 ? " (into a channel view)" : ""),
-      [=](cudaStream_t s) { check(upsample_nearest(x, y, e, n, h, w, c, scale, s, y_pitch), "upsample"); });
+  const UpsamplePitches p{pitch(node.inputs[0]), pitch(node.output)};
+  const std::string views = p.x > 0 || p.y > 0 ? " (channel views)" : "";
+  add_step(id, cat("nearest upsample x", scale, views),
+           [=](cudaStream_t s) { check(upsample_nearest(x, y, e, n, h, w, c, scale, s, p), "upsample"); });
 }
 
 }  // namespace kiln::cuda

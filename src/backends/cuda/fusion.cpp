@@ -1,6 +1,7 @@
 #include "backends/cuda/fusion.h"
 
 #include "backends/common/fusion_match.h"
+#include "backends/cuda/pooling_kernels.h"
 #include "backends/cuda/quantize_fusion.h"
 #include "backends/cuda/squeeze_excite.h"
 #include "backends/cuda/squeeze_mlp.h"
@@ -111,6 +112,34 @@ SqueezeExcite squeeze_excite_of(const Graph& graph, const passes::Consumers& con
   return {pool, fc2, scale};
 }
 
+// A stride-1 max pool with "same" padding of an odd square kernel, writing no codes: a link of a cascade.
+bool same_max_pool(const Graph& graph, const Fusions& f, NodeId id) {
+  const Node& node = graph.node(id);
+  if (node.op != OpKind::kMaxPool2d || node.precision == Precision::kF8 ||
+      f.absorbed[static_cast<std::size_t>(id)] ||
+      f.quantize_into_producer[static_cast<std::size_t>(id)] != kNoNode)
+    return false;
+  const auto& a = node.attr<PoolAttrs>();
+  const std::int64_t k = a.kernel[0];
+  const Shape& xs = graph.value(node.inputs[0]).shape;
+  return k == a.kernel[1] && k % 2 == 1 && a.stride[0] == 1 && a.stride[1] == 1 &&
+         a.padding == std::array<std::int64_t, 4>{k / 2, k / 2, k / 2, k / 2} && xs.size() == 4 &&
+         xs[2] * xs[3] <= kPoolCascadeMaxPixels;
+}
+
+// The pool of the same kernel reading `pool`'s output, if exactly one does.
+NodeId next_in_cascade(const Graph& graph, const passes::Consumers& consumers, const Fusions& f,
+                       NodeId pool) {
+  NodeId next = kNoNode;
+  for (const NodeId r : consumers[static_cast<std::size_t>(graph.node(pool).output)]) {
+    if (!same_max_pool(graph, f, r) || graph.node(r).attr<PoolAttrs>() != graph.node(pool).attr<PoolAttrs>())
+      continue;
+    if (next != kNoNode) return kNoNode;
+    next = r;
+  }
+  return next;
+}
+
 // Records that `inner` runs in the step of the node whose slot is `slot`.
 void absorb(Fusions& f, NodeId& slot, NodeId inner) {
   if (inner == kNoNode) return;
@@ -120,23 +149,34 @@ void absorb(Fusions& f, NodeId& slot, NodeId inner) {
 
 }  // namespace
 
-std::array<NodeId, 8> Fusions::inner(NodeId node) const {
+std::array<NodeId, 10> Fusions::inner(NodeId node) const {
   const auto i = static_cast<std::size_t>(node);
   const NodeId pool = pool_into_gate[i];
   const NodeId pooled_sum = pool != kNoNode ? radix_sum_into_pool[static_cast<std::size_t>(pool)] : kNoNode;
-  return {conv_into_add[i], radix_sum_into_pool[i], softmax_into_sum[i], squeeze_into_expand[i], pool,
-          pooled_sum,       pool_into_squeeze[i],   excite_into_scale[i]};
+  const std::array<NodeId, 2> cascade =
+      i < pools_into_pool.size() ? pools_into_pool[i] : std::array{kNoNode, kNoNode};
+  return {conv_into_add[i],
+          radix_sum_into_pool[i],
+          softmax_into_sum[i],
+          squeeze_into_expand[i],
+          pool,
+          pooled_sum,
+          pool_into_squeeze[i],
+          excite_into_scale[i],
+          cascade[0],
+          cascade[1]};
 }
 
 Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool fuse_quantize,
                      std::int64_t batch) {
   const std::size_t count = graph.nodes().size();
-  Fusions f{std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
-            std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
-            std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
-            std::vector<NodeId>(count, kNoNode), std::vector<bool>(count, false),
-            std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
-            std::vector<bool>(count, true)};
+  Fusions f{
+      std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
+      std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
+      std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
+      std::vector<NodeId>(count, kNoNode), std::vector<bool>(count, false),
+      std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
+      std::vector<bool>(count, true),      std::vector<std::array<NodeId, 2>>(count, {kNoNode, kNoNode})};
   const auto consumers = graph.consumers();
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
@@ -167,6 +207,14 @@ Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool 
     }
   }
   if (fuse_quantize) find_quantize_fusions(graph, order, consumers, f);
+  for (const NodeId id : order) {
+    if (!same_max_pool(graph, f, id)) continue;
+    const NodeId second = next_in_cascade(graph, consumers, f, id);
+    if (second == kNoNode) continue;
+    auto& chain = f.pools_into_pool[static_cast<std::size_t>(id)];
+    absorb(f, chain[0], second);
+    absorb(f, chain[1], next_in_cascade(graph, consumers, f, second));
+  }
   return f;
 }
 

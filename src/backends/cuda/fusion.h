@@ -10,7 +10,10 @@
 //    fc1's step computes the pool before it, the channel scale's step computes fc2 (and its sigmoid) for
 //    the channels it scales, so neither the pooled vector nor the gate is a step of its own;
 //  - a dequantize point's codes and scales are read by its FP8 convolutions at compile time;
-//  - a quantize point's E4M3 codes are written by its input's producer (quantize_fusion.h).
+//  - a quantize point's E4M3 codes are written by its input's producer (quantize_fusion.h);
+//  - a cascade of two or three equal stride-1 "same" max pools (SPPF's) on images of at most
+//    kPoolCascadeMaxPixels pixels runs as one launch at the first pool's place, each output still
+//    written: a 5x5 pool of a 5x5 pool is the 9x9 pool of the input.
 #pragma once
 
 #include <array>
@@ -34,10 +37,13 @@ struct Fusions {
   std::vector<NodeId> quantize_into_producer;  // per producer: the first quantize point whose codes it writes
   std::vector<NodeId> codes_writer;            // per quantize point: the producer writing its codes
   std::vector<bool> keeps_value;               // per node: whether its step still writes its own output
+  // per max pool: the next pools of the cascade it computes (kNoNode where none); their outputs keep
+  // buffers of their own (Schedule::written_inside)
+  std::vector<std::array<NodeId, 2>> pools_into_pool;
 
   // The nodes computed in `node`'s step besides quantize points (kNoNode where none); a gate's step also
   // computes the radix sum its pool pools.
-  std::array<NodeId, 8> inner(NodeId node) const;
+  std::array<NodeId, 10> inner(NodeId node) const;
 };
 
 // fuse_quantize false keeps every quantize point in a step of its own; `batch` is the batch the program

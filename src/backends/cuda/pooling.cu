@@ -57,6 +57,73 @@ __global__ void pool_kernel(const T* x, T* y, PoolShape s, E4m3Out codes) {
   store_with_codes<T, V>(y, acc, codes, i * V);
 }
 
+// Keeps the larger of acc and v, NaN propagating as in pool_kernel.
+template <int V>
+__device__ inline void keep_max(float (&acc)[V], const float (&v)[V]) {
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    if (v[k] > acc[k] || isnan(v[k])) acc[k] = isnan(acc[k]) ? acc[k] : v[k];
+  }
+}
+
+// max_pool_cascade: one block per image and pack of V channels. The image's pack goes to shared memory;
+// then, per output j, each pixel's maximum along its row within radius (j + 1) * radius; then the maximum
+// of those along its column (a square window's maximum is the maximum of its rows' maxima, both clipped
+// to the image as the pools clip).
+template <typename T, int V>
+__global__ void max_pool_cascade_kernel(PoolCascade p) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
+  extern __shared__ __align__(16) unsigned char cascade_shared[];
+  T* tile = reinterpret_cast<T*>(cascade_shared);  // [1 + outputs][h * w][V]: x, then the row maxima
+  const int hw = p.h * p.w, packs = p.c / V;
+  const int cp = static_cast<int>(blockIdx.x) % packs;
+  const std::int64_t first_pixel = static_cast<std::int64_t>(blockIdx.x / packs) * hw;
+  const int reach = p.radius * p.outputs;
+  for (int q = static_cast<int>(threadIdx.x); q < hw; q += blockDim.x) {
+    float v[V];
+    load<T, V>(static_cast<const T*>(p.x) + (first_pixel + q) * p.x_pitch + cp * V, v);
+    store<T, V>(tile + q * V, v);
+  }
+  __syncthreads();
+  for (int q = static_cast<int>(threadIdx.x); q < hw; q += blockDim.x) {
+    const int row = q / p.w, col = q % p.w;
+    float acc[3][V];
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[j][k] = -INFINITY;
+    }
+    for (int x = max(col - reach, 0); x <= min(col + reach, p.w - 1); ++x) {
+      const int distance = abs(x - col);
+      float v[V];
+      load<T, V>(tile + (row * p.w + x) * V, v);
+#pragma unroll
+      for (int j = 0; j < 3; ++j) {
+        if (distance <= (j + 1) * p.radius) keep_max<V>(acc[j], v);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+      if (j < p.outputs) store<T, V>(tile + ((j + 1) * hw + q) * V, acc[j]);
+    }
+  }
+  __syncthreads();
+  for (int q = static_cast<int>(threadIdx.x); q < hw; q += blockDim.x) {
+    const int row = q / p.w, col = q % p.w;
+    for (int j = 0; j < p.outputs; ++j) {
+      const int r = (j + 1) * p.radius;
+      float acc[V], v[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[k] = -INFINITY;
+      for (int y = max(row - r, 0); y <= min(row + r, p.h - 1); ++y) {
+        load<T, V>(tile + ((j + 1) * hw + y * p.w + col) * V, v);
+        keep_max<V>(acc, v);
+      }
+      store<T, V>(static_cast<T*>(p.y[j]) + (first_pixel + q) * p.y_pitch[j] + cp * V, acc);
+    }
+  }
+}
+
 constexpr int kPoolThreads = 256;      // threads per block of the global pool
 constexpr int kPoolRowsPerThread = 4;  // pixels each thread sums at least, to keep atomics few
 
@@ -270,6 +337,21 @@ cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStr
     const std::int64_t total = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w * (s.c / V);
     launch_early(pool_kernel<T, V, true>, blocks_for(total), kBlock, 0, stream, static_cast<const T*>(x),
                  static_cast<T*>(y), s, codes);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t max_pool_cascade(const PoolCascade& cascade, Elem e, cudaStream_t stream) {
+  PoolCascade p = cascade;
+  if (p.x_pitch == 0) p.x_pitch = p.c;
+  for (std::int64_t& pitch : p.y_pitch) pitch = pitch == 0 ? p.c : pitch;
+  return dispatch(e, p.c, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::size_t shared = static_cast<std::size_t>(p.outputs + 1) * p.h * p.w * V * sizeof(T);
+    if (p.h * p.w > kPoolCascadeMaxPixels || shared > 48 * 1024) return cudaErrorInvalidValue;
+    const int blocks = p.n * (p.c / V);
+    launch_early(max_pool_cascade_kernel<T, V>, blocks, kBlock, shared, stream, p);
     return cudaGetLastError();
   });
 }

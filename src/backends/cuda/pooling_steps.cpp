@@ -5,7 +5,33 @@
 
 namespace kiln::cuda {
 
+// The cascade of max pools `first` computes (fusion.h), in one launch.
+void ProgramBuilder::add_pool_cascade(NodeId first) {
+  const Node& node = graph_.node(first);
+  const Shape& xs = shape(node.inputs[0]);
+  PoolCascade p;
+  p.x = ptr(node.inputs[0]);
+  p.x_pitch = pitch(node.inputs[0]);
+  p.n = to_int(xs[0]), p.c = to_int(xs[1]), p.h = to_int(xs[2]), p.w = to_int(xs[3]);
+  p.radius = to_int(node.attr<PoolAttrs>().kernel[0] / 2);
+  std::string views;
+  for (const NodeId pool : {first, fusions_.pools_into_pool[static_cast<std::size_t>(first)][0],
+                            fusions_.pools_into_pool[static_cast<std::size_t>(first)][1]}) {
+    if (pool == kNoNode) continue;
+    const ValueId y = graph_.node(pool).output;
+    p.y[p.outputs] = ptr(y);
+    p.y_pitch[p.outputs] = pitch(y);
+    if (pitch(y) > 0 || p.x_pitch > 0) views = " (channel views)";
+    ++p.outputs;
+  }
+  const Elem e = elem_;
+  add_step(first,
+           cat("max pool cascade of ", p.outputs, " (", 2 * p.radius + 1, "x", 2 * p.radius + 1, ")", views),
+           [=](cudaStream_t s) { check(max_pool_cascade(p, e, s), "pooling"); });
+}
+
 void ProgramBuilder::add_pool(NodeId id) {
+  if (fusions_.pools_into_pool[static_cast<std::size_t>(id)][0] != kNoNode) return add_pool_cascade(id);
   const Node& node = graph_.node(id);
   const Shape& out_shape = shape(node.output);
   const auto& a = node.attr<PoolAttrs>();

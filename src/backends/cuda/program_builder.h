@@ -155,6 +155,7 @@ class ProgramBuilder {
   void add_channel_scale(NodeId id);
   // pooling_steps.cpp
   void add_pool(NodeId id);
+  void add_pool_cascade(NodeId first);
   void add_global_pool(NodeId id);
   // split_attention_steps.cpp
   void add_radix_sum(NodeId id);
