@@ -25,6 +25,7 @@
 #if KILN_HAVE_CUDA
 #include "backends/cpu/reference/detect_select.h"
 #include "backends/cuda/detect_select_kernels.h"
+#include "backends/cuda/fusion.h"
 #include "cuda_kernel_test_util.h"
 #endif
 
@@ -95,6 +96,27 @@ TEST(CudaDetectorTest, AttentionWiderThanTheKernelIsRefused) {
             std::vector<std::string>{
                 "attention0 (attention): key_dim + head_dim is 192; the CUDA kernel holds at most 160"});
 }
+
+#if KILN_HAVE_CUDA
+// Each level's decode reads the box bins and class logits where their convolutions wrote them: the concat
+// joining them is no step of its own (fusion.h). The head matching the reference below checks the reads.
+TEST(CudaDetectorTest, TheDecodeReadsTheHeadsHalvesApart) {
+  Graph graph = yolov10n_graph(640, 1);
+  run_passes(graph);
+  const std::vector<NodeId> order = graph.topological_order();
+  const cuda::Fusions fusions = cuda::find_fusions(graph, order);
+  int decodes = 0;
+  for (const NodeId id : order) {
+    if (graph.node(id).op != OpKind::kDetectDecode) continue;
+    ++decodes;
+    const NodeId concat = fusions.concat_into_decode[static_cast<std::size_t>(id)];
+    ASSERT_NE(concat, kNoNode) << graph.node(id).name;
+    EXPECT_EQ(graph.node(concat).op, OpKind::kConcat);
+    EXPECT_TRUE(fusions.absorbed[static_cast<std::size_t>(concat)]);
+  }
+  EXPECT_EQ(decodes, 3);
+}
+#endif
 
 // A 256 x 256 window of the golden photos (real content, so the scores are not all near zero), / 255.
 Tensor photo_window(std::int64_t size) {

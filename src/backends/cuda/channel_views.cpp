@@ -74,8 +74,9 @@ class ViewFinder {
   void place_inputs(NodeId concat) {
     const Node& node = graph_.node(concat);
     const Shape& out = shapes_[static_cast<std::size_t>(node.output)];
+    // A concat a decode reads apart (fusion.h) has no buffer to write into.
     if (node.attr<ConcatAttrs>().axis != 1 || out.size() != 4 || out[1] % kViewAlignment != 0 ||
-        passes::is_graph_output(graph_, node.output))
+        passes::is_graph_output(graph_, node.output) || f_.absorbed[static_cast<std::size_t>(concat)])
       return;
     std::int64_t offset = 0;
     for (const ValueId v : node.inputs) {

@@ -14,6 +14,17 @@ namespace kiln::cuda {
 struct DetectShape {
   int n, h, w, reg_max, classes, stride;
 };
-cudaError_t detect_decode(const void* x, void* y, Elem e, const DetectShape& shape, cudaStream_t stream);
+// Where the decode reads a pixel's bins and logits: `box` and `classes` point at pixel 0's, and each
+// pixel's are `box_pitch` and `class_pitch` elements after the previous one's. One tensor holding both is
+// box = x, classes = x + 4 * reg_max, both pitches 4 * reg_max + classes; two tensors (a concat read
+// apart, fusion.h) are read where they lie.
+struct DecodeSources {
+  const void* box = nullptr;
+  const void* classes = nullptr;
+  int box_pitch = 0, class_pitch = 0;
+};
+DecodeSources packed_decode_sources(const void* x, const DetectShape& shape, Elem e);
+cudaError_t detect_decode(const DecodeSources& x, void* y, Elem e, const DetectShape& shape,
+                          cudaStream_t stream);
 
 }  // namespace kiln::cuda

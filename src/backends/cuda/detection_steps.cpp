@@ -31,6 +31,8 @@ void ProgramBuilder::add_attention(NodeId id) {
            [=](cudaStream_t s) { check(attention(qkv, y, workspace->data(), e, extents, s), "attention"); });
 }
 
+// The decode reads its input's bins and logits where they lie: apart, when it reads a concat of the two
+// (fusion.h), each as a view where it is one.
 void ProgramBuilder::add_detect_decode(NodeId id) {
   const Node& node = graph_.node(id);
   const auto& a = node.attr<DetectAttrs>();
@@ -38,10 +40,16 @@ void ProgramBuilder::add_detect_decode(NodeId id) {
   const DetectShape extents{
       to_int(xs[0]),   to_int(xs[2]), to_int(xs[3]), to_int(a.reg_max), to_int(xs[1] - 4 * a.reg_max),
       to_int(a.stride)};
-  const void* x = ptr(node.inputs[0]);
+  const NodeId parts = fusions_.concat_into_decode[static_cast<std::size_t>(id)];
+  const auto or_packed = [&](ValueId v) { return to_int(pitch(v) > 0 ? pitch(v) : shape(v)[1]); };
+  const ValueId box = parts != kNoNode ? graph_.node(parts).inputs[0] : kNoValue;
+  const ValueId classes = parts != kNoNode ? graph_.node(parts).inputs[1] : kNoValue;
+  const DecodeSources x = parts == kNoNode
+                              ? packed_decode_sources(ptr(node.inputs[0]), extents, elem_)
+                              : DecodeSources{ptr(box), ptr(classes), or_packed(box), or_packed(classes)};
   void* y = ptr(node.output);
   const Elem e = elem_;
-  add_step(id, cat("detect decode stride ", a.stride),
+  add_step(id, cat("detect decode stride ", a.stride, parts != kNoNode ? ", bins and logits read apart" : ""),
            [=](cudaStream_t s) { check(detect_decode(x, y, e, extents, s), "detect decode"); });
 }
 

@@ -140,6 +140,20 @@ NodeId next_in_cascade(const Graph& graph, const passes::Consumers& consumers, c
   return next;
 }
 
+// The concat of box bins and class logits that detection decode `decode` reads apart, if its input is
+// one: two parts along the channels, the first 4 * reg_max wide, nothing in FP8.
+NodeId decode_parts(const Graph& graph, const passes::Consumers& consumers, NodeId decode) {
+  const Node& node = graph.node(decode);
+  const NodeId concat = backends::fusable_producer(graph, consumers, node.inputs[0], decode, OpKind::kConcat);
+  if (concat == kNoNode || node.precision == Precision::kF8) return kNoNode;
+  const Node& joined = graph.node(concat);
+  if (joined.attr<ConcatAttrs>().axis != 1 || joined.inputs.size() != 2 ||
+      joined.precision == Precision::kF8)
+    return kNoNode;
+  const Shape& box = graph.value(joined.inputs[0]).shape;
+  return box.size() == 4 && box[1] == 4 * node.attr<DetectAttrs>().reg_max ? concat : kNoNode;
+}
+
 // Records that `inner` runs in the step of the node whose slot is `slot`.
 void absorb(Fusions& f, NodeId& slot, NodeId inner) {
   if (inner == kNoNode) return;
@@ -149,7 +163,7 @@ void absorb(Fusions& f, NodeId& slot, NodeId inner) {
 
 }  // namespace
 
-std::array<NodeId, 10> Fusions::inner(NodeId node) const {
+std::array<NodeId, 11> Fusions::inner(NodeId node) const {
   const auto i = static_cast<std::size_t>(node);
   const NodeId pool = pool_into_gate[i];
   const NodeId pooled_sum = pool != kNoNode ? radix_sum_into_pool[static_cast<std::size_t>(pool)] : kNoNode;
@@ -164,7 +178,8 @@ std::array<NodeId, 10> Fusions::inner(NodeId node) const {
           pool_into_squeeze[i],
           excite_into_scale[i],
           cascade[0],
-          cascade[1]};
+          cascade[1],
+          i < concat_into_decode.size() ? concat_into_decode[i] : kNoNode};
 }
 
 Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool fuse_quantize,
@@ -176,7 +191,8 @@ Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool 
       std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
       std::vector<NodeId>(count, kNoNode), std::vector<bool>(count, false),
       std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
-      std::vector<bool>(count, true),      std::vector<std::array<NodeId, 2>>(count, {kNoNode, kNoNode})};
+      std::vector<bool>(count, true),      std::vector<std::array<NodeId, 2>>(count, {kNoNode, kNoNode}),
+      std::vector<NodeId>(count, kNoNode)};
   const auto consumers = graph.consumers();
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
@@ -199,6 +215,8 @@ Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order, bool 
       absorb(f, f.squeeze_into_expand[index], squeeze_for_expand(graph, consumers, id, batch));
       absorb(f, f.pool_into_gate[index],
              pool_for_gate(graph, consumers, f, f.squeeze_into_expand[index], batch));
+    } else if (node.op == OpKind::kDetectDecode) {
+      absorb(f, f.concat_into_decode[index], decode_parts(graph, consumers, id));
     } else if (node.op == OpKind::kRadixWeightedSum) {
       const NodeId softmax =
           backends::fusable_producer(graph, consumers, node.inputs[1], id, OpKind::kRadixSoftmax);

@@ -13,7 +13,9 @@
 //  - a quantize point's E4M3 codes are written by its input's producer (quantize_fusion.h);
 //  - a cascade of two or three equal stride-1 "same" max pools (SPPF's) on images of at most
 //    kPoolCascadeMaxPixels pixels runs as one launch at the first pool's place, each output still
-//    written: a 5x5 pool of a 5x5 pool is the 9x9 pool of the input.
+//    written: a 5x5 pool of a 5x5 pool is the 9x9 pool of the input;
+//  - a two-part channel concat (YOLOv10's box bins and class logits) whose only reader is a detection
+//    decode is read apart by the decode, each part where its producer wrote it.
 #pragma once
 
 #include <array>
@@ -40,10 +42,11 @@ struct Fusions {
   // per max pool: the next pools of the cascade it computes (kNoNode where none); their outputs keep
   // buffers of their own (Schedule::written_inside)
   std::vector<std::array<NodeId, 2>> pools_into_pool;
+  std::vector<NodeId> concat_into_decode;  // per detection decode: the concat it reads apart
 
   // The nodes computed in `node`'s step besides quantize points (kNoNode where none); a gate's step also
   // computes the radix sum its pool pools.
-  std::array<NodeId, 10> inner(NodeId node) const;
+  std::array<NodeId, 11> inner(NodeId node) const;
 };
 
 // fuse_quantize false keeps every quantize point in a step of its own; `batch` is the batch the program
