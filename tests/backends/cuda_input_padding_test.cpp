@@ -49,14 +49,20 @@ std::vector<Shape> batch_shapes(const Graph& graph) {
   return infer_shapes(graph, {input});
 }
 
+// With padding asked for (KILN_CUDA_PAD_INPUTS=1).
 std::int64_t padded_channels(const Graph& graph, cuda::Elem elem) {
-  return cuda::find_input_padding(graph, batch_shapes(graph), elem).of(graph.inputs()[0]);
+  ::setenv("KILN_CUDA_PAD_INPUTS", "1", 1);
+  const std::int64_t channels = cuda::find_input_padding(graph, batch_shapes(graph), elem).of(graph.inputs()[0]);
+  ::unsetenv("KILN_CUDA_PAD_INPUTS");
+  return channels;
 }
 
 TEST(CudaInputPaddingTest, Fp16ImagesReadOnlyByDenseConvolutionsArePaddedToEight) {
   const Graph graph = stem(Precision::kF16);
   EXPECT_EQ(padded_channels(graph, cuda::Elem::kF16), 8);
+  ::setenv("KILN_CUDA_PAD_INPUTS", "1", 1);
   const cuda::InputPadding padding = cuda::find_input_padding(graph, batch_shapes(graph), cuda::Elem::kF16);
+  ::unsetenv("KILN_CUDA_PAD_INPUTS");
   const std::vector<Shape> stored = cuda::stored_shapes(batch_shapes(graph), padding);
   EXPECT_EQ(stored[static_cast<std::size_t>(graph.inputs()[0])], (Shape{2, 8, 32, 32}));
   // f32 programs have no aligned-channel kernels to gain.
@@ -71,13 +77,14 @@ TEST(CudaInputPaddingTest, AnyOtherReaderKeepsTheInputAsItIs) {
   EXPECT_EQ(padded_channels(stem(Precision::kF16, SecondReader::kDepthwise), cuda::Elem::kF16), 0);
 }
 
-TEST(CudaInputPaddingTest, TheEnvironmentTurnsPaddingOffAndABadValueIsRefused) {
+TEST(CudaInputPaddingTest, PaddingIsOffUnlessAskedForAndABadValueIsRefused) {
   const Graph graph = stem(Precision::kF16);
+  EXPECT_EQ(cuda::find_input_padding(graph, batch_shapes(graph), cuda::Elem::kF16).of(graph.inputs()[0]), 0);
   ::setenv("KILN_CUDA_PAD_INPUTS", "0", 1);
-  EXPECT_EQ(padded_channels(graph, cuda::Elem::kF16), 0);
+  EXPECT_EQ(cuda::find_input_padding(graph, batch_shapes(graph), cuda::Elem::kF16).of(graph.inputs()[0]), 0);
   ::setenv("KILN_CUDA_PAD_INPUTS", "yes", 1);
   try {
-    padded_channels(graph, cuda::Elem::kF16);
+    cuda::find_input_padding(graph, batch_shapes(graph), cuda::Elem::kF16);
     ADD_FAILURE() << "KILN_CUDA_PAD_INPUTS=yes was accepted";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("KILN_CUDA_PAD_INPUTS: expected 0 or 1, got 'yes'"), std::string::npos)

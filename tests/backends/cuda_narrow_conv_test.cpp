@@ -2,7 +2,8 @@
 // the reference convolution: RGB stems as YOLOv10 (3 -> 16, 3x3 stride 2, SiLU) and EfficientNet (3 -> 32)
 // have them, a 7x7 stride-2 stem, rows wider than one tile (129 pixels) and rows whose width is not a
 // multiple of the kernel's pixel block, output channel counts that take 16-byte packs and ones that do
-// not, as many output channels as it takes (a smaller tile), a residual, f32 and fp16. In a program the
+// not, as many output channels as it takes (a smaller tile), a residual, f32 and fp16; RGB 3x3 stems of 16
+// and 32 outputs take the per-pixel stem kernel, the rest the tiled one. In a program the
 // kernel only runs where it wins the timed race against cuDNN, so the operator test alone may never
 // reach it. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -81,7 +82,8 @@ INSTANTIATE_TEST_SUITE_P(
                       NarrowCase{3, 12, 3, 1, 9, false, true}, NarrowCase{4, 6, 3, 1, 10, true, false},
                       NarrowCase{8, 24, 3, 1, 13, true, true}, NarrowCase{1, 8, 5, 1, 11, false, true},
                       NarrowCase{3, 16, 3, 1, 129, false, true}, NarrowCase{3, 256, 3, 2, 40, true, true},
-                      NarrowCase{3, 24, 3, 2, 260, false, false}),
+                      NarrowCase{3, 24, 3, 2, 260, false, false}, NarrowCase{3, 32, 3, 2, 61, false, false},
+                      NarrowCase{3, 16, 3, 1, 33, false, true}, NarrowCase{3, 32, 3, 2, 640, false, true}),
     [](const auto& param_info) { return case_name(param_info.param); });
 
 TEST(CudaNarrowConvTest, TakesDenseLayersWithFewInputChannels) {

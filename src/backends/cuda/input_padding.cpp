@@ -24,7 +24,7 @@ bool padding_pays(const Graph& graph, ValueId input, const std::vector<NodeId>& 
 
 }  // namespace
 
-bool input_padding_enabled() { return env_switch("KILN_CUDA_PAD_INPUTS", true); }
+bool input_padding_enabled() { return env_switch("KILN_CUDA_PAD_INPUTS", false); }
 
 InputPadding find_input_padding(const Graph& graph, const std::vector<Shape>& shapes, Elem elem) {
   InputPadding padding;

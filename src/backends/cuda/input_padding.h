@@ -3,7 +3,8 @@
 // fp16 tensor-core kernels want channel counts in multiples of 8; on 3 channels they fall back to
 // unaligned kernels (YOLOv10n's stem at batch 32 on the H200: 151 us at 1.08 TB/s, plus a separate
 // bias + SiLU kernel). The input conversion writes the padding (layout_kernels.h), so it costs one wider
-// store per pixel. KILN_CUDA_PAD_INPUTS=0 stores inputs as they come. Host code only.
+// store per pixel. Off unless KILN_CUDA_PAD_INPUTS=1: kiln's stem kernel (narrow_conv_kernels.h) reads
+// 3 channels as they come. Host code only.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,7 @@ struct InputPadding {
   }
 };
 
-// Whether KILN_CUDA_PAD_INPUTS allows padding (unset or "1" yes, "0" no; anything else is an error).
+// Whether KILN_CUDA_PAD_INPUTS asks for padding ("1" yes, unset or "0" no; anything else is an error).
 bool input_padding_enabled();
 
 // The graph inputs to pad: NCHW inputs of fewer than kPaddedInputChannels channels in an fp16 program,
