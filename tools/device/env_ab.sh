@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (H200): times the same plans under each value of one environment switch of the
-# CUDA backend (KILN_CUDA_PAD_INPUTS, KILN_CUDA_VIEWS, ...), the values alternating per plan so that drift
+# CUDA backend (KILN_CUDA_VIEWS, KILN_CUDA_EARLY_LAUNCH, ...), the values alternating per plan so that drift
 # on a shared machine shows, and prints one line per plan: the median latency at each value.
-# Usage: tools/device/env_ab.sh VARIABLE VALUES PLAN...   e.g. env_ab.sh KILN_CUDA_PAD_INPUTS 1,0,1 a.kplan
+# Usage: tools/device/env_ab.sh VARIABLE VALUES PLAN...   e.g. env_ab.sh KILN_CUDA_VIEWS 1,0,1 a.kplan
 # Needs what cuda_env.sh needs (`carry: [".carry"]` with .carry/bin). Writes $OUT/ab_<VARIABLE>.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2

@@ -76,8 +76,7 @@ ConvGeometry ProgramBuilder::conv_geometry(const Node& conv, const Tensor& weigh
   const Shape& xs = shape(conv.inputs[0]);
   ConvGeometry g;
   g.n = to_int(xs[0]);
-  // A padded input (input_padding.h) has more channels in the arena than in the graph.
-  g.c = to_int(padding_.of(conv.inputs[0]) > 0 ? padding_.of(conv.inputs[0]) : xs[1]);
+  g.c = to_int(xs[1]);
   g.k = to_int(weights.dim(0));
   if (conv.op == OpKind::kLinear) return g;
   const auto& a = conv.attr<ConvAttrs>();
@@ -125,7 +124,7 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   layer.geometry = conv_geometry(conv, weight, y_shape);
   layer.geometry.x_pitch = to_int(pitch(conv.inputs[0]));
   layer.geometry.y_pitch = to_int(pitch(graph_.node(producer).output));
-  layer.weights = layer.linear ? weight.to(DType::kF32) : to_krsc(weight, layer.geometry.c / layer.geometry.groups);
+  layer.weights = layer.linear ? weight.to(DType::kF32) : to_krsc(weight);
   layer.buffers.x = ptr(conv.inputs[0]);
   layer.buffers.weight = upload_weights(layer, layer.weights);
   const Tensor bias =

@@ -5,19 +5,17 @@
 
 namespace kiln::cuda {
 
-Tensor to_krsc(const Tensor& w, std::int64_t channels) {
+Tensor to_krsc(const Tensor& w) {
   const Tensor f = w.to(DType::kF32);
   const std::int64_t o = f.dim(0), in = f.dim(1), kh = f.dim(2), kw = f.dim(3);
-  const std::int64_t stored = std::max(in, channels);
-  Tensor out(DType::kF32, {o, kh, kw, stored});
+  Tensor out(DType::kF32, {o, kh, kw, in});
   const auto src = f.f32();
   const auto dst = out.mutable_f32();
-  std::fill(dst.begin(), dst.end(), 0.0f);
   for (std::int64_t a = 0; a < o; ++a)
     for (std::int64_t c = 0; c < in; ++c)
       for (std::int64_t y = 0; y < kh; ++y)
         for (std::int64_t x = 0; x < kw; ++x)
-          dst[static_cast<std::size_t>(((a * kh + y) * kw + x) * stored + c)] =
+          dst[static_cast<std::size_t>(((a * kh + y) * kw + x) * in + c)] =
               src[static_cast<std::size_t>(((a * in + c) * kh + y) * kw + x)];
   return out;
 }

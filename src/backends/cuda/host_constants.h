@@ -8,9 +8,8 @@
 
 namespace kiln::cuda {
 
-// [O, I, kh, kw] -> [O, kh, kw, C] (cuDNN's NHWC filter layout), f32, C = max(I, channels): channels
-// past I get zero weights (a padded input's, input_padding.h).
-Tensor to_krsc(const Tensor& weights, std::int64_t channels = 0);
+// [O, I, kh, kw] -> [O, kh, kw, I] (cuDNN's NHWC filter layout), f32.
+Tensor to_krsc(const Tensor& weights);
 
 // KRSC weights of a grouped convolution ([O, kh, kw, I / groups]) as the dense convolution's
 // ([O, kh, kw, I]): each output channel's group in place, zeros between the groups.

@@ -2,7 +2,6 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_launch.cuh"
@@ -26,16 +25,15 @@ __global__ void fill_kernel(T* x, std::int64_t count) {
 // one run of 32 values) and writes its C values side by side (a warp's writes are one run of 32 * C). One
 // thread per output value, as before, scattered each warp's reads over three planes and moved 1.2 TB/s on
 // YOLOv10's 640 x 640 input at batch 32 (H200; 191 us of a 3.1 ms network). C 0: the channel count is
-// a.c, not known when compiling. Channels from c to a.stored_c are written zero.
+// a.c, not known when compiling.
 template <typename T, int C>
 __global__ void nchw_to_nhwc_kernel(LayoutArgs a) {
   const std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (p >= static_cast<std::int64_t>(a.n) * a.hw) return;
   const int c = C > 0 ? C : a.c;
-  const int stored = a.stored_c > c ? a.stored_c : c;
   const std::int64_t image = p / a.hw, pixel = p % a.hw;
   const float* __restrict__ x = static_cast<const float*>(a.x) + image * c * a.hw + pixel;
-  T* __restrict__ y = static_cast<T*>(a.y) + p * stored;
+  T* __restrict__ y = static_cast<T*>(a.y) + p * c;
   if constexpr (C > 0) {
     float v[C];
 #pragma unroll
@@ -45,20 +43,6 @@ __global__ void nchw_to_nhwc_kernel(LayoutArgs a) {
   } else {
     for (int ch = 0; ch < c; ++ch) y[ch] = from_float<T>(__ldg(x + static_cast<std::int64_t>(ch) * a.hw));
   }
-  for (int ch = c; ch < stored; ++ch) y[ch] = from_float<T>(0.0f);
-}
-
-// fp16 pixels padded to 8 channels (input_padding.h): each thread writes its pixel as one 16-byte store.
-__global__ void nchw_to_nhwc8_half_kernel(LayoutArgs a) {
-  const std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (p >= static_cast<std::int64_t>(a.n) * a.hw) return;
-  const std::int64_t image = p / a.hw, pixel = p % a.hw;
-  const float* __restrict__ x = static_cast<const float*>(a.x) + image * a.c * a.hw + pixel;
-  __align__(16) __half v[8];
-#pragma unroll
-  for (int ch = 0; ch < 8; ++ch)
-    v[ch] = __float2half_rn(ch < a.c ? __ldg(x + static_cast<std::int64_t>(ch) * a.hw) : 0.0f);
-  reinterpret_cast<uint4*>(a.y)[p] = *reinterpret_cast<const uint4*>(v);
 }
 
 template <typename T>
@@ -88,12 +72,6 @@ namespace {
 template <typename T>
 void launch_nchw_to_nhwc(const LayoutArgs& a, cudaStream_t stream) {
   const std::int64_t pixels = static_cast<std::int64_t>(a.n) * a.hw;
-  if constexpr (std::is_same_v<T, __half>) {
-    if (a.stored_c == 8 && a.c <= 8) {  // 16-byte aligned pixels: the arena's buffers are 256-byte aligned
-      nchw_to_nhwc8_half_kernel<<<blocks_for(pixels), kBlock, 0, stream>>>(a);
-      return;
-    }
-  }
   if (a.c == 3) {  // images: the common case, unrolled
     nchw_to_nhwc_kernel<T, 3><<<blocks_for(pixels), kBlock, 0, stream>>>(a);
   } else {

@@ -21,9 +21,6 @@ struct LayoutArgs {
   void* y = nullptr;
   Elem e = Elem::kF32;
   int n = 0, c = 0, hw = 0;
-  // NCHW -> NHWC only: the channels each NHWC pixel holds, the ones past c written zero (a padded input,
-  // input_padding.h); 0: c.
-  int stored_c = 0;
 };
 
 // x f32 NCHW -> y NHWC; and back (x NHWC -> y f32 NCHW). One kernel launch each.

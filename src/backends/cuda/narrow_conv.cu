@@ -143,9 +143,10 @@ __global__ void __launch_bounds__(kBlock)
 // RGB stems (3 channels in, 3x3, 16 or 32 out, no residual: YOLOv10's, EfficientNet's, the deep stems
 // of ResNet-D and ResNeSt): one thread per output pixel computes all K outputs, its 27 inputs read from
 // global memory (neighbouring threads' windows overlap, so most reads hit L1) and the weights broadcast
-// from shared memory at offsets known when compiling. No staging, no tiles: cuDNN took 275 us (K 16) and
-// 311 us (K 32) for YOLOv10's 640 x 640 stem at batch 32 on the H200, and the tiled kernel above 543 us
-// (21% occupancy); this one is bound by its 1.4 to 2.8 G multiply-adds and 180 to 290 MB.
+// from shared memory at offsets known when compiling. No staging, no tiles. YOLOv10's 640 x 640 stem at
+// batch 32 on the H200: cuDNN 275 us (K 16) and 311 us (K 32), the tiled kernel above 543 us (K 16, 21%
+// occupancy), this one 151 and 302 us (timed in the tactic race): far from its 1.4 and 2.8 G
+// multiply-adds, as each needs its weight from shared memory.
 constexpr int kStemChannels = 3, kStemTaps = 3;
 
 template <typename T, int K>

@@ -69,8 +69,7 @@ std::unique_ptr<Program> ProgramBuilder::build() {
   schedule_ = schedule_steps(graph_, order_, fusions_);
   views_ = find_channel_views(graph_, order_, fusions_, shapes_, runtime_fused_convs());
   const std::size_t elem_size = elem_bytes(elem_);
-  padding_ = find_input_padding(graph_, shapes_, elem_);
-  arena_ = assign_arena(graph_, order_, schedule_, stored_shapes(shapes_, padding_), elem_size, views_);
+  arena_ = assign_arena(graph_, order_, schedule_, shapes_, elem_size, views_);
   program_->arena = DeviceBuffer(arena_.layout.total_bytes);
   // Tactics are timed on the arena: fill it with finite non-zero values first.
   check(fill_pattern(program_->arena.data(), elem_,
@@ -129,9 +128,8 @@ void ProgramBuilder::stage_inputs() {
   for (std::size_t i = 0; i < graph_.inputs().size(); ++i) {
     void* x = ptr(graph_.inputs()[i]);
     const ImageExtents d = image_extents(program_->inputs[i].shape);
-    const auto stored = to_int(padding_.of(graph_.inputs()[i]));
-    const LayoutArgs args{program_->inputs[i].device.data(), x, elem_, d.n, d.c, d.hw, stored};
-    add_step(kNoNode, stored > 0 ? cat("input NCHW f32 -> NHWC, padded to ", stored, " channels") : "input NCHW f32 -> NHWC",
+    const LayoutArgs args{program_->inputs[i].device.data(), x, elem_, d.n, d.c, d.hw};
+    add_step(kNoNode, "input NCHW f32 -> NHWC",
              [=](cudaStream_t s) { check(nchw_f32_to_nhwc(args, s), "converting the input"); });
     program_->steps.back().io = IoBinding{false, i, args};
   }

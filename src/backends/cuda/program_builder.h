@@ -16,7 +16,6 @@
 #include "backends/cuda/arena.h"
 #include "backends/cuda/conv.h"
 #include "backends/cuda/fusion.h"
-#include "backends/cuda/input_padding.h"
 #include "backends/cuda/program.h"
 #include "backends/cuda/stored_tactic.h"
 #include "backends/cuda/tactic.h"
@@ -189,7 +188,6 @@ class ProgramBuilder {
   Fusions fusions_;
   Schedule schedule_;
   ChannelViews views_;
-  InputPadding padding_;  // inputs stored wider than they are (input_padding.h)
   ArenaAssignment arena_;
   TacticCache cache_;
   DeviceBuffer search_workspace_;  // what candidates may use while tactics are searched
