@@ -56,7 +56,8 @@ TEST_P(CudaNarrowConvKernelTest, MatchesTheReferenceConvolution) {
                    : reference::activation(ref, Activation::kSilu);
 
   const auto dx = testing::on_device(testing::to_nhwc(x), c.fp16);
-  const auto dw = testing::on_device(cuda::narrow_conv_taps(cuda::to_krsc(w)), c.fp16);
+  const Tensor taps = cuda::narrow_conv_taps(cuda::to_krsc(w));
+  const auto dw = testing::on_device(taps, c.fp16);
   const auto db = testing::on_device(bias, c.fp16);
   const auto dr = testing::on_device(testing::to_nhwc(residual), c.fp16);
   const DType stored = c.fp16 ? DType::kF16 : DType::kF32;
@@ -65,10 +66,15 @@ TEST_P(CudaNarrowConvKernelTest, MatchesTheReferenceConvolution) {
   const int out = static_cast<int>(ref.dim(2)), pad = c.kernel / 2;
   const cuda::NarrowConvShape shape{2,        c.c,      c.size,   c.size, c.k, out, out, c.kernel,
                                     c.kernel, c.stride, c.stride, pad,    pad, 1,   1};
-  cuda::check(
-      cuda::narrow_conv(dx.data(), dw.data(), db.data(), c.residual ? dr.data() : nullptr, dy.data(),
-                        c.fp16 ? cuda::Elem::kF16 : cuda::Elem::kF32, shape, cuda::Act::kSilu, nullptr),
-      "launching the narrow-input convolution kernel");
+  const cuda::Elem elem = c.fp16 ? cuda::Elem::kF16 : cuda::Elem::kF32;
+  // The stem kernel takes host copies of the weights (already on the fp16 grid where c.fp16: held()).
+  const Tensor bias_f32 = bias.to(DType::kF32);
+  cuda::check(cuda::narrow_conv_is_stem(shape, c.residual)
+                  ? cuda::stem_conv(dx.data(), taps.f32().data(), bias_f32.f32().data(), dy.data(), elem, shape,
+                                    cuda::Act::kSilu, nullptr)
+                  : cuda::narrow_conv(dx.data(), dw.data(), db.data(), c.residual ? dr.data() : nullptr,
+                                      dy.data(), elem, shape, cuda::Act::kSilu, nullptr),
+              "launching the narrow-input convolution kernel");
   const Tensor ours = testing::to_nchw(testing::from_device(dy, stored, y_shape));
   // f32: f32 accumulation of at most 8 x 49 products and a fast exponential against double; fp16: one
   // rounding of the output (2^-11 relative at most).
@@ -85,6 +91,20 @@ INSTANTIATE_TEST_SUITE_P(
                       NarrowCase{3, 24, 3, 2, 260, false, false}, NarrowCase{3, 32, 3, 2, 61, false, false},
                       NarrowCase{3, 16, 3, 1, 33, false, true}, NarrowCase{3, 32, 3, 2, 640, false, true}),
     [](const auto& param_info) { return case_name(param_info.param); });
+
+TEST(CudaNarrowConvTest, RgbStemsTakeTheStemKernel) {
+  cuda::NarrowConvShape s{1, 3, 64, 64, 16, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1};
+  EXPECT_TRUE(cuda::narrow_conv_is_stem(s, false));
+  EXPECT_FALSE(cuda::narrow_conv_is_stem(s, true));  // a residual
+  s.k = 32;
+  EXPECT_TRUE(cuda::narrow_conv_is_stem(s, false));
+  s.k = 24;
+  EXPECT_FALSE(cuda::narrow_conv_is_stem(s, false));  // no instance for 24 outputs
+  s.k = 16, s.kernel_h = s.kernel_w = 7;
+  EXPECT_FALSE(cuda::narrow_conv_is_stem(s, false));
+  s.kernel_h = s.kernel_w = 3, s.c = 4;
+  EXPECT_FALSE(cuda::narrow_conv_is_stem(s, false));
+}
 
 TEST(CudaNarrowConvTest, TakesDenseLayersWithFewInputChannels) {
   cuda::ConvGeometry g;

@@ -150,9 +150,13 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::narrow_candidate(
     const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
   if (layer.linear || layer.fp8 || layer.codes || !KilnNarrowConv::takes(layer.geometry)) return std::nullopt;
   ConvBuffers io = layer.buffers;
-  io.weight = keep(upload(narrow_conv_taps(layer.weights), elem_));
-  auto conv =
-      std::make_shared<KilnNarrowConv>(elem_, layer.geometry, act_of(layer.activation), layer.residual);
+  const Tensor taps = narrow_conv_taps(layer.weights);
+  io.weight = keep(upload(taps, elem_));
+  const Node& conv_node = *layer.node;
+  const Tensor bias = conv_node.inputs.size() > 2 ? constant(conv_node.inputs[2]).to(DType::kF32)
+                                                  : Tensor(DType::kF32, {layer.geometry.k});
+  auto conv = std::make_shared<KilnNarrowConv>(elem_, layer.geometry, act_of(layer.activation), layer.residual,
+                                               taps, bias);
   return candidate(kApiKilnNarrow, std::move(conv), io, true, stored);
 }
 

@@ -11,6 +11,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cstdint>
 
 #include "backends/cuda/device_math.cuh"
@@ -140,34 +141,31 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// RGB stems (3 channels in, 3x3, 16 or 32 out, no residual: YOLOv10's, EfficientNet's, the deep stems
-// of ResNet-D and ResNeSt): one thread per output pixel computes all K outputs, its 27 inputs read from
-// global memory (neighbouring threads' windows overlap, so most reads hit L1) and the weights broadcast
-// from shared memory at offsets known when compiling. No staging, no tiles. YOLOv10's 640 x 640 stem at
-// batch 32 on the H200: cuDNN 275 us (K 16) and 311 us (K 32), the tiled kernel above 543 us (K 16, 21%
-// occupancy), this one 151 and 302 us (timed in the tactic race): far from its 1.4 and 2.8 G
-// multiply-adds, as each needs its weight from shared memory.
+// RGB stems (narrow_conv_kernels.h): one thread per output pixel computes all K outputs, its 27 inputs
+// read from global memory (neighbouring threads' windows overlap, so most reads hit L1). The weights are a
+// launch argument: each multiply-add takes its weight from the constant cache, broadcast to the warp, at
+// an offset known when compiling. YOLOv10's 640 x 640 stem at batch 32 on the H200: cuDNN 275 us (K 16)
+// and 311 us (K 32); the tiled kernel above 543 us (K 16, 21% occupancy); this kernel with its weights in
+// shared memory 151 and 302 us, each multiply-add waiting on a shared-memory load.
 constexpr int kStemChannels = 3, kStemTaps = 3;
+
+template <int K>
+struct StemArguments {
+  float taps[kStemTaps * kStemTaps * kStemChannels * K];  // [ky][kx][c][k]
+  float bias[K];
+};
 
 template <typename T, int K>
 __global__ void __launch_bounds__(kBlock)
-    stem_conv_kernel(const T* x, const T* weight, const T* bias, T* y, NarrowConvShape s, Act act) {
-  constexpr int kWeights = kStemTaps * kStemTaps * kStemChannels * K;
-  __shared__ float w[kWeights];  // [ky][kx][c][k]
-  __shared__ float b[K];
-  // The weights are constants: staged before waiting for the kernel ahead (kernel_launch.cuh).
-  for (int i = static_cast<int>(threadIdx.x); i < kWeights; i += static_cast<int>(blockDim.x))
-    w[i] = to_float(weight[i]);
-  if (threadIdx.x < K) b[threadIdx.x] = to_float(bias[threadIdx.x]);
-  start_after_previous_kernel();
-  __syncthreads();
+    stem_conv_kernel(const T* x, T* y, NarrowConvShape s, Act act, const __grid_constant__ StemArguments<K> a) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (p >= static_cast<std::int64_t>(s.n) * s.out_h * s.out_w) return;
   const int ox = static_cast<int>(p % s.out_w), oy = static_cast<int>(p / s.out_w % s.out_h);
   const std::int64_t image = p / (static_cast<std::int64_t>(s.out_w) * s.out_h);
   float acc[K];
 #pragma unroll
-  for (int k = 0; k < K; ++k) acc[k] = b[k];
+  for (int k = 0; k < K; ++k) acc[k] = a.bias[k];
 #pragma unroll
   for (int ky = 0; ky < kStemTaps; ++ky) {
     const int iy = oy * s.stride_h - s.pad_h + ky;
@@ -182,41 +180,52 @@ __global__ void __launch_bounds__(kBlock)
       for (int c = 0; c < kStemChannels; ++c) v[c] = to_float(__ldg(pixel + c));
 #pragma unroll
       for (int c = 0; c < kStemChannels; ++c) {
-        const float* tap = w + ((ky * kStemTaps + kx) * kStemChannels + c) * K;
 #pragma unroll
-        for (int k = 0; k < K; ++k) acc[k] = fmaf(v[c], tap[k], acc[k]);
+        for (int k = 0; k < K; ++k)
+          acc[k] = fmaf(v[c], a.taps[((ky * kStemTaps + kx) * kStemChannels + c) * K + k], acc[k]);
       }
     }
   }
-#pragma unroll
-  for (int k = 0; k < K; ++k) acc[k] = activate(acc[k], act);
   constexpr int V = kPack<T>;
   T* out = y + p * K;
 #pragma unroll
   for (int k = 0; k < K; k += V) {
     float pack[V];
 #pragma unroll
-    for (int j = 0; j < V; ++j) pack[j] = acc[k + j];
+    for (int j = 0; j < V; ++j) pack[j] = activate(acc[k + j], act);
     store<T, V>(out + k, pack);
   }
 }
 
-bool is_rgb_stem(const NarrowConvShape& s, const void* residual) {
-  return s.c == kStemChannels && s.kernel_h == kStemTaps && s.kernel_w == kStemTaps && s.dilation_h == 1 &&
-         s.dilation_w == 1 && residual == nullptr && (s.k == 16 || s.k == 32);
-}
-
-template <typename T>
-cudaError_t launch_stem(const T* x, const T* weight, const T* bias, T* y, const NarrowConvShape& s, Act act,
-                        cudaStream_t stream) {
+template <typename T, int K>
+cudaError_t launch_stem(const void* x, const float* taps, const float* bias, void* y, const NarrowConvShape& s,
+                        Act act, cudaStream_t stream) {
+  StemArguments<K> a;
+  std::copy(taps, taps + std::size(a.taps), a.taps);
+  std::copy(bias, bias + K, a.bias);
   const std::int64_t pixels = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w;
   if (pixels / kBlock >= 0x7fffffff) return cudaErrorInvalidConfiguration;
-  const unsigned blocks = blocks_for(pixels);
-  if (s.k == 16) return launch_early(stem_conv_kernel<T, 16>, blocks, kBlock, 0, stream, x, weight, bias, y, s, act);
-  return launch_early(stem_conv_kernel<T, 32>, blocks, kBlock, 0, stream, x, weight, bias, y, s, act);
+  return launch_early(stem_conv_kernel<T, K>, blocks_for(pixels), kBlock, 0, stream, static_cast<const T*>(x),
+                      static_cast<T*>(y), s, act, a);
 }
 
 }  // namespace
+
+bool narrow_conv_is_stem(const NarrowConvShape& s, bool residual) {
+  return s.c == kStemChannels && s.kernel_h == kStemTaps && s.kernel_w == kStemTaps && s.dilation_h == 1 &&
+         s.dilation_w == 1 && !residual && (s.k == 16 || s.k == 32);
+}
+
+cudaError_t stem_conv(const void* x, const float* taps, const float* bias, void* y, Elem e,
+                      const NarrowConvShape& s, Act act, cudaStream_t stream) {
+  if (!narrow_conv_is_stem(s, false)) return cudaErrorInvalidConfiguration;
+  if (e == Elem::kF32) {
+    return s.k == 16 ? launch_stem<float, 16>(x, taps, bias, y, s, act, stream)
+                     : launch_stem<float, 32>(x, taps, bias, y, s, act, stream);
+  }
+  return s.k == 16 ? launch_stem<__half, 16>(x, taps, bias, y, s, act, stream)
+                   : launch_stem<__half, 32>(x, taps, bias, y, s, act, stream);
+}
 
 bool narrow_conv_takes(const NarrowConvShape& s) {
   const std::int64_t weights = std::int64_t{s.kernel_h} * s.kernel_w * s.c * s.k;
@@ -226,14 +235,6 @@ bool narrow_conv_takes(const NarrowConvShape& s) {
 
 cudaError_t narrow_conv(const void* x, const void* weight, const void* bias, const void* residual, void* y,
                         Elem e, const NarrowConvShape& s, Act act, cudaStream_t stream) {
-  if (is_rgb_stem(s, residual)) {
-    if (e == Elem::kF32) {
-      return launch_stem(static_cast<const float*>(x), static_cast<const float*>(weight),
-                         static_cast<const float*>(bias), static_cast<float*>(y), s, act, stream);
-    }
-    return launch_stem(static_cast<const __half*>(x), static_cast<const __half*>(weight),
-                       static_cast<const __half*>(bias), static_cast<__half*>(y), s, act, stream);
-  }
   return dispatch(e, s.k, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;

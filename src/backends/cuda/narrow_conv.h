@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backends/cuda/conv.h"
+#include "core/tensor.h"
 #include "backends/cuda/narrow_conv_kernels.h"
 #include "backends/cuda/tactic.h"
 
@@ -17,7 +18,8 @@ struct NarrowConvTactic {
 };
 
 // Takes part in pick_tactic() (tactic.h). ConvBuffers::weight holds [r, s, c, k] weights
-// (narrow_conv_taps()).
+// (narrow_conv_taps()); an RGB stem (narrow_conv_is_stem()) runs its own kernel on the host copies of its
+// weights and bias given to the constructor.
 class KilnNarrowConv {
  public:
   using Tactic = NarrowConvTactic;
@@ -25,7 +27,9 @@ class KilnNarrowConv {
   // Whether the kernel computes `geometry`: dense, within the limits of narrow_conv_kernels.h.
   static bool takes(const ConvGeometry& geometry);
 
-  KilnNarrowConv(Elem elem, const ConvGeometry& geometry, Act act, bool residual);
+  // `taps` [r, s, c, k] and `bias` [k]: the weights as ConvBuffers holds them, f32 on the host.
+  KilnNarrowConv(Elem elem, const ConvGeometry& geometry, Act act, bool residual, const Tensor& taps,
+                 const Tensor& bias);
 
   const std::string& key() const { return key_; }
   bool restore(const TacticRecord&) { return true; }  // nothing to re-create
@@ -42,6 +46,7 @@ class KilnNarrowConv {
   NarrowConvShape shape_;
   Act act_;
   bool residual_;
+  Tensor stem_taps_, stem_bias_;  // f32, for a stem's kernel only
   std::string key_;
 };
 
