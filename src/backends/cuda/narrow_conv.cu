@@ -11,8 +11,8 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <iterator>
+#include <cstdint>
 
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_launch.cuh"
@@ -141,18 +141,13 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// RGB stems (narrow_conv_kernels.h): a block computes a tile of kStemRows x kStemCols output pixels, one
-// thread per pixel and all K outputs. The tile's input window (zeros outside the image) is first copied to
-// shared memory in coalesced loads; each thread then reads its 27 inputs from there (pixels 3 values
-// apart put neighbouring lanes in different banks). The weights are a launch argument: each multiply-add
-// takes its weight from the constant cache, broadcast to the warp. YOLOv10's 640 x 640 stem at batch 32
-// on the H200: cuDNN 275 us (K 16) and 311 us (K 32); the tiled kernel above 543 us (K 16, 21%
-// occupancy); one thread per pixel reading its inputs from global memory 142 and 303 us, bound by its
-// 81 scattered loads a pixel, with the weights in shared memory or as here alike.
-constexpr int kStemChannels = 3, kStemTaps = 3, kStemMaxStride = 2;
-constexpr int kStemRows = 8, kStemCols = 32;  // kStemRows * kStemCols == kBlock
-constexpr int kStemWindowRows = (kStemRows - 1) * kStemMaxStride + kStemTaps;
-constexpr int kStemWindowCols = (kStemCols - 1) * kStemMaxStride + kStemTaps;
+// RGB stems (narrow_conv_kernels.h): one thread per output pixel computes all K outputs, its 27 inputs
+// read from global memory (neighbouring threads' windows overlap, so most reads hit L1). The weights are a
+// launch argument: each multiply-add takes its weight from the constant cache, broadcast to the warp, at
+// an offset known when compiling. YOLOv10's 640 x 640 stem at batch 32 on the H200: cuDNN 275 us (K 16)
+// and 311 us (K 32); the tiled kernel above 543 us (K 16, 21% occupancy); this kernel with its weights in
+// shared memory 151 and 302 us, each multiply-add waiting on a shared-memory load.
+constexpr int kStemChannels = 3, kStemTaps = 3;
 
 template <int K>
 struct StemArguments {
@@ -160,47 +155,29 @@ struct StemArguments {
   float bias[K];
 };
 
-// The input window of the tile whose first output pixel is (oy0, ox0), zeros outside the image, as
-// [row][column][channel] with rows `row_values` apart.
-template <typename T>
-__device__ void load_stem_window(const T* image, const NarrowConvShape& s, int oy0, int ox0, T* window,
-                                 int window_rows, int row_values) {
-  const int iy0 = oy0 * s.stride_h - s.pad_h, ix0 = ox0 * s.stride_w - s.pad_w;
-  for (int i = static_cast<int>(threadIdx.x); i < window_rows * row_values;
-       i += static_cast<int>(blockDim.x)) {
-    const int r = i / row_values, value = i - r * row_values;
-    const int iy = iy0 + r, ix = ix0 + value / kStemChannels;
-    const bool inside = iy >= 0 && iy < s.in_h && ix >= 0 && ix < s.in_w;
-    window[i] = inside ? image[(static_cast<std::int64_t>(iy) * s.in_w + ix0) * kStemChannels + value]
-                       : from_float<T>(0.0f);
-  }
-}
-
 template <typename T, int K>
-__global__ void __launch_bounds__(kBlock) stem_conv_kernel(const T* x, T* y, NarrowConvShape s, Act act,
-                                                           const __grid_constant__ StemArguments<K> a) {
-  __shared__ T window[kStemWindowRows * kStemWindowCols * kStemChannels];
+__global__ void __launch_bounds__(kBlock)
+    stem_conv_kernel(const T* x, T* y, NarrowConvShape s, Act act, const __grid_constant__ StemArguments<K> a) {
   start_after_previous_kernel();  // launched early (kernel_launch.cuh)
-  const int oy0 = static_cast<int>(blockIdx.y) * kStemRows, ox0 = static_cast<int>(blockIdx.x) * kStemCols;
-  const std::int64_t image = blockIdx.z;
-  const int window_rows = (kStemRows - 1) * s.stride_h + kStemTaps;
-  const int row_values = ((kStemCols - 1) * s.stride_w + kStemTaps) * kStemChannels;
-  load_stem_window(x + image * s.in_h * s.in_w * kStemChannels, s, oy0, ox0, window, window_rows, row_values);
-  __syncthreads();
-  const int ty = static_cast<int>(threadIdx.x) / kStemCols, tx = static_cast<int>(threadIdx.x) % kStemCols;
-  const int oy = oy0 + ty, ox = ox0 + tx;
-  if (oy >= s.out_h || ox >= s.out_w) return;
+  const std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (p >= static_cast<std::int64_t>(s.n) * s.out_h * s.out_w) return;
+  const int ox = static_cast<int>(p % s.out_w), oy = static_cast<int>(p / s.out_w % s.out_h);
+  const std::int64_t image = p / (static_cast<std::int64_t>(s.out_w) * s.out_h);
   float acc[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) acc[k] = a.bias[k];
 #pragma unroll
   for (int ky = 0; ky < kStemTaps; ++ky) {
-    const T* row = window + (ty * s.stride_h + ky) * row_values + tx * s.stride_w * kStemChannels;
+    const int iy = oy * s.stride_h - s.pad_h + ky;
+    if (iy < 0 || iy >= s.in_h) continue;
 #pragma unroll
     for (int kx = 0; kx < kStemTaps; ++kx) {
+      const int ix = ox * s.stride_w - s.pad_w + kx;
+      if (ix < 0 || ix >= s.in_w) continue;
+      const T* pixel = x + ((image * s.in_h + iy) * s.in_w + ix) * kStemChannels;
       float v[kStemChannels];
 #pragma unroll
-      for (int c = 0; c < kStemChannels; ++c) v[c] = to_float(row[kx * kStemChannels + c]);
+      for (int c = 0; c < kStemChannels; ++c) v[c] = to_float(__ldg(pixel + c));
 #pragma unroll
       for (int c = 0; c < kStemChannels; ++c) {
 #pragma unroll
@@ -210,7 +187,7 @@ __global__ void __launch_bounds__(kBlock) stem_conv_kernel(const T* x, T* y, Nar
     }
   }
   constexpr int V = kPack<T>;
-  T* out = y + ((image * s.out_h + oy) * s.out_w + ox) * K;
+  T* out = y + p * K;
 #pragma unroll
   for (int k = 0; k < K; k += V) {
     float pack[V];
@@ -221,15 +198,14 @@ __global__ void __launch_bounds__(kBlock) stem_conv_kernel(const T* x, T* y, Nar
 }
 
 template <typename T, int K>
-cudaError_t launch_stem(const void* x, const float* taps, const float* bias, void* y,
-                        const NarrowConvShape& s, Act act, cudaStream_t stream) {
+cudaError_t launch_stem(const void* x, const float* taps, const float* bias, void* y, const NarrowConvShape& s,
+                        Act act, cudaStream_t stream) {
   StemArguments<K> a;
   std::copy(taps, taps + std::size(a.taps), a.taps);
   std::copy(bias, bias + K, a.bias);
-  static_assert(kStemRows * kStemCols == kBlock);
-  const dim3 grid((s.out_w + kStemCols - 1) / kStemCols, (s.out_h + kStemRows - 1) / kStemRows, s.n);
-  if (grid.y > 65535 || grid.z > 65535) return cudaErrorInvalidConfiguration;
-  return launch_early(stem_conv_kernel<T, K>, grid, kBlock, 0, stream, static_cast<const T*>(x),
+  const std::int64_t pixels = static_cast<std::int64_t>(s.n) * s.out_h * s.out_w;
+  if (pixels / kBlock >= 0x7fffffff) return cudaErrorInvalidConfiguration;
+  return launch_early(stem_conv_kernel<T, K>, blocks_for(pixels), kBlock, 0, stream, static_cast<const T*>(x),
                       static_cast<T*>(y), s, act, a);
 }
 
@@ -237,8 +213,7 @@ cudaError_t launch_stem(const void* x, const float* taps, const float* bias, voi
 
 bool narrow_conv_is_stem(const NarrowConvShape& s, bool residual) {
   return s.c == kStemChannels && s.kernel_h == kStemTaps && s.kernel_w == kStemTaps && s.dilation_h == 1 &&
-         s.dilation_w == 1 && s.stride_h >= 1 && s.stride_h <= kStemMaxStride && s.stride_w >= 1 &&
-         s.stride_w <= kStemMaxStride && !residual && (s.k == 16 || s.k == 32);
+         s.dilation_w == 1 && !residual && (s.k == 16 || s.k == 32);
 }
 
 cudaError_t stem_conv(const void* x, const float* taps, const float* bias, void* y, Elem e,

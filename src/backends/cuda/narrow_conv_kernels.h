@@ -34,11 +34,11 @@ bool narrow_conv_takes(const NarrowConvShape& shape);
 cudaError_t narrow_conv(const void* x, const void* weight, const void* bias, const void* residual, void* y,
                         Elem e, const NarrowConvShape& shape, Act act, cudaStream_t stream);
 
-// RGB stems (3 channels in, 3x3 of stride 1 or 2 without dilation, 16 or 32 outputs, no residual:
-// YOLOv10's, EfficientNet's, the deep stems of ResNet-D and ResNeSt) have a kernel of their own that takes
-// its weights as a launch argument: `taps` [3, 3, 3, k] (narrow_conv_taps()) and `bias` [k] are host f32
-// arrays, copied at the launch (a captured graph keeps the copy). x and y as for narrow_conv(); other shapes
-// return cudaErrorInvalidConfiguration.
+// RGB stems (3 channels in, 3x3 without dilation, 16 or 32 outputs, no residual: YOLOv10's, EfficientNet's,
+// the deep stems of ResNet-D and ResNeSt) have a kernel of their own that takes its weights as a launch
+// argument: `taps` [3, 3, 3, k] (narrow_conv_taps()) and `bias` [k] are host f32 arrays, copied at the
+// launch (a captured graph keeps the copy). x and y as for narrow_conv(); other shapes return
+// cudaErrorInvalidConfiguration.
 bool narrow_conv_is_stem(const NarrowConvShape& shape, bool residual);
 cudaError_t stem_conv(const void* x, const float* taps, const float* bias, void* y, Elem e,
                       const NarrowConvShape& shape, Act act, cudaStream_t stream);
