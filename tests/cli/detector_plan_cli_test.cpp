@@ -80,6 +80,24 @@ TEST_F(DetectorPlanCli, RunsALetterboxedNpyInInputPixels) {
   EXPECT_NE(result.output.find("book (73)  [410.8, 87.7, 674.0, 311.1]"), std::string::npos) << result.output;
 }
 
+// The same checkpoint and options give the same bytes: fp16 as the suite built it, and FP8, whose
+// calibration runs the photos through the model on several threads.
+TEST_F(DetectorPlanCli, BuildingTwiceGivesByteIdenticalPlans) {
+  const auto build_twice = [](const std::string& name, const std::string& options) {
+    std::string bytes[2];
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const fs::path path = scratch_->dir() / (name + std::to_string(attempt) + ".kplan");
+      const auto built = run_kiln(build_command(kYolo / "model.safetensors", path, options));
+      EXPECT_EQ(built.exit_code, 0) << built.output;
+      bytes[attempt] = bytes_of(path);
+    }
+    EXPECT_GT(bytes[0].size(), 1'000'000u) << name;
+    EXPECT_TRUE(bytes[0] == bytes[1]) << name << ": the two builds differ";
+  };
+  build_twice("fp16_", "--precision fp16");
+  build_twice("fp8_", "--precision fp8 --calib " + kPhotos.string() + " --calib-images 2 --calib-every 1");
+}
+
 TEST_F(DetectorPlanCli, BenchesADetectorPlan) {
   const fs::path json = scratch_->dir() / "bench.json";
   const auto bench = run_kiln("bench " + plan("fp16").string() +
