@@ -70,8 +70,8 @@ TEST_P(CudaNarrowConvKernelTest, MatchesTheReferenceConvolution) {
   // The stem kernel takes host copies of the weights (already on the fp16 grid where c.fp16: held()).
   const Tensor bias_f32 = bias.to(DType::kF32);
   cuda::check(cuda::narrow_conv_is_stem(shape, c.residual)
-                  ? cuda::stem_conv(dx.data(), taps.f32().data(), bias_f32.f32().data(), dy.data(), elem, shape,
-                                    cuda::Act::kSilu, nullptr)
+                  ? cuda::stem_conv(dx.data(), taps.f32().data(), bias_f32.f32().data(), dy.data(), elem,
+                                    shape, cuda::Act::kSilu, nullptr)
                   : cuda::narrow_conv(dx.data(), dw.data(), db.data(), c.residual ? dr.data() : nullptr,
                                       dy.data(), elem, shape, cuda::Act::kSilu, nullptr),
               "launching the narrow-input convolution kernel");

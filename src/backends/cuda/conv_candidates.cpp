@@ -155,8 +155,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::narrow_candidate(
   const Node& conv_node = *layer.node;
   const Tensor bias = conv_node.inputs.size() > 2 ? constant(conv_node.inputs[2]).to(DType::kF32)
                                                   : Tensor(DType::kF32, {layer.geometry.k});
-  auto conv = std::make_shared<KilnNarrowConv>(elem_, layer.geometry, act_of(layer.activation), layer.residual,
-                                               taps, bias);
+  auto conv = std::make_shared<KilnNarrowConv>(elem_, layer.geometry, act_of(layer.activation),
+                                               layer.residual, taps, bias);
   return candidate(kApiKilnNarrow, std::move(conv), io, true, stored);
 }
 

@@ -1,6 +1,6 @@
 // The detection decode kernel (see detection_kernels.h). A block takes a tile of consecutive pixels: it
-// copies their bins and logits (two runs of rows) to shared memory in 16-byte loads, computes each pixel's four
-// expected distances once, computes the tile's outputs one thread per value into shared memory, then
+// copies their bins and logits (two runs of rows) to shared memory in 16-byte loads, computes each pixel's
+// four expected distances once, computes the tile's outputs one thread per value into shared memory, then
 // copies them out (contiguous too) in 16-byte stores. The one-thread-per-output kernel, whose four box values
 // each recompute the two distances they need from global memory, stays for rows too wide for the tile; both
 // compute every value with the same expressions, so they agree bit for bit.
@@ -165,8 +165,7 @@ __global__ void detect_decode_tiled(Sources<T> x, T* y, DetectShape s) {
   __syncthreads();
   for (int i = static_cast<int>(threadIdx.x); i < tile_rows * out_channels; i += blockDim.x) {
     const int r = i / out_channels, c = i % out_channels;
-    decoded[i] =
-        from_float<T>(decoded_value(logits + r * s.classes, distances + r * 4, c, first_row + r, s));
+    decoded[i] = from_float<T>(decoded_value(logits + r * s.classes, distances + r * 4, c, first_row + r, s));
   }
   __syncthreads();
   copy_values(decoded, y + first_row * out_channels, tile_rows * out_channels);
@@ -200,7 +199,8 @@ DecodeSources packed_decode_sources(const void* x, const DetectShape& s, Elem e)
   return {x, static_cast<const unsigned char*>(x) + box_bytes, pitch, pitch};
 }
 
-cudaError_t detect_decode(const DecodeSources& x, void* y, Elem e, const DetectShape& s, cudaStream_t stream) {
+cudaError_t detect_decode(const DecodeSources& x, void* y, Elem e, const DetectShape& s,
+                          cudaStream_t stream) {
   const std::int64_t total = static_cast<std::int64_t>(s.n) * s.h * s.w * (4 + s.classes);
   if (total == 0) return cudaSuccess;
   if (e == Elem::kF32) {

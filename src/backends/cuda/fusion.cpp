@@ -147,8 +147,7 @@ NodeId decode_parts(const Graph& graph, const passes::Consumers& consumers, Node
   const NodeId concat = backends::fusable_producer(graph, consumers, node.inputs[0], decode, OpKind::kConcat);
   if (concat == kNoNode || node.precision == Precision::kF8) return kNoNode;
   const Node& joined = graph.node(concat);
-  if (joined.attr<ConcatAttrs>().axis != 1 || joined.inputs.size() != 2 ||
-      joined.precision == Precision::kF8)
+  if (joined.attr<ConcatAttrs>().axis != 1 || joined.inputs.size() != 2 || joined.precision == Precision::kF8)
     return kNoNode;
   const Shape& box = graph.value(joined.inputs[0]).shape;
   return box.size() == 4 && box[1] == 4 * node.attr<DetectAttrs>().reg_max ? concat : kNoNode;

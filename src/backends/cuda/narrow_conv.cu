@@ -11,8 +11,8 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <iterator>
 #include <cstdint>
+#include <iterator>
 
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_launch.cuh"
@@ -156,8 +156,8 @@ struct StemArguments {
 };
 
 template <typename T, int K>
-__global__ void __launch_bounds__(kBlock)
-    stem_conv_kernel(const T* x, T* y, NarrowConvShape s, Act act, const __grid_constant__ StemArguments<K> a) {
+__global__ void __launch_bounds__(kBlock) stem_conv_kernel(const T* x, T* y, NarrowConvShape s, Act act,
+                                                           const __grid_constant__ StemArguments<K> a) {
   start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (p >= static_cast<std::int64_t>(s.n) * s.out_h * s.out_w) return;
@@ -198,8 +198,8 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 template <typename T, int K>
-cudaError_t launch_stem(const void* x, const float* taps, const float* bias, void* y, const NarrowConvShape& s,
-                        Act act, cudaStream_t stream) {
+cudaError_t launch_stem(const void* x, const float* taps, const float* bias, void* y,
+                        const NarrowConvShape& s, Act act, cudaStream_t stream) {
   StemArguments<K> a;
   std::copy(taps, taps + std::size(a.taps), a.taps);
   std::copy(bias, bias + K, a.bias);

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "backends/cuda/conv.h"
-#include "core/tensor.h"
 #include "backends/cuda/narrow_conv_kernels.h"
 #include "backends/cuda/tactic.h"
+#include "core/tensor.h"
 
 namespace kiln::cuda {
 
