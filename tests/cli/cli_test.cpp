@@ -163,11 +163,6 @@ TEST(Cli, BuildThenBenchWritesStatistics) {
   EXPECT_EQ(latency.at("runs").get<int>(), latency.at("iterations").get<int>());
 }
 
-std::string file_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // --input times a given batch instead of noise (trtexec's --loadInputs): one preprocessed image repeated
 // to fill the batch, or a whole batch; any other shape is a one-line error naming the file and the shape.
 TEST(Cli, BenchTimesAGivenInput) {
@@ -188,7 +183,7 @@ TEST(Cli, BenchTimesAGivenInput) {
                                 " --input " + input.string() + " --json " + json.string());
     ASSERT_EQ(bench.exit_code, 0) << bench.output;
     EXPECT_NE(bench.output.find("input: " + input.string()), std::string::npos) << bench.output;
-    const nlohmann::json report = nlohmann::json::parse(file_bytes(json));
+    const nlohmann::json report = nlohmann::json::parse(testing::bytes_of(json));
     EXPECT_EQ(report.at("input"), input.string());
     EXPECT_EQ(report.at("batch"), batch);
   }
@@ -211,7 +206,7 @@ TEST(Cli, BuildingTwiceGivesByteIdenticalPlans) {
                                   (kTiny / "model.safetensors").string() + " -o " + plan.string() +
                                   " --precision " + precision);
       ASSERT_EQ(built.exit_code, 0) << built.output;
-      const std::string bytes = file_bytes(plan);
+      const std::string bytes = testing::bytes_of(plan);
       ASSERT_GT(bytes.size(), 100'000u);
       if (attempt == 1) {
         EXPECT_TRUE(bytes == previous) << precision << ": the two builds differ";

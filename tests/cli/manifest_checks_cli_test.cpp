@@ -11,16 +11,11 @@
 namespace kiln::testing {
 namespace {
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // The timm_resnest manifest with `key = value` lines replaced, its demo paths made absolute.
 fs::path edited_manifest(const Scratch& scratch, const std::string& name,
                          const std::vector<std::pair<std::string, std::string>>& edits) {
   const fs::path original = kFamilies / "timm_resnest" / "manifest.toml";
-  std::string text = read_text(original);
+  std::string text = bytes_of(original);
   for (const auto& [key, value] : edits) {
     text = std::regex_replace(text, std::regex("\n" + key + " = [^\n]*"), "\n" + key + " = " + value);
   }
