@@ -83,8 +83,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
   }
   const Fp8Output output = layer.codes ? Fp8Output::kE4m3 : Fp8Output::kF16;
   // cuBLASLt's FP8 kernels with an fp16 C take an fp16 bias.
-  const Node& conv = *layer.node;
-  const Tensor bias = conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {g.k});
+  const Tensor bias = bias_of(*layer.node, g.k);
   const Fp8GemmBuffers io{b.x, b.weight, keep(upload(bias, Elem::kF16)), b.residual, b.y, b.codes.codes};
   const Fp8GemmScales scales = fp8_gemm_scales(layer, output);
   // The outer-vector scales where cuBLASLt runs them, else the per-row alpha, else (one scale for every
@@ -152,9 +151,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::narrow_candidate(
   ConvBuffers io = layer.buffers;
   const Tensor taps = narrow_conv_taps(layer.weights);
   io.weight = keep(upload(taps, elem_));
-  const Node& conv_node = *layer.node;
-  const Tensor bias = conv_node.inputs.size() > 2 ? constant(conv_node.inputs[2]).to(DType::kF32)
-                                                  : Tensor(DType::kF32, {layer.geometry.k});
+  const Tensor bias = bias_of(*layer.node, layer.geometry.k).to(DType::kF32);
   auto conv = std::make_shared<KilnNarrowConv>(elem_, layer.geometry, act_of(layer.activation),
                                                layer.residual, taps, bias);
   return candidate(kApiKilnNarrow, std::move(conv), io, true, stored);

@@ -96,6 +96,10 @@ ConvGeometry ProgramBuilder::conv_geometry(const Node& conv, const Tensor& weigh
   return g;
 }
 
+Tensor ProgramBuilder::bias_of(const Node& conv, std::int64_t count) const {
+  return conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {count});
+}
+
 // Weights as the kernels read them: E4M3 codes (exact: they came from E4M3) or the storage type.
 void* ProgramBuilder::upload_weights(const ConvLayer& layer, const Tensor& weights) {
   return keep(layer.fp8 ? upload_bytes(weights.to(DType::kF8E4M3)) : upload(weights, elem_));
@@ -127,9 +131,7 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   layer.weights = layer.linear ? weight.to(DType::kF32) : to_krsc(weight);
   layer.buffers.x = ptr(conv.inputs[0]);
   layer.buffers.weight = upload_weights(layer, layer.weights);
-  const Tensor bias =
-      conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {layer.geometry.k});
-  layer.buffers.bias = keep(upload(bias, layer.fp8 ? Elem::kF32 : elem_));
+  layer.buffers.bias = keep(upload(bias_of(conv, layer.geometry.k), layer.fp8 ? Elem::kF32 : elem_));
   if (layer.fp8) add_fp8_scales(conv, constant(dequantize->inputs[1]), layer);
   layer.buffers.residual = residual;
   // An unfused fp16 convolution writes y before its epilogue kernel reads it; an FP8 one writes its

@@ -195,7 +195,7 @@ void launch_decode(const Sources<T>& x, T* y, const DetectShape& s, std::int64_t
 
 DecodeSources packed_decode_sources(const void* x, const DetectShape& s, Elem e) {
   const int pitch = 4 * s.reg_max + s.classes;
-  const std::size_t box_bytes = static_cast<std::size_t>(4 * s.reg_max) * (e == Elem::kF32 ? 4 : 2);
+  const std::size_t box_bytes = static_cast<std::size_t>(4 * s.reg_max) * elem_bytes(e);
   return {x, static_cast<const unsigned char*>(x) + box_bytes, pitch, pitch};
 }
 

@@ -148,6 +148,8 @@ class ProgramBuilder {
   void add_excite_scale(NodeId scale);
   // A 1x1 convolution's bias uploaded as `elem_` (zeros where it has none).
   const void* upload_bias(const Node& conv, std::int64_t count);
+  // A convolution's bias as the graph holds it, or `count` zeros where it has none (host).
+  Tensor bias_of(const Node& conv, std::int64_t count) const;
   // elementwise_steps.cpp
   void add_add(NodeId id);
   void add_activation(NodeId id);

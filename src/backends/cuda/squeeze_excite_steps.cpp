@@ -6,8 +6,7 @@
 namespace kiln::cuda {
 
 const void* ProgramBuilder::upload_bias(const Node& conv, std::int64_t count) {
-  return keep(
-      upload(conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {count}), elem_));
+  return keep(upload(bias_of(conv, count), elem_));
 }
 
 void ProgramBuilder::add_squeeze_pool(NodeId fc1) {
