@@ -4,11 +4,13 @@
 # traffic and its share of the peak, SM throughput, achieved occupancy, registers and launch shape.
 #
 # Usage: tools/device/kernel_counters.sh --model efficientnet_b0 --batch 32 --kernels 'excite|pool' \
-#          [--count 40] [--during bench|build]
+#          [--count 40] [--during bench|build] [--stalls]
 #   --kernels  ncu's kernel-name regex ('' = every kernel, in launch order)
 #   --count    launches profiled (matching ones only)
 #   --during   bench: the plan's first (eager) run and its replays; build: the build's tactic race, where
 #              candidates that may lose (kiln's own kernels) run
+#   --stalls   also Nsight Compute's pages on where the warps wait (warp states, memory and compute
+#              workload, occupancy, launch) for the same launches, to $OUT/stalls_MODEL_bBATCH_DURING.txt
 # Needs `carry: [".carry"]` (kiln, and .carry/shared for the YOLOv10 peer; see cuda_env.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,7 +18,7 @@ OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT"
 WORK=/tmp/kiln-counters
 mkdir -p "$WORK"
-model="" batch=1 kernels="" count=20 during=bench
+model="" batch=1 kernels="" count=20 during=bench stalls=0
 while (( $# > 0 )); do
   case "$1" in
     --model) model=$2; shift ;;
@@ -24,6 +26,7 @@ while (( $# > 0 )); do
     --kernels) kernels=$2; shift ;;
     --count) count=$2; shift ;;
     --during) during=$2; shift ;;
+    --stalls) stalls=1 ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
   shift
@@ -58,12 +61,23 @@ metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_pe
 metrics+=,launch__block_size,launch__shared_mem_per_block_dynamic
 ncu=("$NCU" --clock-control none --launch-count "$count" "${filter[@]}" --metrics "$metrics" --csv --page raw --print-units base)
 csv="$OUT/counters_${model}_b${batch}_$during.csv"
+bench=("$KILN" bench "$plan" --backend cuda --warmup 0s --duration 0.2s)
 if [[ $during == build ]]; then
   rm -f "$WORK/tactics.txt"  # a cached tactic would skip the race
   "${ncu[@]}" "${build[@]}" >"$csv" 2>"$WORK/ncu.log"
 else
   "${build[@]}" >"$WORK/build.log" 2>&1 || { tail -3 "$WORK/build.log"; exit 1; }
-  "${ncu[@]}" "$KILN" bench "$plan" --backend cuda --warmup 0s --duration 0.2s >"$csv" 2>"$WORK/ncu.log"
+  "${ncu[@]}" "${bench[@]}" >"$csv" 2>"$WORK/ncu.log"
+fi
+if (( stalls )); then
+  pages=()
+  for page in SpeedOfLight WarpStateStats MemoryWorkloadAnalysis ComputeWorkloadAnalysis Occupancy LaunchStats; do
+    pages+=(--section "$page")
+  done
+  profiled=("${bench[@]}")
+  if [[ $during == build ]]; then rm -f "$WORK/tactics.txt"; profiled=("${build[@]}"); fi
+  "$NCU" --clock-control none --launch-count "$count" "${filter[@]}" "${pages[@]}" "${profiled[@]}" \
+    >"$OUT/stalls_${model}_b${batch}_$during.txt" 2>>"$WORK/ncu.log"
 fi
 grep -E '^==ERROR|^==WARNING' "$WORK/ncu.log" | head -5
 python3 - "$csv" <<'PY' | tee -a "$OUT/summary.txt"
