@@ -175,6 +175,54 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
   }
 }
 
+// The options that choose, calibrate and search an FP8 plan's layers (each says "fp8:").
+void add_fp8_options(CLI::App& cmd, pipeline::Fp8Options& fp8) {
+  cmd.add_option(
+      "--recipe", fp8.recipe,
+      "fp8: which convolutions run in FP8: all (all but the stem), nose (all but stem and attention "
+      "gates), nose-L1 (nose, and layer1 kept fp16), auto (searched for --auto-target), or "
+      "include=PATTERN,...;exclude=PATTERN,... over layer names (* and ? globs); default: the "
+      "manifest's");
+  cmd.add_option("--calib", fp8.calib_data,
+                 "fp8: calibration images: a folder (flat or class sub-folders) or webdataset tar shards");
+  add_warning_alias(
+      cmd,
+      cmd.add_option("--images", fp8.calib_images,
+                     "fp8: calibration images to use (default: the manifest's calibration_images, else 500; "
+                     "old name: --calib-images)")
+          ->check(whole_between(1, kMaxCount)),
+      "--calib-images");
+  add_warning_alias(cmd,
+                    cmd.add_option("--every", fp8.calib_every,
+                                   "fp8: sample images x K images at a fixed stride and calibrate on every "
+                                   "K-th, leaving the rest held out for kiln eval (1: calibrate on the whole "
+                                   "sample; old name: --calib-every)")
+                        ->capture_default_str()
+                        ->check(whole_between(1, kMaxCount)),
+                    "--calib-every");
+  cmd.add_option("--calib-method", fp8.calib_method,
+                 "fp8: activation scale calibrator: max, percentile, entropy (KL on the E4M3 grid) or mse "
+                 "(default: the manifest's)");
+  cmd.add_option("--calib-cache", fp8.calib_cache,
+                 "fp8: activation scales: read from this file when it exists (no calibration runs), else "
+                 "calibrate and write them to it");
+  cmd.add_option("--percentile", fp8.percentile, "fp8: the percentile calibrator's percentile of |x|")
+      ->capture_default_str()
+      ->check(real_between(1e-9, 100.0));
+  cmd.add_option("--fp8-fallback", fp8.fallback, "fp8: precision of the layers not in FP8: fp16 or fp32")
+      ->capture_default_str();
+  cmd.add_option("--auto-target", fp8.auto_target,
+                 "fp8 --recipe auto: agreement=FRACTION (top-1 agreement with fp32 at least) or "
+                 "logit-error=VALUE (||y - fp32|| / ||fp32|| at most), on the calibration images")
+      ->capture_default_str();
+  cmd.add_option("--sensitivity-images", fp8.sensitivity_images,
+                 "fp8 --recipe auto: calibration images the per-layer sensitivity and the search run on")
+      ->capture_default_str()
+      ->check(whole_between(1, kMaxCount));
+  cmd.add_flag("--strict", fp8.strict,
+               "fp8: stop at the first unreadable calibration image instead of skipping it");
+}
+
 }  // namespace
 
 void add_build_command(CLI::App& app) {
@@ -191,53 +239,7 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--precision", options->precision,
                   "fp32, fp16 or fp8 (FP8 E4M3 convolutions chosen by --recipe, calibrated on --calib; "
                   "default: the manifest's)");
-  cmd->add_option(
-      "--recipe", options->fp8.recipe,
-      "fp8: which convolutions run in FP8: all (all but the stem), nose (all but stem and attention "
-      "gates), nose-L1 (nose, and layer1 kept fp16), auto (searched for --auto-target), or "
-      "include=PATTERN,...;exclude=PATTERN,... over layer names (* and ? globs); default: the "
-      "manifest's");
-  cmd->add_option("--calib", options->fp8.calib_data,
-                  "fp8: calibration images: a folder (flat or class sub-folders) or webdataset tar shards");
-  add_warning_alias(
-      *cmd,
-      cmd->add_option("--images", options->fp8.calib_images,
-                      "fp8: calibration images to use (default: the manifest's calibration_images, else 500; "
-                      "old name: --calib-images)")
-          ->check(whole_between(1, kMaxCount)),
-      "--calib-images");
-  add_warning_alias(
-      *cmd,
-      cmd->add_option("--every", options->fp8.calib_every,
-                      "fp8: sample images x K images at a fixed stride and calibrate on every "
-                      "K-th, leaving the rest held out for kiln eval (1: calibrate on the whole "
-                      "sample; old name: --calib-every)")
-          ->capture_default_str()
-          ->check(whole_between(1, kMaxCount)),
-      "--calib-every");
-  cmd->add_option("--calib-method", options->fp8.calib_method,
-                  "fp8: activation scale calibrator: max, percentile, entropy (KL on the E4M3 grid) or mse "
-                  "(default: the manifest's)");
-  cmd->add_option("--calib-cache", options->fp8.calib_cache,
-                  "fp8: activation scales: read from this file when it exists (no calibration runs), else "
-                  "calibrate and write them to it");
-  cmd->add_option("--percentile", options->fp8.percentile,
-                  "fp8: the percentile calibrator's percentile of |x|")
-      ->capture_default_str()
-      ->check(real_between(1e-9, 100.0));
-  cmd->add_option("--fp8-fallback", options->fp8.fallback,
-                  "fp8: precision of the layers not in FP8: fp16 or fp32")
-      ->capture_default_str();
-  cmd->add_option("--auto-target", options->fp8.auto_target,
-                  "fp8 --recipe auto: agreement=FRACTION (top-1 agreement with fp32 at least) or "
-                  "logit-error=VALUE (||y - fp32|| / ||fp32|| at most), on the calibration images")
-      ->capture_default_str();
-  cmd->add_option("--sensitivity-images", options->fp8.sensitivity_images,
-                  "fp8 --recipe auto: calibration images the per-layer sensitivity and the search run on")
-      ->capture_default_str()
-      ->check(whole_between(1, kMaxCount));
-  cmd->add_flag("--strict", options->fp8.strict,
-                "fp8: stop at the first unreadable calibration image instead of skipping it");
+  add_fp8_options(*cmd, options->fp8);
   cmd->add_option(
          "--opt-level", options->opt_level,
          "0: no graph passes, libraries' heuristic kernels; 1: exact clean-ups, cuda times the "

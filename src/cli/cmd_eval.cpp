@@ -304,6 +304,21 @@ void eval(const EvalCliOptions& options, const CLI::App& command) {
   if (options.json) write_report(options, *plan, backend, compile.batch, dataset, result);
 }
 
+// The options only detector plans take: the box parity and mAP score floors.
+void add_detector_options(CLI::App& cmd, EvalCliOptions& options) {
+  cmd.add_option("--min-score", options.min_score,
+                 "Detector plans: compare the reference's boxes scoring at least this (box parity gate: "
+                 "IoU >= 0.9, |score diff| <= 0.005, none missing or extra). On a labelled detection set, "
+                 "box parity runs only with --reference; the JSON then holds both 'map' and the parity "
+                 "figures ('boxes', 'per_image')")
+      ->capture_default_str()
+      ->check(real_between(0.0, 1.0));
+  cmd.add_option("--map-min-score", options.map_min_score,
+                 "Detector plans on a labelled detection set: rank the detections scoring at least this "
+                 "for mAP (default 0.001, as COCO evaluation keeps nearly every detection)")
+      ->check(real_between(0.0, 1.0));
+}
+
 }  // namespace
 
 void add_eval_command(CLI::App& app) {
@@ -381,17 +396,7 @@ void add_eval_command(CLI::App& app) {
                 "With --json: also list every evaluated image in order (its top-1 class, label and the "
                 "reference's top-1), to pair results image by image across plans")
       ->needs(json);
-  cmd->add_option("--min-score", options->min_score,
-                  "Detector plans: compare the reference's boxes scoring at least this (box parity gate: "
-                  "IoU >= 0.9, |score diff| <= 0.005, none missing or extra). On a labelled detection set, "
-                  "box parity runs only with --reference; the JSON then holds both 'map' and the parity "
-                  "figures ('boxes', 'per_image')")
-      ->capture_default_str()
-      ->check(real_between(0.0, 1.0));
-  cmd->add_option("--map-min-score", options->map_min_score,
-                  "Detector plans on a labelled detection set: rank the detections scoring at least this "
-                  "for mAP (default 0.001, as COCO evaluation keeps nearly every detection)")
-      ->check(real_between(0.0, 1.0));
+  add_detector_options(*cmd, *options);
   cmd->callback([options, cmd] {
     if (options->split.empty()) options->split = "held-out";
     eval(*options, *cmd);

@@ -92,6 +92,70 @@ void study(const StudyCommandOptions& options) {
             << " (numbers in " << (out / "study.json").string() << ")\n";
 }
 
+// The command as given, quoted for a shell: the report shows how to re-make it.
+std::string recorded_command_line(const CLI::App& cmd, const std::string& manifest) {
+  std::string line = "kiln study " + shell_quoted(manifest);
+  for (const CLI::Option* option : cmd.get_options()) {
+    if (option->get_name() == "--help" || option->get_name() == "manifest" || option->count() == 0 ||
+        option->get_group().empty())
+      continue;
+    if (option->get_expected_max() == 0) {  // a flag: its name alone
+      line += " " + option->get_name();
+      continue;
+    }
+    for (const std::string& value : option->results())
+      line += " " + option->get_name() + " " + shell_quoted(value);
+  }
+  return line;
+}
+
+// The study's matrix: batches and levels timed, rounds, the image sample and its split, the variants and
+// the detector gates.
+void add_matrix_options(CLI::App& cmd, StudyCommandOptions& options) {
+  cmd.add_option("--batch", options.batch, "Batch size to time (default: the manifest's)")
+      ->check(whole_between(1, kMaxBatch));
+  cmd.add_option("--batches", options.batches,
+                 "Speed matrix: batch sizes timed at every --opt-levels level, comma-separated (default: the "
+                 "manifest's study.batches); --batch is always among them")
+      ->delimiter(',')
+      ->check(whole_between(1, kMaxBatch));
+  cmd.add_option("--opt-levels", options.opt_levels,
+                 "Speed matrix: optimization levels 0 to 3 (kiln build --help says what each does), "
+                 "comma-separated (default: the manifest's study.opt_levels); the manifest's [build] "
+                 "level is always among them")
+      ->delimiter(',')
+      ->check(whole_between(0, kMaxOptLevel));
+  cmd.add_option("--rounds", options.rounds, "Timing rounds (default: the manifest's)")
+      ->check(whole_between(1, 1000));
+  add_duration_option(cmd, "--seconds-per-round", options.seconds_given,
+                      "Timing per variant per round (default: the manifest's)", 1e-3, 3600.0);
+  cmd.add_option("--images", options.images, "Fixed-stride sample of the data (default: the manifest's)")
+      ->check(whole_between(2, kMaxCount));
+  cmd.add_option("--every", options.every,
+                 "Every K-th sampled image calibrates, the others are held out (default: the manifest's)")
+      ->check(whole_between(2, kMaxCount));
+  cmd.add_option("--calib", options.calibration_data,
+                 "Calibrate on these images (a fixed-stride sample of the manifest's calibration_images) "
+                 "instead of every --every-th image of --data, which is then all held out");
+  cmd.add_option("--fake-quant-images", options.fake_quant_images,
+                 "Held-out images each FP8 plan is also fake-quantized on (cpu-reference), to tell the "
+                 "recipe's accuracy loss from the kernels'; 0: none (default: the manifest's)")
+      ->check(whole_between(0, kMaxCount));
+  cmd.add_option(
+      "--variants", options.variants,
+      "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
+      "or repeated; a pattern recipe keeps its commas: 'fp8 exclude=*.conv_dw,*.se.* max'; must include "
+      "the baseline)");
+  cmd.add_option("--min-score", options.min_score,
+                 "Detector families: box parity compares the fp32 build's boxes scoring this much or more "
+                 "(default: the manifest's study.parity_min_score, else 0.25)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--resamples", options.resamples,
+                 "Detector families: paired bootstrap resamples behind the mAP drop's interval (default: "
+                 "the manifest's study.bootstrap_resamples, else 1000)")
+      ->check(whole_between(100, 100000));
+}
+
 }  // namespace
 
 void add_study_command(CLI::App& app) {
@@ -130,66 +194,11 @@ void add_study_command(CLI::App& app) {
   cmd->add_flag("--force", options->force,
                 "Replace the report in the -o folder: its STUDY.md, study.json, charts and the plans its "
                 "study.json lists are removed first (no other file is touched)");
-  cmd->add_option("--batch", options->batch, "Batch size to time (default: the manifest's)")
-      ->check(whole_between(1, kMaxBatch));
-  cmd->add_option(
-         "--batches", options->batches,
-         "Speed matrix: batch sizes timed at every --opt-levels level, comma-separated (default: the "
-         "manifest's study.batches); --batch is always among them")
-      ->delimiter(',')
-      ->check(whole_between(1, kMaxBatch));
-  cmd->add_option("--opt-levels", options->opt_levels,
-                  "Speed matrix: optimization levels 0 to 3 (kiln build --help says what each does), "
-                  "comma-separated (default: the manifest's study.opt_levels); the manifest's [build] "
-                  "level is always among them")
-      ->delimiter(',')
-      ->check(whole_between(0, kMaxOptLevel));
-  cmd->add_option("--rounds", options->rounds, "Timing rounds (default: the manifest's)")
-      ->check(whole_between(1, 1000));
-  add_duration_option(*cmd, "--seconds-per-round", options->seconds_given,
-                      "Timing per variant per round (default: the manifest's)", 1e-3, 3600.0);
-  cmd->add_option("--images", options->images, "Fixed-stride sample of the data (default: the manifest's)")
-      ->check(whole_between(2, kMaxCount));
-  cmd->add_option("--every", options->every,
-                  "Every K-th sampled image calibrates, the others are held out (default: the manifest's)")
-      ->check(whole_between(2, kMaxCount));
-  cmd->add_option("--calib", options->calibration_data,
-                  "Calibrate on these images (a fixed-stride sample of the manifest's calibration_images) "
-                  "instead of every --every-th image of --data, which is then all held out");
-  cmd->add_option("--fake-quant-images", options->fake_quant_images,
-                  "Held-out images each FP8 plan is also fake-quantized on (cpu-reference), to tell the "
-                  "recipe's accuracy loss from the kernels'; 0: none (default: the manifest's)")
-      ->check(whole_between(0, kMaxCount));
-  cmd->add_option(
-      "--variants", options->variants,
-      "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
-      "or repeated; a pattern recipe keeps its commas: 'fp8 exclude=*.conv_dw,*.se.* max'; must include "
-      "the baseline)");
-  cmd->add_option("--min-score", options->min_score,
-                  "Detector families: box parity compares the fp32 build's boxes scoring this much or more "
-                  "(default: the manifest's study.parity_min_score, else 0.25)")
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--resamples", options->resamples,
-                  "Detector families: paired bootstrap resamples behind the mAP drop's interval (default: "
-                  "the manifest's study.bootstrap_resamples, else 1000)")
-      ->check(whole_between(100, 100000));
+  add_matrix_options(*cmd, *options);
   cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")
       ->capture_default_str();
   cmd->callback([options, cmd] {
-    std::string line = "kiln study";
-    line += " " + shell_quoted(options->manifest);
-    for (const CLI::Option* option : cmd->get_options()) {
-      if (option->get_name() == "--help" || option->get_name() == "manifest" || option->count() == 0 ||
-          option->get_group().empty())
-        continue;
-      if (option->get_expected_max() == 0) {  // a flag: its name alone
-        line += " " + option->get_name();
-        continue;
-      }
-      for (const std::string& value : option->results())
-        line += " " + option->get_name() + " " + shell_quoted(value);
-    }
-    options->command_line = line;
+    options->command_line = recorded_command_line(*cmd, options->manifest);
     if (cmd->get_option("--seconds-per-round")->count() > 0) options->seconds = options->seconds_given;
     study(*options);
   });
