@@ -40,7 +40,9 @@ TEST(StudyOutput, AReportIsReplacedOnlyWithForceAndRunsNeverMix) {
   EXPECT_FALSE(fs::exists(out / "plans" / "fp8_all_max.kplan")) << "the earlier run's plan would mix in";
   EXPECT_TRUE(fs::exists(out / "plans" / "fp16.kplan"));
   EXPECT_EQ(bytes_of(out / "notes.txt"), "mine") << "a file no study made is kept";
-  EXPECT_NE(bytes_of(out / "STUDY.md").find("--force"), std::string::npos) << "the re-run line keeps --force";
+  const std::string rerun = bytes_of(out / "STUDY.md");
+  for (const char* given : {"--force", "--rounds 1", "--seconds-per-round 20ms", "--variants fp32,fp16"})
+    EXPECT_NE(rerun.find(given), std::string::npos) << "the re-run line keeps " << given;
 }
 
 TEST(StudyOutput, TheFolderIsNeverOverTheInputs) {
