@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <regex>
 
 #include "cuda_test_util.h"
@@ -26,6 +27,18 @@ TEST(BackendEnvironment, OnednnNamesItsVersionAndIsa) {
   EXPECT_TRUE(is_version(fact(facts, "onednn"))) << fact(facts, "onednn");
   EXPECT_NE(fact(facts, "onednn_isa"), "<missing>");
   EXPECT_TRUE(make_backend("cpu-reference")->environment().empty());
+}
+
+// A study on a shared CPU says how its threads waited: spinning ones make its timings swing widely.
+TEST(BackendEnvironment, OnednnSaysHowOpenMpThreadsWait) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  const char* given = std::getenv("OMP_WAIT_POLICY");
+  const std::string saved = given != nullptr ? given : "";
+  ::setenv("OMP_WAIT_POLICY", "active", 1);
+  EXPECT_EQ(fact(make_backend("cpu")->environment(), "openmp_wait"), "OMP_WAIT_POLICY=active");
+  ::unsetenv("OMP_WAIT_POLICY");
+  EXPECT_EQ(fact(make_backend("cpu")->environment(), "openmp_wait").rfind("spin, then sleep", 0), 0u);
+  if (given != nullptr) ::setenv("OMP_WAIT_POLICY", saved.c_str(), 1);
 }
 
 TEST(BackendEnvironment, CudaNamesItsLibrariesAndSaysWhenThereIsNoDevice) {

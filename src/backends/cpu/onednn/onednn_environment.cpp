@@ -1,6 +1,8 @@
 // What the cpu backend runs on: the oneDNN library loaded and the instruction set its kernels use.
 #include <oneapi/dnnl/dnnl.h>
 
+#include <cstdlib>
+
 #include "backends/cpu/onednn/onednn_backend.h"
 #include "core/error.h"
 
@@ -34,6 +36,15 @@ std::string_view isa_name(dnnl_cpu_isa_t isa) {
   }
 }
 
+// How idle OpenMP threads wait: by default they spin before sleeping, which keeps a run on an idle CPU
+// fast but lets processes sharing the cores starve each other (timings then vary by orders of magnitude).
+std::string openmp_wait_policy() {
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  if (policy == nullptr || *policy == '\0')
+    return "spin, then sleep (OMP_WAIT_POLICY unset; passive suits a CPU shared with other work)";
+  return cat("OMP_WAIT_POLICY=", policy);
+}
+
 }  // namespace
 
 std::vector<BackendFact> OnednnBackend::environment() const {
@@ -42,7 +53,8 @@ std::vector<BackendFact> OnednnBackend::environment() const {
   const std::string_view hash = version->hash != nullptr ? version->hash : "";
   if (!hash.empty() && hash != "N/A") text += cat(" (", hash.substr(0, 12), ")");
   return {{"onednn", "oneDNN", text},
-          {"onednn_isa", "oneDNN kernels' ISA", std::string(isa_name(dnnl_get_effective_cpu_isa()))}};
+          {"onednn_isa", "oneDNN kernels' ISA", std::string(isa_name(dnnl_get_effective_cpu_isa()))},
+          {"openmp_wait", "OpenMP threads waiting", openmp_wait_policy()}};
 }
 
 }  // namespace kiln
