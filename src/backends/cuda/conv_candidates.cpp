@@ -8,6 +8,7 @@
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/gemm_fp8.h"
 #include "backends/cuda/host_constants.h"
+#include "backends/cuda/mma_conv.h"
 #include "backends/cuda/narrow_conv.h"
 #include "backends/cuda/program_builder.h"
 #include "backends/cuda/quantization_kernels.h"
@@ -157,6 +158,18 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::narrow_candidate(
   return candidate(kApiKilnNarrow, std::move(conv), io, true, stored);
 }
 
+// kiln's tensor-core kernel for fp16 layers of few channels, its weights in fragment order; nothing for
+// other layers. It takes channel views.
+std::optional<ProgramBuilder::Candidate> ProgramBuilder::mma_candidate(
+    const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
+  if (elem_ != Elem::kF16 || layer.linear || layer.fp8 || layer.codes || !KilnMmaConv::takes(layer.geometry))
+    return std::nullopt;
+  ConvBuffers io = layer.buffers;
+  io.weight = keep(upload(mma_conv_fragments(layer.weights), elem_));
+  auto conv = std::make_shared<KilnMmaConv>(layer.geometry, act_of(layer.activation), layer.residual);
+  return candidate(kApiKilnMma, std::move(conv), io, true, stored);
+}
+
 // How many engine configurations of each cuDNN graph a timed search tries, by optimization level: 1 at
 // level 1, 2 at level 2, kGraphEngines from level 3 (FP8 engines compile at run time, so this is most of
 // an FP8 build's time).
@@ -177,7 +190,9 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   const std::optional<TacticRecord> tactic = stored.tactic;
   if (stored.api == kApiGraph && fp16)
     return graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, tactic);
-  if (!layer.geometry.packed()) return std::nullopt;  // only cuDNN's graph API takes views
+  if (stored.api == kApiKilnMma) return mma_candidate(layer, tactic);
+  if (!layer.geometry.packed())
+    return std::nullopt;  // only cuDNN's graph API and kiln's mma kernel take views
   if (stored.api == kApiLegacy && !layer.fp8 && !layer.codes) return legacy_candidate(layer, search, tactic);
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
@@ -234,7 +249,9 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   // writing E4M3 codes runs on the graph API only, unfused, where kiln's epilogue kernel writes them.
   const int groups = layer.geometry.groups;
   if (fp16) consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt));
-  if (!layer.geometry.packed()) return best;  // only cuDNN's graph API takes views (channel_views.h)
+  // kiln's tensor-core kernel against cuDNN's, by time only; it takes views too.
+  if (search) consider(mma_candidate(layer, std::nullopt));
+  if (!layer.geometry.packed()) return best;  // the rest take no views (channel_views.h)
   // Level 1 races the legacy API and the dense form only where nothing else runs the layer.
   const bool wide = options_.opt_level >= 2;
   if (!layer.fp8 && !layer.codes && (!best || (search && wide && fp16)))

@@ -61,6 +61,29 @@ Tensor narrow_conv_taps(const Tensor& w) {
   return taps;
 }
 
+Tensor mma_conv_fragments(const Tensor& w) {
+  const std::int64_t out = w.dim(0), taps = w.dim(1) * w.dim(2), in = w.dim(3);
+  const std::int64_t steps = taps * in / 16, tiles = out / 8;
+  Tensor fragments(DType::kF32, {steps, tiles, 32, 4});
+  const auto src = w.f32();
+  const auto dst = fragments.mutable_f32();
+  constexpr std::int64_t kChannelOfValue[4] = {0, 1, 8, 9};
+  for (std::int64_t step = 0; step < steps; ++step) {
+    const std::int64_t tap = step / (in / 16), first = step % (in / 16) * 16;
+    for (std::int64_t tile = 0; tile < tiles; ++tile) {
+      for (std::int64_t lane = 0; lane < 32; ++lane) {
+        const std::int64_t o = tile * 8 + lane / 4;
+        for (std::int64_t v = 0; v < 4; ++v) {
+          const std::int64_t i = first + 2 * (lane % 4) + kChannelOfValue[v];
+          dst[static_cast<std::size_t>(((step * tiles + tile) * 32 + lane) * 4 + v)] =
+              src[static_cast<std::size_t>((o * taps + tap) * in + i)];
+        }
+      }
+    }
+  }
+  return fragments;
+}
+
 ScaleShift fold_batch_norm(const Tensor& gamma_in, const Tensor& beta_in, const Tensor& mean_in,
                            const Tensor& var_in, float epsilon) {
   const Tensor gamma = gamma_in.to(DType::kF32), beta = beta_in.to(DType::kF32);

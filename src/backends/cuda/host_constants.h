@@ -23,6 +23,12 @@ Tensor depthwise_taps(const Tensor& depthwise_krsc);
 // tap's and input channel's weights for all output channels together.
 Tensor narrow_conv_taps(const Tensor& krsc);
 
+// KRSC weights ([O, kh, kw, I], I a multiple of 16, O of 8) as kiln's tensor-core convolution reads them
+// (mma_conv_kernels.h): [steps = kh * kw * I / 16][O / 8][32 lanes][4], step (tap, 16 input channels) and
+// 8 output channels forming one B fragment of mma.sync's 16 x 8 x 16 tile, lane l holding output channel
+// l / 4's weights for input channels 2 (l % 4) + {0, 1, 8, 9} of the step.
+Tensor mma_conv_fragments(const Tensor& krsc);
+
 // An inference batch norm as y = x * scale[c] + shift[c], computed in double and rounded once.
 struct ScaleShift {
   Tensor scale;

@@ -22,6 +22,7 @@ inline constexpr const char* kApiCublasLt = "cublaslt";  // a linear layer as on
 inline constexpr const char* kApiCublasLtFp8 = "cublaslt-fp8";  // an FP8 pointwise convolution as one GEMM
 inline constexpr const char* kApiKilnDepthwise = "kiln-depthwise";  // kiln's depthwise kernel
 inline constexpr const char* kApiKilnNarrow = "kiln-narrow";        // kiln's kernel for few input channels
+inline constexpr const char* kApiKilnMma = "kiln-mma";  // kiln's tensor-core kernel for few channels
 
 struct StoredTactic {
   std::string api;  // which library runs it
