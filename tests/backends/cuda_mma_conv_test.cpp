@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -161,6 +162,23 @@ TEST(CudaMmaConvTest, TakesNarrowDenseLayersWithinItsLimits) {
   EXPECT_FALSE(cuda::KilnMmaConv::takes(g));  // even one 8-channel tile's weights exceed 48 KiB
   std::tie(g.c, g.x_pitch) = std::make_tuple(32, 33);
   EXPECT_FALSE(cuda::KilnMmaConv::takes(g));  // an odd pitch
+}
+
+TEST(CudaMmaConvTest, KilnCudaMmaConvSwitchesTheKernelOnAndOff) {
+  EXPECT_TRUE(cuda::mma_conv_enabled());  // unset: on
+  ::setenv("KILN_CUDA_MMA_CONV", "0", 1);
+  EXPECT_FALSE(cuda::mma_conv_enabled());
+  ::setenv("KILN_CUDA_MMA_CONV", "1", 1);
+  EXPECT_TRUE(cuda::mma_conv_enabled());
+  ::setenv("KILN_CUDA_MMA_CONV", "off", 1);
+  try {
+    cuda::mma_conv_enabled();
+    ADD_FAILURE() << "a value other than 0 or 1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("KILN_CUDA_MMA_CONV: expected 0 or 1, got 'off'"), std::string::npos)
+        << e.what();
+  }
+  ::unsetenv("KILN_CUDA_MMA_CONV");
 }
 
 TEST(CudaMmaConvFragmentsTest, EachLaneHoldsItsOutputChannelsPairsOfInputChannels) {

@@ -162,7 +162,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::narrow_candidate(
 // other layers. It takes channel views.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::mma_candidate(
     const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
-  if (elem_ != Elem::kF16 || layer.linear || layer.fp8 || layer.codes || !KilnMmaConv::takes(layer.geometry))
+  if (elem_ != Elem::kF16 || layer.linear || layer.fp8 || layer.codes || !mma_conv_enabled() ||
+      !KilnMmaConv::takes(layer.geometry))
     return std::nullopt;
   ConvBuffers io = layer.buffers;
   io.weight = keep(upload(mma_conv_fragments(layer.weights), elem_));
