@@ -164,6 +164,19 @@ TEST(CudaMmaConvTest, TakesNarrowDenseLayersWithinItsLimits) {
   EXPECT_FALSE(cuda::KilnMmaConv::takes(g));  // an odd pitch
 }
 
+TEST(CudaMmaConvTest, AStoredTileShapeRestoresOnlyWhereTheKernelTakesIt) {
+  cuda::ConvGeometry g;
+  std::tie(g.c, g.k, g.r, g.s, g.pad_h, g.pad_w) = std::make_tuple(32, 32, 3, 3, 1, 1);
+  cuda::KilnMmaConv conv(g, cuda::Act::kSilu, false);
+  const cuda::TacticRecord stored = cuda::KilnMmaConv::record({{2, 4}, 0.05});
+  EXPECT_EQ(stored.algorithm, 2 * 16 + 4);
+  EXPECT_TRUE(conv.restore(stored));
+  EXPECT_FALSE(conv.restore({true, 2 * 16 + 3, 0, 0.05, {}}));  // 3 channel tiles: no such shape
+  EXPECT_FALSE(conv.restore({true, 1 * 16 + 8, 0, 0.05, {}}));  // 32 outputs: not 8 tiles of 8
+  EXPECT_FALSE(conv.restore({true, 0, 0, 0.05, {}}));
+  EXPECT_NE(conv.key().find("pitch32x32x32"), std::string::npos) << conv.key();  // packed: c, k, k
+}
+
 TEST(CudaMmaConvTest, KilnCudaMmaConvSwitchesTheKernelOnAndOff) {
   EXPECT_TRUE(cuda::mma_conv_enabled());  // unset: on
   ::setenv("KILN_CUDA_MMA_CONV", "0", 1);
