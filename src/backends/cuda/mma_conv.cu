@@ -57,7 +57,7 @@ struct TapPixel {
 };
 
 // Lane `lane`'s A fragment of one step: rows g and g + 8 of a pixel tile, channels 2t, 2t + 1 and 2t + 8,
-// 2t + 9 of the step's 16 (from `channel` on).
+// 2t + 9 of the step's 16 (from `channel` on), where g = lane / 4 and t = lane % 4.
 __device__ inline void load_a(const TapPixel& g, const TapPixel& g8, int channel, int lane,
                               unsigned (&a)[4]) {
   const int col = channel + (lane % 4) * 2;
