@@ -46,7 +46,8 @@ struct ChannelViews {
 bool channel_views_enabled();
 
 // `runtime_fused_convs`: the program's fp16 SiLU and sigmoid convolutions are offered cuDNN's
-// runtime-compiled fused engines (the only ones found to take views). Nothing is a view otherwise.
+// runtime-compiled fused engines (the only cuDNN engines found to take views; kiln's mma kernel takes them
+// too). Nothing is a view otherwise.
 ChannelViews find_channel_views(const Graph& graph, const std::vector<NodeId>& order, const Fusions& fusions,
                                 const std::vector<Shape>& shapes, bool runtime_fused_convs);
 

@@ -20,7 +20,8 @@ struct ConvGeometry {
   int pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
   // Elements between neighbouring pixels of x, y and the residual where they are channel views into a
   // wider NHWC tensor (a concat's output written in place, a slice read in place: conv_views.h); 0 for
-  // a packed tensor (c, k and k). Only cuDNN's graph API with its epilogue fused takes views.
+  // a packed tensor (c, k and k). Only cuDNN's graph API with its epilogue fused and kiln's mma kernel take
+  // views.
   int x_pitch = 0, y_pitch = 0, residual_pitch = 0;
   bool packed() const { return x_pitch == 0 && y_pitch == 0 && residual_pitch == 0; }
 };
