@@ -244,10 +244,9 @@ void add_build_command(CLI::App& app) {
          "--opt-level", options->opt_level,
          "0: no graph passes, libraries' heuristic kernels; 1: exact clean-ups, cuda times the "
          "first engine of each cuDNN graph against kiln's own convolution kernels; 2: fusions too, two "
-         "engines per graph, the legacy API "
-         "and dense grouped convolutions raced; 3: fusions, four engines per graph, and cuDNN kernels "
-         "compiled for fused SiLU and sigmoid epilogues, which also write and read concats' and "
-         "slices' channels in place (default: the manifest's)")
+         "engines per graph, the legacy API and dense grouped convolutions raced; 3: fusions, four "
+         "engines per graph, and cuDNN kernels compiled for fused SiLU and sigmoid epilogues, which "
+         "also write and read concats' and slices' channels in place (default: the manifest's)")
       ->check(whole_between(0, kMaxOptLevel));
   cmd->add_option(
          "--batch", options->batch,
