@@ -1,7 +1,7 @@
 // A dense fp16 convolution on kiln's tensor-core kernel (mma_conv_kernels.h), a candidate raced against
-// cuDNN's in pick_tactic() (tactic.h) when tactics are timed; unlike kiln's other convolution kernels it reads and
-// writes channel views, so it races on the layers that only cuDNN's graph API took before. Its epilogue
-// (bias, residual, any activation) is always fused.
+// cuDNN's in pick_tactic() (tactic.h) when tactics are timed; unlike kiln's other convolution kernels it
+// reads and writes channel views, so it races on the layers that only cuDNN's graph API took before. Its
+// epilogue (bias, residual, any activation) is always fused.
 #pragma once
 
 #include <string>
