@@ -7,6 +7,7 @@
 #include "backends/cuda/depthwise_conv.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/gemm_fp8.h"
+#include "backends/cuda/hopper/pointwise_conv.h"
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/mma_conv.h"
 #include "backends/cuda/narrow_conv.h"
@@ -171,6 +172,19 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::mma_candidate(
   return candidate(kApiKilnMma, std::move(conv), io, true, stored);
 }
 
+// kiln's Hopper kernel for pointwise layers, fp16 or FP8 (operands as the layer holds them, the bias f32);
+// nothing for other layers or GPUs. It takes views and writes codes.
+std::optional<ProgramBuilder::Candidate> ProgramBuilder::hopper_candidate(
+    const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
+  const hopper::Operand operand = layer.fp8 ? hopper::Operand::kE4m3 : hopper::Operand::kF16;
+  if (elem_ != Elem::kF16 || layer.linear || !KilnHopperConv::takes(layer.geometry, operand)) return std::nullopt;
+  ConvBuffers io = layer.buffers;
+  if (!layer.fp8) io.bias = keep(upload(bias_of(*layer.node, layer.geometry.k).to(DType::kF32), Elem::kF32));
+  auto conv = std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation), layer.residual,
+                                               io.codes);
+  return candidate(kApiKilnHopper, std::move(conv), io, true, stored);
+}
+
 // How many engine configurations of each cuDNN graph a timed search tries, by optimization level: 1 at
 // level 1, 2 at level 2, kGraphEngines from level 3 (FP8 engines compile at run time, so this is most of
 // an FP8 build's time).
@@ -192,8 +206,9 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   if (stored.api == kApiGraph && fp16)
     return graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, tactic);
   if (stored.api == kApiKilnMma) return mma_candidate(layer, tactic);
+  if (stored.api == kApiKilnHopper) return hopper_candidate(layer, tactic);
   if (!layer.geometry.packed())
-    return std::nullopt;  // only cuDNN's graph API and kiln's mma kernel take views
+    return std::nullopt;  // only cuDNN's graph API and kiln's mma and Hopper kernels take views
   if (stored.api == kApiLegacy && !layer.fp8 && !layer.codes) return legacy_candidate(layer, search, tactic);
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
@@ -250,8 +265,9 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   // writing E4M3 codes runs on the graph API only, unfused, where kiln's epilogue kernel writes them.
   const int groups = layer.geometry.groups;
   if (fp16) consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt));
-  // kiln's tensor-core kernel against cuDNN's, by time only; it takes views too.
+  // kiln's tensor-core kernels against cuDNN's, by time only; they take views too.
   if (search) consider(mma_candidate(layer, std::nullopt));
+  if (search) consider(hopper_candidate(layer, std::nullopt));
   if (!layer.geometry.packed()) return best;  // the rest take no views (channel_views.h)
   // Level 1 races the legacy API and the dense form only where nothing else runs the layer.
   const bool wide = options_.opt_level >= 2;

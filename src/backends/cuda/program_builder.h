@@ -135,6 +135,7 @@ class ProgramBuilder {
   std::optional<Candidate> narrow_candidate(const ConvLayer& layer,
                                             const std::optional<TacticRecord>& stored);
   std::optional<Candidate> mma_candidate(const ConvLayer& layer, const std::optional<TacticRecord>& stored);
+  std::optional<Candidate> hopper_candidate(const ConvLayer& layer, const std::optional<TacticRecord>& stored);
   // `stored_key`: the plan's key for `stored`, which restores only the GEMM variant it names.
   std::optional<Candidate> fp8_gemm_candidate(const ConvLayer& layer, bool search_here,
                                               const std::optional<TacticRecord>& stored,

@@ -23,6 +23,7 @@ inline constexpr const char* kApiCublasLtFp8 = "cublaslt-fp8";  // an FP8 pointw
 inline constexpr const char* kApiKilnDepthwise = "kiln-depthwise";  // kiln's depthwise kernel
 inline constexpr const char* kApiKilnNarrow = "kiln-narrow";        // kiln's kernel for few input channels
 inline constexpr const char* kApiKilnMma = "kiln-mma";  // kiln's tensor-core kernel for few channels
+inline constexpr const char* kApiKilnHopper = "kiln-hopper";  // kiln's Hopper pointwise kernel (wgmma, TMA)
 
 struct StoredTactic {
   std::string api;  // which library runs it

@@ -1,0 +1,488 @@
+// Times kiln's Hopper pointwise-convolution kernel (src/backends/cuda/hopper) on the 1x1 stride-1 layers
+// of ResNet-50 and ResNeSt-50d at batch 1, 32 and 256, against cuBLASLt's fp16 and FP8 GEMMs and cuDNN's
+// fastest fp16 convolution of the same shape, in one run, and checks every kiln result against an f32
+// reference computed from the same operands. One row per layer and batch:
+//   microseconds per launch (median of CUDA-graph replays), the share of the dense tensor-core peak
+//   (datasheet: 989 TFLOP/s fp16, 1979 FP8) and of DRAM bandwidth (each operand read once and the output
+//   written once, over the card's datasheet bandwidth), and ||y - ref|| / ||ref|| for kiln's kernels.
+//
+//   pointwise_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--check-only] [--json FILE]
+//
+// --layer keeps the layers of C input channels, K output channels and HW x HW pixels (for a profiler).
+//
+// --check-only runs each of kiln's tiles once against the reference (at batches 1 and 32 unless given)
+// and times nothing (also for compute-sanitizer); it exits 1 when a tile misses. The timed run checks
+// nothing. cuDNN and cuBLASLt run without bias and ReLU; kiln's kernel with both.
+#include <cublasLt.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/hopper/gemm_conv_kernels.h"
+
+namespace {
+
+using kiln::cuda::hopper::GemmConvEpilogue;
+using kiln::cuda::hopper::GemmConvShape;
+using kiln::cuda::hopper::GemmConvTile;
+using kiln::cuda::hopper::Operand;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "pointwise_conv_bench: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "pointwise_conv_bench: %s: cuBLASLt status %d\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+void check(cudnnStatus_t s, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS) {
+    std::fprintf(stderr, "pointwise_conv_bench: %s: %s\n", what, cudnnGetErrorString(s));
+    std::exit(1);
+  }
+}
+
+struct Layer {
+  const char* model;
+  int c, k, hw;  // input channels, output channels, output height = width
+};
+
+// The distinct 1x1 stride-1 convolutions of timm's resnet50 and resnest50d (input channels, output
+// channels, spatial size).
+const Layer kLayers[] = {
+    {"resnet50", 64, 64, 56},     {"resnet50", 64, 256, 56},   {"resnet50", 256, 64, 56},
+    {"resnet50", 256, 128, 56},   {"resnet50", 128, 512, 28},  {"resnet50", 512, 128, 28},
+    {"resnet50", 512, 256, 28},   {"resnet50", 256, 1024, 14}, {"resnet50", 1024, 256, 14},
+    {"resnet50", 1024, 512, 14},  {"resnet50", 512, 2048, 7},  {"resnet50", 2048, 512, 7},
+    {"resnest50d", 64, 128, 56},  {"resnest50d", 128, 64, 56}, {"resnest50d", 256, 256, 56},
+    {"resnest50d", 256, 512, 28}, {"resnest50d", 1024, 1024, 14}, {"resnest50d", 2048, 2048, 7},
+};
+
+const GemmConvTile kTiles[] = {{64, 1}, {128, 1}, {256, 1}, {64, 2}, {128, 2}, {256, 2}};
+
+struct Card {
+  std::string name;
+  double bandwidth;  // bytes per second, datasheet
+};
+
+Card card() {
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, 0), "reading the device");
+  const std::string name = p.name;
+  return {name, name.find("H200") != std::string::npos ? 4.8e12 : 3.35e12};
+}
+
+// Median microseconds per launch of `launch`, captured 20 times into a graph and replayed.
+template <class F>
+double time_us(F launch, cudaStream_t stream) {
+  launch(stream);
+  check(cudaStreamSynchronize(stream), "warm-up");
+  constexpr int kPerGraph = 20;
+  cudaGraph_t graph;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+  for (int i = 0; i < kPerGraph; ++i) launch(stream);
+  check(cudaStreamEndCapture(stream, &graph), "capture");
+  cudaGraphExec_t exec;
+  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  check(cudaGraphLaunch(exec, stream), "replay");
+  std::vector<double> samples;
+  for (int r = 0; r < 15; ++r) {
+    check(cudaEventRecord(start, stream), "event");
+    check(cudaGraphLaunch(exec, stream), "replay");
+    check(cudaEventRecord(stop, stream), "event");
+    check(cudaEventSynchronize(stop), "event");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "event");
+    samples.push_back(ms * 1000.0 / kPerGraph);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+  return samples[samples.size() / 2];
+}
+
+// f32 reference: y[m, n] = sum_k a[m, k] * w[n, k] * scale[n] + bias[n], relu.
+__global__ void reference_kernel(const float* a, const float* w, const float* scale, const float* bias, float* y,
+                                 int m, int n, int k) {
+  const int col = blockIdx.y * blockDim.x + threadIdx.x;
+  const int row = blockIdx.x;  // x: rows may number more than 65535
+  if (col >= n) return;
+  float s = 0;
+  for (int i = 0; i < k; ++i) s += a[static_cast<std::int64_t>(row) * k + i] * w[static_cast<std::int64_t>(col) * k + i];
+  const float v = s * scale[col] + bias[col];
+  y[static_cast<std::int64_t>(row) * n + col] = v > 0 ? v : 0;
+}
+
+template <class T>
+T* device_copy(const std::vector<T>& host) {
+  T* p = nullptr;
+  check(cudaMalloc(&p, host.size() * sizeof(T) + 16), "cudaMalloc");
+  check(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
+  return p;
+}
+
+// The operands of one layer at one batch, in fp16 and as E4M3 codes, with their f32 values.
+struct Operands {
+  int m, n, k;
+  __half *a16, *w16, *y16;
+  std::uint8_t *a8, *w8;
+  float *a32, *w32, *ref, *scale16, *scale8, *bias;
+  float a_scale, w_scale;
+};
+
+Operands make_operands(int m, int n, int k, std::mt19937& rng) {
+  Operands o{m, n, k};
+  std::uniform_real_distribution<float> normal(-1.7f, 1.7f);  // unit variance, cheap to draw
+  std::vector<float> a(static_cast<std::size_t>(m) * k), w(static_cast<std::size_t>(n) * k), bias(n);
+  for (float& v : a) v = std::fabs(normal(rng));  // post-ReLU activations
+  for (float& v : w) v = normal(rng) / std::sqrt(static_cast<float>(k));
+  for (float& v : bias) v = 0.1f * normal(rng);
+  // E4M3 codes of both operands with per-tensor scales (max / 448), decoded back for the reference.
+  const auto amax = [](const std::vector<float>& v) {
+    float x = 0;
+    for (float e : v) x = std::max(x, std::fabs(e));
+    return x;
+  };
+  o.a_scale = amax(a) / 448.0f;
+  o.w_scale = amax(w) / 448.0f;
+  std::vector<std::uint8_t> a8(a.size()), w8(w.size());
+  std::vector<__half> a16(a.size()), w16(w.size());
+  std::vector<float> a32(a.size()), w32(w.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a8[i] = __nv_cvt_float_to_fp8(a[i] / o.a_scale, __NV_SATFINITE, __NV_E4M3);
+    a16[i] = __float2half_rn(a[i]);
+  }
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    w8[i] = __nv_cvt_float_to_fp8(w[i] / o.w_scale, __NV_SATFINITE, __NV_E4M3);
+    w16[i] = __float2half_rn(w[i]);
+  }
+  o.a8 = device_copy(a8);
+  o.w8 = device_copy(w8);
+  o.a16 = device_copy(a16);
+  o.w16 = device_copy(w16);
+  for (std::size_t i = 0; i < a.size(); ++i) a32[i] = __half2float(a16[i]);
+  for (std::size_t i = 0; i < w.size(); ++i) w32[i] = __half2float(w16[i]);
+  o.a32 = device_copy(a32);
+  o.w32 = device_copy(w32);
+  o.bias = device_copy(bias);
+  o.scale16 = device_copy(std::vector<float>(n, 1.0f));
+  o.scale8 = device_copy(std::vector<float>(n, o.a_scale * o.w_scale));
+  check(cudaMalloc(&o.y16, static_cast<std::size_t>(m) * n * 2), "cudaMalloc");
+  check(cudaMalloc(&o.ref, static_cast<std::size_t>(m) * n * 4), "cudaMalloc");
+  return o;
+}
+
+void free_operands(Operands& o) {
+  for (void* p : {static_cast<void*>(o.a16), static_cast<void*>(o.w16), static_cast<void*>(o.y16),
+                  static_cast<void*>(o.a8), static_cast<void*>(o.w8), static_cast<void*>(o.a32),
+                  static_cast<void*>(o.w32), static_cast<void*>(o.ref), static_cast<void*>(o.scale16),
+                  static_cast<void*>(o.scale8), static_cast<void*>(o.bias)})
+    cudaFree(p);
+}
+
+// Decodes E4M3 codes to f32 (the FP8 reference's operands).
+__global__ void decode_kernel(const std::uint8_t* codes, float* out, std::int64_t count) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i < count) {
+    __nv_fp8_e4m3 v;
+    v.__x = codes[i];
+    out[i] = static_cast<float>(v);
+  }
+}
+
+void reference(const Operands& o, bool fp8, cudaStream_t stream) {
+  const float* a = o.a32;
+  const float* w = o.w32;
+  float* a_tmp = nullptr;
+  float* w_tmp = nullptr;
+  if (fp8) {
+    const std::int64_t na = static_cast<std::int64_t>(o.m) * o.k, nw = static_cast<std::int64_t>(o.n) * o.k;
+    check(cudaMalloc(&a_tmp, na * 4), "cudaMalloc");
+    check(cudaMalloc(&w_tmp, nw * 4), "cudaMalloc");
+    decode_kernel<<<(na + 255) / 256, 256, 0, stream>>>(o.a8, a_tmp, na);
+    decode_kernel<<<(nw + 255) / 256, 256, 0, stream>>>(o.w8, w_tmp, nw);
+    a = a_tmp;
+    w = w_tmp;
+  }
+  reference_kernel<<<dim3(o.m, (o.n + 127) / 128), 128, 0, stream>>>(a, w, fp8 ? o.scale8 : o.scale16, o.bias,
+                                                                      o.ref, o.m, o.n, o.k);
+  check(cudaGetLastError(), "reference");
+  check(cudaStreamSynchronize(stream), "reference");
+  cudaFree(a_tmp);
+  cudaFree(w_tmp);
+}
+
+// ||y - ref|| / ||ref|| of the fp16 output against the f32 reference; NaN or an unwritten (poisoned)
+// element makes it infinite.
+double relative_error(const Operands& o) {
+  const std::size_t count = static_cast<std::size_t>(o.m) * o.n;
+  std::vector<__half> y(count);
+  std::vector<float> ref(count);
+  check(cudaMemcpy(y.data(), o.y16, count * 2, cudaMemcpyDeviceToHost), "download");
+  check(cudaMemcpy(ref.data(), o.ref, count * 4, cudaMemcpyDeviceToHost), "download");
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double v = __half2float(y[i]);
+    if (!std::isfinite(v)) return INFINITY;
+    diff += (v - ref[i]) * (v - ref[i]);
+    norm += static_cast<double>(ref[i]) * ref[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+struct Result {
+  double us = 0;
+  GemmConvTile tile;
+  double error = 0;
+};
+
+// The largest ||y - ref|| / ||ref|| a tile may show: one rounding of the output to fp16 (2^-11 relative at
+// most) over f32 accumulation of exact products. E4M3 gets twice that: Hopper's FP8 matrix steps add their
+// products with fewer bits than f32, so the error grows with the channel count (7.7e-4 at 2048 channels on
+// an H100, against 2.1e-4 for fp16 at any count).
+constexpr double kTolerance = 0x1p-10;
+constexpr double kTolerance8 = 0x1p-9;
+
+// kiln's kernel, every tile: checked against the reference (output poisoned first) or timed, the fastest
+// kept. The error is the worst tile's: every tile must be right.
+std::optional<Result> run_kiln(const Operands& o, Operand operand, bool timed, cudaStream_t stream) {
+  const bool fp8 = operand == Operand::kE4m3;
+  if (!timed) reference(o, fp8, stream);
+  const GemmConvShape shape{o.m, o.n, o.k, o.k, o.n, 0};
+  GemmConvEpilogue epilogue;
+  epilogue.scale = fp8 ? o.scale8 : o.scale16;
+  epilogue.bias = o.bias;
+  epilogue.act = kiln::cuda::Act::kRelu;
+  epilogue.y = o.y16;
+  const void* a = fp8 ? static_cast<const void*>(o.a8) : o.a16;
+  const void* w = fp8 ? static_cast<const void*>(o.w8) : o.w16;
+  std::optional<Result> best;
+  double worst_error = 0;
+  for (const GemmConvTile& tile : kTiles) {
+    if (!kiln::cuda::hopper::gemm_conv_takes(shape, operand, tile)) continue;
+    const auto launch = [&](cudaStream_t s) {
+      check(kiln::cuda::hopper::gemm_conv(operand, a, w, shape, tile, epilogue, s), "kiln gemm_conv");
+    };
+    double us = 0;
+    if (timed) {
+      us = time_us(launch, stream);
+    } else {
+      check(cudaMemsetAsync(o.y16, 0xff, static_cast<std::size_t>(o.m) * o.n * 2, stream), "poison");
+      launch(stream);
+      check(cudaStreamSynchronize(stream), "kiln gemm_conv");
+      const double error = relative_error(o);
+      if (!(error <= (fp8 ? kTolerance8 : kTolerance)))
+        std::printf("FAIL: %s tile %dx%d: relative error %.3g\n", fp8 ? "e4m3" : "f16", tile.columns, tile.consumers, error);
+      worst_error = std::max(worst_error, error);
+    }
+    if (!best || us < best->us) best = Result{us, tile, 0};
+  }
+  if (best) best->error = worst_error;
+  return best;
+}
+
+// cuBLASLt's fastest of its heuristic's first algorithms for D[m, n] = A[m, k] W[n, k]^T (TN in its
+// column-major terms), fp16 output, with a bias-ReLU epilogue where it has one.
+double time_cublaslt(cublasLtHandle_t lt, const Operands& o, bool fp8, void* workspace, std::size_t ws_bytes,
+                     cudaStream_t stream) {
+  const cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16F;
+  cublasLtMatmulDesc_t desc;
+  check(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul desc");
+  const cublasOperation_t t = CUBLAS_OP_T, nt = CUBLAS_OP_N;
+  check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t), "transa");
+  check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof nt), "transb");
+  cublasLtMatrixLayout_t la, lb, ld;
+  check(cublasLtMatrixLayoutCreate(&la, in, o.k, o.n, o.k), "layout");
+  check(cublasLtMatrixLayoutCreate(&lb, in, o.k, o.m, o.k), "layout");
+  check(cublasLtMatrixLayoutCreate(&ld, CUDA_R_16F, o.n, o.m, o.n), "layout");
+  cublasLtMatmulPreference_t pref;
+  check(cublasLtMatmulPreferenceCreate(&pref), "preference");
+  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                             sizeof ws_bytes), "preference");
+  cublasLtMatmulHeuristicResult_t results[8];
+  int found = 0;
+  if (cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, ld, ld, pref, 8, results, &found) != CUBLAS_STATUS_SUCCESS)
+    found = 0;  // no algorithm for this shape: the row shows inf
+  const float alpha = fp8 ? o.a_scale * o.w_scale : 1.0f, beta = 0.0f;
+  const void* a = fp8 ? static_cast<const void*>(o.w8) : o.w16;
+  const void* b = fp8 ? static_cast<const void*>(o.a8) : o.a16;
+  double best = INFINITY;
+  for (int i = 0; i < found; ++i) {
+    const auto launch = [&](cudaStream_t s) {
+      cublasLtMatmul(lt, desc, &alpha, a, la, b, lb, &beta, o.y16, ld, o.y16, ld, &results[i].algo, workspace,
+                     ws_bytes, s);
+    };
+    best = std::min(best, time_us(launch, stream));
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(ld);
+  cublasLtMatmulDescDestroy(desc);
+  return best;
+}
+
+// cuDNN's fastest fp16 1x1 convolution (NHWC, f32 accumulation) by its own search, timed here.
+double time_cudnn(cudnnHandle_t dnn, const Operands& o, int batch, int hw, void* workspace, std::size_t ws_bytes,
+                  cudaStream_t stream) {
+  cudnnTensorDescriptor_t x, y;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  check(cudnnCreateTensorDescriptor(&x), "desc");
+  check(cudnnCreateTensorDescriptor(&y), "desc");
+  check(cudnnCreateFilterDescriptor(&w), "desc");
+  check(cudnnCreateConvolutionDescriptor(&conv), "desc");
+  check(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, batch, o.k, hw, hw), "x");
+  check(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, batch, o.n, hw, hw), "y");
+  check(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, o.n, o.k, 1, 1), "w");
+  check(cudnnSetConvolution2dDescriptor(conv, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), "conv");
+  check(cudnnSetConvolutionMathType(conv, CUDNN_TENSOR_OP_MATH), "math");
+  cudnnConvolutionFwdAlgoPerf_t perf[8];
+  int found = 0;
+  check(cudnnFindConvolutionForwardAlgorithmEx(dnn, x, o.a16, w, o.w16, conv, y, o.y16, 8, &found, perf, workspace,
+                                               ws_bytes), "find");
+  double best = INFINITY;
+  const float one = 1, zero = 0;
+  for (int i = 0; i < found; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ws_bytes) continue;
+    const auto launch = [&](cudaStream_t) {
+      cudnnConvolutionForward(dnn, &one, x, o.a16, w, o.w16, conv, perf[i].algo, workspace, ws_bytes, &zero, y, o.y16);
+    };
+    best = std::min(best, time_us(launch, stream));
+  }
+  cudnnDestroyTensorDescriptor(x);
+  cudnnDestroyTensorDescriptor(y);
+  cudnnDestroyFilterDescriptor(w);
+  cudnnDestroyConvolutionDescriptor(conv);
+  return best;
+}
+
+std::vector<int> parse_batches(const char* text) {
+  std::vector<int> batches;
+  for (const char* p = text; *p != '\0';) {
+    char* end = nullptr;
+    const long v = std::strtol(p, &end, 10);
+    if (end == p || v <= 0) {
+      std::fprintf(stderr, "pointwise_conv_bench: --batches wants positive integers separated by commas, got '%s'\n", text);
+      std::exit(2);
+    }
+    batches.push_back(static_cast<int>(v));
+    p = *end == ',' ? end + 1 : end;
+  }
+  return batches;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> batches = {1, 32, 256};
+  const char* json_path = nullptr;
+  bool timed = true;
+  int only[3] = {0, 0, 0};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--batches" && i + 1 < argc) {
+      batches = parse_batches(argv[++i]);
+    } else if (arg == "--layer" && i + 1 < argc) {
+      if (std::sscanf(argv[++i], "%d,%d,%d", &only[0], &only[1], &only[2]) != 3) {
+        std::fprintf(stderr, "pointwise_conv_bench: --layer wants C,K,HW, got '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if (arg == "--check-only") {
+      timed = false;
+    } else if (arg == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: pointwise_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--check-only] [--json FILE]\n");
+      return 2;
+    }
+  }
+  if (!kiln::cuda::hopper::hopper_gpu()) {
+    std::fprintf(stderr, "pointwise_conv_bench: needs a Hopper GPU (compute capability 9.0)\n");
+    return 1;
+  }
+  const Card gpu = card();
+  cudaStream_t stream;
+  check(cudaStreamCreate(&stream), "stream");
+  cublasLtHandle_t lt;
+  check(cublasLtCreate(&lt), "cuBLASLt");
+  cudnnHandle_t dnn;
+  check(cudnnCreate(&dnn), "cuDNN");
+  check(cudnnSetStream(dnn, stream), "cuDNN stream");
+  const std::size_t ws_bytes = 64 << 20;
+  void* workspace = nullptr;
+  check(cudaMalloc(&workspace, ws_bytes), "workspace");
+  std::FILE* json = json_path != nullptr ? std::fopen(json_path, "w") : nullptr;
+  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.pointwise-conv-bench/1\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
+  std::printf("%s; peaks: 989 TFLOP/s fp16, 1979 FP8 dense; DRAM %.2f TB/s (datasheet)\n", gpu.name.c_str(),
+              gpu.bandwidth / 1e12);
+  std::printf("%-10s %5s %5s %4s %5s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s\n", "model", "c", "k", "hw", "batch",
+              "cudnn16", "lt16", "kiln16", "lt8", "kiln8", "k16/dn", "k8/dn", "k8%pk", "k8%bw");
+  std::mt19937 rng(7);
+  bool first = true, failed = false;
+  if (!timed && batches.size() == 3) batches = {1, 32};  // the reference is slow at batch 256
+  for (int batch : batches) {
+    for (const Layer& layer : kLayers) {
+      if (only[0] != 0 && (layer.c != only[0] || layer.k != only[1] || layer.hw != only[2])) continue;
+      const int m = batch * layer.hw * layer.hw;
+      Operands o = make_operands(m, layer.k, layer.c, rng);
+      const double dn = timed ? time_cudnn(dnn, o, batch, layer.hw, workspace, ws_bytes, stream) : 0.0;
+      const double lt16 = timed ? time_cublaslt(lt, o, false, workspace, ws_bytes, stream) : 0.0;
+      const double lt8 = timed ? time_cublaslt(lt, o, true, workspace, ws_bytes, stream) : 0.0;
+      const std::optional<Result> k16 = run_kiln(o, Operand::kF16, timed, stream);
+      const std::optional<Result> k8 = run_kiln(o, Operand::kE4m3, timed, stream);
+      failed = failed || !k16 || !k8 || !(k16->error <= kTolerance) || !(k8->error <= kTolerance8);
+      const double flops = 2.0 * m * layer.k * layer.c;
+      const double bytes8 = static_cast<double>(m) * layer.c + static_cast<double>(layer.k) * layer.c +
+                            2.0 * m * layer.k;
+      const double k8us = k8 ? k8->us : INFINITY, k16us = k16 ? k16->us : INFINITY;
+      if (!timed) {
+        std::printf("checked %-10s c %5d k %5d hw %3d batch %3d: error f16 %.2e, e4m3 %.2e\n", layer.model, layer.c,
+                    layer.k, layer.hw, batch, k16 ? k16->error : INFINITY, k8 ? k8->error : INFINITY);
+        std::fflush(stdout);
+        free_operands(o);
+        continue;
+      }
+      std::printf("%-10s %5d %5d %4d %5d | %8.2f %8.2f %8.2f | %8.2f %8.2f | %6.2f %6.2f %5.1f%% %5.1f%%\n",
+                  layer.model, layer.c, layer.k, layer.hw, batch, dn, lt16, k16us, lt8, k8us, dn / k16us, dn / k8us,
+                  100.0 * flops / (k8us * 1e-6) / 1979e12, 100.0 * bytes8 / (k8us * 1e-6) / gpu.bandwidth);
+      std::fflush(stdout);
+      if (json != nullptr) {
+        std::fprintf(json,
+                     "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"batch\": %d, \"cudnn_f16_us\": %.3f, "
+                     "\"cublaslt_f16_us\": %.3f, \"cublaslt_fp8_us\": %.3f, \"kiln_f16_us\": %.3f, \"kiln_fp8_us\": %.3f, "
+                     "\"kiln_f16_tile\": [%d, %d], \"kiln_fp8_tile\": [%d, %d]}",
+                     first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, batch, dn, lt16, lt8, k16us, k8us,
+                     k16 ? k16->tile.columns : 0, k16 ? k16->tile.consumers : 0, k8 ? k8->tile.columns : 0,
+                     k8 ? k8->tile.consumers : 0);
+        first = false;
+      }
+      free_operands(o);
+    }
+  }
+  if (json != nullptr) {
+    std::fprintf(json, "\n]}\n");
+    std::fclose(json);
+  }
+  if (failed) std::printf("FAIL: a kiln tile missed the reference\n");
+  return failed ? 1 : 0;
+}

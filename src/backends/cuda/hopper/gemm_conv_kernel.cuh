@@ -1,0 +1,299 @@
+// kiln's Hopper pointwise convolution kernel (gemm_conv_kernels.h), included by one file per operand type
+// so that each compiles on its own. A block computes one tile of the output: warpgroup 0 is the producer,
+// whose first thread has the copy engine fill a ring of shared-memory stages (a 128-byte-wide slice of K
+// of the x tile and of the weight tile each); warpgroups 1.. are consumers, each computing 64 rows of the
+// tile with wgmma steps straight from the stages and then the epilogue from its registers. Two barriers
+// per stage keep the ring: `full` completes when a stage's bytes arrived, `empty` when every consumer warp
+// finished reading it.
+#pragma once
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/cuda/hopper/gemm_conv_kernels.h"
+#include "backends/cuda/hopper/ptx.cuh"
+#include "backends/cuda/hopper/wgmma.cuh"
+#include "backends/cuda/quantization_math.cuh"
+
+namespace kiln::cuda::hopper {
+
+struct EpilogueArgs {
+  GemmConvShape shape;
+  GemmConvEpilogue out;
+};
+
+namespace gemm_conv_detail {
+
+constexpr int kWarpgroup = 128;
+constexpr int kRowsPerConsumer = 64;
+constexpr int kStepBytes = 32;  // K bytes per wgmma step
+
+// One block a multiprocessor, the ring as deep as 200 KiB of shared memory allows (up to 8 stages).
+constexpr int kSharedBudget = 200 * 1024;
+
+template <int kColumns, int kConsumers>
+struct Tiling {
+  static constexpr int kRows = kRowsPerConsumer * kConsumers;
+  static constexpr int kStageBytes = (kRows + kColumns) * kRowBytes;
+  static constexpr int kStages = kSharedBudget / kStageBytes < 8 ? kSharedBudget / kStageBytes : 8;
+  static constexpr int kThreads = kWarpgroup * (1 + kConsumers);
+  // The stages, 1024-byte aligned for the swizzle, then the barriers; 1024 bytes of slack for aligning.
+  static constexpr int kSharedBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+};
+
+struct Ring {
+  std::uint8_t* stages;
+  std::uint64_t* full;
+  std::uint64_t* empty;
+};
+
+template <class T>
+__device__ Ring carve_ring(std::uint8_t* shared) {
+  const std::uintptr_t base = (reinterpret_cast<std::uintptr_t>(shared) + 1023) & ~std::uintptr_t{1023};
+  std::uint8_t* stages = reinterpret_cast<std::uint8_t*>(base);
+  auto* barriers = reinterpret_cast<std::uint64_t*>(stages + T::kStages * T::kStageBytes);
+  return {stages, barriers, barriers + T::kStages};
+}
+
+// Where a tile starts: the column tiles of one row tile are neighbours in the tile order, so that their x
+// rows come from L2.
+struct TileOrigin {
+  int row0, column0;
+};
+
+template <class T, int kColumns>
+__device__ TileOrigin tile_origin(int tile, int channels_out) {
+  const int column_tiles = (channels_out + kColumns - 1) / kColumns;
+  return {(tile / column_tiles) * T::kRows, (tile % column_tiles) * kColumns};
+}
+
+// The ring's position: blocks pass through the stages in order across every tile of the block, and a
+// stage's barriers change phase each time round.
+struct RingCursor {
+  int stage = 0;
+  std::uint32_t phase = 0;
+  template <class T>
+  __device__ void advance() {
+    if (++stage == T::kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+};
+
+// The producer's first thread: the x and weight slices of every K block of the block's tiles, each into
+// the next free stage, running ahead of the consumers by up to the ring's depth (so the next tile's
+// copies overlap this tile's epilogue).
+template <class T, int kColumns>
+__device__ void produce(const Ring& ring, const CUtensorMap* x_map, const CUtensorMap* w_map, int tiles,
+                        int k_blocks, int channels_out, int block_k) {
+  RingCursor at;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const TileOrigin origin = tile_origin<T, kColumns>(tile, channels_out);
+    for (int kb = 0; kb < k_blocks; ++kb, at.advance<T>()) {
+      barrier_wait(&ring.empty[at.stage], at.phase ^ 1);
+      std::uint8_t* a = ring.stages + at.stage * T::kStageBytes;
+      std::uint8_t* b = a + T::kRows * kRowBytes;
+      barrier_arrive_expect(&ring.full[at.stage], T::kStageBytes);
+      tma_load_2d(a, x_map, &ring.full[at.stage], kb * block_k, origin.row0);
+      tma_load_2d(b, w_map, &ring.full[at.stage], kb * block_k, origin.column0);
+    }
+  }
+}
+
+// Each warp's first lane arrives: a warp's wait covers its own part of the warpgroup's steps.
+__device__ inline void release_stage(const Ring& ring, int stage) {
+  if (threadIdx.x % 32 == 0) barrier_arrive(&ring.empty[stage]);
+}
+
+// The consumer's 64 rows x kColumns accumulators of one tile over every K block, releasing each stage
+// once the matrix steps reading it have completed (one group stays in flight while the next is issued).
+template <class T, Operand kOperand, int kColumns>
+__device__ void accumulate(const Ring& ring, RingCursor& at, int consumer, int k_blocks,
+                           float (&acc)[Wgmma<kOperand, kColumns>::kRegisters]) {
+  int previous = 0;
+  for (int kb = 0; kb < k_blocks; ++kb, at.advance<T>()) {
+    barrier_wait(&ring.full[at.stage], at.phase);
+    const std::uint8_t* a = ring.stages + at.stage * T::kStageBytes + consumer * kRowsPerConsumer * kRowBytes;
+    const std::uint8_t* b = ring.stages + at.stage * T::kStageBytes + T::kRows * kRowBytes;
+    wgmma_fence();
+#pragma unroll
+    for (int step = 0; step < kRowBytes / kStepBytes; ++step) {
+      Wgmma<kOperand, kColumns>::step(acc, swizzled_tile_descriptor(a + step * kStepBytes),
+                                      swizzled_tile_descriptor(b + step * kStepBytes), kb > 0 || step > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<1>();
+    if (kb > 0) release_stage(ring, previous);
+    previous = at.stage;
+  }
+  wgmma_wait<0>();
+  release_stage(ring, previous);
+}
+
+// The epilogue of two neighbouring columns of one row: v = act(acc * scale + bias (+ residual)).
+template <bool kScaled, bool kResidual, Act kAct>
+__device__ inline float2 epilogue_pair(float a0, float a1, float2 scale, float2 bias, const __half* residual) {
+  float v0 = kScaled ? fmaf(a0, scale.x, bias.x) : a0 + bias.x;
+  float v1 = kScaled ? fmaf(a1, scale.y, bias.y) : a1 + bias.y;
+  if constexpr (kResidual) {
+    const float2 r = __half22float2(*reinterpret_cast<const __half2*>(residual));
+    v0 += r.x;
+    v1 += r.y;
+  }
+  return {activate(v0, kAct), activate(v1, kAct)};
+}
+
+// Each thread holds, per 8 columns j, two neighbouring columns of two rows 8 apart (wgmma's f32
+// accumulator layout): it writes them as half2 and two codes. The branches that do not depend on the
+// element (scale, residual, activation) are template constants, and each row's addresses are made once.
+template <Operand kOperand, int kColumns, int kRegisters, bool kResidual, Act kAct>
+__device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs& e, int row0, int column0) {
+  constexpr bool kScaled = kOperand == Operand::kE4m3;
+  const int warp = (threadIdx.x % kWarpgroup) / 32;
+  const int lane = threadIdx.x % 32;
+  const int first_column = column0 + (lane % 4) * 2;
+  const GemmConvShape& shape = e.shape;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = row0 + warp * 16 + lane / 4 + half * 8;
+    if (row >= shape.pixels) continue;
+    const std::int64_t y_at = static_cast<std::int64_t>(row) * shape.y_pitch + first_column;
+    __half* y = e.out.y != nullptr ? e.out.y + y_at : nullptr;
+    std::uint8_t* codes = e.out.codes.codes != nullptr ? e.out.codes.codes + y_at : nullptr;
+    const __half* residual =
+        kResidual ? e.out.residual + static_cast<std::int64_t>(row) * shape.residual_pitch + first_column : nullptr;
+#pragma unroll
+    for (int j = 0; j < kColumns / 8; ++j) {
+      if (first_column + j * 8 >= shape.channels_out) break;
+      const float2 bias = __ldg(reinterpret_cast<const float2*>(e.out.bias + first_column + j * 8));
+      const float2 scale =
+          kScaled ? __ldg(reinterpret_cast<const float2*>(e.out.scale + first_column + j * 8)) : float2{1.0f, 1.0f};
+      const float2 v = epilogue_pair<kScaled, kResidual, kAct>(acc[j * 4 + half * 2], acc[j * 4 + half * 2 + 1],
+                                                               scale, bias, kResidual ? residual + j * 8 : nullptr);
+      const __half2 stored = __floats2half2_rn(v.x, v.y);
+      if (y != nullptr) *reinterpret_cast<__half2*>(y + j * 8) = stored;
+      if (codes != nullptr) {
+        const std::uint16_t pair = e4m3_code(__low2float(stored), e.out.codes.scale) |
+                                   (e4m3_code(__high2float(stored), e.out.codes.scale) << 8);
+        *reinterpret_cast<std::uint16_t*>(codes + j * 8) = pair;
+      }
+    }
+  }
+}
+
+template <Operand kOperand, int kColumns, int kRegisters, bool kResidual>
+__device__ void write_tile_with(const float (&acc)[kRegisters], const EpilogueArgs& e, int row0, int column0) {
+  switch (e.out.act) {
+    case Act::kNone:
+      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kNone>(acc, e, row0, column0);
+    case Act::kRelu:
+      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kRelu>(acc, e, row0, column0);
+    case Act::kSilu:
+      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kSilu>(acc, e, row0, column0);
+    case Act::kSigmoid:
+      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kSigmoid>(acc, e, row0, column0);
+  }
+}
+
+template <Operand kOperand, int kColumns, int kRegisters>
+__device__ void write_tile(const float (&acc)[kRegisters], const EpilogueArgs& e, int row0, int column0) {
+  if (e.out.residual != nullptr) {
+    write_tile_with<kOperand, kColumns, kRegisters, true>(acc, e, row0, column0);
+  } else {
+    write_tile_with<kOperand, kColumns, kRegisters, false>(acc, e, row0, column0);
+  }
+}
+
+template <Operand kOperand, int kColumns, int kConsumers>
+__global__ void __launch_bounds__(Tiling<kColumns, kConsumers>::kThreads, 1)
+    gemm_conv_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
+                     const EpilogueArgs e) {
+  using T = Tiling<kColumns, kConsumers>;
+  extern __shared__ std::uint8_t shared[];
+  const Ring ring = carve_ring<T>(shared);
+  const int warpgroup = threadIdx.x / kWarpgroup;
+  constexpr int block_k = kBlockK<kOperand>;
+  const int k_blocks = (e.shape.channels_in + block_k - 1) / block_k;
+  const int tiles = ((e.shape.pixels + T::kRows - 1) / T::kRows) *
+                    ((e.shape.channels_out + kColumns - 1) / kColumns);
+  if (threadIdx.x == 0) {
+    prefetch_tensor_map(&x_map);
+    prefetch_tensor_map(&w_map);
+    for (int s = 0; s < T::kStages; ++s) {
+      barrier_init(&ring.full[s], 1);
+      barrier_init(&ring.empty[s], 4 * kConsumers);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+  if (warpgroup == 0) {
+    if constexpr (kConsumers > 1) release_registers<40>();
+    if (threadIdx.x == 0) produce<T, kColumns>(ring, &x_map, &w_map, tiles, k_blocks, e.shape.channels_out, block_k);
+  } else {
+    if constexpr (kConsumers > 1) claim_registers<232>();
+    const int consumer = warpgroup - 1;
+    RingCursor at;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      float acc[Wgmma<kOperand, kColumns>::kRegisters];
+      accumulate<T, kOperand, kColumns>(ring, at, consumer, k_blocks, acc);
+      const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
+      write_tile<kOperand, kColumns>(acc, e, origin.row0 + consumer * kRowsPerConsumer, origin.column0);
+    }
+  }
+}
+
+// A persistent grid: as many blocks as fit on the GPU at once, each taking every gridDim-th tile.
+template <Operand kOperand, int kColumns, int kConsumers>
+cudaError_t launch(const CUtensorMap& x_map, const CUtensorMap& w_map, const EpilogueArgs& e,
+                   cudaStream_t stream) {
+  using T = Tiling<kColumns, kConsumers>;
+  const auto kernel = gemm_conv_kernel<kOperand, kColumns, kConsumers>;
+  if (const cudaError_t status =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSharedBytes);
+      status != cudaSuccess) {
+    return status;
+  }
+  const long long tiles = static_cast<long long>((e.shape.channels_out + kColumns - 1) / kColumns) *
+                          ((e.shape.pixels + T::kRows - 1) / T::kRows);
+  int device = 0, processors = 0, per_processor = 0;
+  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
+  if (const cudaError_t status = cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device);
+      status != cudaSuccess) {
+    return status;
+  }
+  if (const cudaError_t status =
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_processor, kernel, T::kThreads, T::kSharedBytes);
+      status != cudaSuccess) {
+    return status;
+  }
+  const long long blocks = std::min<long long>(tiles, static_cast<long long>(processors) * std::max(per_processor, 1));
+  kernel<<<static_cast<unsigned>(blocks), T::kThreads, T::kSharedBytes, stream>>>(x_map, w_map, e);
+  return cudaGetLastError();
+}
+
+}  // namespace gemm_conv_detail
+
+// Launches the kernel of `kOperand` tiled as `tile`; cudaErrorInvalidConfiguration for a tile it is not
+// instantiated for. Instantiated once per operand type (gemm_conv_f16.cu, gemm_conv_e4m3.cu).
+template <Operand kOperand>
+cudaError_t launch_tile(const GemmConvTile& tile, const CUtensorMap& x_map, const CUtensorMap& w_map,
+                        const EpilogueArgs& e, cudaStream_t stream) {
+  using gemm_conv_detail::launch;
+  if (tile.consumers == 1 && tile.columns == 64) return launch<kOperand, 64, 1>(x_map, w_map, e, stream);
+  if (tile.consumers == 1 && tile.columns == 128) return launch<kOperand, 128, 1>(x_map, w_map, e, stream);
+  if (tile.consumers == 1 && tile.columns == 256) return launch<kOperand, 256, 1>(x_map, w_map, e, stream);
+  if (tile.consumers == 2 && tile.columns == 64) return launch<kOperand, 64, 2>(x_map, w_map, e, stream);
+  if (tile.consumers == 2 && tile.columns == 128) return launch<kOperand, 128, 2>(x_map, w_map, e, stream);
+  if (tile.consumers == 2 && tile.columns == 256) return launch<kOperand, 256, 2>(x_map, w_map, e, stream);
+  return cudaErrorInvalidConfiguration;
+}
+
+extern template cudaError_t launch_tile<Operand::kF16>(const GemmConvTile&, const CUtensorMap&, const CUtensorMap&,
+                                                       const EpilogueArgs&, cudaStream_t);
+extern template cudaError_t launch_tile<Operand::kE4m3>(const GemmConvTile&, const CUtensorMap&,
+                                                        const CUtensorMap&, const EpilogueArgs&, cudaStream_t);
+
+}  // namespace kiln::cuda::hopper

@@ -1,0 +1,92 @@
+// The Hopper instructions kiln's matrix kernels are made of, one small function each: shared-memory
+// barriers (mbarrier) that count arrivals and the bytes the copy engine delivers, the bulk tensor copy
+// (TMA) of a tile from global into shared memory, warpgroup matrix fences, and the shared-memory matrix
+// descriptor wgmma reads its operands through. sm_90a.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace kiln::cuda::hopper {
+
+__device__ inline std::uint32_t shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ inline void barrier_init(std::uint64_t* bar, int arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(arrivals));
+}
+
+// Makes the barriers' initialization visible to the copy engine before any copy names them.
+__device__ inline void fence_barrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+
+// One arrival that also announces `bytes` the copy engine will deliver in this phase.
+__device__ inline void barrier_arrive_expect(std::uint64_t* bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+}
+
+__device__ inline void barrier_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
+}
+
+// Waits until the barrier's phase of parity `phase` has completed. A barrier starts in phase 0, so
+// waiting for parity 1 on a fresh barrier returns at once (a ring's slots start empty).
+__device__ inline void barrier_wait(std::uint64_t* bar, std::uint32_t phase) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "wait:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait;\n}\n" ::"r"(shared_address(bar)),
+      "r"(phase)
+      : "memory");
+}
+
+// Copies the box of `map` at (x, y) (x the innermost coordinate, in elements) into shared memory; the
+// barrier counts its bytes. Elements outside the tensor arrive as zeros.
+__device__ inline void tma_load_2d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int x, int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], "
+      "[%2];" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(shared_address(bar)), "r"(x), "r"(y)
+      : "memory");
+}
+
+__device__ inline void prefetch_tensor_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+}
+
+// Orders the registers wgmma reads and writes against the warpgroup's earlier accesses.
+__device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// Waits until at most `kPending` committed groups of the warpgroup are still running.
+template <int kPending>
+__device__ inline void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// Hands registers from the producer warpgroup to the consumers (the kernel's register cap at entry
+// makes room for it).
+template <int kRegisters>
+__device__ inline void release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegisters));
+}
+template <int kRegisters>
+__device__ inline void claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegisters));
+}
+
+// The descriptor of a K-major operand tile in shared memory laid out by the copy engine with its 128-byte
+// swizzle: rows of 128 bytes, groups of 8 rows 1024 bytes apart (the stride offset), the tile 1024-byte
+// aligned. Advancing `p` by 32 bytes within a row selects the next K step.
+__device__ inline std::uint64_t swizzled_tile_descriptor(const void* p) {
+  const std::uint64_t address = shared_address(p);
+  std::uint64_t d = (address & 0x3FFFF) >> 4;
+  d |= std::uint64_t{1} << 16;            // leading offset: unused by swizzled K-major layouts
+  d |= std::uint64_t{1024 >> 4} << 32;    // stride offset: 8 rows of 128 bytes
+  d |= std::uint64_t{1} << 62;            // 128-byte swizzle
+  return d;
+}
+
+}  // namespace kiln::cuda::hopper

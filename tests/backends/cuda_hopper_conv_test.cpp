@@ -1,0 +1,280 @@
+// kiln's Hopper pointwise-convolution kernel (backends/cuda/hopper/gemm_conv_kernels.h) called directly,
+// every tile, against a double-precision 1x1 convolution of the same operand values: fp16 and E4M3
+// operands, pixel and channel counts that are no multiple of a tile's (partial tiles at every edge, a
+// partial K block), a residual, SiLU and ReLU, channel views (channels outside a view stay as they were),
+// and E4M3 output codes, which must equal kiln's host quantization of the kernel's own fp16 output (and be
+// the same bytes when no fp16 output is written). Skips without a Hopper GPU; what
+// the kernel takes is checked on any machine.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "cuda_test_util.h"
+#include "testing/random_tensor.h"
+
+#if KILN_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/hopper/gemm_conv_kernels.h"
+#include "backends/cuda/hopper/pointwise_conv.h"
+#endif
+
+namespace kiln {
+namespace {
+
+#if KILN_HAVE_CUDA
+
+using cuda::hopper::GemmConvShape;
+using cuda::hopper::GemmConvTile;
+using cuda::hopper::Operand;
+
+struct HopperCase {
+  Operand operand;
+  int c, k, pixels;
+  bool residual, views, codes, y;
+  cuda::Act act;
+};
+
+std::string case_name(const HopperCase& c) {
+  return cat(c.operand == Operand::kF16 ? "f16" : "e4m3", "_c", c.c, "_k", c.k, "_px", c.pixels,
+             c.residual ? "_residual" : "", c.views ? "_views" : "", c.codes ? "_codes" : "", c.y ? "" : "_no_y",
+             c.act == cuda::Act::kSilu ? "_silu" : "_relu");
+}
+
+void PrintTo(const HopperCase& c, std::ostream* out) { *out << case_name(c); }
+
+template <class T>
+cuda::DeviceBuffer upload(const std::vector<T>& host) {
+  cuda::DeviceBuffer buffer(host.size() * sizeof(T));
+  cuda::check(cudaMemcpy(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
+  return buffer;
+}
+
+template <class T>
+std::vector<T> download(const cuda::DeviceBuffer& buffer, std::size_t count) {
+  std::vector<T> host(count);
+  cuda::check(cudaMemcpy(host.data(), buffer.data(), count * sizeof(T), cudaMemcpyDeviceToHost), "download");
+  return host;
+}
+
+// Values of [rows, columns] with `pitch` elements per row; positions outside the columns hold `fill`.
+std::vector<float> pitched(const Tensor& t, std::int64_t rows, std::int64_t columns, std::int64_t pitch,
+                           std::int64_t offset, float fill) {
+  std::vector<float> out(static_cast<std::size_t>(rows * pitch), fill);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < columns; ++c)
+      out[static_cast<std::size_t>(r * pitch + offset + c)] = t.f32()[static_cast<std::size_t>(r * columns + c)];
+  return out;
+}
+
+std::vector<std::uint16_t> to_f16_bits(const std::vector<float>& v) {
+  std::vector<std::uint16_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = f32_to_f16(v[i]);
+  return out;
+}
+
+std::vector<std::uint8_t> to_e4m3_codes(const std::vector<float>& v) {
+  std::vector<std::uint8_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = f32_to_e4m3(v[i]);
+  return out;
+}
+
+double activated(double v, cuda::Act act) {
+  return act == cuda::Act::kRelu ? (v > 0 ? v : 0) : v / (1.0 + std::exp(-v));
+}
+
+class CudaHopperConvKernelTest : public ::testing::TestWithParam<HopperCase> {};
+
+TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
+  KILN_SKIP_WITHOUT_GPU();
+  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "the kernel runs on compute capability 9.0 only";
+  const HopperCase c = GetParam();
+  const bool fp8 = c.operand == Operand::kE4m3;
+  // Operands as the kernel reads them: fp16 values, or E4M3 code values (the scales are the epilogue's).
+  const Tensor x_values = testing::random_tensor({c.pixels, c.c}, 11, fp8 ? -200.0f : -1.0f, fp8 ? 200.0f : 1.0f);
+  const Tensor w_values = testing::random_tensor({c.k, c.c}, 12, fp8 ? -100.0f : -0.2f, fp8 ? 100.0f : 0.2f);
+  const Tensor bias = testing::random_tensor({c.k}, 13);
+  const Tensor scale = testing::random_tensor({c.k}, 14, 1e-4f, 3e-4f);
+  const Tensor residual = testing::random_tensor({c.pixels, c.k}, 15);
+  const std::int64_t x_pitch = c.views ? c.c + 32 : c.c, x_at = c.views ? 16 : 0;
+  const std::int64_t y_pitch = c.views ? c.k + 24 : c.k, y_at = c.views ? 8 : 0;
+  const std::int64_t r_pitch = c.views ? c.k + 8 : c.k;
+  constexpr float kFill = 7.0f;
+  const std::vector<float> x_host = pitched(x_values, c.pixels, c.c, x_pitch, x_at, kFill);
+  const std::vector<float> w_host(w_values.f32().begin(), w_values.f32().end());
+  // The values the kernel multiplies: operands rounded to their type once.
+  const auto stored = [&](float v) { return fp8 ? e4m3_to_f32(f32_to_e4m3(v)) : f16_to_f32(f32_to_f16(v)); };
+  std::vector<double> ref(static_cast<std::size_t>(c.pixels) * c.k);
+  for (int p = 0; p < c.pixels; ++p) {
+    for (int o = 0; o < c.k; ++o) {
+      double s = 0;
+      for (int i = 0; i < c.c; ++i)
+        s += static_cast<double>(stored(x_host[static_cast<std::size_t>(p * x_pitch + x_at + i)])) *
+             stored(w_host[static_cast<std::size_t>(o * c.c + i)]);
+      double v = s * (fp8 ? scale.f32()[o] : 1.0f) + bias.f32()[o];
+      if (c.residual) v += f16_to_f32(f32_to_f16(residual.f32()[static_cast<std::size_t>(p * c.k + o)]));
+      ref[static_cast<std::size_t>(p) * c.k + o] = activated(v, c.act);
+    }
+  }
+  const cuda::DeviceBuffer dx = fp8 ? upload(to_e4m3_codes(x_host)) : upload(to_f16_bits(x_host));
+  const cuda::DeviceBuffer dw = fp8 ? upload(to_e4m3_codes(w_host)) : upload(to_f16_bits(w_host));
+  const cuda::DeviceBuffer db = upload(std::vector<float>(bias.f32().begin(), bias.f32().end()));
+  const cuda::DeviceBuffer ds = upload(std::vector<float>(scale.f32().begin(), scale.f32().end()));
+  const cuda::DeviceBuffer dr = upload(to_f16_bits(pitched(residual, c.pixels, c.k, r_pitch, 0, kFill)));
+  const std::size_t y_count = static_cast<std::size_t>(c.pixels) * y_pitch;
+  const float code_scale = 0.05f;
+  const GemmConvShape shape{c.pixels, c.k, c.c, static_cast<int>(x_pitch), static_cast<int>(y_pitch),
+                            static_cast<int>(r_pitch)};
+  int tiles = 0;
+  for (const GemmConvTile tile : {GemmConvTile{64, 1}, GemmConvTile{128, 1}, GemmConvTile{256, 1},
+                                  GemmConvTile{64, 2}, GemmConvTile{128, 2}, GemmConvTile{256, 2}}) {
+    SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers"));
+    ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile));
+    const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(y_count, kFill)));
+    const cuda::DeviceBuffer dc = upload(std::vector<std::uint8_t>(y_count, 0x7e));
+    const auto* x = static_cast<const std::uint8_t*>(dx.data()) + x_at * (fp8 ? 1 : 2);
+    // Writes y (unless null) and the codes (unless null) of the tile's launch.
+    const auto launch = [&](__half* y, std::uint8_t* codes) {
+      cuda::hopper::GemmConvEpilogue e;
+      e.scale = fp8 ? static_cast<const float*>(ds.data()) : nullptr;
+      e.bias = static_cast<const float*>(db.data());
+      e.residual = c.residual ? static_cast<const __half*>(dr.data()) : nullptr;
+      e.act = c.act;
+      e.y = y != nullptr ? y + y_at : nullptr;
+      if (codes != nullptr) e.codes = {codes + y_at, code_scale};
+      cuda::check(cuda::hopper::gemm_conv(c.operand, x, dw.data(), shape, tile, e, nullptr), "launching gemm_conv");
+      cuda::check(cudaDeviceSynchronize(), "running gemm_conv");
+    };
+    launch(static_cast<__half*>(dy.data()), c.codes ? static_cast<std::uint8_t*>(dc.data()) : nullptr);
+    const std::vector<std::uint16_t> y = download<std::uint16_t>(dy, y_count);
+    const std::vector<std::uint8_t> codes = download<std::uint8_t>(dc, y_count);
+    if (!c.y) {
+      // With no fp16 output the codes are the same bytes (they come from the rounded value all the same).
+      const cuda::DeviceBuffer only = upload(std::vector<std::uint8_t>(y_count, 0x7e));
+      launch(nullptr, static_cast<std::uint8_t*>(only.data()));
+      EXPECT_TRUE(download<std::uint8_t>(only, y_count) == codes) << "codes written without y differ";
+    }
+    double diff = 0, norm = 0;
+    bool untouched = true, codes_match = true;
+    for (std::int64_t p = 0; p < c.pixels; ++p) {
+      for (std::int64_t ch = 0; ch < y_pitch; ++ch) {
+        const std::size_t at = static_cast<std::size_t>(p * y_pitch + ch);
+        const bool inside = ch >= y_at && ch < y_at + c.k;
+        if (!inside) {
+          untouched = untouched && f16_to_f32(y[at]) == kFill && codes[at] == 0x7e;
+          continue;
+        }
+        const double r = ref[static_cast<std::size_t>(p * c.k + ch - y_at)];
+        const double v = f16_to_f32(y[at]);
+        diff += (v - r) * (v - r);
+        norm += r * r;
+        if (c.codes) codes_match = codes_match && codes[at] == f32_to_e4m3(f16_to_f32(y[at]) / code_scale);
+      }
+    }
+    EXPECT_TRUE(untouched) << "a channel outside the output view was written";
+    EXPECT_TRUE(codes_match) << "E4M3 codes differ from kiln's host quantization";
+    // One rounding of the output to fp16 (2^-11 relative at most) over f32 accumulation of exact products,
+    // against double. E4M3 twice that: Hopper's FP8 matrix steps add with fewer bits than f32, the error
+    // growing with the channel count (7.7e-4 at 2048 channels, benchmarks/pointwise_conv_bench.cu).
+    EXPECT_LE(std::sqrt(diff / norm), fp8 ? 0x1p-9 : 0x1p-10);
+    ++tiles;
+  }
+  EXPECT_EQ(tiles, 6);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PointwiseLayers, CudaHopperConvKernelTest,
+    ::testing::Values(HopperCase{Operand::kF16, 64, 64, 1000, false, false, false, true, cuda::Act::kRelu},
+                      HopperCase{Operand::kF16, 200, 136, 777, true, false, false, true, cuda::Act::kRelu},
+                      HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu},
+                      HopperCase{Operand::kE4m3, 256, 128, 1000, false, false, true, true, cuda::Act::kRelu},
+                      HopperCase{Operand::kE4m3, 48, 96, 513, true, true, false, true, cuda::Act::kSilu},
+                      HopperCase{Operand::kE4m3, 512, 264, 129, true, false, true, false, cuda::Act::kRelu}),
+    [](const auto& param_info) { return case_name(param_info.param); });
+
+// The tactic layer as a program uses it: a convolution's geometry with channel views, its candidates
+// offered to a race, the winner enqueued; fp16 against the double reference within 2^-10 as above.
+TEST(CudaHopperConvTest, TheTacticLayerRunsAViewedConvolution) {
+  KILN_SKIP_WITHOUT_GPU();
+  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "the kernel runs on compute capability 9.0 only";
+  cuda::ConvGeometry g;
+  g.n = 2, g.c = 64, g.h = 9, g.w = 11, g.k = 48, g.out_h = 9, g.out_w = 11;
+  g.x_pitch = 96, g.y_pitch = 64, g.residual_pitch = 48;
+  ASSERT_TRUE(cuda::KilnHopperConv::takes(g, Operand::kF16));
+  const int pixels = g.n * g.h * g.w;
+  const Tensor x = testing::random_tensor({pixels, g.c}, 21);
+  const Tensor w = testing::random_tensor({g.k, g.c}, 22, -0.2f, 0.2f);
+  const Tensor bias = testing::random_tensor({g.k}, 23);
+  const Tensor residual = testing::random_tensor({pixels, g.k}, 24);
+  constexpr float kFill = -3.0f;
+  const std::vector<float> x_host = pitched(x, pixels, g.c, g.x_pitch, 32, kFill);
+  const cuda::DeviceBuffer dx = upload(to_f16_bits(x_host));
+  const cuda::DeviceBuffer dw = upload(to_f16_bits(std::vector<float>(w.f32().begin(), w.f32().end())));
+  const cuda::DeviceBuffer db = upload(std::vector<float>(bias.f32().begin(), bias.f32().end()));
+  const cuda::DeviceBuffer dr = upload(to_f16_bits(std::vector<float>(residual.f32().begin(), residual.f32().end())));
+  const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(static_cast<std::size_t>(pixels) * g.y_pitch, kFill)));
+  cuda::ConvBuffers b;
+  b.x = static_cast<const std::uint16_t*>(dx.data()) + 32;
+  b.weight = dw.data();
+  b.bias = db.data();
+  b.residual = dr.data();
+  b.y = static_cast<std::uint16_t*>(dy.data()) + 16;
+  cuda::KilnHopperConv layer(g, Operand::kF16, cuda::Act::kRelu, true, {});
+  cuda::TacticRace<cuda::KilnHopperConv::Tactic> race(false, nullptr);
+  layer.offer_candidates(race, b, nullptr, 0);
+  ASSERT_TRUE(race.winner().has_value());
+  layer.use(*race.winner());
+  layer.enqueue(b, nullptr, nullptr);
+  cuda::check(cudaDeviceSynchronize(), "running the Hopper convolution");
+  const std::vector<std::uint16_t> y = download<std::uint16_t>(dy, static_cast<std::size_t>(pixels) * g.y_pitch);
+  double diff = 0, norm = 0;
+  bool untouched = true;
+  for (int p = 0; p < pixels; ++p) {
+    for (int ch = 0; ch < g.y_pitch; ++ch) {
+      const float v = f16_to_f32(y[static_cast<std::size_t>(p * g.y_pitch + ch)]);
+      if (ch < 16 || ch >= 16 + g.k) {
+        untouched = untouched && v == kFill;
+        continue;
+      }
+      const int o = ch - 16;
+      double s = bias.f32()[o] + f16_to_f32(f32_to_f16(residual.f32()[static_cast<std::size_t>(p * g.k + o)]));
+      for (int i = 0; i < g.c; ++i)
+        s += static_cast<double>(f16_to_f32(f32_to_f16(x.f32()[static_cast<std::size_t>(p * g.c + i)]))) *
+             f16_to_f32(f32_to_f16(w.f32()[static_cast<std::size_t>(o * g.c + i)]));
+      const double r = s > 0 ? s : 0;
+      diff += (v - r) * (v - r);
+      norm += r * r;
+    }
+  }
+  EXPECT_TRUE(untouched) << "a channel outside the output view was written";
+  EXPECT_LE(std::sqrt(diff / norm), 0x1p-10);
+}
+
+TEST(CudaHopperConvTest, TakesRowsTheCopyEngineCanRead) {
+  const GemmConvTile tile{128, 2};
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0}, Operand::kF16, tile));
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 64, 48, 48, 64, 64}, Operand::kE4m3, tile));
+  // fp16 rows of 4 channels are 8 bytes: the copy engine wants 16-byte multiples.
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 4, 4, 64, 0}, Operand::kF16, tile));
+  // 24 E4M3 channels: 24 bytes.
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 24, 24, 64, 0}, Operand::kE4m3, tile));
+  // A pitch narrower than the channels, an odd output channel count, an unknown tile.
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 32, 64, 0}, Operand::kF16, tile));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 63, 64, 64, 63, 0}, Operand::kF16, tile));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0}, Operand::kF16, GemmConvTile{96, 2}));
+}
+
+#else
+
+TEST(CudaHopperConvTest, SkipsWithoutCuda) { GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)"; }
+
+#endif
+
+}  // namespace
+}  // namespace kiln
