@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "cli/command_names.h"
 #include "cli/commands.h"
 #include "core/error.h"
 
@@ -41,6 +42,10 @@ int main(int argc, char** argv) {
   kiln::cli::add_dataset_command(app);
   kiln::cli::add_eval_command(app);
   kiln::cli::add_study_command(app);
+  if (const auto unknown = kiln::cli::unknown_command_message(app, argc, argv)) {
+    std::cerr << "kiln: error: " << *unknown << " (see `kiln --help`)\n";
+    return kUsageError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& error) {

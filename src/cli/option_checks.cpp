@@ -1,9 +1,12 @@
 #include "cli/option_checks.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
 #include <sstream>
+
+#include "runtime/backend.h"
 
 namespace kiln::cli {
 
@@ -41,6 +44,38 @@ CLI::Validator real_between(double low, double high) {
         return {};
       },
       "[" + number_text(low) + ", " + number_text(high) + "]");
+}
+
+std::string alternatives_text(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
+    text += names[i];
+  }
+  return text;
+}
+
+CLI::Validator one_of(std::vector<std::string> names) {
+  const std::string listed = alternatives_text(names);
+  return CLI::Validator(
+      [names = std::move(names), listed](std::string& text) -> std::string {
+        if (std::find(names.begin(), names.end(), text) != names.end()) return {};
+        return "expected " + listed + ", got '" + text + "'";
+      },
+      listed);
+}
+
+CLI::Validator known_backend() {
+  std::vector<std::string> names;
+  for (const std::string_view name : backend_names()) names.emplace_back(name);
+  std::string built_in;
+  for (const std::string& name : names) built_in += (built_in.empty() ? "" : ", ") + name;
+  return CLI::Validator(
+      [names, built_in](std::string& text) -> std::string {
+        if (std::find(names.begin(), names.end(), text) != names.end()) return {};
+        return "unknown backend '" + text + "' (built in: " + built_in + ")";
+      },
+      "");
 }
 
 void usage_error(const std::string& message) { throw CLI::ValidationError(message); }
