@@ -26,7 +26,8 @@ CLI::Validator real_between(double low, double high);
 // One of `names`, as given: "expected fp32, fp16 or fp8, got 'int8'" (CLI11 prefixes the option), so a
 // misspelt choice is a usage error before any work.
 CLI::Validator one_of(std::vector<std::string> names);
-// A backend this build has (cpu, cpu-reference, cuda where built): "unknown backend 'gpu' (built in: ...)".
+// A backend kiln has: "expected cpu, cpu-reference or cuda, got 'gpu'". One this binary was built without
+// (cuda without the toolkit) passes here and is refused when made, with the reason.
 CLI::Validator known_backend();
 
 // "a, b or c", for messages.
