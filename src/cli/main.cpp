@@ -9,6 +9,7 @@
 #include "cli/command_names.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "io/user_json.h"
 
 namespace {
 
@@ -63,6 +64,11 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::cerr << "kiln: error: out of memory: use a smaller --batch (or fewer --input images), or a machine "
                  "with more memory\n";
+    return kFailure;
+  } catch (const nlohmann::json::exception& error) {
+    // Readers turn bad JSON into kiln::Error and writers write any text; one escaping is kiln's fault,
+    // never a backend's, so it gets no hint about --batch.
+    std::cerr << "kiln: error: unexpected JSON: " << kiln::json_error_text(error) << "\n";
     return kFailure;
   } catch (const std::filesystem::filesystem_error& error) {
     std::cerr << "kiln: error: " << one_line(error.what()) << ": check the path and its permissions\n";
