@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "kiln " KILN_VERSION);
   app.footer(
       "Run `kiln SUBCOMMAND --help` for a subcommand's options.\n"
-      "Exit status: 0 on success, 2 for a usage error (an unknown, missing or malformed option), 1 for any "
+      "Exit status: 0 on success, 2 for a usage error (an unknown command, an unknown, missing or malformed "
+      "option, or options that contradict each other), 1 for any "
       "other error; every error is one line on stderr starting `kiln: error:`.");
   kiln::cli::add_build_command(app);
   kiln::cli::add_run_command(app);
