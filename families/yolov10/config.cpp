@@ -1,12 +1,11 @@
 #include "families/yolov10/config.h"
 
 #include <array>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string_view>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/user_json.h"
 
 namespace kiln {
@@ -95,11 +94,7 @@ YoloConfig parse_yolo_config(const std::string& text, const std::string& origin)
 }
 
 YoloConfig read_yolo_config(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  require(file.good(), path.string(), ": cannot open");
-  std::stringstream text;
-  text << file.rdbuf();
-  return parse_yolo_config(text.str(), path.string());
+  return parse_yolo_config(read_regular_file(path, kMaxConfigBytes, "a config.json"), path.string());
 }
 
 }  // namespace kiln

@@ -10,9 +10,9 @@
 #include "cli/memory_check.h"
 #include "cli/option_checks.h"
 #include "core/error.h"
-#include "io/atomic_file.h"
 #include "io/npy.h"
 #include "io/output_guard.h"
+#include "io/utf8_text.h"
 #include "pipeline/model_loading.h"
 #include "runtime/benchmark.h"
 
@@ -183,7 +183,7 @@ void bench(const BenchOptions& options, const CLI::App& command) {
   if (options.profile)
     report["profile"] = profile_report(plan, engine.backend(), compile, input, options.profile_iterations);
   if (options.json) {
-    write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+    write_json_file(*options.json, report);
   }
 }
 
@@ -198,7 +198,8 @@ void add_bench_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", options->backend,
-                  "Backend to run on (default: the fastest CPU backend built in)");
+                  "Backend to run on (default: the fastest CPU backend built in)")
+      ->check(known_backend());
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("--batch", options->batch, "Batch size, 1 to 4096 (default: the plan's)")
       ->check(whole_between(1, kMaxBatch));

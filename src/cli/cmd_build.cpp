@@ -12,8 +12,8 @@
 #include "cli/memory_check.h"
 #include "cli/option_checks.h"
 #include "core/error.h"
-#include "io/atomic_file.h"
 #include "io/output_guard.h"
+#include "io/utf8_text.h"
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
 #include "pipeline/build_settings.h"
@@ -114,9 +114,9 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
     std::cout << list_passes();
     return;
   }
-  require(!options.manifest.empty(), "kiln build needs a manifest (families/NAME or a family name)");
-  require(!options.checkpoint.empty(), "kiln build needs --checkpoint");
-  require(!options.output.empty(), "kiln build needs -o/--output");
+  if (options.manifest.empty()) usage_error("kiln build needs a manifest (families/NAME or a family name)");
+  if (options.checkpoint.empty()) usage_error("kiln build needs --checkpoint");
+  if (options.output.empty()) usage_error("kiln build needs -o/--output");
   const auto start = std::chrono::steady_clock::now();
   const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
   refuse_outputs_over_inputs(options, manifest.path);
@@ -171,7 +171,7 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
                              {"seconds", seconds}};
     for (const auto& run : result.passes.runs) report["passes"][run.name] = run.changes;
     if (build_options.precision == Precision::kF8) report["quantization"] = result.plan.info.quantization;
-    write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+    write_json_file(*options.json, report);
   }
 }
 
@@ -202,7 +202,8 @@ void add_fp8_options(CLI::App& cmd, pipeline::Fp8Options& fp8) {
                     "--calib-every");
   cmd.add_option("--calib-method", fp8.calib_method,
                  "fp8: activation scale calibrator: max, percentile, entropy (KL on the E4M3 grid) or mse "
-                 "(default: the manifest's)");
+                 "(default: the manifest's)")
+      ->check(one_of({"max", "percentile", "entropy", "mse"}));
   cmd.add_option("--calib-cache", fp8.calib_cache,
                  "fp8: activation scales: read from this file when it exists (no calibration runs), else "
                  "calibrate and write them to it");
@@ -210,7 +211,8 @@ void add_fp8_options(CLI::App& cmd, pipeline::Fp8Options& fp8) {
       ->capture_default_str()
       ->check(real_between(1e-9, 100.0));
   cmd.add_option("--fp8-fallback", fp8.fallback, "fp8: precision of the layers not in FP8: fp16 or fp32")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(one_of({"fp16", "fp32"}));
   cmd.add_option("--auto-target", fp8.auto_target,
                  "fp8 --recipe auto: agreement=FRACTION (top-1 agreement with fp32 at least) or "
                  "logit-error=VALUE (||y - fp32|| / ||fp32|| at most), on the calibration images")
@@ -238,7 +240,8 @@ void add_build_command(CLI::App& app) {
                   "The plan file to write (written to a temp file, then renamed)");
   cmd->add_option("--precision", options->precision,
                   "fp32, fp16 or fp8 (FP8 E4M3 convolutions chosen by --recipe, calibrated on --calib; "
-                  "default: the manifest's)");
+                  "default: the manifest's)")
+      ->check(one_of({"fp32", "fp16", "fp8"}));
   add_fp8_options(*cmd, options->fp8);
   cmd->add_option(
          "--opt-level", options->opt_level,
@@ -255,7 +258,8 @@ void add_build_command(CLI::App& app) {
       ->check(whole_between(1, kMaxBatch));
   cmd->add_option("--backend", options->backend,
                   "Backend the plan targets (default: the manifest's first); for cuda the build times each "
-                  "layer's kernels on this machine's GPU and the plan stores the fastest");
+                  "layer's kernels on this machine's GPU and the plan stores the fastest")
+      ->check(known_backend());
   cmd->add_flag("--strict-backend", options->strict_backend,
                 cat(kStrictBackendHelp, "; --verbose lists them"));
   cmd->add_flag("--strict-precision", options->strict_precision,

@@ -18,8 +18,8 @@
 #include "data/open_dataset.h"
 #include "data/sampling.h"
 #include "eval/evaluate.h"
-#include "io/atomic_file.h"
 #include "io/output_guard.h"
+#include "io/utf8_text.h"
 #include "pipeline/detector_plan.h"
 #include "pipeline/model_loading.h"
 #include "plan/plan_magic.h"
@@ -184,9 +184,9 @@ ReferenceModel load_reference(const EvalCliOptions& options, const Plan& plan) {
         std::make_shared<const Plan>(pipeline::build_in_memory(family, *options.reference, options.config));
     reference.kind = cat("checkpoint, ", family, ", built in memory at fp32");
   } else {
-    require(options.family.empty() && !options.config,
-            "--family and --config describe a checkpoint --reference, but ", options.reference->string(),
-            " is a plan");
+    if (!options.family.empty() || options.config)
+      usage_error(cat("--family and --config describe a checkpoint --reference, but ",
+                      options.reference->string(), " is a plan"));
     reference.plan = pipeline::load_plan(*options.reference);
     pipeline::require_classifier_plan(*reference.plan, options.reference->string(),
                                       cat("the reference of ", options.plan.string()));
@@ -233,14 +233,15 @@ void write_report(const EvalCliOptions& options, const Plan& plan, const std::st
       {"reference_model",
        options.reference ? nlohmann::json(options.reference->string()) : nlohmann::json(nullptr)}};
   report.update(to_json(result, {options.per_image}));
-  write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  write_json_file(*options.json, report);
 }
 
 DetectorEvalRequest detector_request(const EvalCliOptions& options, const CLI::App& command,
                                      std::shared_ptr<const Plan> plan) {
-  require(!options.per_layer && !options.every && !options.per_image, options.plan.string(),
-          ": --per-layer, --per-image and --every are for classifier plans; a detector plan is compared box "
-          "for box");
+  if (options.per_layer || options.every || options.per_image)
+    usage_error(cat(options.plan.string(),
+                    ": --per-layer, --per-image and --every are for classifier plans; a detector plan is "
+                    "compared box for box"));
   return {.plan_path = options.plan,
           .plan = std::move(plan),
           .data = options.data,
@@ -271,8 +272,8 @@ void eval(const EvalCliOptions& options, const CLI::App& command) {
   if (plan->detector) return eval_detector(detector_request(options, command, plan));
   refuse_unless(false, command, {"--min-score", "--map-min-score"}, "to detector plans",
                 cat(options.plan.string(), " is a classifier plan"));
-  require(!options.per_layer || options.reference,
-          "--per-layer compares layers with a reference: give --reference");
+  if (options.per_layer && !options.reference)
+    usage_error("--per-layer compares layers with a reference: give --reference");
   const Dataset dataset = open_dataset(options.data);
   const std::int64_t classes = plan->graph.value(plan->graph.outputs().at(0)).shape.back();
   if (dataset.labelled()) dataset.check_labels(classes);
@@ -356,7 +357,8 @@ void add_eval_command(CLI::App& app) {
          "defaults)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", options->backend,
-                  "Backend to run the plan and the reference on (default: the fastest CPU backend built in)");
+                  "Backend to run the plan and the reference on (default: the fastest CPU backend built in)")
+      ->check(known_backend());
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("--batch", options->batch,
                   "Images per engine run, 1 to 4096 (default: the plan's batch); a last partial batch is "

@@ -13,10 +13,10 @@
 #include "cli/option_checks.h"
 #include "core/error.h"
 #include "eval/top_k.h"
-#include "io/atomic_file.h"
 #include "io/image.h"
 #include "io/npy.h"
 #include "io/output_guard.h"
+#include "io/utf8_text.h"
 #include "pipeline/input_batch.h"
 #include "pipeline/model_loading.h"
 #include "runtime/engine.h"
@@ -153,7 +153,7 @@ void run(const RunOptions& options, const CLI::App& command) {
     report["results"].push_back({{"input", labels[row]}, {"top", entries}});
   }
   if (options.json) {
-    write_file_atomically(*options.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+    write_json_file(*options.json, report);
   }
 }
 
@@ -182,7 +182,8 @@ void add_run_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--backend", options->backend,
-                  "Backend to run on (default: the fastest CPU backend built in)");
+                  "Backend to run on (default: the fastest CPU backend built in)")
+      ->check(known_backend());
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_option("--topk", options->topk, "Classes to print per input, 1 to 1000")
       ->check(whole_between(1, 1000));

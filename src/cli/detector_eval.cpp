@@ -13,7 +13,7 @@
 #include "data/open_dataset.h"
 #include "data/sampling.h"
 #include "data/yolo_dataset.h"
-#include "io/atomic_file.h"
+#include "io/utf8_text.h"
 #include "pipeline/detection_pass.h"
 #include "pipeline/detector_map.h"
 #include "pipeline/detector_parity.h"
@@ -49,8 +49,8 @@ Reference make_reference(const DetectorEvalRequest& request, const DetectorInfo&
     reference.engine.emplace(detector, *request.reference, request.config, compile.batch, backend, compile);
     reference.kind = cat("checkpoint, ", detector.name, ", built in memory at fp32");
   } else {
-    require(request.family.empty() && !request.config,
-            "--family and --config describe a checkpoint --reference, but ", name, " is a plan");
+    if (!request.family.empty() || request.config)
+      usage_error(cat("--family and --config describe a checkpoint --reference, but ", name, " is a plan"));
     const auto plan = pipeline::load_plan(*request.reference);
     require(plan->detector.has_value(), name, ": ", pipeline::plan_kind(*plan), "; the reference of ",
             request.plan_path.string(), " must be a detector plan or checkpoint");
@@ -285,7 +285,7 @@ void eval_detector(const DetectorEvalRequest& request) {
   if (request.json) {
     const nlohmann::json json =
         report_json(request, backend, compile.batch, data, reference, findings, map_min_score);
-    write_file_atomically(*request.json, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
+    write_json_file(*request.json, json);
   }
   if (!findings.parity) return;
   const pipeline::BoxParity& total = findings.parity->total;

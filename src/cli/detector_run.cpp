@@ -7,8 +7,8 @@
 #include "cli/detector_commands.h"
 #include "cli/option_checks.h"
 #include "core/error.h"
-#include "io/atomic_file.h"
 #include "io/npy.h"
+#include "io/utf8_text.h"
 #include "pipeline/detection_drawing.h"
 #include "pipeline/detector_engine.h"
 #include "pipeline/detector_inputs.h"
@@ -33,15 +33,17 @@ std::filesystem::path checkpoint_config(const DetectorRunRequest& request) {
 std::pair<const DetectorInfo*, std::int64_t> check_request(const DetectorRunRequest& request) {
   if (!request.plan) {
     const DetectorInfo* detector = find_detector(request.family);
-    require(!request.checkpoint.empty(), "--family ", request.family,
-            " runs a checkpoint (give --checkpoint) or a detector plan");
+    if (request.checkpoint.empty())
+      usage_error(
+          cat("--family ", request.family, " runs a checkpoint (give --checkpoint) or a detector plan"));
     const std::filesystem::path config = checkpoint_config(request);
     require(std::filesystem::exists(config), config.string(),
             ": missing; a detector checkpoint needs its config.json (model, imgsz, names)");
     return {detector, read_yolo_config(config).imgsz};
   }
   const std::string name = request.plan_path.string();
-  require(request.checkpoint.empty(), "give either a plan file or --family with --checkpoint, not both");
+  if (!request.checkpoint.empty())
+    usage_error("give either a plan file or --family with --checkpoint, not both");
   const DetectorInfo& detector = pipeline::plan_detector(*request.plan, name);
   require(request.family.empty() || request.family == detector.name, "--family ", request.family, ": ", name,
           " is ", pipeline::plan_kind(*request.plan));
@@ -117,7 +119,7 @@ void run_detector(const DetectorRunRequest& request) {
     if (request.draw) write_png(drawing_path(*request.draw, i, inputs.labels.size()), drawing);
   }
   if (request.json) {
-    write_file_atomically(*request.json, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+    write_json_file(*request.json, report);
   }
 }
 

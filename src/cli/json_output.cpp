@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "core/error.h"
-#include "io/atomic_file.h"
+#include "io/utf8_text.h"
 
 namespace kiln::cli {
 
@@ -34,10 +34,10 @@ void check_json_target(const std::optional<std::string>& target, const std::vect
 void write_json_report(const std::optional<std::string>& target, const nlohmann::json& report) {
   if (!target) return;
   if (json_to_stdout(target)) {
-    std::cout << report.dump(2) << "\n";
+    std::cout << json_text(report);
     return;
   }
-  write_file_atomically(*target, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  write_json_file(*target, report);
 }
 
 }  // namespace kiln::cli

@@ -6,8 +6,10 @@
 #include <new>
 #include <string>
 
+#include "cli/command_names.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "io/user_json.h"
 
 namespace {
 
@@ -30,7 +32,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "kiln " KILN_VERSION);
   app.footer(
       "Run `kiln SUBCOMMAND --help` for a subcommand's options.\n"
-      "Exit status: 0 on success, 2 for a usage error (an unknown, missing or malformed option), 1 for any "
+      "Exit status: 0 on success, 2 for a usage error (an unknown command, an unknown, missing or malformed "
+      "option, or options that contradict each other), 1 for any "
       "other error; every error is one line on stderr starting `kiln: error:`.");
   kiln::cli::add_build_command(app);
   kiln::cli::add_run_command(app);
@@ -41,6 +44,10 @@ int main(int argc, char** argv) {
   kiln::cli::add_dataset_command(app);
   kiln::cli::add_eval_command(app);
   kiln::cli::add_study_command(app);
+  if (const auto unknown = kiln::cli::unknown_command_message(app, argc, argv)) {
+    std::cerr << "kiln: error: " << *unknown << " (see `kiln --help`)\n";
+    return kUsageError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& error) {
@@ -58,6 +65,11 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::cerr << "kiln: error: out of memory: use a smaller --batch (or fewer --input images), or a machine "
                  "with more memory\n";
+    return kFailure;
+  } catch (const nlohmann::json::exception& error) {
+    // Readers turn bad JSON into kiln::Error and writers write any text; one escaping is kiln's fault,
+    // never a backend's, so it gets no hint about --batch.
+    std::cerr << "kiln: error: unexpected JSON: " << kiln::json_error_text(error) << "\n";
     return kFailure;
   } catch (const std::filesystem::filesystem_error& error) {
     std::cerr << "kiln: error: " << one_line(error.what()) << ": check the path and its permissions\n";

@@ -1,9 +1,11 @@
 #include "cli/option_checks.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
 #include <sstream>
+
 
 namespace kiln::cli {
 
@@ -42,6 +44,27 @@ CLI::Validator real_between(double low, double high) {
       },
       "[" + number_text(low) + ", " + number_text(high) + "]");
 }
+
+std::string alternatives_text(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
+    text += names[i];
+  }
+  return text;
+}
+
+CLI::Validator one_of(std::vector<std::string> names) {
+  const std::string listed = alternatives_text(names);
+  return CLI::Validator(
+      [names = std::move(names), listed](std::string& text) -> std::string {
+        if (std::find(names.begin(), names.end(), text) != names.end()) return {};
+        return "expected " + listed + ", got '" + text + "'";
+      },
+      listed);
+}
+
+CLI::Validator known_backend() { return one_of({"cpu", "cpu-reference", "cuda"}); }
 
 void usage_error(const std::string& message) { throw CLI::ValidationError(message); }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace kiln::cli {
 
@@ -21,6 +22,16 @@ inline constexpr std::int64_t kMaxCount = 1'000'000'000;
 CLI::Validator whole_between(std::int64_t low, std::int64_t high);
 // A real number in [low, high], the bounds written as the help shows them ("0 and 1").
 CLI::Validator real_between(double low, double high);
+
+// One of `names`, as given: "expected fp32, fp16 or fp8, got 'int8'" (CLI11 prefixes the option), so a
+// misspelt choice is a usage error before any work.
+CLI::Validator one_of(std::vector<std::string> names);
+// A backend kiln has: "expected cpu, cpu-reference or cuda, got 'gpu'". One this binary was built without
+// (cuda without the toolkit) passes here and is refused when made, with the reason.
+CLI::Validator known_backend();
+
+// "a, b or c", for messages.
+std::string alternatives_text(const std::vector<std::string>& names);
 
 // A number as a person writes it (0.25, 1, 1e-09), whatever the stream's precision elsewhere.
 std::string number_text(double value);

@@ -26,15 +26,17 @@ DetectorStudySources study_sources(const StudyCommandOptions& options, const Man
                                    const DetectorStudySpec& spec) {
   DetectorStudySources sources;
   sources.demo = !options.checkpoint;
-  require(!sources.demo || (spec.study.demo_checkpoint && spec.study.demo_data), manifest.path.string(),
-          ": give --checkpoint and --data (this manifest names no study.demo_checkpoint / study.demo_data)");
+  if (sources.demo && !(spec.study.demo_checkpoint && spec.study.demo_data))
+    usage_error(cat(manifest.path.string(),
+                    ": give --checkpoint and --data (this manifest names no "
+                    "study.demo_checkpoint / study.demo_data)"));
   sources.checkpoint = sources.demo ? *spec.study.demo_checkpoint : *options.checkpoint;
   const std::optional<std::filesystem::path> config =
       options.config ? options.config : (sources.demo ? spec.demo_config : std::nullopt);
   sources.config = config.value_or(sources.checkpoint.parent_path() / "config.json");
   sources.data = options.data ? *options.data : (sources.demo ? spec.study.demo_data->string() : "");
-  require(!sources.data.empty(),
-          "kiln study needs --data with a --checkpoint (a labelled detection set in the YOLO layout)");
+  if (sources.data.empty())
+    usage_error("kiln study needs --data with a --checkpoint (a labelled detection set in the YOLO layout)");
   return sources;
 }
 

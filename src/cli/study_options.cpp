@@ -29,13 +29,18 @@ void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec) 
   if (options.fake_quant_images) spec.fake_quant_images = *options.fake_quant_images;
   if (!options.variants.empty()) {
     spec.variants.clear();
-    for (const std::string& list : options.variants) {
-      for (const std::string& text : split_study_variants(list))
-        spec.variants.push_back(parse_study_variant(text));
+    try {  // a malformed, repeated or missing variant is a usage error
+      for (const std::string& list : options.variants) {
+        for (const std::string& text : split_study_variants(list))
+          spec.variants.push_back(parse_study_variant(text));
+      }
+      check_study_variants(spec.variants, "--variants: ");
+    } catch (const Error& error) {
+      usage_error(error.what());
     }
-    require(std::any_of(spec.variants.begin(), spec.variants.end(),
-                        [&](const StudyVariant& v) { return v.name == spec.baseline; }),
-            "--variants must include the baseline '", spec.baseline, "'");
+    if (std::none_of(spec.variants.begin(), spec.variants.end(),
+                     [&](const StudyVariant& v) { return v.name == spec.baseline; }))
+      usage_error(cat("--variants must include the baseline '", spec.baseline, "'"));
   }
   if (options.calibration_data && !has_fp8_variant(spec.variants))
     usage_error(

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace kiln {
 
@@ -112,16 +112,17 @@ std::string sha256_hex(std::span<const std::byte> data) {
 }
 
 std::string sha256_file_hex(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  require(in.good(), path.string(), ": cannot open for reading");
+  // A regular file only: a FIFO or /dev/zero would be hashed forever.
+  const RegularFile file = RegularFile::open(path);
   Sha256 hash;
   std::vector<char> chunk(1 << 20);
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const auto got = static_cast<std::size_t>(in.gcount());
+  std::uint64_t offset = 0;
+  while (offset < file.size()) {
+    const std::size_t got = file.read_at(offset, chunk.data(), chunk.size());
+    if (got == 0) break;  // the file shrank while it was read; the digest is of what it holds
     hash.update(std::as_bytes(std::span(chunk.data(), got)));
+    offset += got;
   }
-  require(in.eof(), path.string(), ": read error");
   const auto digest = hash.finish();
   return to_hex(digest);
 }

@@ -1,16 +1,19 @@
 #include "data/labels_file.h"
 
 #include <charconv>
-#include <fstream>
+#include <sstream>
 #include <string_view>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace kiln {
 
 namespace {
 
 constexpr std::string_view kSpaces = " \t\r";
+// A line per image: 64 MB is a million names of 60 characters.
+constexpr std::uint64_t kMaxLabelsFileBytes = 64ull << 20;
 
 std::string_view trim(std::string_view text) {
   const std::size_t first = text.find_first_not_of(kSpaces);
@@ -60,8 +63,7 @@ std::optional<std::filesystem::path> find_labels_file(const std::filesystem::pat
 }
 
 std::map<std::string, std::int64_t> read_labels_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) fail(path.string(), ": cannot open for reading");
+  std::istringstream in(read_regular_file(path, kMaxLabelsFileBytes, "a labels file"));
   std::map<std::string, std::int64_t> labels;
   std::map<std::string, int> first_line;
   bool first = true;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace kiln {
 
@@ -124,7 +125,9 @@ std::optional<PaxValues> parse_pax(std::string_view text) {
 // Reads an archive from its file, or from memory when it was decompressed there.
 class TarReader {
  public:
-  explicit TarReader(const std::filesystem::path& path) : name_(path.string()), in_(path, std::ios::binary) {
+  explicit TarReader(const std::filesystem::path& path) : name_(path.string()) {
+    require_regular_file(path);  // before the open, which would wait on a FIFO
+    in_.open(path, std::ios::binary);
     if (!in_) fail(name_, ": cannot open for reading");
     std::error_code ec;
     file_size_ = std::filesystem::file_size(path, ec);

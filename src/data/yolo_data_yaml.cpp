@@ -4,7 +4,7 @@
 #include <map>
 
 #include "core/error.h"
-#include "data/file_bytes.h"
+#include "core/regular_file.h"
 
 namespace kiln {
 
@@ -157,7 +157,7 @@ YoloDataYaml parse_yolo_data_yaml(std::string_view text, const std::string& orig
 }
 
 YoloDataYaml read_yolo_data_yaml(const std::filesystem::path& file) {
-  return parse_yolo_data_yaml(read_small_text_file(file, kMaxDataYamlBytes, "a data.yaml"), file.string());
+  return parse_yolo_data_yaml(read_regular_file(file, kMaxDataYamlBytes, "a data.yaml"), file.string());
 }
 
 }  // namespace kiln

@@ -5,7 +5,7 @@
 #include <system_error>
 
 #include "core/error.h"
-#include "data/file_bytes.h"
+#include "core/regular_file.h"
 
 namespace kiln {
 
@@ -85,7 +85,7 @@ std::vector<YoloBox> parse_yolo_labels(std::string_view text, const std::string&
 std::vector<YoloBox> read_yolo_labels(const std::filesystem::path& file, std::size_t num_classes) {
   std::error_code error;
   if (!std::filesystem::exists(file, error)) return {};
-  return parse_yolo_labels(read_small_text_file(file, kMaxYoloLabelFileBytes, "a label file"), file.string(),
+  return parse_yolo_labels(read_regular_file(file, kMaxYoloLabelFileBytes, "a label file"), file.string(),
                            num_classes);
 }
 

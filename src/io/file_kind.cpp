@@ -51,6 +51,9 @@ FileKind sniff_file_kind(std::span<const std::uint8_t> head) {
 }
 
 FileKind sniff_file_kind(const std::filesystem::path& path) {
+  std::error_code error;
+  // Opening a FIFO would wait for a writer, and a device is no file of any kind.
+  if (!std::filesystem::is_regular_file(path, error)) return FileKind::kUnknown;
   std::vector<std::uint8_t> head(kFileKindHeadSize);
   std::ifstream in(path, std::ios::binary);
   in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));

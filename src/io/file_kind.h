@@ -24,7 +24,7 @@ inline constexpr std::size_t kFileKindHeadSize = 512;
 // The kind `head` (a file's first bytes, up to kFileKindHeadSize) begins like; kUnknown when none.
 FileKind sniff_file_kind(std::span<const std::uint8_t> head);
 
-// The kind of the file at `path`; kUnknown when it cannot be read.
+// The kind of the file at `path`; kUnknown when it is no regular file or cannot be read.
 FileKind sniff_file_kind(const std::filesystem::path& path);
 
 // "a JPEG image", "a kiln plan", ... for messages.

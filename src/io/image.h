@@ -22,6 +22,10 @@ struct Image {
   std::vector<std::uint8_t> rgb;  // height * width * 3, row-major
 };
 
+// The largest image file kiln reads: every pixel it decodes (PIL's MAX_IMAGE_PIXELS, 89,478,485) at
+// 8 bytes (16-bit RGBA), uncompressed.
+inline constexpr std::uint64_t kMaxImageFileBytes = 89478485ull * 8;
+
 // Fails with "<path>: ..." on unreadable, truncated or unsupported files. Grey and alpha are
 // converted to RGB (alpha dropped), as PIL's convert("RGB") does.
 Image decode_image(const std::filesystem::path& path);

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,6 +21,7 @@
 // clang-format on
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/file_kind.h"
 #include "io/image.h"
 #include "io/image_decode_webp.h"
@@ -35,6 +35,7 @@ namespace {
 // bytes can claim 150 million pixels, and lossless WebP (a single-colour image codes in almost no
 // bits) gives no byte count that bounds its size, as deflate's ratio does for PNG.
 constexpr std::uint64_t kMaxPixels = 89478485ull;
+static_assert(kMaxImageFileBytes == kMaxPixels * 8, "image.h bounds files by these pixels");
 
 // The most deflate (PNG's compression) can shrink data: 258 bytes from a 2-bit code at best.
 constexpr std::uint64_t kMaxDeflateRatio = 1032;
@@ -420,12 +421,10 @@ Image decode_image_bytes(std::span<const std::uint8_t> bytes, const std::string&
 
 Image decode_image(const std::filesystem::path& path) {
   const std::string name = path.string();
-  std::error_code ec;
-  require(!std::filesystem::is_directory(path, ec), name, ": is a directory, expected an image file");
-  std::ifstream in(path, std::ios::binary);
-  require(in.good(), name, ": cannot open for reading");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  require(!in.bad(), name, ": read error");
+  const RegularFile file = RegularFile::open(path);
+  file.require_at_most(kMaxImageFileBytes, "an image kiln decodes");
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(file.size()));
+  bytes.resize(file.read_at(0, bytes.data(), bytes.size()));
   return decode_image_bytes(bytes, name);
 }
 

@@ -18,8 +18,11 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "io/file_kind.h"
+#include "io/user_json.h"
+#include "io/utf8_text.h"
 
 namespace kiln {
 
@@ -32,7 +35,6 @@ using Json = nlohmann::json;
 
 constexpr std::size_t kPrefixSize = 8;       // the u64 header length
 constexpr std::size_t kHeaderAlignment = 8;  // the reference writer pads the header to this
-constexpr int kMaxJsonDepth = 64;            // a real header nests 3 levels deep
 constexpr std::size_t kMaxQuotedLength = 200;
 constexpr std::string_view kMetadataKey = "__metadata__";
 constexpr std::string_view kSupportedDTypes = "F64, F32, F16, BF16, F8_E4M3, I64, I32, I16, I8, U8, BOOL";
@@ -54,40 +56,6 @@ std::string printable(std::string_view text) {
   }
   if (text.size() > kMaxQuotedLength) out += "...";
   return out;
-}
-
-// Offset of the first byte that does not belong to well-formed UTF-8 (no overlong forms, no
-// surrogates, nothing above U+10FFFF), or npos.
-std::size_t find_invalid_utf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length = 0;
-    std::uint32_t code = 0;
-    std::uint32_t smallest = 0;
-    if ((lead & 0xE0) == 0xC0) {
-      length = 2, code = lead & 0x1Fu, smallest = 0x80;
-    } else if ((lead & 0xF0) == 0xE0) {
-      length = 3, code = lead & 0x0Fu, smallest = 0x800;
-    } else if ((lead & 0xF8) == 0xF0) {
-      length = 4, code = lead & 0x07u, smallest = 0x10000;
-    } else {
-      return i;
-    }
-    if (text.size() - i < length) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return i;
-      code = (code << 6) | (next & 0x3Fu);
-    }
-    if (code < smallest || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return i;
-    i += length;
-  }
-  return std::string_view::npos;
 }
 
 std::string describe(const Json& value) {
@@ -114,31 +82,15 @@ struct Mapping {
 
 Mapping map_file(const std::filesystem::path& path) {
   const std::string file = path.string();
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected below anyway.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    const int code = errno;
-    fail(file, ": cannot open: ", std::strerror(code));
-  }
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    const int code = errno;
-    ::close(fd);
-    fail(file, ": cannot stat: ", std::strerror(code));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    ::close(fd);
-    fail(file, ": not a regular file");
-  }
+  const RegularFile opened = RegularFile::open(path);
   Mapping mapping;
-  mapping.size = static_cast<std::size_t>(info.st_size);
+  mapping.size = static_cast<std::size_t>(opened.size());
   if (mapping.size < kPrefixSize) {
-    ::close(fd);
     fail(file, ": file has ", mapping.size, " bytes; a safetensors file starts with an 8-byte header length");
   }
-  void* address = ::mmap(nullptr, mapping.size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // The mapping stays valid after `opened` closes the descriptor.
+  void* address = ::mmap(nullptr, mapping.size, PROT_READ, MAP_PRIVATE, opened.fd(), 0);
   const int code = errno;
-  ::close(fd);  // the mapping stays valid without the descriptor
   if (address == MAP_FAILED) fail(file, ": cannot map ", mapping.size, " bytes: ", std::strerror(code));
   const std::size_t size = mapping.size;
   mapping.data = static_cast<const std::byte*>(address);
@@ -162,7 +114,7 @@ Json parse_header(const std::string& file, std::string_view header) {
   std::vector<std::set<std::string>> open_objects;
   std::string tensor;  // the top-level key being parsed, for messages
   const auto check = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    require(depth <= kMaxJsonDepth, file, ": header nests more than ", kMaxJsonDepth, " levels deep");
+    require_json_depth(depth, event, file);
     if (event == Json::parse_event_t::object_start) {
       open_objects.emplace_back();
     } else if (event == Json::parse_event_t::object_end) {

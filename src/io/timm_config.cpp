@@ -8,14 +8,13 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/user_json.h"
 
 namespace kiln {
@@ -130,18 +129,6 @@ std::int64_t parse_input_size(const ConfigReader& reader, const std::string& key
     reader.bad(key, cat(expected, ", got [", dims[0], ", ", dims[1], ", ", dims[2], "]"));
   }
   return dims[1];
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  require(!std::filesystem::is_directory(path, ec), path.string(),
-          ": is a directory, expected a config.json file");
-  std::ifstream in(path, std::ios::binary);
-  require(in.good(), path.string(), ": cannot open for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  require(!in.bad(), path.string(), ": read error");
-  return text.str();
 }
 
 // Where the settings sit: under pretrained_cfg in the Hub layout, at the top level in the flat one.
@@ -272,7 +259,7 @@ ModelConfig read_config(const Json& root, const std::string& name, const ModelCo
 
 ModelConfig read_timm_config(const std::filesystem::path& path, const ModelConfig& defaults) {
   const std::string name = path.string();
-  const Json root = parse_user_json(read_text(path), name);
+  const Json root = parse_user_json(read_regular_file(path, kMaxConfigBytes, "a config.json"), name);
   return with_json_errors(name, "unexpected JSON value", [&] { return read_config(root, name, defaults); });
 }
 

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <initializer_list>
 #include <sstream>
 #include <utility>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace kiln {
 
@@ -304,12 +304,8 @@ Manifest parse_manifest(std::string_view text, const std::filesystem::path& path
 
 Manifest load_manifest(const std::filesystem::path& path) {
   std::error_code error;
-  require(std::filesystem::is_regular_file(path, error), path.string(), ": no such manifest file");
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  require(!file.bad() && file.is_open(), path.string(), ": cannot read the manifest");
-  return parse_manifest(text.str(), path);
+  require(std::filesystem::exists(path, error), path.string(), ": no such manifest file");
+  return parse_manifest(read_regular_file(path, kMaxManifestBytes, "a manifest"), path);
 }
 
 nlohmann::json manifest_to_json(const Manifest& manifest) {

@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "data/open_dataset.h"
-#include "io/atomic_file.h"
+#include "io/user_json.h"
+#include "io/utf8_text.h"
 #include "quant/calibration_cache.h"
 #include "quant/calibration_images.h"
 #include "quant/fp8_build.h"
@@ -58,9 +60,10 @@ CalibrationImageOptions calibration_data(const Fp8Options& options, const Quanti
 // a cache from before caches recorded their images is used with a notice.
 void check_cache_provenance(const Fp8Options& options, const QuantizationSettings& defaults) {
   const std::filesystem::path& path = *options.calib_cache;
-  std::ifstream in(path);
-  const nlohmann::json cache = nlohmann::json::parse(in, nullptr, false);
-  if (!cache.is_object()) return;  // read_calibration_cache names what is wrong with it
+  // Read as read_calibration_cache read it just before, which named anything wrong with it.
+  const nlohmann::json cache =
+      parse_user_json(read_regular_file(path, kMaxCacheBytes, "a calibration cache"), path.string());
+  if (!cache.is_object()) return;
   // read_calibration_cache checked the scales; these two records are optional and read only as strings.
   const auto text = [](const nlohmann::json& object, const char* key) {
     return object.is_object() && object.contains(key) && object[key].is_string()
@@ -130,9 +133,7 @@ Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest&
 void keep_calibration_cache(const Fp8Options& options, const Plan& plan) {
   if (!options.calib_cache || std::filesystem::exists(*options.calib_cache)) return;
   if (!plan.info.quantization.contains("calibration_cache")) return;  // not an fp8 build: nothing calibrated
-  write_file_atomically(*options.calib_cache, [&](std::ostream& out) {
-    out << plan.info.quantization.at("calibration_cache").dump(2) << "\n";
-  });
+  write_json_file(*options.calib_cache, plan.info.quantization.at("calibration_cache"));
 }
 
 }  // namespace kiln::pipeline

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 
+#include "core/regular_file.h"
 #include "plan/plan_format.h"
 
 namespace kiln {
@@ -15,10 +16,13 @@ bool agrees_with_plan_magic(std::span<const std::byte> head) {
 }
 
 bool looks_like_plan(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return false;  // the caller's reader names the missing file
+  // A FIFO or a device is neither a plan nor anything else kiln reads: refused here, before an open
+  // that would wait for a writer.
+  const RegularFile file = RegularFile::open(path);
   std::array<std::byte, plan_format::kMagic.size()> head{};
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
-  return in.gcount() == static_cast<std::streamsize>(head.size()) && agrees_with_plan_magic(head);
+  return file.read_at(0, head.data(), head.size()) == head.size() && agrees_with_plan_magic(head);
 }
 
 }  // namespace kiln

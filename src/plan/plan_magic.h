@@ -11,7 +11,8 @@ namespace kiln {
 // shorter than the magic may still be a truncated plan.
 bool agrees_with_plan_magic(std::span<const std::byte> head);
 
-// True when the file starts with the whole magic; false when it is shorter or cannot be read.
+// True when the file starts with the whole magic; false when it is shorter or absent. Fails naming the
+// path when it exists but is no regular file (a folder, a FIFO, a device).
 bool looks_like_plan(const std::filesystem::path& path);
 
 }  // namespace kiln

@@ -4,7 +4,6 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <ios>
 #include <limits>
 #include <memory>
@@ -16,8 +15,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/sha256.h"
 #include "graph/verifier.h"
+#include "io/user_json.h"
 #include "plan/attributes_json.h"
 #include "plan/json_field.h"
 #include "plan/plan_format.h"
@@ -53,19 +54,13 @@ FileBuffer aligned_buffer(std::size_t size) {
 }
 
 FileBuffer read_file(const std::filesystem::path& path, const std::string& name) {
-  std::error_code error;
-  require(!std::filesystem::is_directory(path, error), name, ": is a folder, not a kiln plan");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  require(in.is_open(), name, ": cannot open: ", std::strerror(errno));
-  const std::streamoff end = in.tellg();
-  require(end >= 0, name, ": cannot determine the file size");
-  in.seekg(0);
-  const auto size = static_cast<std::size_t>(end);
+  // No bound but the file's own size: a plan holds its weights, and its sections' lengths are checked
+  // against that size before anything is trusted.
+  const RegularFile opened = RegularFile::open(path, name);
+  const auto size = static_cast<std::size_t>(opened.size());
   FileBuffer file = aligned_buffer(size);
-  in.read(reinterpret_cast<char*>(const_cast<std::byte*>(file.data.get())),
-          static_cast<std::streamsize>(size));
-  require(in.gcount() == static_cast<std::streamsize>(size), name, ": read error after ", in.gcount(), " of ",
-          size, " bytes");
+  const std::size_t got = opened.read_at(0, const_cast<std::byte*>(file.data.get()), size);
+  require(got == size, name, ": read error after ", got, " of ", size, " bytes");
   return file;
 }
 
@@ -307,7 +302,12 @@ Plan parse_plan(const FileBuffer& file, const std::string& name, const PlanReadO
   nlohmann::json header;
   try {
     const auto* text = reinterpret_cast<const char*>(file.data.get() + fmt::kPreambleSize);
-    header = nlohmann::json::parse(text, text + sections.header_size);
+    // Free-form sections (quantization, a layer's backend data) are copied recursively below.
+    const auto bounded = [&name](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+      require_json_depth(depth, event, name);
+      return true;
+    };
+    header = nlohmann::json::parse(text, text + sections.header_size, bounded);
   } catch (const nlohmann::json::exception& error) {
     fail(name, ": the header is not valid JSON: ", error.what());
   }

@@ -1,12 +1,11 @@
 #include "quant/calibration_cache.h"
 
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/user_json.h"
 
 namespace kiln {
@@ -35,12 +34,8 @@ std::map<std::string, float> read_scales(const nlohmann::json& json, const std::
 
 std::map<std::string, float> read_calibration_cache(const std::filesystem::path& path) {
   const std::string name = path.string();
-  std::ifstream in(path, std::ios::binary);
-  require(in.good(), name, ": cannot read the calibration cache");
-  std::ostringstream text;
-  text << in.rdbuf();
-  require(!in.bad(), name, ": read error");
-  const nlohmann::json json = parse_user_json(text.str(), name);
+  const nlohmann::json json =
+      parse_user_json(read_regular_file(path, kMaxCacheBytes, "a calibration cache"), name);
   return with_json_errors(name, "unexpected JSON value", [&] { return read_scales(json, name); });
 }
 

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/regular_file.h"
+#include "io/user_json.h"
 
 extern char** environ;
 
@@ -116,7 +118,8 @@ ChildTimes time_in_child(const ChildTiming& child, const fs::path& plan_file, st
       run_program(bench_arguments(child, plan_file, batch, input_npy, settings, end_to_end, json), log);
   require(status == 0 && fs::exists(json), "study: timing ", plan_file.string(),
           " in `kiln bench` failed (exit ", status, "): ", last_line(log));
-  const nlohmann::json report = nlohmann::json::parse(std::ifstream(json));
+  const nlohmann::json report =
+      parse_user_json(read_regular_file(json, kMaxReportJsonBytes, "a kiln bench report"), json.string());
   ChildTimes times;
   times.latency = stats_from_json(report.at("latency"));
   if (end_to_end) times.end_to_end = stats_from_json(report.at("end_to_end"));

@@ -1,11 +1,12 @@
 #include "study/study_folder.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/error.h"
+#include "core/regular_file.h"
+#include "io/user_json.h"
 
 namespace kiln {
 
@@ -15,8 +16,11 @@ namespace {
 
 // An earlier study's study.json: an object with its family and variants; null when there is none.
 nlohmann::json earlier_report(const fs::path& dir) {
-  std::ifstream in(dir / "study.json");
-  nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
+  const fs::path file = dir / "study.json";
+  if (!fs::exists(file)) return {};
+  const std::string text = read_regular_file(file, kMaxReportJsonBytes, "a study.json");
+  if (!nlohmann::json::accept(text)) return {};  // not JSON, so no study's
+  nlohmann::json report = parse_user_json(text, file.string());
   const bool study = report.is_object() && report.contains("family") && report.contains("variants") &&
                      report["variants"].is_array();
   return study ? report : nlohmann::json();

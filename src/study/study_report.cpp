@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/utf8_text.h"
 #include "study/decision_headline.h"
 #include "study/markdown_table.h"
 #include "study/non_finite_check.h"
@@ -364,11 +365,12 @@ nlohmann::json StudyResult::to_json() const {
 void write_study(const std::filesystem::path& dir, const StudyResult& result) {
   std::filesystem::create_directories(dir);
   const auto write = [&](const char* name, const std::string& text) {
-    write_file_atomically(dir / name, [&](std::ostream& out) { out << text; });
+    // Names of files, variants and layers are the user's bytes; the report is text.
+    write_file_atomically(dir / name, [&](std::ostream& out) { out << valid_utf8(text); });
   };
   write("latency.svg", latency_chart(result));
   write("accuracy_vs_speed.svg", accuracy_chart(result));
-  write("study.json", result.to_json().dump(2) + "\n");
+  write("study.json", json_text(result.to_json()));
   write("STUDY.md", study_markdown(result));
 }
 

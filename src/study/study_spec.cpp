@@ -1,9 +1,12 @@
 #include "study/study_spec.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
+#include "graph/graph.h"
+#include "quant/calibration_method.h"
 #include "quant/layer_selection.h"
 
 namespace kiln {
@@ -92,6 +95,21 @@ StudyVariant parse_study_variant(std::string_view text) {
   return variant;
 }
 
+void check_study_variants(const std::vector<StudyVariant>& variants, const std::string& where) {
+  require(variants.size() <= kMaxStudyVariants, where, variants.size(), " variants, more than a study runs (",
+          kMaxStudyVariants, " at most)");
+  std::map<std::string, std::string> seen;  // what a variant does -> its name as first given
+  for (const StudyVariant& variant : variants) {
+    const std::string what = variant.precision == Precision::kF8
+                                 ? cat("fp8 ", variant.recipe, " ", calibration_method_name(variant.method))
+                                 : std::string(precision_name(variant.precision));
+    const auto [first, inserted] = seen.emplace(what, variant.name);
+    if (inserted) continue;
+    if (first->second == variant.name) fail(where, "'", variant.name, "' is given twice");
+    fail(where, "'", first->second, "' and '", variant.name, "' are the same variant");
+  }
+}
+
 namespace {
 
 // study.variants, each parsed; a bad one is reported under the key.
@@ -111,6 +129,7 @@ void read_variants(const nlohmann::json& study, const StudyReader& reader, Study
       fail(reader.where("variants"), error.what());
     }
   }
+  check_study_variants(spec.variants, reader.where("variants"));
 }
 
 void read_auto_target(const nlohmann::json& study, const StudyReader& reader, StudySpec& spec) {

@@ -56,6 +56,15 @@ struct StudyVariant {
 
 StudyVariant parse_study_variant(std::string_view text);
 
+// The most variants one study runs. Each is built, evaluated on every held-out image and timed in every
+// round, so the default seven take minutes on a CPU; 32 is a wide sweep, and a longer list is a mistake.
+inline constexpr std::size_t kMaxStudyVariants = 32;
+
+// Fails "<where>'fp8 nose max' is given twice" (the same precision, recipe and calibrator, however
+// spaced), or "<where>N variants, more than a study runs (32 at most)": a variant listed twice would be
+// built, evaluated and timed twice, and the report would list it twice.
+void check_study_variants(const std::vector<StudyVariant>& variants, const std::string& where);
+
 // Whether any of `variants` runs FP8 layers (and so needs calibration).
 bool has_fp8_variant(const std::vector<StudyVariant>& variants);
 

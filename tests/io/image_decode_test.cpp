@@ -350,7 +350,7 @@ TEST(ImageDecodeErrors, HugePngHeaderIsRefusedBeforeAllocating) {
 TEST(ImageDecodeErrors, MissingFileAndDirectory) {
   ScratchDir dir;
   expect_one_line_naming(decode_error(dir.file("absent.jpg")), dir.file("absent.jpg"), "cannot open");
-  expect_one_line_naming(decode_error(dir.file("")), dir.file(""), "directory");
+  expect_one_line_naming(decode_error(dir.file("")), dir.file(""), "is a folder, not a regular file");
 }
 
 }  // namespace

@@ -211,6 +211,20 @@ TEST_F(PlanCorruption, MalformedJson) {
   expect_error(plan_test::with_header(good_, "[1, 2]"), "header: expected a JSON object");
 }
 
+// The reader copies free-form sections (the quantization report, a layer's backend data) recursively,
+// one stack frame per level: nesting far beyond what kiln writes is refused before that.
+TEST_F(PlanCorruption, DeeplyNestedJsonIsRefusedNotACrash) {
+  constexpr std::size_t kDepth = 150'000;  // overflowed the stack when copied
+  nlohmann::json header = header_;
+  header["quantization"] = {{"nested", "DEEP"}};
+  std::string text = header.dump();
+  text.replace(text.find("\"DEEP\""), 6, std::string(kDepth, '[') + std::string(kDepth, ']'));
+  expect_error(plan_test::with_header(good_, text), "JSON nests more than 64 levels deep");
+  // kiln's own nesting is far below the bound.
+  header["quantization"] = {{"nested", nlohmann::json::parse(std::string(60, '[') + std::string(60, ']'))}};
+  EXPECT_EQ(error_for(plan_test::with_header(good_, header.dump())), "");
+}
+
 TEST_F(PlanCorruption, MissingSection) {
   expect_error(edited([](nlohmann::json& h) { h.erase("build"); }), "header key 'build': missing");
   expect_error(edited([](nlohmann::json& h) { h["bundle"]["config"].erase("preprocess"); }),

@@ -166,6 +166,32 @@ TEST(StudySpec, ReadsTheManifestStrictly) {
   EXPECT_NE(error("[study.recipes]\nnosee = \"x\"").find("study.recipes: nosee"), std::string::npos);
 }
 
+// A variant listed twice would be built, evaluated and timed twice; a list past the bound is a mistake.
+TEST(StudySpec, VariantsAreDistinctAndBounded) {
+  const auto error = [](const std::string& study) {
+    try {
+      study_spec_from_manifest(manifest_with_study(study));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("variants = [\"fp16\", \"fp32\", \"fp16\"]"),
+            "families/timm_resnest/manifest.toml: study.variants: 'fp16' is given twice");
+  EXPECT_EQ(error("variants = [\"fp16\", \"fp8 nose max\", \"fp8  nose   max\"]"),
+            "families/timm_resnest/manifest.toml: study.variants: 'fp8 nose max' and 'fp8  nose   max' are "
+            "the same variant");
+  std::string many = "variants = [\"fp16\"";
+  for (std::size_t i = 1; i <= kMaxStudyVariants; ++i)
+    many += ", \"fp8 include=layer" + std::to_string(i) + ".* max\"";
+  EXPECT_EQ(error(many + "]"),
+            "families/timm_resnest/manifest.toml: study.variants: 33 variants, more than a "
+            "study runs (32 at most)");
+  // Another calibrator or recipe is another variant.
+  EXPECT_EQ(error("variants = [\"fp16\", \"fp8 nose max\", \"fp8 nose entropy\", \"fp8 all max\"]"),
+            "no error");
+}
+
 TEST(StudySpec, SpeedMatrixDefaultsToTheManifestsBatchesAndTwoLevels) {
   const StudySpec defaults = study_spec_from_manifest(manifest_with_study(""));
   EXPECT_EQ(defaults.batches, (std::vector<std::int64_t>{1, 32}));

@@ -1,18 +1,17 @@
 #include "backends/cuda/tactic_cache.h"
 
-#include <fstream>
 #include <sstream>
 
 #include "core/base64.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 
 namespace kiln::cuda {
 
 TacticCache::TacticCache(std::filesystem::path path) : path_(std::move(path)) {
   if (path_.empty() || !std::filesystem::exists(path_)) return;
-  std::ifstream in(path_);
-  require(in.good(), "cannot read the tactic cache ", path_.string());
+  std::istringstream in(read_regular_file(path_, kMaxCacheBytes, "a tactic cache"));
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
