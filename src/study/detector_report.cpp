@@ -11,6 +11,7 @@
 #include "study/report_format.h"
 #include "study/report_sections.h"
 #include "study/study_charts.h"
+#include "study/study_folder.h"
 #include "study/study_report.h"
 
 namespace kiln {
@@ -46,6 +47,10 @@ std::string stress_cell(const EvalResult& eval) {
 
 std::string decision_headline(const DetectorStudyResult& result) {
   const DetectorDecision& decision = result.decision;
+  if (!decision.speed_judged && decision.outcome != ShipOutcome::kDoNotShip) {
+    return "**Cannot tell: the timings were taken on a loaded machine** (see the warnings above), so no "
+           "speed-up is judged; re-run the study on an idle machine.";
+  }
   switch (decision.outcome) {
     case ShipOutcome::kShip:
       return cat("**Ship FP8: ", decision.variant, ".** It meets every threshold below at 95% confidence.");
@@ -278,6 +283,7 @@ void write_detector_study(const std::filesystem::path& dir, const DetectorStudyR
   write("accuracy_vs_speed.svg", map_chart(result));
   write("study.json", result.to_json().dump(2) + "\n");
   write("STUDY.md", detector_study_markdown(result));
+  finish_study_folder(dir);
 }
 
 }  // namespace kiln

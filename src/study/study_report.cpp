@@ -13,6 +13,7 @@
 #include "study/report_format.h"
 #include "study/report_sections.h"
 #include "study/study_charts.h"
+#include "study/study_folder.h"
 
 namespace kiln {
 namespace {
@@ -300,6 +301,12 @@ std::string study_markdown(const StudyResult& result) {
   return md.str();
 }
 
+std::vector<std::string> StudyResult::all_warnings() const {
+  std::vector<std::string> all = warnings;
+  all.insert(all.end(), timing.warnings.begin(), timing.warnings.end());
+  return all;
+}
+
 nlohmann::json StudyResult::to_json() const {
   nlohmann::json variants_json = nlohmann::json::array();
   for (const VariantResult& r : variants) {
@@ -356,7 +363,8 @@ nlohmann::json StudyResult::to_json() const {
           {"variants", variants_json},
           {"speed_matrix", matrix.to_json()},
           {"fake_quantization", fake_quant.to_json()},
-          {"warnings", warnings},
+          {"warnings", all_warnings()},
+          {"timing_outliers", timing.outliers},
           {"decision", kiln::to_json(decision)},
           {"seconds", seconds}};
 }
@@ -370,6 +378,7 @@ void write_study(const std::filesystem::path& dir, const StudyResult& result) {
   write("accuracy_vs_speed.svg", accuracy_chart(result));
   write("study.json", result.to_json().dump(2) + "\n");
   write("STUDY.md", study_markdown(result));
+  finish_study_folder(dir);
 }
 
 }  // namespace kiln

@@ -353,6 +353,7 @@ StudyResult run_study(const StudyInputs& inputs) {
   result.timing_image = dataset.sample(sample.split.held_out.front()).name;
   std::vector<Engine*> engines;
   for (const auto& engine : built.engines) engines.push_back(engine.get());
+  std::vector<LoadSample> load = {sample_load()};
   time_in_rounds(spec, engines, batch, result.variants, child);
   summarize_rounds(spec, result.variants);
   profile_variants(spec, inputs.backend, compile, built.plans, batch, result.variants);
@@ -360,9 +361,11 @@ StudyResult run_study(const StudyInputs& inputs) {
       inputs, sample.calibration, built.plans, result.variants,
       [&](std::int64_t size) { return timing_batch(dataset, sample, inputs.model.config.preprocess, size); },
       child);
+  load.push_back(sample_load());
+  result.timing = check_study_timing(load, result.environment, result.variants);
   result.fake_quant = fake_quant_check(inputs, dataset, sample, built, result.variants);
   attach_statistics(spec, result.variants);
-  result.decision = decide(spec, result.variants);
+  result.decision = decide(spec, result.variants, !result.timing.loaded());
   flag_non_finite_references(result);
   result.seconds = seconds_since(start);
   return result;
