@@ -21,8 +21,8 @@ void check_output_path(const NamedPath& output) {
 }
 
 void check_output(const NamedPath& output, const std::vector<NamedPath>& inputs) {
+  refuse_output_over_inputs(output, inputs);  // first: `-o missing/../model.safetensors` is the input
   check_output_path(output);
-  refuse_output_over_inputs(output, inputs);
 }
 
 }  // namespace kiln::cli

@@ -13,7 +13,7 @@ namespace kiln::cli {
 // when `output` itself is a folder.
 void check_output_path(const NamedPath& output);
 
-// check_output_path, then refuse_output_over_inputs(output, inputs).
+// refuse_output_over_inputs(output, inputs), then check_output_path.
 void check_output(const NamedPath& output, const std::vector<NamedPath>& inputs);
 
 }  // namespace kiln::cli

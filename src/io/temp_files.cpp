@@ -61,7 +61,12 @@ void remove_temp_files_on_interrupt() {
   action.sa_handler = remove_registered_and_reraise;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESETHAND;
-  for (const int signal_number : {SIGINT, SIGTERM}) ::sigaction(signal_number, &action, nullptr);
+  for (const int signal_number : {SIGINT, SIGTERM}) {
+    // A signal the parent ignored (a background job's SIGINT, nohup) stays ignored.
+    struct sigaction previous {};
+    if (::sigaction(signal_number, nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN) continue;
+    ::sigaction(signal_number, &action, nullptr);
+  }
 }
 
 }  // namespace kiln

@@ -24,7 +24,8 @@ class TempFileGuard {
 };
 
 // Installs handlers for SIGINT and SIGTERM that remove every registered temp file, then end the process
-// with the signal's default action (exit status 128 + the signal's number, as before).
+// with the signal's default action (exit status 128 + the signal's number, as before). A signal that
+// was ignored when the program started stays ignored.
 void remove_temp_files_on_interrupt();
 
 }  // namespace kiln

@@ -62,11 +62,14 @@ std::vector<std::string> temp_files_in(const fs::path& dir) {
 TEST(StudyOutput, AnInterruptedStudyIsReplacedWithForceAndLeavesNoTempFile) {
   const Scratch scratch;
   const fs::path out = scratch.dir() / "study";
-  // Ctrl-C (SIGINT) a second into the study, while it builds and evaluates its variants.
-  const auto interrupted =
-      testing::run_shell("timeout -s INT 1 " + std::string(KILN_BINARY) + " " + study(out, "fp32,fp16"));
-  if (interrupted.exit_code == 0) GTEST_SKIP() << "the study finished within a second";
-  ASSERT_EQ(interrupted.exit_code, 124) << interrupted.output;  // timeout's status: it sent the signal
+  // SIGTERM (as Ctrl-C's SIGINT, which a shell's background job ignores) a second after the study has
+  // made its folder, while it builds and evaluates its variants.
+  const std::string marker = (out / ".kiln-study-unfinished.json").string();
+  const auto interrupted = testing::run_shell(
+      std::string(KILN_BINARY) + " " + study(out, "fp32,fp16") + " & pid=$!; for i in $(seq 600); do [ -e " +
+      marker + " ] && break; sleep 0.1; done; sleep 1; kill -TERM $pid; wait $pid");
+  if (interrupted.exit_code == 0) GTEST_SKIP() << "the study finished before the signal";
+  ASSERT_EQ(interrupted.exit_code, 128 + 15) << interrupted.output;  // ended by SIGTERM, as before
   EXPECT_TRUE(temp_files_in(out).empty()) << temp_files_in(out).front();
   const auto refused = run_kiln(study(out, "fp32,fp16"));
   expect_one_line_error(refused, "-o holds a study that stopped before writing its report");
