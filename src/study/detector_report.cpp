@@ -101,7 +101,8 @@ std::string summary_section(const DetectorStudyResult& result) {
   if (const VariantResult* baseline = find_variant(result.study, spec.baseline)) {
     md << "\n"
        << spec.baseline << " runs in " << fixed(baseline->latency_ms.median, 3) << " ms per batch of "
-       << spec.batch << " on the `" << result.study.inputs.backend << "` backend.";
+       << spec.batch << " on the `" << result.study.inputs.backend << "` backend"
+       << (result.study.timing.loaded() ? " (on a loaded machine: the load's figure, not its speed)." : ".");
   }
   if (result.study.inputs.backend.rfind("cpu", 0) == 0) {
     md << " The CPU backends simulate FP8 exactly but have no FP8 arithmetic, so FP8 cannot be faster here: "

@@ -70,7 +70,9 @@ std::string summary_section(const StudyResult& result) {
   md << "## Summary and decision\n\n" << decision_headline(result) << "\n\n" << decision_rule(result);
   for (const VariantVerdict& verdict : result.decision.verdicts) {
     md << "- **" << verdict.variant << ": " << ship_outcome_name(verdict.outcome) << "**";
-    if (verdict.outcome == ShipOutcome::kCannotTell) {
+    if (verdict.outcome == ShipOutcome::kCannotTell && !verdict.speed_judged) {
+      md << " (timed on a loaded machine)";
+    } else if (verdict.outcome == ShipOutcome::kCannotTell) {
       md << " with " << result.decision.held_out_images << " images"
          << (verdict.images_needed ? cat(" (about ", *verdict.images_needed, " would settle it)")
                                    : std::string(" (no number of images would settle it at these rates)"));
@@ -82,7 +84,8 @@ std::string summary_section(const StudyResult& result) {
   if (baseline != nullptr) {
     md << "\n"
        << spec.baseline << " runs in " << fixed(baseline->latency_ms.median, 3) << " ms per batch of "
-       << spec.batch << " on the `" << result.inputs.backend << "` backend.";
+       << spec.batch << " on the `" << result.inputs.backend << "` backend"
+       << (result.timing.loaded() ? " (on a loaded machine: the load's figure, not its speed)." : ".");
   }
   if (result.inputs.backend.rfind("cpu", 0) == 0) {
     md << " The CPU backends simulate FP8 exactly but have no FP8 arithmetic, so FP8 cannot be faster here: "
