@@ -145,8 +145,8 @@ void bench(const BenchOptions& options, const CLI::App& command) {
                 "--profile was not given");
   if (const auto json = named_if("--json", options.json)) {
     check_output(*json, {{"the plan", options.plan},
-                                      {"--tactic-cache", options.tactic_cache},
-                                      {"--input", options.input ? options.input->string() : std::string()}});
+                         {"--tactic-cache", options.tactic_cache},
+                         {"--input", options.input ? options.input->string() : std::string()}});
   }
   const auto plan = pipeline::load_plan(options.plan);
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;

@@ -15,7 +15,8 @@ void check_output_path(const NamedPath& output) {
   const fs::path folder = output.path.has_parent_path() ? output.path.parent_path() : fs::path(".");
   const fs::file_status status = fs::status(folder, error);
   if (!fs::exists(status)) {
-    usage_error(given + ": folder '" + folder.string() + "' does not exist (make it first, or choose another path)");
+    usage_error(given + ": folder '" + folder.string() +
+                "' does not exist (make it first, or choose another path)");
   }
   if (!fs::is_directory(status)) usage_error(given + ": '" + folder.string() + "' is not a folder");
 }

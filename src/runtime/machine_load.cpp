@@ -54,8 +54,8 @@ std::string load_warning(const std::vector<LoadSample>& samples, int threads) {
   }
   if (threads <= 0) return "";
   if (highest > threads) {
-    return cat("the machine was loaded: its 1-minute load average was ", fixed(highest, 2),
-               ", above its ", threads, " hardware threads");
+    return cat("the machine was loaded: its 1-minute load average was ", fixed(highest, 2), ", above its ",
+               threads, " hardware threads");
   }
   if (counted > 0 && others / counted >= threads) {
     return cat("the machine was loaded: other work kept ", fixed(others / counted, 1),
@@ -104,9 +104,10 @@ TimingCheck check_timing(const std::vector<LoadSample>& samples, int threads,
   if (median <= 0) return check;
   const auto [low, high] = std::minmax_element(round_medians_ms.begin(), round_medians_ms.end());
   if (*high - *low > kMaxRoundSpread * median) {
-    check.warnings.push_back(cat("the round medians of ", what, " spread from ", fixed(*low, 3), " to ", fixed(*high, 3),
-                                 " ms, more than ", fixed(kMaxRoundSpread, 0), "x their median ",
-                                 fixed(median, 3), " ms: other work disturbed the timing"));
+    check.warnings.push_back(cat("the round medians of ", what, " spread from ", fixed(*low, 3), " to ",
+                                 fixed(*high, 3), " ms, more than ", fixed(kMaxRoundSpread, 0),
+                                 "x their median ", fixed(median, 3),
+                                 " ms: other work disturbed the timing"));
   }
   for (std::size_t i = 0; i < round_medians_ms.size(); ++i) {
     const double ratio = round_medians_ms[i] / median;

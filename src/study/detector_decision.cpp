@@ -52,7 +52,8 @@ DetectorVerdict judge_detector_variant(const DetectorStudySpec& spec, const Vari
     verdict.speed_passes = judge_speed(spec.study, timing, verdict.reasons);
     verdict.speed_low_end_under = timing.speedup.low < spec.study.min_speedup;
   } else {
-    verdict.reasons.push_back("speed not judged: the timings were taken on a loaded machine (see the warnings)");
+    verdict.reasons.push_back(
+        "speed not judged: the timings were taken on a loaded machine (see the warnings)");
   }
   verdict.non_finite = has_non_finite(timing);
   if (verdict.non_finite) verdict.reasons.push_back("NaN/Inf on " + non_finite_inputs_text(timing.eval));

@@ -151,7 +151,8 @@ std::string auto_target_reason(const AutoTargetCheck& check) {
              " .. ", points(check.held_out_agreement.high), ")");
 }
 
-VariantVerdict judge_variant(const StudySpec& spec, const VariantResult& r, bool labelled, bool timings_sound) {
+VariantVerdict judge_variant(const StudySpec& spec, const VariantResult& r, bool labelled,
+                             bool timings_sound) {
   VariantVerdict verdict;
   verdict.variant = r.variant.name;
   std::vector<std::string>& reasons = verdict.reasons;

@@ -90,8 +90,8 @@ void prepare_study_folder(const fs::path& dir, const std::vector<fs::path>& plan
           " names a file; a study writes a folder: choose another ", o);
   const bool unfinished = fs::exists(dir / kUnfinishedMarker);
   require(!unfinished || force, dir.string(), ": ", o,
-          " holds a study that stopped before writing its report (interrupted or failed): give ",
-          names.force, " to replace it, or choose another ", o);
+          " holds a study that stopped before writing its report (interrupted or failed): give ", names.force,
+          " to replace it, or choose another ", o);
   const bool earlier = holds_report(dir);
   require(!earlier || force, dir.string(), ": ", o, " holds a study report (STUDY.md / study.json): give ",
           names.force, " to replace it, or another ", o);

@@ -29,8 +29,8 @@ TEST(Everyday, OpenMpThreadsWaitPassivelyUnlessTheUserChose) {
   EXPECT_NE(by_default.output.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << by_default.output;
   const auto chosen = run_shell("env OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=verbose " + kKiln + " --version");
   EXPECT_NE(chosen.output.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << chosen.output;
-  const auto spin = run_shell("env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1000 OMP_DISPLAY_ENV=verbose " + kKiln +
-                              " --version");
+  const auto spin =
+      run_shell("env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1000 OMP_DISPLAY_ENV=verbose " + kKiln + " --version");
   EXPECT_NE(spin.output.find("GOMP_SPINCOUNT = '1000'"), std::string::npos) << spin.output;
 }
 
@@ -63,8 +63,8 @@ TEST(Everyday, BenchSaysWhenTheMachineWasLoaded) {
                               (kTiny / "model.safetensors").string() + " -o " + plan.string());
   ASSERT_EQ(built.exit_code, 0) << built.output;
   const fs::path json = scratch.dir() / "bench.json";
-  const std::string bench = kKiln + " bench " + plan.string() + " --warmup 0s --duration 300ms --json " +
-                            json.string();
+  const std::string bench =
+      kKiln + " bench " + plan.string() + " --warmup 0s --duration 300ms --json " + json.string();
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const auto loaded = run_shell("pids=''; for i in $(seq " + std::to_string(threads) +
                                 "); do sh -c 'while :; do :; done' & pids=\"$pids $!\"; done; sleep 0.5; " +

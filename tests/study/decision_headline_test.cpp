@@ -54,8 +54,9 @@ TEST(DecisionHeadline, ALoadedMachineIsSaidAndNoSpeedReasonIsDrawn) {
   result.inputs.backend = "cpu";
   result.decision.outcome = ShipOutcome::kCannotTell;
   result.decision.speed_judged = false;
-  result.timing.warnings = {"the machine was loaded: its 1-minute load average was 4.10, above its 2 "
-                            "hardware threads"};
+  result.timing.warnings = {
+      "the machine was loaded: its 1-minute load average was 4.10, above its 2 "
+      "hardware threads"};
   result.timing.outliers = {"fp16, round 2: 1370.000 ms, 2245.9x the median 0.610 ms"};
   const std::string headline = decision_headline(result);
   EXPECT_NE(headline.find("the timings were taken on a loaded machine"), std::string::npos) << headline;

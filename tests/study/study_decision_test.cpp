@@ -120,9 +120,8 @@ TEST(StudyDecision, DoesNotShipWhenTooSlowWhateverTheAccuracy) {
 
 TEST(StudyDecision, TimingsOnALoadedMachineJudgeNoSpeed) {
   // Fast and accurate, but timed under load: the speed-up is the load's, so nothing ships on it.
-  const StudyDecision fast =
-      decide_on({variant("fp8 a", Precision::kF8, variant_eval(4, 2), {1.3, 1.25, 1.35})}, spec_for_tests(),
-                false);
+  const StudyDecision fast = decide_on(
+      {variant("fp8 a", Precision::kF8, variant_eval(4, 2), {1.3, 1.25, 1.35})}, spec_for_tests(), false);
   EXPECT_EQ(fast.verdicts[0].outcome, ShipOutcome::kCannotTell);
   EXPECT_EQ(fast.outcome, ShipOutcome::kCannotTell);
   EXPECT_FALSE(fast.ship_fp8);
@@ -130,13 +129,11 @@ TEST(StudyDecision, TimingsOnALoadedMachineJudgeNoSpeed) {
   EXPECT_TRUE(any_reason_has(fast.verdicts[0], "speed not judged"));
   EXPECT_FALSE(any_reason_has(fast.verdicts[0], "speed-up")) << "no speed-up is cited";
   // Slow under load is not "too slow" either; an accuracy loss still decides.
-  const StudyDecision slow =
-      decide_on({variant("fp8 a", Precision::kF8, variant_eval(0, 0), {0.2, 0.0, 0.9})}, spec_for_tests(),
-                false);
+  const StudyDecision slow = decide_on(
+      {variant("fp8 a", Precision::kF8, variant_eval(0, 0), {0.2, 0.0, 0.9})}, spec_for_tests(), false);
   EXPECT_EQ(slow.verdicts[0].outcome, ShipOutcome::kCannotTell);
-  const StudyDecision lossy =
-      decide_on({variant("fp8 a", Precision::kF8, variant_eval(80, 10), {1.3, 1.25, 1.35})}, spec_for_tests(),
-                false);
+  const StudyDecision lossy = decide_on(
+      {variant("fp8 a", Precision::kF8, variant_eval(80, 10), {1.3, 1.25, 1.35})}, spec_for_tests(), false);
   EXPECT_EQ(lossy.verdicts[0].outcome, ShipOutcome::kDoNotShip);
 }
 
