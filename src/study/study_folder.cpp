@@ -34,8 +34,8 @@ std::set<fs::path> plans_of(const nlohmann::json& report, const fs::path& dir) {
   return plans;
 }
 
-// Written when a study starts and removed once its report is written: a folder holding it holds a
-// study that was interrupted or failed, and it lists the plans that study was to write.
+// Written before a study's first plan and removed once its report is written: a folder holding it holds
+// a study that was interrupted or failed, and it lists the plans that study wrote.
 constexpr const char* kUnfinishedMarker = ".kiln-study-unfinished.json";
 
 std::set<fs::path> unfinished_plans(const fs::path& dir) {
@@ -49,16 +49,6 @@ std::set<fs::path> unfinished_plans(const fs::path& dir) {
     if (name.has_filename() && name == name.filename()) plans.insert(dir / "plans" / name);  // no ../
   }
   return plans;
-}
-
-void mark_unfinished(const fs::path& dir, const std::vector<fs::path>& plans) {
-  nlohmann::json names = nlohmann::json::array();
-  for (const fs::path& plan : plans) names.push_back(plan.filename().string());
-  fs::create_directories(dir);
-  write_file_atomically(dir / kUnfinishedMarker, [&](std::ostream& out) {
-    out << nlohmann::json{{"study", "unfinished: its report was never written"}, {"plans", names}}.dump(2)
-        << "\n";
-  });
 }
 
 bool holds_report(const fs::path& dir) {
@@ -120,7 +110,17 @@ void prepare_study_folder(const fs::path& dir, const std::vector<fs::path>& plan
     std::error_code ignored;
     if (fs::is_empty(dir / "plans", ignored)) fs::remove(dir / "plans", ignored);
   }
-  mark_unfinished(dir, plans);
+}
+
+void record_unfinished_plan(const fs::path& dir, const fs::path& plan) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const fs::path& earlier : unfinished_plans(dir)) names.push_back(earlier.filename().string());
+  names.push_back(plan.filename().string());
+  fs::create_directories(dir);
+  write_file_atomically(dir / kUnfinishedMarker, [&](std::ostream& out) {
+    out << nlohmann::json{{"study", "unfinished: its report was never written"}, {"plans", names}}.dump(2)
+        << "\n";
+  });
 }
 
 void finish_study_folder(const fs::path& dir) { fs::remove(dir / kUnfinishedMarker); }

@@ -18,6 +18,7 @@
 #include "quant/fp8_build.h"
 #include "quant/shared_calibration.h"
 #include "study/non_finite_check.h"
+#include "study/study_folder.h"
 #include "study/timing_rounds.h"
 
 namespace kiln {
@@ -192,6 +193,7 @@ std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
       build_study_variant(inputs, r.variant, calibration, inputs.spec.opt_level));
   r.build_seconds = seconds_since(build_start);
   r.plan_file = variant_plan_path(inputs.out_dir, r.variant.name);
+  record_unfinished_plan(inputs.out_dir, r.plan_file);
   write_plan(r.plan_file, *plan);
   r.plan_bytes = std::filesystem::file_size(r.plan_file);
   for (const Node& node : plan->graph.nodes()) {

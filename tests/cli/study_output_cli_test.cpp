@@ -63,7 +63,7 @@ TEST(StudyOutput, AnInterruptedStudyIsReplacedWithForceAndLeavesNoTempFile) {
   const Scratch scratch;
   const fs::path out = scratch.dir() / "study";
   // SIGTERM (as Ctrl-C's SIGINT, which a shell's background job ignores) a second after the study has
-  // made its folder, while it builds and evaluates its variants.
+  // begun writing plans, while it builds and evaluates its variants.
   const std::string marker = (out / ".kiln-study-unfinished.json").string();
   const auto interrupted = testing::run_shell(
       std::string(KILN_BINARY) + " " + study(out, "fp32,fp16") + " & pid=$!; for i in $(seq 600); do [ -e " +

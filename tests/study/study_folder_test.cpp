@@ -78,6 +78,7 @@ TEST_F(StudyFolder, AFileNoStudyMadeIsNeverReplaced) {
 TEST_F(StudyFolder, AnInterruptedStudyIsReplacedWithForce) {
   const std::vector<fs::path> plans = {dir_ / "plans" / "fp32.kplan", dir_ / "plans" / "fp16.kplan"};
   prepare_study_folder(dir_, plans, false);
+  record_unfinished_plan(dir_, plans[0]);
   write("plans/fp32.kplan", "written before Ctrl-C");  // no report: the study never finished
   write("plans/mine.kplan", "mine");
   EXPECT_THROW(prepare_study_folder(dir_, plans, false), Error) << "an unfinished study needs --force";
@@ -90,6 +91,7 @@ TEST_F(StudyFolder, AnInterruptedStudyIsReplacedWithForce) {
 TEST_F(StudyFolder, AFinishedStudyIsNoLongerUnfinished) {
   const std::vector<fs::path> plans = {dir_ / "plans" / "fp32.kplan"};
   prepare_study_folder(dir_, plans, false);
+  record_unfinished_plan(dir_, plans[0]);
   finish_study_folder(dir_);
   EXPECT_NO_THROW(prepare_study_folder(dir_, plans, false)) << "no report and no unfinished study";
 }
