@@ -25,8 +25,12 @@ set_target_properties(${kiln_installed_binaries} PROPERTIES
 # The kiln program finds libkiln.so beside it in the build folder (lib/) and in its prefix once installed.
 set_target_properties(kiln PROPERTIES
   INSTALL_RPATH "\$ORIGIN/lib;\$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${kiln_runtime_dirs}")
+# libkiln.so finds libkiln_waits.so beside it, in the build folder's lib/ as in the prefix.
+set_target_properties(kiln_shared PROPERTIES INSTALL_RPATH "\$ORIGIN;${kiln_runtime_dirs}")
+set_target_properties(kiln_waits PROPERTIES BUILD_WITH_INSTALL_RPATH ON)
 
 install(TARGETS kiln RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS kiln_waits EXPORT kilnTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS kiln_shared EXPORT kilnTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

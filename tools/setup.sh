@@ -9,4 +9,5 @@ tools/install-deps.sh
 cmake --preset release
 cmake --build --preset release -j "$(nproc)" --target kiln
 
-build/release/kiln study timm_resnest -o study-timm_resnest
+# --force: a second run replaces this script's own earlier report (a study removes only what a study made).
+build/release/kiln study timm_resnest -o study-timm_resnest --force

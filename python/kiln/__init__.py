@@ -9,7 +9,14 @@
 Every failure raises kiln.Error (or a subclass) with the one-line message the kiln command prints.
 See docs/api/PYTHON.md and docs/API.md.
 """
-from ._kiln import (  # noqa: F401
+import os
+
+# OpenMP threads wait passively unless the user chose how they wait (src/sdk/wait_policy.h says why):
+# libgomp reads the variable once, when the extension below loads it, so it is set before the import.
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "passive"
+
+from ._kiln import (  # noqa: E402, F401
     DeviceArray,
     Detector,
     Engine,

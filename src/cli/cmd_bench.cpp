@@ -9,12 +9,14 @@
 #include "cli/duration.h"
 #include "cli/memory_check.h"
 #include "cli/option_checks.h"
+#include "cli/output_checks.h"
 #include "core/error.h"
 #include "io/npy.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
 #include "pipeline/model_loading.h"
 #include "runtime/benchmark.h"
+#include "runtime/machine_load.h"
 
 namespace kiln::cli {
 
@@ -89,6 +91,18 @@ void print_latency(const LatencyStats& stats, std::int64_t batch) {
             << stats.wall_seconds << " s wall)\n";
 }
 
+// The timed runs are cut into this many rounds of consecutive runs, whose medians show a disturbed timing.
+constexpr int kBenchRounds = 5;
+
+// A loaded machine said on stderr, with the rounds far from the median: such timings are no speed.
+void print_timing_check(const TimingCheck& check) {
+  for (const std::string& warning : check.warnings) {
+    std::cerr << "kiln: warning: " << warning
+              << "; these timings say little about the plan's speed: time it on an idle machine\n";
+  }
+  for (const std::string& outlier : check.outliers) std::cerr << "note: outlier: " << outlier << "\n";
+}
+
 // Kernel time per layer group, printed and as the report's "profile".
 nlohmann::json profile_report(const std::shared_ptr<const Plan>& plan, const std::string& backend,
                               CompileOptions compile, const Tensor& input, int iterations) {
@@ -130,9 +144,9 @@ void bench(const BenchOptions& options, const CLI::App& command) {
   refuse_unless(options.profile, command, {"--profile-iterations"}, "with --profile",
                 "--profile was not given");
   if (const auto json = named_if("--json", options.json)) {
-    refuse_output_over_inputs(*json, {{"the plan", options.plan},
-                                      {"--tactic-cache", options.tactic_cache},
-                                      {"--input", options.input ? options.input->string() : std::string()}});
+    check_output(*json, {{"the plan", options.plan},
+                         {"--tactic-cache", options.tactic_cache},
+                         {"--input", options.input ? options.input->string() : std::string()}});
   }
   const auto plan = pipeline::load_plan(options.plan);
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
@@ -158,8 +172,14 @@ void bench(const BenchOptions& options, const CLI::App& command) {
             << duration_text(options.settings.duration_seconds) << ", timed region: " << timed_region(engine)
             << ", input: " << (options.input ? options.input->string() : "seeded normal noise") << "\n";
   if (options.verbose) std::cerr << engine.describe();
-  const LatencyStats stats = summarize(time_engine(engine, input, options.settings), compile.batch);
+  std::vector<LoadSample> load = {sample_load()};
+  const TimedRuns timed = time_engine(engine, input, options.settings);
+  load.push_back(sample_load());
+  const LatencyStats stats = summarize(timed, compile.batch);
   print_latency(stats, compile.batch);
+  const std::vector<double> rounds = round_medians(timed.milliseconds, kBenchRounds);
+  const TimingCheck check = check_timing(load, hardware_threads(), rounds, "the timed runs");
+  print_timing_check(check);
 
   nlohmann::json report = {
       {"plan", options.plan.string()},
@@ -170,7 +190,10 @@ void bench(const BenchOptions& options, const CLI::App& command) {
       {"duration_seconds", options.settings.duration_seconds},
       {"timed_region", timed_region(engine)},
       {"input", options.input ? options.input->string() : std::string("seeded normal noise")},
-      {"latency", stats_json(stats)}};
+      {"latency", stats_json(stats)},
+      {"round_medians_ms", rounds},
+      {"outliers", check.outliers},
+      {"warnings", check.warnings}};
   if (options.end_to_end)
     report["end_to_end"] = end_to_end_report(engine, input, options.settings, compile.batch);
   // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).

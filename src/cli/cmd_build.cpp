@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/memory_check.h"
 #include "cli/option_checks.h"
+#include "cli/output_checks.h"
 #include "core/error.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
@@ -71,9 +72,9 @@ void refuse_outputs_over_inputs(const BuildCommandOptions& options, const std::f
       {"the config.json beside the checkpoint", options.checkpoint.parent_path() / "config.json"});
   if (const auto cache = named_if("--calib-cache", options.fp8.calib_cache)) inputs.push_back(*cache);
   if (!options.tactic_cache.empty()) inputs.push_back({"--tactic-cache", options.tactic_cache});
-  refuse_output_over_inputs({"-o", options.output}, inputs);
+  check_output({"-o", options.output}, inputs);
   inputs.push_back({"-o", options.output});
-  if (const auto json = named_if("--json", options.json)) refuse_output_over_inputs(*json, inputs);
+  if (const auto json = named_if("--json", options.json)) check_output(*json, inputs);
 }
 
 // ", 12 kept fp16 (faster there)" when the precision tactic kept any FP8 layer fp16, and ", 9 kept fp16

@@ -14,6 +14,7 @@
 #include "cli/detector_commands.h"
 #include "cli/memory_check.h"
 #include "cli/option_checks.h"
+#include "cli/output_checks.h"
 #include "core/error.h"
 #include "data/open_dataset.h"
 #include "data/sampling.h"
@@ -266,7 +267,7 @@ void eval(const EvalCliOptions& options, const CLI::App& command) {
     std::vector<NamedPath> inputs = {{"the plan", options.plan}, {"--data", options.data}};
     if (const auto reference = named_if("--reference", options.reference)) inputs.push_back(*reference);
     if (const auto config = named_if("--config", options.config)) inputs.push_back(*config);
-    refuse_output_over_inputs(*json, inputs);
+    check_output(*json, inputs);
   }
   const std::shared_ptr<const Plan> plan = pipeline::load_plan(options.plan);
   if (plan->detector) return eval_detector(detector_request(options, command, plan));

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/output_checks.h"
 #include "core/error.h"
 #include "families/registry.h"
 #include "io/npy.h"
@@ -35,7 +36,7 @@ void add_preprocess_command(CLI::App& app) {
     std::vector<NamedPath> inputs;
     for (const auto& input : options->inputs) inputs.push_back({"--input", input});
     if (const auto config_path = named_if("--config", options->config)) inputs.push_back(*config_path);
-    refuse_output_over_inputs({"-o", options->output}, inputs);
+    check_output({"-o", options->output}, inputs);
     ModelConfig config = find_family(options->family).default_config;
     if (options->config) config = read_timm_config(*options->config, config);
     const pipeline::InputBatch batch = pipeline::load_inputs(options->inputs, config.preprocess);

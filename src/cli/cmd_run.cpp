@@ -11,6 +11,7 @@
 #include "cli/detector_commands.h"
 #include "cli/library_run.h"
 #include "cli/option_checks.h"
+#include "cli/output_checks.h"
 #include "core/error.h"
 #include "eval/top_k.h"
 #include "io/image.h"
@@ -87,7 +88,7 @@ void refuse_outputs_over_inputs(const RunOptions& options) {
   for (const auto& output : {named_if("--save-output", options.save_output), named_if("--json", options.json),
                              named_if("--draw", options.draw)}) {
     if (!output) continue;
-    refuse_output_over_inputs(*output, inputs);
+    check_output(*output, inputs);
     inputs.push_back(*output);
   }
 }

@@ -87,7 +87,8 @@ void study(const StudyCommandOptions& options) {
   study_inputs.strict_precision = options.strict_precision;
   study_inputs.timing_program = running_program();
   const StudyResult result = run_study(study_inputs);
-  for (const std::string& warning : result.warnings) std::cerr << "kiln: warning: " << warning << "\n";
+  for (const std::string& warning : result.all_warnings()) std::cerr << "kiln: warning: " << warning << "\n";
+  for (const std::string& outlier : result.timing.outliers) std::cerr << "note: outlier: " << outlier << "\n";
   write_study(out, result);
   const std::string report = study_markdown(result);
   std::cout << report.substr(0, report.find("## Recipe")) << "Full report: " << (out / "STUDY.md").string()

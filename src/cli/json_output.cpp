@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/output_checks.h"
 #include "core/error.h"
 #include "io/utf8_text.h"
 
@@ -26,9 +27,7 @@ void check_json_target(const std::optional<std::string>& target, const std::vect
     return;
   }
   if (*target == "-") return;
-  require(!std::filesystem::is_directory(*target), *target,
-          ": --json names a folder; give a FILE, or - for stdout");
-  refuse_output_over_inputs({"--json", *target}, inputs);
+  check_output({"--json", *target}, inputs);
 }
 
 void write_json_report(const std::optional<std::string>& target, const nlohmann::json& report) {

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "io/user_json.h"
+#include "io/temp_files.h"
 
 namespace {
 
@@ -26,6 +27,7 @@ std::string one_line(std::string text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kiln::remove_temp_files_on_interrupt();  // Ctrl-C leaves no half-written temp file behind
   CLI::App app{"kiln " KILN_VERSION
                ": engine builder, runtime and quantization study tool for vision models"};
   app.require_subcommand(1);

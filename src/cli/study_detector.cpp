@@ -103,7 +103,10 @@ void study_detector(const StudyCommandOptions& options, const Manifest& manifest
   inputs.study.strict_precision = options.strict_precision;
   inputs.study.timing_program = running_program();
   const DetectorStudyResult result = pipeline::run_detector_study(inputs);
-  for (const std::string& warning : result.study.warnings) std::cerr << "kiln: warning: " << warning << "\n";
+  for (const std::string& warning : result.study.all_warnings())
+    std::cerr << "kiln: warning: " << warning << "\n";
+  for (const std::string& outlier : result.study.timing.outliers)
+    std::cerr << "note: outlier: " << outlier << "\n";
   write_detector_study(out, result);
   const std::string report = detector_study_markdown(result);
   std::cout << report.substr(0, report.find("## Recipe")) << "Full report: " << (out / "STUDY.md").string()

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/temp_files.h"
 
 namespace kiln {
 
@@ -120,6 +121,7 @@ void write_file_atomically(const std::filesystem::path& path,
   check_folder(path);
   std::filesystem::path temp_path;
   int fd = create_temp_file(path, temp_path);
+  const TempFileGuard interrupt_guard(temp_path);  // removed by the program's SIGINT/SIGTERM handler
   try {
     FdStreamBuf buffer(fd);
     std::ostream out(&buffer);

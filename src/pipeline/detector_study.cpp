@@ -301,6 +301,7 @@ void time_variants(const DetectorStudyInputs& inputs, const Dataset& dataset, co
   const std::optional<ChildTiming> child = child_timing_for(inputs.study, *engines.front());
   study.timed_region = study_timed_region(*engines.front(), child);
   study.timing_image = dataset.sample(s.split.held_out.front()).name;
+  std::vector<LoadSample> load = {sample_load()};
   time_in_rounds(spec, timed, batch, study.variants, child);
   summarize_rounds(spec, study.variants);
   engines.clear();
@@ -308,6 +309,8 @@ void time_variants(const DetectorStudyInputs& inputs, const Dataset& dataset, co
   study.matrix = time_speed_matrix(
       inputs.study, s.calibration, built.plans, study.variants,
       [&](std::int64_t size) { return timing_batch(inputs, dataset, s, size); }, child);
+  load.push_back(sample_load());
+  study.timing = check_study_timing(load, study.environment, study.variants);
 }
 
 // NaN/Inf in the baseline or fp32: said first, and no FP8 variant ships.
@@ -374,7 +377,7 @@ DetectorStudyResult run_detector_study(const DetectorStudyInputs& inputs) {
   const DetectedVariants built = build_and_detect(inputs, set.dataset, s, compile, study.variants);
   result.quality = judge_boxes(inputs.spec, built, set.dataset, labels, classes);
   time_variants(inputs, set.dataset, s, compile, built, study);
-  result.decision = decide_detector(inputs.spec, study.variants, result.quality);
+  result.decision = decide_detector(inputs.spec, study.variants, result.quality, !study.timing.loaded());
   flag_non_finite_references(result, built.reference);
   study.seconds = seconds_since(start);
   return result;

@@ -21,6 +21,10 @@ std::string unsound_headline(const std::vector<std::string>& warnings) {
 std::string decision_headline(const StudyResult& result) {
   const StudyDecision& decision = result.decision;
   if (!result.warnings.empty()) return unsound_headline(result.warnings);
+  if (!decision.speed_judged && decision.outcome != ShipOutcome::kDoNotShip) {
+    return "**Cannot tell: the timings were taken on a loaded machine** (see the warnings above), so no "
+           "speed-up is judged; re-run the study on an idle machine.";
+  }
   switch (decision.outcome) {
     case ShipOutcome::kShip:
       return cat("**Ship FP8: ", decision.variant, ".** It meets every threshold below at 95% confidence.");

@@ -45,11 +45,16 @@ bool has_non_finite(const VariantResult& r) {
 }
 
 DetectorVerdict judge_detector_variant(const DetectorStudySpec& spec, const VariantResult& timing,
-                                       const DetectorQuality& quality) {
+                                       const DetectorQuality& quality, bool timings_sound) {
   DetectorVerdict verdict;
   verdict.variant = timing.variant.name;
-  verdict.speed_passes = judge_speed(spec.study, timing, verdict.reasons);
-  verdict.speed_low_end_under = timing.speedup.low < spec.study.min_speedup;
+  if (timings_sound) {
+    verdict.speed_passes = judge_speed(spec.study, timing, verdict.reasons);
+    verdict.speed_low_end_under = timing.speedup.low < spec.study.min_speedup;
+  } else {
+    verdict.reasons.push_back(
+        "speed not judged: the timings were taken on a loaded machine (see the warnings)");
+  }
   verdict.non_finite = has_non_finite(timing);
   if (verdict.non_finite) verdict.reasons.push_back("NaN/Inf on " + non_finite_inputs_text(timing.eval));
   verdict.parity_passes = quality.parity.passes();
@@ -60,9 +65,10 @@ DetectorVerdict judge_detector_variant(const DetectorStudySpec& spec, const Vari
     return std::any_of(verdict.criteria.begin(), verdict.criteria.end(),
                        [&](const CriterionVerdict& c) { return c.verdict == v; });
   };
-  if (!verdict.speed_passes || verdict.non_finite || !verdict.parity_passes || any(DropVerdict::kBeyond)) {
+  const bool too_slow = timings_sound && !verdict.speed_passes;
+  if (too_slow || verdict.non_finite || !verdict.parity_passes || any(DropVerdict::kBeyond)) {
     verdict.outcome = ShipOutcome::kDoNotShip;
-  } else if (any(DropVerdict::kUndecided)) {
+  } else if (!timings_sound || any(DropVerdict::kUndecided)) {
     verdict.outcome = ShipOutcome::kCannotTell;
   } else {
     verdict.outcome = ShipOutcome::kShip;
@@ -71,10 +77,11 @@ DetectorVerdict judge_detector_variant(const DetectorStudySpec& spec, const Vari
 }
 
 DetectorDecision decide_detector(const DetectorStudySpec& spec, const std::vector<VariantResult>& variants,
-                                 const std::vector<DetectorQuality>& quality) {
+                                 const std::vector<DetectorQuality>& quality, bool timings_sound) {
   require(variants.size() == quality.size(), "detector decision: ", variants.size(), " variants but ",
           quality.size(), " quality figures");
   DetectorDecision decision;
+  decision.speed_judged = timings_sound;
   double best_speedup = 0.0;
   bool any_open = false;
   for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -82,7 +89,7 @@ DetectorDecision decide_detector(const DetectorStudySpec& spec, const std::vecto
     if (r.variant.name == spec.study.baseline)
       decision.held_out_images = static_cast<std::int64_t>(quality[i].parity.images);
     if (r.variant.precision != Precision::kF8) continue;
-    DetectorVerdict verdict = judge_detector_variant(spec, r, quality[i]);
+    DetectorVerdict verdict = judge_detector_variant(spec, r, quality[i], timings_sound);
     if (verdict.outcome == ShipOutcome::kShip && r.speedup.median > best_speedup) {
       best_speedup = r.speedup.median;
       decision.variant = r.variant.name;
@@ -112,6 +119,7 @@ nlohmann::json to_json(const DetectorDecision& decision) {
                         {"outcome", std::string(ship_outcome_name(v.outcome))},
                         {"speedup_median_reaches_min", v.speed_passes},
                         {"speedup_low_end_under_min", v.speed_low_end_under},
+                        {"speed_judged", decision.speed_judged},
                         {"non_finite", v.non_finite},
                         {"parity_passes", v.parity_passes},
                         {"criteria", criteria},

@@ -49,15 +49,17 @@ struct DetectorDecision {
   std::int64_t held_out_images = 0;
   std::vector<std::string> reasons;       // per FP8 variant, one line
   std::vector<DetectorVerdict> verdicts;  // per FP8 variant, in study order
+  bool speed_judged = true;               // false: the timings were taken on a loaded machine
 };
 
-// One FP8 variant: `timing` its speed and NaN/Inf counts (its eval's), `quality` its boxes.
+// One FP8 variant: `timing` its speed and NaN/Inf counts (its eval's), `quality` its boxes. Without
+// `timings_sound` (a loaded machine) its speed is not judged and it cannot ship.
 DetectorVerdict judge_detector_variant(const DetectorStudySpec& spec, const VariantResult& timing,
-                                       const DetectorQuality& quality);
+                                       const DetectorQuality& quality, bool timings_sound = true);
 
 // Every FP8 variant of `variants` (quality[i] is variants[i]'s).
 DetectorDecision decide_detector(const DetectorStudySpec& spec, const std::vector<VariantResult>& variants,
-                                 const std::vector<DetectorQuality>& quality);
+                                 const std::vector<DetectorQuality>& quality, bool timings_sound = true);
 
 // Any NaN/Inf in a variant's outputs: its held-out images' or its stress inputs'.
 bool has_non_finite(const VariantResult& r);

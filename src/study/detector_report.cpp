@@ -12,6 +12,7 @@
 #include "study/report_format.h"
 #include "study/report_sections.h"
 #include "study/study_charts.h"
+#include "study/study_folder.h"
 #include "study/study_report.h"
 
 namespace kiln {
@@ -47,6 +48,10 @@ std::string stress_cell(const EvalResult& eval) {
 
 std::string decision_headline(const DetectorStudyResult& result) {
   const DetectorDecision& decision = result.decision;
+  if (!decision.speed_judged && decision.outcome != ShipOutcome::kDoNotShip) {
+    return "**Cannot tell: the timings were taken on a loaded machine** (see the warnings above), so no "
+           "speed-up is judged; re-run the study on an idle machine.";
+  }
   switch (decision.outcome) {
     case ShipOutcome::kShip:
       return cat("**Ship FP8: ", decision.variant, ".** It meets every threshold below at 95% confidence.");
@@ -97,7 +102,8 @@ std::string summary_section(const DetectorStudyResult& result) {
   if (const VariantResult* baseline = find_variant(result.study, spec.baseline)) {
     md << "\n"
        << spec.baseline << " runs in " << fixed(baseline->latency_ms.median, 3) << " ms per batch of "
-       << spec.batch << " on the `" << result.study.inputs.backend << "` backend.";
+       << spec.batch << " on the `" << result.study.inputs.backend << "` backend"
+       << (result.study.timing.loaded() ? " (on a loaded machine: the load's figure, not its speed)." : ".");
   }
   if (result.study.inputs.backend.rfind("cpu", 0) == 0) {
     md << " The CPU backends simulate FP8 exactly but have no FP8 arithmetic, so FP8 cannot be faster here: "
@@ -280,6 +286,7 @@ void write_detector_study(const std::filesystem::path& dir, const DetectorStudyR
   write("accuracy_vs_speed.svg", map_chart(result));
   write("study.json", json_text(result.to_json()));
   write("STUDY.md", detector_study_markdown(result));
+  finish_study_folder(dir);
 }
 
 }  // namespace kiln

@@ -53,6 +53,12 @@ std::string demo_note(const StudyResult& result) {
 std::string warnings_block(const StudyResult& result) {
   std::ostringstream md;
   for (const std::string& warning : result.warnings) md << "> **Warning: " << warning << ".**\n>\n";
+  for (const std::string& warning : result.timing.warnings) {
+    md << "> **Warning: " << warning
+       << ": the latencies and speed-ups below are this machine's load, not the variants' speed, and the "
+          "decision judges no speed.**\n>\n";
+  }
+  for (const std::string& outlier : result.timing.outliers) md << "> Outlying round: " << outlier << ".\n>\n";
   std::string text = md.str();
   if (!text.empty()) text.resize(text.size() - 2);  // no empty quote line at the end
   return text.empty() ? text : text + "\n";
@@ -347,8 +353,14 @@ std::string revisit_section(const StudyResult& result) {
        << " backend computes FP8 layers in f32 on dequantized weights, so its FP8 timings show the cost of "
           "the simulation, not FP8's speed; the cuda backend runs them on E4M3 tensor cores.\n";
   }
-  kernel_time_reasons(result, md);
-  batch_reason(result, md);
+  if (result.timing.loaded()) {
+    // Kernel shares and speed-ups timed under load are the load's; no reason is drawn from them.
+    md << "- On an idle machine: this study's timings were taken under load (see the warnings above), so no "
+          "reason here is drawn from them.\n";
+  } else {
+    kernel_time_reasons(result, md);
+    batch_reason(result, md);
+  }
   if (result.inputs.demo)
     md << "- With the real checkpoint and labelled validation data (this is the demo).\n";
   md << "\n";

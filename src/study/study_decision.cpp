@@ -151,12 +151,18 @@ std::string auto_target_reason(const AutoTargetCheck& check) {
              " .. ", points(check.held_out_agreement.high), ")");
 }
 
-VariantVerdict judge_variant(const StudySpec& spec, const VariantResult& r, bool labelled) {
+VariantVerdict judge_variant(const StudySpec& spec, const VariantResult& r, bool labelled,
+                             bool timings_sound) {
   VariantVerdict verdict;
   verdict.variant = r.variant.name;
   std::vector<std::string>& reasons = verdict.reasons;
-  verdict.speed_passes = judge_speed(spec, r, reasons);
-  verdict.speed_low_end_under = r.speedup.low < spec.min_speedup;
+  verdict.speed_judged = timings_sound;
+  if (timings_sound) {
+    verdict.speed_passes = judge_speed(spec, r, reasons);
+    verdict.speed_low_end_under = r.speedup.low < spec.min_speedup;
+  } else {
+    reasons.push_back("speed not judged: the timings were taken on a loaded machine (see the warnings)");
+  }
   const auto judge = [&](const std::string& criterion, const std::string& what,
                          const std::optional<PairedComparison>& comparison, double max_drop) {
     if (comparison) {
@@ -184,8 +190,11 @@ VariantVerdict judge_variant(const StudySpec& spec, const VariantResult& r, bool
     return std::any_of(verdict.criteria.begin(), verdict.criteria.end(),
                        [&](const CriterionVerdict& c) { return c.verdict == v; });
   };
-  if (!verdict.speed_passes || non_finite || any(DropVerdict::kBeyond)) {
+  const bool too_slow = timings_sound && !verdict.speed_passes;
+  if (too_slow || non_finite || any(DropVerdict::kBeyond)) {
     verdict.outcome = ShipOutcome::kDoNotShip;
+  } else if (!timings_sound) {
+    verdict.outcome = ShipOutcome::kCannotTell;  // no number of images settles an unjudged speed
   } else if (any(DropVerdict::kUndecided)) {
     verdict.outcome = ShipOutcome::kCannotTell;
     verdict.images_needed = most_needed(verdict.criteria);
@@ -198,7 +207,9 @@ VariantVerdict judge_variant(const StudySpec& spec, const VariantResult& r, bool
 // "fp8 all max: cannot tell with 1500 images (about 3900 would settle it): REASON; REASON"
 std::string reason_line(const VariantVerdict& verdict, std::int64_t images) {
   std::string line = cat(verdict.variant, ": ", ship_outcome_name(verdict.outcome));
-  if (verdict.outcome == ShipOutcome::kCannotTell) {
+  if (verdict.outcome == ShipOutcome::kCannotTell && !verdict.speed_judged) {
+    line += " (timed on a loaded machine)";
+  } else if (verdict.outcome == ShipOutcome::kCannotTell) {
     line += cat(" with ", images, " images");
     line += verdict.images_needed ? cat(" (about ", *verdict.images_needed, " would settle it)")
                                   : std::string(" (no number of images would settle it at these rates)");
@@ -286,8 +297,9 @@ void attach_statistics(const StudySpec& spec, std::vector<VariantResult>& varian
   }
 }
 
-StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& results) {
+StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& results, bool timings_sound) {
   StudyDecision decision;
+  decision.speed_judged = timings_sound;
   const VariantResult* baseline = find_baseline(spec, results);
   decision.labelled = baseline != nullptr && baseline->eval.labels.has_value();
   decision.held_out_images = baseline != nullptr ? baseline->statistics.images : 0;
@@ -296,7 +308,7 @@ StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& re
   std::int64_t most_needed_images = 0;
   for (const VariantResult& r : results) {
     if (r.variant.precision != Precision::kF8) continue;
-    VariantVerdict verdict = judge_variant(spec, r, decision.labelled);
+    VariantVerdict verdict = judge_variant(spec, r, decision.labelled, timings_sound);
     if (verdict.outcome == ShipOutcome::kShip && r.speedup.median > best_speedup) {
       best_speedup = r.speedup.median;
       decision.variant = r.variant.name;
@@ -359,6 +371,7 @@ nlohmann::json to_json(const StudyDecision& decision) {
                             {"outcome", std::string(ship_outcome_name(v.outcome))},
                             {"speedup_median_reaches_min", v.speed_passes},
                             {"speedup_low_end_under_min", v.speed_low_end_under},
+                            {"speed_judged", v.speed_judged},
                             {"criteria", criteria},
                             {"reasons", v.reasons},
                             {"images_needed", v.images_needed ? nlohmann::json(*v.images_needed) : nullptr}};
@@ -377,6 +390,7 @@ nlohmann::json to_json(const StudyDecision& decision) {
   }
   return {{"outcome", std::string(ship_outcome_name(decision.outcome))},
           {"ship_fp8", decision.ship_fp8},
+          {"speed_judged", decision.speed_judged},
           {"variant", decision.variant},
           {"labelled", decision.labelled},
           {"held_out_images", decision.held_out_images},

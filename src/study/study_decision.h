@@ -76,6 +76,7 @@ struct VariantVerdict {
   ShipOutcome outcome = ShipOutcome::kCannotTell;
   bool speed_passes = false;         // the median speed-up reaches min_speedup
   bool speed_low_end_under = false;  // the slowest round's speed-up does not
+  bool speed_judged = true;          // false: timed on a loaded machine, so speed neither passes nor fails
   std::vector<CriterionVerdict> criteria;
   std::vector<std::string> reasons;  // one per criterion, with its figures
   // Cannot tell: the images that would settle every open criterion at the observed rates; absent when
@@ -93,6 +94,7 @@ struct StudyDecision {
   std::optional<std::int64_t> images_needed;  // cannot tell: enough to settle every undecided variant
   std::vector<std::string> reasons;           // per FP8 variant, one line: its outcome and why
   std::vector<VariantVerdict> verdicts;       // per FP8 variant, in study order
+  bool speed_judged = true;                   // false: the timings were taken on a loaded machine
 };
 
 struct VariantResult;
@@ -104,8 +106,11 @@ bool judge_speed(const StudySpec& spec, const VariantResult& r, std::vector<std:
 // Fills every variant's `statistics` (study_runner.h) against the spec's baseline.
 void attach_statistics(const StudySpec& spec, std::vector<VariantResult>& variants);
 
-// The decision over the FP8 variants of `results`, whose `statistics` are attached.
-StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& results);
+// The decision over the FP8 variants of `results`, whose `statistics` are attached. Without
+// `timings_sound` (a loaded machine, machine_load.h) no speed-up is judged: a variant whose accuracy
+// passes cannot tell, and none ships.
+StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& results,
+                     bool timings_sound = true);
 
 // For study.json: field names say what each number is.
 nlohmann::json to_json(const Interval& interval);

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "io/user_json.h"
+#include "io/atomic_file.h"
 
 namespace kiln {
 
@@ -32,6 +33,23 @@ std::set<fs::path> plans_of(const nlohmann::json& report, const fs::path& dir) {
   for (const auto& variant : report["variants"]) {
     if (!variant.is_object() || !variant.contains("plan") || !variant["plan"].is_string()) continue;
     const fs::path name = variant["plan"].get<std::string>();
+    if (name.has_filename() && name == name.filename()) plans.insert(dir / "plans" / name);  // no ../
+  }
+  return plans;
+}
+
+// Written before a study's first plan and removed once its report is written: a folder holding it holds
+// a study that was interrupted or failed, and it lists the plans that study wrote.
+constexpr const char* kUnfinishedMarker = ".kiln-study-unfinished.json";
+
+std::set<fs::path> unfinished_plans(const fs::path& dir) {
+  std::ifstream in(dir / kUnfinishedMarker);
+  const nlohmann::json marker = nlohmann::json::parse(in, nullptr, false);
+  std::set<fs::path> plans;
+  if (!marker.is_object() || !marker.contains("plans") || !marker["plans"].is_array()) return plans;
+  for (const auto& plan : marker["plans"]) {
+    if (!plan.is_string()) continue;
+    const fs::path name = plan.get<std::string>();
     if (name.has_filename() && name == name.filename()) plans.insert(dir / "plans" / name);  // no ../
   }
   return plans;
@@ -64,34 +82,52 @@ void prepare_study_folder(const fs::path& dir, const std::vector<fs::path>& plan
   const std::string& o = names.output;
   require(!fs::exists(dir) || fs::is_directory(dir), dir.string(), ": ", o,
           " names a file; a study writes a folder: choose another ", o);
+  const bool unfinished = fs::exists(dir / kUnfinishedMarker);
+  require(!unfinished || force, dir.string(), ": ", o,
+          " holds a study that stopped before writing its report (interrupted or failed): give ", names.force,
+          " to replace it, or choose another ", o);
   const bool earlier = holds_report(dir);
   require(!earlier || force, dir.string(), ": ", o, " holds a study report (STUDY.md / study.json): give ",
           names.force, " to replace it, or another ", o);
   const nlohmann::json report = earlier ? earlier_report(dir) : nlohmann::json();
-  require(!earlier || !report.is_null(), dir.string(), ": the STUDY.md / study.json in ", o,
+  require(!earlier || unfinished || !report.is_null(), dir.string(), ": the STUDY.md / study.json in ", o,
           " were not made by a study (no study.json of one), so ", names.force,
           " leaves them: move them, or choose another ", o);
-  const std::set<fs::path> made = earlier ? plans_of(report, dir) : std::set<fs::path>{};
+  std::set<fs::path> made = report.is_null() ? std::set<fs::path>{} : plans_of(report, dir);
+  if (unfinished) made.merge(unfinished_plans(dir));
   for (const fs::path& plan : plans) {
     require(!fs::exists(plan) || made.count(plan) > 0, plan.string(),
             ": not made by an earlier study in this folder, and the study would write over it: move it, or "
             "choose another ",
             o);
   }
-  if (!earlier) {
+  if (!earlier && !unfinished) {
     for (const std::string& name : study_report_files()) {
       require(!fs::exists(dir / name), (dir / name).string(),
               ": not made by a study (no STUDY.md or study.json beside it), and the study would write over "
               "it: move it, or choose another ",
               o);
     }
-    return;
+  } else {
+    for (const std::string& name : study_report_files()) fs::remove(dir / name);
+    for (const fs::path& plan : made) fs::remove(plan);
+    std::error_code ignored;
+    if (fs::is_empty(dir / "plans", ignored)) fs::remove(dir / "plans", ignored);
   }
-  for (const std::string& name : study_report_files()) fs::remove(dir / name);
-  for (const fs::path& plan : made) fs::remove(plan);
-  std::error_code ignored;
-  if (fs::is_empty(dir / "plans", ignored)) fs::remove(dir / "plans", ignored);
 }
+
+void record_unfinished_plan(const fs::path& dir, const fs::path& plan) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const fs::path& earlier : unfinished_plans(dir)) names.push_back(earlier.filename().string());
+  names.push_back(plan.filename().string());
+  fs::create_directories(dir);
+  write_file_atomically(dir / kUnfinishedMarker, [&](std::ostream& out) {
+    out << nlohmann::json{{"study", "unfinished: its report was never written"}, {"plans", names}}.dump(2)
+        << "\n";
+  });
+}
+
+void finish_study_folder(const fs::path& dir) { fs::remove(dir / kUnfinishedMarker); }
 
 void refuse_study_folder_over_inputs(const fs::path& dir, const std::vector<fs::path>& plans,
                                      const std::vector<NamedPath>& inputs, const StudyFolderNames& names) {

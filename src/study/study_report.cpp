@@ -14,6 +14,7 @@
 #include "study/report_format.h"
 #include "study/report_sections.h"
 #include "study/study_charts.h"
+#include "study/study_folder.h"
 
 namespace kiln {
 namespace {
@@ -70,7 +71,9 @@ std::string summary_section(const StudyResult& result) {
   md << "## Summary and decision\n\n" << decision_headline(result) << "\n\n" << decision_rule(result);
   for (const VariantVerdict& verdict : result.decision.verdicts) {
     md << "- **" << verdict.variant << ": " << ship_outcome_name(verdict.outcome) << "**";
-    if (verdict.outcome == ShipOutcome::kCannotTell) {
+    if (verdict.outcome == ShipOutcome::kCannotTell && !verdict.speed_judged) {
+      md << " (timed on a loaded machine)";
+    } else if (verdict.outcome == ShipOutcome::kCannotTell) {
       md << " with " << result.decision.held_out_images << " images"
          << (verdict.images_needed ? cat(" (about ", *verdict.images_needed, " would settle it)")
                                    : std::string(" (no number of images would settle it at these rates)"));
@@ -82,7 +85,8 @@ std::string summary_section(const StudyResult& result) {
   if (baseline != nullptr) {
     md << "\n"
        << spec.baseline << " runs in " << fixed(baseline->latency_ms.median, 3) << " ms per batch of "
-       << spec.batch << " on the `" << result.inputs.backend << "` backend.";
+       << spec.batch << " on the `" << result.inputs.backend << "` backend"
+       << (result.timing.loaded() ? " (on a loaded machine: the load's figure, not its speed)." : ".");
   }
   if (result.inputs.backend.rfind("cpu", 0) == 0) {
     md << " The CPU backends simulate FP8 exactly but have no FP8 arithmetic, so FP8 cannot be faster here: "
@@ -301,6 +305,12 @@ std::string study_markdown(const StudyResult& result) {
   return md.str();
 }
 
+std::vector<std::string> StudyResult::all_warnings() const {
+  std::vector<std::string> all = warnings;
+  all.insert(all.end(), timing.warnings.begin(), timing.warnings.end());
+  return all;
+}
+
 nlohmann::json StudyResult::to_json() const {
   nlohmann::json variants_json = nlohmann::json::array();
   for (const VariantResult& r : variants) {
@@ -357,7 +367,8 @@ nlohmann::json StudyResult::to_json() const {
           {"variants", variants_json},
           {"speed_matrix", matrix.to_json()},
           {"fake_quantization", fake_quant.to_json()},
-          {"warnings", warnings},
+          {"warnings", all_warnings()},
+          {"timing_outliers", timing.outliers},
           {"decision", kiln::to_json(decision)},
           {"seconds", seconds}};
 }
@@ -372,6 +383,7 @@ void write_study(const std::filesystem::path& dir, const StudyResult& result) {
   write("accuracy_vs_speed.svg", accuracy_chart(result));
   write("study.json", json_text(result.to_json()));
   write("STUDY.md", study_markdown(result));
+  finish_study_folder(dir);
 }
 
 }  // namespace kiln

@@ -18,6 +18,7 @@
 #include "quant/fp8_build.h"
 #include "quant/shared_calibration.h"
 #include "study/non_finite_check.h"
+#include "study/study_folder.h"
 #include "study/timing_rounds.h"
 
 namespace kiln {
@@ -192,6 +193,7 @@ std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
       build_study_variant(inputs, r.variant, calibration, inputs.spec.opt_level));
   r.build_seconds = seconds_since(build_start);
   r.plan_file = variant_plan_path(inputs.out_dir, r.variant.name);
+  record_unfinished_plan(inputs.out_dir, r.plan_file);
   write_plan(r.plan_file, *plan);
   r.plan_bytes = std::filesystem::file_size(r.plan_file);
   for (const Node& node : plan->graph.nodes()) {
@@ -353,6 +355,7 @@ StudyResult run_study(const StudyInputs& inputs) {
   result.timing_image = dataset.sample(sample.split.held_out.front()).name;
   std::vector<Engine*> engines;
   for (const auto& engine : built.engines) engines.push_back(engine.get());
+  std::vector<LoadSample> load = {sample_load()};
   time_in_rounds(spec, engines, batch, result.variants, child);
   summarize_rounds(spec, result.variants);
   profile_variants(spec, inputs.backend, compile, built.plans, batch, result.variants);
@@ -360,9 +363,11 @@ StudyResult run_study(const StudyInputs& inputs) {
       inputs, sample.calibration, built.plans, result.variants,
       [&](std::int64_t size) { return timing_batch(dataset, sample, inputs.model.config.preprocess, size); },
       child);
+  load.push_back(sample_load());
+  result.timing = check_study_timing(load, result.environment, result.variants);
   result.fake_quant = fake_quant_check(inputs, dataset, sample, built, result.variants);
   attach_statistics(spec, result.variants);
-  result.decision = decide(spec, result.variants);
+  result.decision = decide(spec, result.variants, !result.timing.loaded());
   flag_non_finite_references(result);
   result.seconds = seconds_since(start);
   return result;

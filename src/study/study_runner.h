@@ -15,6 +15,7 @@
 #include "plan/detector_section.h"
 #include "quant/fp8_build.h"
 #include "runtime/benchmark.h"
+#include "runtime/machine_load.h"
 #include "study/child_timing.h"
 #include "study/environment.h"
 #include "study/fake_quant_check.h"
@@ -83,8 +84,12 @@ struct StudyResult {
   SpeedMatrix matrix;                 // every batch at every level (study.batches, study.opt_levels)
   FakeQuantCheck fake_quant;          // each FP8 engine against the fake quantization of its plan
   std::vector<std::string> warnings;  // what makes the study's comparisons unsound (NaN/Inf in the baseline)
+  // A loaded machine or disturbed rounds (machine_load.h): no speed conclusion is drawn from the timings.
+  TimingCheck timing;
   double seconds = 0.0;
   nlohmann::json to_json() const;
+  // warnings and the timing's warnings, as study.json's "warnings" and the terminal list them.
+  std::vector<std::string> all_warnings() const;
 };
 
 StudyResult run_study(const StudyInputs& inputs);

@@ -1,6 +1,7 @@
 #include "study/timing_rounds.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -101,6 +102,17 @@ void summarize_rounds(const StudySpec& spec, std::vector<VariantResult>& variant
     }
     r.speedup = spread_of(ratios);
   }
+}
+
+TimingCheck check_study_timing(const std::vector<LoadSample>& samples, const Environment& environment,
+                               const std::vector<VariantResult>& variants) {
+  // The load when the study started comes first: later load averages count the study's own work.
+  std::vector<LoadSample> all = {{std::atof(environment.load_average.c_str()), -1}};
+  all.insert(all.end(), samples.begin(), samples.end());
+  TimingCheck check = check_timing(all, environment.cpu_threads, {}, "");
+  for (const VariantResult& r : variants)
+    merge_timing_checks(check, check_timing({}, environment.cpu_threads, r.round_medians_ms, r.variant.name));
+  return check;
 }
 
 void profile_variants(const StudySpec& spec, const std::string& backend, const CompileOptions& compile,

@@ -11,6 +11,7 @@
 
 #include "plan/plan.h"
 #include "runtime/engine.h"
+#include "runtime/machine_load.h"
 #include "study/child_timing.h"
 #include "study/study_runner.h"
 
@@ -35,6 +36,11 @@ void time_in_rounds(const StudySpec& spec, const std::vector<Engine*>& engines, 
 
 // Latency spreads, and the speed-up over spec.baseline per round (so drift cancels).
 void summarize_rounds(const StudySpec& spec, std::vector<VariantResult>& variants);
+
+// Whether the study's timings can be trusted (machine_load.h): the load when the study started
+// (`environment`), the `samples` taken around its timing, and every variant's round medians.
+TimingCheck check_study_timing(const std::vector<LoadSample>& samples, const Environment& environment,
+                               const std::vector<VariantResult>& variants);
 
 // Kernel time per layer group of each plan (plans[i] into variants[i]), spec.profile_iterations runs.
 void profile_variants(const StudySpec& spec, const std::string& backend, const CompileOptions& compile,

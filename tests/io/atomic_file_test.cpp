@@ -1,13 +1,17 @@
-// write_file_atomically: complete files appear, failed writes leave the old file and no temp file.
+// write_file_atomically: complete files appear, failed or interrupted writes leave the old file and no
+// temp file.
 #include "io/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <stdexcept>
 #include <string>
 
+#include "io/temp_files.h"
 #include "safetensors_test_util.h"
 
 namespace kiln {
@@ -97,6 +101,34 @@ TEST_F(AtomicFile, UnwritableFolderIsNamed) {
   EXPECT_TRUE(fails_with([&] { write_file_atomically(folder / "out.bin", [](std::ostream&) {}); },
                          {"out.bin", "cannot create a temporary file", "locked"}));
   ::chmod(folder.c_str(), 0755);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Ctrl-C while a file is being written: the program's handler (installed by the kiln program's main)
+// removes the temp file, and the process still ends by the signal, as a shell expects.
+TEST(AtomicFileInterrupt, AnInterruptLeavesNoTempFile) {
+  test::TempDir dir;
+  const std::filesystem::path out = dir / "out.bin";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    remove_temp_files_on_interrupt();
+    write_file_atomically(out, [](std::ostream& stream) {
+      stream << "half of it";
+      stream.flush();
+      ::raise(SIGINT);
+    });
+    ::_exit(0);  // not reached: SIGINT ends the process
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "status " << status;
+  EXPECT_TRUE(dir.list().empty()) << dir.list().size() << " file(s) left in the folder";
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 // The report's headline: a study whose baseline gives NaN/Inf ships no FP8 variant, and says so
-// instead of blaming the variants.
+// instead of blaming the variants; a study timed on a loaded machine says that, and draws no reason
+// from its timings.
 #include "study/decision_headline.h"
 
 #include <gtest/gtest.h>
+
+#include "study/report_sections.h"
 
 namespace kiln {
 namespace {
@@ -44,6 +47,26 @@ TEST(DecisionHeadline, WithoutWarningsTheOutcomeSpeaks) {
   result.decision.outcome = ShipOutcome::kShip;
   result.decision.variant = "fp8 nose max";
   EXPECT_EQ(decision_headline(result).rfind("**Ship FP8: fp8 nose max.**", 0), 0u);
+}
+
+TEST(DecisionHeadline, ALoadedMachineIsSaidAndNoSpeedReasonIsDrawn) {
+  StudyResult result = result_with_one_verdict();
+  result.inputs.backend = "cpu";
+  result.decision.outcome = ShipOutcome::kCannotTell;
+  result.decision.speed_judged = false;
+  result.timing.warnings = {
+      "the machine was loaded: its 1-minute load average was 4.10, above its 2 "
+      "hardware threads"};
+  result.timing.outliers = {"fp16, round 2: 1370.000 ms, 2245.9x the median 0.610 ms"};
+  const std::string headline = decision_headline(result);
+  EXPECT_NE(headline.find("the timings were taken on a loaded machine"), std::string::npos) << headline;
+  const std::string block = warnings_block(result);
+  EXPECT_NE(block.find("load average was 4.10"), std::string::npos) << block;
+  EXPECT_NE(block.find("Outlying round: fp16, round 2"), std::string::npos) << block;
+  const std::string revisit = revisit_section(result);
+  EXPECT_NE(revisit.find("no reason here is drawn from them"), std::string::npos) << revisit;
+  EXPECT_EQ(revisit.find("At larger batch sizes"), std::string::npos) << revisit;
+  EXPECT_EQ(result.all_warnings().size(), 1u);
 }
 
 }  // namespace

@@ -70,11 +70,12 @@ StudySpec spec_for_tests() {
   return spec;
 }
 
-StudyDecision decide_on(std::vector<VariantResult> results, const StudySpec& spec = spec_for_tests()) {
+StudyDecision decide_on(std::vector<VariantResult> results, const StudySpec& spec = spec_for_tests(),
+                        bool timings_sound = true) {
   results.insert(results.begin(),
                  variant("fp16", Precision::kF16, eval_wrong_on(range(0, 100)), {1.0, 1.0, 1.0}));
   attach_statistics(spec, results);
-  return decide(spec, results);
+  return decide(spec, results, timings_sound);
 }
 
 bool any_reason_has(const VariantVerdict& verdict, const std::string& text) {
@@ -115,6 +116,25 @@ TEST(StudyDecision, DoesNotShipWhenTooSlowWhateverTheAccuracy) {
       decide_on({variant("fp8 a", Precision::kF8, variant_eval(0, 0), {1.0, 0.98, 1.02})});
   EXPECT_EQ(d.verdicts[0].outcome, ShipOutcome::kDoNotShip);
   EXPECT_TRUE(any_reason_has(d.verdicts[0], "speed-up 1.00x (rounds 0.98 .. 1.02) < 1.05x"));
+}
+
+TEST(StudyDecision, TimingsOnALoadedMachineJudgeNoSpeed) {
+  // Fast and accurate, but timed under load: the speed-up is the load's, so nothing ships on it.
+  const StudyDecision fast = decide_on(
+      {variant("fp8 a", Precision::kF8, variant_eval(4, 2), {1.3, 1.25, 1.35})}, spec_for_tests(), false);
+  EXPECT_EQ(fast.verdicts[0].outcome, ShipOutcome::kCannotTell);
+  EXPECT_EQ(fast.outcome, ShipOutcome::kCannotTell);
+  EXPECT_FALSE(fast.ship_fp8);
+  EXPECT_FALSE(fast.speed_judged);
+  EXPECT_TRUE(any_reason_has(fast.verdicts[0], "speed not judged"));
+  EXPECT_FALSE(any_reason_has(fast.verdicts[0], "speed-up")) << "no speed-up is cited";
+  // Slow under load is not "too slow" either; an accuracy loss still decides.
+  const StudyDecision slow = decide_on(
+      {variant("fp8 a", Precision::kF8, variant_eval(0, 0), {0.2, 0.0, 0.9})}, spec_for_tests(), false);
+  EXPECT_EQ(slow.verdicts[0].outcome, ShipOutcome::kCannotTell);
+  const StudyDecision lossy = decide_on(
+      {variant("fp8 a", Precision::kF8, variant_eval(80, 10), {1.3, 1.25, 1.35})}, spec_for_tests(), false);
+  EXPECT_EQ(lossy.verdicts[0].outcome, ShipOutcome::kDoNotShip);
 }
 
 TEST(StudyDecision, CannotTellWhenTheThresholdIsInsideTheInterval) {

@@ -148,7 +148,11 @@ TEST(StudyFamilies, Yolov10DetectorReportParsesAndJudgesBoxesAndMap) {
   EXPECT_EQ(fp8.at("non_finite_inputs").at("of_stress_inputs"), 13);
   const std::string outcome = study.at("decision").at("outcome");
   EXPECT_TRUE(outcome == "do not ship" || outcome == "cannot tell" || outcome == "ship") << outcome;
-  EXPECT_EQ(outcome, "do not ship") << "FP8 is simulated on the CPU, so it is never faster";
+  if (study.at("warnings").empty()) {
+    EXPECT_EQ(outcome, "do not ship") << "FP8 is simulated on the CPU, so it is never faster";
+  } else {  // timed on a loaded machine (tests run side by side): no speed is judged, nothing ships
+    EXPECT_NE(outcome, "ship") << study.at("warnings");
+  }
   for (const char* chart : {"latency.svg", "accuracy_vs_speed.svg"}) {
     EXPECT_NE(testing::bytes_of(out / chart).find("DEMO"), std::string::npos) << chart;
   }

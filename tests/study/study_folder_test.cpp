@@ -1,5 +1,5 @@
-// The study folder: an earlier report refused without --force, only a study's own files removed with it,
-// and no output over an input.
+// The study folder: an earlier report or an unfinished study refused without --force, only a study's own
+// files removed with it, and no output over an input.
 #include "study/study_folder.h"
 
 #include <gtest/gtest.h>
@@ -73,6 +73,27 @@ TEST_F(StudyFolder, AFileNoStudyMadeIsNeverReplaced) {
   write("STUDY.md", "my notes");
   EXPECT_THROW(prepare_study_folder(dir_, {}, true), Error) << "a STUDY.md without a study's study.json";
   EXPECT_TRUE(fs::exists(dir_ / "STUDY.md"));
+}
+
+TEST_F(StudyFolder, AnInterruptedStudyIsReplacedWithForce) {
+  const std::vector<fs::path> plans = {dir_ / "plans" / "fp32.kplan", dir_ / "plans" / "fp16.kplan"};
+  prepare_study_folder(dir_, plans, false);
+  record_unfinished_plan(dir_, plans[0]);
+  write("plans/fp32.kplan", "written before Ctrl-C");  // no report: the study never finished
+  write("plans/mine.kplan", "mine");
+  EXPECT_THROW(prepare_study_folder(dir_, plans, false), Error) << "an unfinished study needs --force";
+  EXPECT_TRUE(fs::exists(dir_ / "plans" / "fp32.kplan"));
+  prepare_study_folder(dir_, plans, true);
+  EXPECT_FALSE(fs::exists(dir_ / "plans" / "fp32.kplan"));
+  EXPECT_TRUE(fs::exists(dir_ / "plans" / "mine.kplan")) << "only the unfinished study's own plans go";
+}
+
+TEST_F(StudyFolder, AFinishedStudyIsNoLongerUnfinished) {
+  const std::vector<fs::path> plans = {dir_ / "plans" / "fp32.kplan"};
+  prepare_study_folder(dir_, plans, false);
+  record_unfinished_plan(dir_, plans[0]);
+  finish_study_folder(dir_);
+  EXPECT_NO_THROW(prepare_study_folder(dir_, plans, false)) << "no report and no unfinished study";
 }
 
 TEST_F(StudyFolder, OutputsNeverOverInputs) {
