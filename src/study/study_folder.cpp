@@ -42,10 +42,14 @@ std::set<fs::path> plans_of(const nlohmann::json& report, const fs::path& dir) {
 // a study that was interrupted or failed, and it lists the plans that study wrote.
 constexpr const char* kUnfinishedMarker = ".kiln-study-unfinished.json";
 
+// A marker that is missing or not kiln's JSON lists nothing.
 std::set<fs::path> unfinished_plans(const fs::path& dir) {
-  std::ifstream in(dir / kUnfinishedMarker);
-  const nlohmann::json marker = nlohmann::json::parse(in, nullptr, false);
+  const fs::path file = dir / kUnfinishedMarker;
   std::set<fs::path> plans;
+  if (!fs::exists(file)) return plans;
+  const std::string text = read_regular_file(file, kMaxReportJsonBytes, "a study's unfinished marker");
+  if (!nlohmann::json::accept(text)) return plans;
+  const nlohmann::json marker = parse_user_json(text, file.string());
   if (!marker.is_object() || !marker.contains("plans") || !marker["plans"].is_array()) return plans;
   for (const auto& plan : marker["plans"]) {
     if (!plan.is_string()) continue;
