@@ -1,7 +1,9 @@
-// kiln's Hopper pointwise-convolution kernel (backends/cuda/hopper/gemm_conv_kernels.h) called directly,
-// every tile, against a double-precision 1x1 convolution of the same operand values: fp16 and E4M3
-// operands, pixel and channel counts that are no multiple of a tile's (partial tiles at every edge, a
-// partial K block), a residual, SiLU and ReLU, channel views (channels outside a view stay as they were),
+// kiln's Hopper convolution kernel (backends/cuda/hopper/gemm_conv_kernels.h) called directly, every
+// tile, against a double-precision convolution of the same operand values: pointwise layers and windows
+// (3x3 at strides 1 and 2, a strided 1x1, a 1x3 window with padding on one axis only, a 7x7 stem), fp16
+// and E4M3 operands, pixel and channel counts that are no multiple of a tile's (partial tiles at every
+// edge, a partial K block, a tap narrower than a K block), a residual, SiLU and ReLU, channel views
+// (channels outside a view stay as they were),
 // and E4M3 output codes, which must equal kiln's host quantization of the kernel's own fp16 output (and be
 // the same bytes when no fp16 output is written). Skips without a Hopper GPU; what
 // the kernel takes is checked on any machine.
@@ -22,7 +24,7 @@
 
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/hopper/gemm_conv_kernels.h"
-#include "backends/cuda/hopper/pointwise_conv.h"
+#include "backends/cuda/hopper/conv_tactic.h"
 #endif
 
 namespace kiln {
@@ -34,15 +36,35 @@ using cuda::hopper::GemmConvShape;
 using cuda::hopper::GemmConvTile;
 using cuda::hopper::Operand;
 
+using cuda::hopper::GemmConvWindow;
+
 struct HopperCase {
   Operand operand;
-  int c, k, pixels;
+  int c, k, pixels;  // pixels: of x and y for a pointwise layer; ignored for a window
   bool residual, views, codes, y;
   cuda::Act act;
+  GemmConvWindow window = {};  // out_height and out_width are derived
+
+  GemmConvWindow output_window() const {
+    GemmConvWindow w = window;
+    if (w.batch == 0) return w;
+    w.out_height = (w.height + 2 * w.pad_h - w.kernel_h) / w.stride_h + 1;
+    w.out_width = (w.width + 2 * w.pad_w - w.kernel_w) / w.stride_w + 1;
+    return w;
+  }
+  int in_pixels() const { return window.batch == 0 ? pixels : window.batch * window.height * window.width; }
+  int out_pixels() const {
+    const GemmConvWindow w = output_window();
+    return w.batch == 0 ? pixels : w.batch * w.out_height * w.out_width;
+  }
+  int taps() const { return window.kernel_h * window.kernel_w; }
 };
 
 std::string case_name(const HopperCase& c) {
-  return cat(c.operand == Operand::kF16 ? "f16" : "e4m3", "_c", c.c, "_k", c.k, "_px", c.pixels,
+  const GemmConvWindow& w = c.window;
+  return cat(c.operand == Operand::kF16 ? "f16" : "e4m3", "_c", c.c, "_k", c.k, "_px", c.in_pixels(),
+             w.batch == 0 ? std::string()
+                          : cat("_", w.kernel_h, "x", w.kernel_w, "_s", w.stride_h, "_p", w.pad_h, "x", w.pad_w),
              c.residual ? "_residual" : "", c.views ? "_views" : "", c.codes ? "_codes" : "", c.y ? "" : "_no_y",
              c.act == cuda::Act::kSilu ? "_silu" : "_relu");
 }
@@ -89,6 +111,33 @@ double activated(double v, cuda::Act act) {
   return act == cuda::Act::kRelu ? (v > 0 ? v : 0) : v / (1.0 + std::exp(-v));
 }
 
+// The case's convolution in double, [out_pixels, k], before the epilogue: x is [in_pixels, x_pitch] from
+// channel x_at, w is [k, taps, c]; `stored` rounds a value to the operand type.
+template <class Stored>
+std::vector<double> convolved(const HopperCase& c, const std::vector<float>& x, std::int64_t x_pitch,
+                              std::int64_t x_at, const std::vector<float>& w, Stored stored) {
+  const GemmConvWindow v = c.window.batch == 0 ? GemmConvWindow{c.pixels, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1}
+                                               : c.output_window();
+  std::vector<double> out(static_cast<std::size_t>(c.out_pixels()) * c.k, 0.0);
+  for (int p = 0; p < c.out_pixels(); ++p) {
+    const int n = p / (v.out_height * v.out_width), oh = p / v.out_width % v.out_height, ow = p % v.out_width;
+    for (int tap = 0; tap < v.kernel_h * v.kernel_w; ++tap) {
+      const int ih = oh * v.stride_h - v.pad_h + tap / v.kernel_w, iw = ow * v.stride_w - v.pad_w + tap % v.kernel_w;
+      if (ih < 0 || ih >= v.height || iw < 0 || iw >= v.width) continue;
+      const std::int64_t in = (static_cast<std::int64_t>(n) * v.height + ih) * v.width + iw;
+      for (int o = 0; o < c.k; ++o) {
+        double s = 0;
+        for (int i = 0; i < c.c; ++i) {
+          s += static_cast<double>(stored(x[static_cast<std::size_t>(in * x_pitch + x_at + i)])) *
+               stored(w[(static_cast<std::size_t>(o) * v.kernel_h * v.kernel_w + tap) * c.c + i]);
+        }
+        out[static_cast<std::size_t>(p) * c.k + o] += s;
+      }
+    }
+  }
+  return out;
+}
+
 class CudaHopperConvKernelTest : public ::testing::TestWithParam<HopperCase> {};
 
 TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
@@ -97,45 +146,44 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   const HopperCase c = GetParam();
   const bool fp8 = c.operand == Operand::kE4m3;
   // Operands as the kernel reads them: fp16 values, or E4M3 code values (the scales are the epilogue's).
-  const Tensor x_values = testing::random_tensor({c.pixels, c.c}, 11, fp8 ? -200.0f : -1.0f, fp8 ? 200.0f : 1.0f);
-  const Tensor w_values = testing::random_tensor({c.k, c.c}, 12, fp8 ? -100.0f : -0.2f, fp8 ? 100.0f : 0.2f);
+  const int pixels = c.out_pixels();
+  const Tensor x_values = testing::random_tensor({c.in_pixels(), c.c}, 11, fp8 ? -200.0f : -1.0f, fp8 ? 200.0f : 1.0f);
+  const Tensor w_values =
+      testing::random_tensor({c.k, c.taps() * c.c}, 12, fp8 ? -100.0f : -0.2f, fp8 ? 100.0f : 0.2f);
   const Tensor bias = testing::random_tensor({c.k}, 13);
   const Tensor scale = testing::random_tensor({c.k}, 14, 1e-4f, 3e-4f);
-  const Tensor residual = testing::random_tensor({c.pixels, c.k}, 15);
+  const Tensor residual = testing::random_tensor({pixels, c.k}, 15);
   const std::int64_t x_pitch = c.views ? c.c + 32 : c.c, x_at = c.views ? 16 : 0;
-  const std::int64_t y_pitch = c.views ? c.k + 24 : c.k, y_at = c.views ? 8 : 0;
+  const std::int64_t y_pitch = c.views ? c.k + 48 : c.k, y_at = c.views ? 16 : 0;
   const std::int64_t r_pitch = c.views ? c.k + 8 : c.k;
   constexpr float kFill = 7.0f;
-  const std::vector<float> x_host = pitched(x_values, c.pixels, c.c, x_pitch, x_at, kFill);
+  const std::vector<float> x_host = pitched(x_values, c.in_pixels(), c.c, x_pitch, x_at, kFill);
   const std::vector<float> w_host(w_values.f32().begin(), w_values.f32().end());
   // The values the kernel multiplies: operands rounded to their type once.
   const auto stored = [&](float v) { return fp8 ? e4m3_to_f32(f32_to_e4m3(v)) : f16_to_f32(f32_to_f16(v)); };
-  std::vector<double> ref(static_cast<std::size_t>(c.pixels) * c.k);
-  for (int p = 0; p < c.pixels; ++p) {
+  std::vector<double> ref = convolved(c, x_host, x_pitch, x_at, w_host, stored);
+  for (int p = 0; p < pixels; ++p) {
     for (int o = 0; o < c.k; ++o) {
-      double s = 0;
-      for (int i = 0; i < c.c; ++i)
-        s += static_cast<double>(stored(x_host[static_cast<std::size_t>(p * x_pitch + x_at + i)])) *
-             stored(w_host[static_cast<std::size_t>(o * c.c + i)]);
-      double v = s * (fp8 ? scale.f32()[o] : 1.0f) + bias.f32()[o];
+      double& r = ref[static_cast<std::size_t>(p) * c.k + o];
+      double v = r * (fp8 ? scale.f32()[o] : 1.0f) + bias.f32()[o];
       if (c.residual) v += f16_to_f32(f32_to_f16(residual.f32()[static_cast<std::size_t>(p * c.k + o)]));
-      ref[static_cast<std::size_t>(p) * c.k + o] = activated(v, c.act);
+      r = activated(v, c.act);
     }
   }
   const cuda::DeviceBuffer dx = fp8 ? upload(to_e4m3_codes(x_host)) : upload(to_f16_bits(x_host));
   const cuda::DeviceBuffer dw = fp8 ? upload(to_e4m3_codes(w_host)) : upload(to_f16_bits(w_host));
   const cuda::DeviceBuffer db = upload(std::vector<float>(bias.f32().begin(), bias.f32().end()));
   const cuda::DeviceBuffer ds = upload(std::vector<float>(scale.f32().begin(), scale.f32().end()));
-  const cuda::DeviceBuffer dr = upload(to_f16_bits(pitched(residual, c.pixels, c.k, r_pitch, 0, kFill)));
-  const std::size_t y_count = static_cast<std::size_t>(c.pixels) * y_pitch;
+  const cuda::DeviceBuffer dr = upload(to_f16_bits(pitched(residual, pixels, c.k, r_pitch, 0, kFill)));
+  const std::size_t y_count = static_cast<std::size_t>(pixels) * y_pitch;
   const float code_scale = 0.05f;
-  const GemmConvShape shape{c.pixels, c.k, c.c, static_cast<int>(x_pitch), static_cast<int>(y_pitch),
-                            static_cast<int>(r_pitch)};
+  const GemmConvShape shape{pixels, c.k, c.c, static_cast<int>(x_pitch), static_cast<int>(y_pitch),
+                            static_cast<int>(r_pitch), c.output_window()};
   int tiles = 0;
   for (const GemmConvTile tile : {GemmConvTile{64, 1}, GemmConvTile{128, 1}, GemmConvTile{256, 1},
                                   GemmConvTile{64, 2}, GemmConvTile{128, 2}, GemmConvTile{256, 2}}) {
     SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers"));
-    ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile));
+    ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile, c.codes));
     const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(y_count, kFill)));
     const cuda::DeviceBuffer dc = upload(std::vector<std::uint8_t>(y_count, 0x7e));
     const auto* x = static_cast<const std::uint8_t*>(dx.data()) + x_at * (fp8 ? 1 : 2);
@@ -162,7 +210,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
     }
     double diff = 0, norm = 0;
     bool untouched = true, codes_match = true;
-    for (std::int64_t p = 0; p < c.pixels; ++p) {
+    for (std::int64_t p = 0; p < pixels; ++p) {
       for (std::int64_t ch = 0; ch < y_pitch; ++ch) {
         const std::size_t at = static_cast<std::size_t>(p * y_pitch + ch);
         const bool inside = ch >= y_at && ch < y_at + c.k;
@@ -181,7 +229,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
     EXPECT_TRUE(codes_match) << "E4M3 codes differ from kiln's host quantization";
     // One rounding of the output to fp16 (2^-11 relative at most) over f32 accumulation of exact products,
     // against double. E4M3 twice that: Hopper's FP8 matrix steps add with fewer bits than f32, the error
-    // growing with the channel count (7.7e-4 at 2048 channels, benchmarks/pointwise_conv_bench.cu).
+    // growing with the channel count (7.7e-4 at 2048 channels, benchmarks/hopper_conv_bench.cu).
     EXPECT_LE(std::sqrt(diff / norm), fp8 ? 0x1p-9 : 0x1p-10);
     ++tiles;
   }
@@ -195,7 +243,20 @@ INSTANTIATE_TEST_SUITE_P(
                       HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu},
                       HopperCase{Operand::kE4m3, 256, 128, 1000, false, false, true, true, cuda::Act::kRelu},
                       HopperCase{Operand::kE4m3, 48, 96, 513, true, true, false, true, cuda::Act::kSilu},
-                      HopperCase{Operand::kE4m3, 512, 264, 129, true, false, true, false, cuda::Act::kRelu}),
+                      HopperCase{Operand::kE4m3, 512, 272, 129, true, false, true, false, cuda::Act::kRelu},
+                      // Windows {batch, height, width, kernel, stride, padding} (the output size is derived).
+                      HopperCase{Operand::kF16, 64, 64, 0, false, true, false, true, cuda::Act::kRelu,
+                                 {2, 14, 14, 3, 3, 1, 1, 1, 1, 0, 0}},
+                      HopperCase{Operand::kF16, 128, 136, 0, true, false, false, true, cuda::Act::kSilu,
+                                 {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0}},
+                      HopperCase{Operand::kE4m3, 48, 96, 0, false, false, true, true, cuda::Act::kRelu,
+                                 {2, 9, 13, 3, 3, 1, 1, 1, 1, 0, 0}},
+                      HopperCase{Operand::kF16, 64, 128, 0, true, false, false, true, cuda::Act::kRelu,
+                                 {2, 10, 10, 1, 1, 2, 2, 0, 0, 0, 0}},
+                      HopperCase{Operand::kF16, 32, 64, 0, false, false, false, true, cuda::Act::kRelu,
+                                 {1, 7, 11, 1, 3, 1, 1, 0, 1, 0, 0}},
+                      HopperCase{Operand::kE4m3, 16, 64, 0, false, false, false, true, cuda::Act::kRelu,
+                                 {1, 32, 32, 7, 7, 2, 2, 3, 3, 0, 0}}),
     [](const auto& param_info) { return case_name(param_info.param); });
 
 // The tactic layer as a program uses it: a convolution's geometry with channel views, its candidates
@@ -206,7 +267,6 @@ TEST(CudaHopperConvTest, TheTacticLayerRunsAViewedConvolution) {
   cuda::ConvGeometry g;
   g.n = 2, g.c = 64, g.h = 9, g.w = 11, g.k = 48, g.out_h = 9, g.out_w = 11;
   g.x_pitch = 96, g.y_pitch = 64, g.residual_pitch = 48;
-  ASSERT_TRUE(cuda::KilnHopperConv::takes(g, Operand::kF16));
   const int pixels = g.n * g.h * g.w;
   const Tensor x = testing::random_tensor({pixels, g.c}, 21);
   const Tensor w = testing::random_tensor({g.k, g.c}, 22, -0.2f, 0.2f);
@@ -225,6 +285,7 @@ TEST(CudaHopperConvTest, TheTacticLayerRunsAViewedConvolution) {
   b.bias = db.data();
   b.residual = dr.data();
   b.y = static_cast<std::uint16_t*>(dy.data()) + 16;
+  ASSERT_TRUE(cuda::KilnHopperConv::takes(g, Operand::kF16, b));
   cuda::KilnHopperConv layer(g, Operand::kF16, cuda::Act::kRelu, true, {});
   cuda::TacticRace<cuda::KilnHopperConv::Tactic> race(false, nullptr);
   layer.offer_candidates(race, b, nullptr, 0);
@@ -258,16 +319,27 @@ TEST(CudaHopperConvTest, TheTacticLayerRunsAViewedConvolution) {
 
 TEST(CudaHopperConvTest, TakesRowsTheCopyEngineCanRead) {
   const GemmConvTile tile{128, 2};
-  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0}, Operand::kF16, tile));
-  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 64, 48, 48, 64, 64}, Operand::kE4m3, tile));
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, tile));
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 64, 48, 48, 64, 64, {}}, Operand::kE4m3, tile));
   // fp16 rows of 4 channels are 8 bytes: the copy engine wants 16-byte multiples.
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 4, 4, 64, 0}, Operand::kF16, tile));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 4, 4, 64, 0, {}}, Operand::kF16, tile));
   // 24 E4M3 channels: 24 bytes.
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 24, 24, 64, 0}, Operand::kE4m3, tile));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 24, 24, 64, 0, {}}, Operand::kE4m3, tile));
+  // Codes are stored in rows of 16-byte multiples too: 72 channels take fp16 values only.
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 0, {}}, Operand::kF16, tile, false));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 0, {}}, Operand::kF16, tile, true));
+  // Windows: a 3x3 at stride 2 over 56 x 56 gives 28 x 28; padding as wide as the kernel, or an output
+  // size that does not follow, is refused.
+  const GemmConvWindow s2{1, 56, 56, 3, 3, 2, 2, 1, 1, 28, 28};
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({784, 64, 64, 64, 64, 0, s2}, Operand::kF16, tile));
+  GemmConvWindow wide = s2;
+  wide.pad_h = wide.pad_w = 3;
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({784, 64, 64, 64, 64, 0, wide}, Operand::kF16, tile));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({900, 64, 64, 64, 64, 0, s2}, Operand::kF16, tile));
   // A pitch narrower than the channels, an odd output channel count, an unknown tile.
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 32, 64, 0}, Operand::kF16, tile));
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 63, 64, 64, 63, 0}, Operand::kF16, tile));
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0}, Operand::kF16, GemmConvTile{96, 2}));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 32, 64, 0, {}}, Operand::kF16, tile));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 63, 64, 64, 63, 0, {}}, Operand::kF16, tile));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{96, 2}));
 }
 
 #else

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine: kiln's Hopper pointwise-convolution kernel against cuDNN and cuBLASLt per layer
-# (benchmarks/pointwise_conv_bench.cu): checks that its SASS has the Hopper matrix instructions, runs its
-# correctness pass under compute-sanitizer, then the timed table. Leaves pointwise.json and the logs in $OUT.
-# Needs `carry: [".carry/bin"]` with pointwise_conv_bench (built on the CPU machine), or builds it here.
+# Runs on the GPU machine: kiln's Hopper convolution kernel against cuDNN and cuBLASLt per layer
+# (benchmarks/hopper_conv_bench.cu): checks that its SASS has the Hopper matrix instructions, runs its
+# correctness pass under compute-sanitizer, then the timed table. Leaves conv.json and the logs in $OUT.
+# Needs `carry: [".carry/bin"]` with hopper_conv_bench (built on the CPU machine), or builds it here.
 # Usage: tools/device/hopper_conv.sh [--quick] [BENCH OPTIONS...]   --quick: no compute-sanitizer, no ncu
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -15,11 +15,11 @@ export LD_LIBRARY_PATH="$(ls -d "$NV"/*/lib | tr '\n' ':')${LD_LIBRARY_PATH:-}"
 # Logs go into one archive at the end: what comes back from $OUT is at most 8 files.
 mkdir -p "$OUT/logs"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
-bench=.carry/bin/pointwise_conv_bench
+bench=.carry/bin/hopper_conv_bench
 if [[ ! -x $bench ]]; then
   # Each source compiles on its own (the kernels' register allocation takes a while), then one link.
-  mkdir -p build/hopper && bench=build/hopper/pointwise_conv_bench
-  for source in benchmarks/pointwise_conv_bench.cu src/backends/cuda/hopper/{gemm_conv,gemm_conv_f16,gemm_conv_e4m3}.cu \
+  mkdir -p build/hopper && bench=build/hopper/hopper_conv_bench
+  for source in benchmarks/hopper_conv_bench.cu src/backends/cuda/hopper/{gemm_conv,gemm_conv_f16,gemm_conv_e4m3}.cu \
                 src/backends/cuda/hopper/tensor_map.cpp; do
     /usr/local/cuda/bin/nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -I"$NV/cudnn/include" \
       -Xptxas -v -c "$source" -o "build/hopper/$(basename "$source").o" >"$OUT/logs/nvcc_$(basename "$source").log" 2>&1 &
@@ -33,7 +33,7 @@ echo "matrix instructions in the SASS: $(cuobjdump --dump-sass $bench | grep -cE
   "$(cuobjdump --dump-sass $bench | grep -cE ' HMMA') mma.sync"
 # A kernel that deadlocks on its barriers hangs: each step has a short limit, and the timed table runs
 # only after the kernels were right on every batch.
-timeout 60 $bench --check-only > "$OUT/logs/check.txt"
+timeout 150 $bench --check-only > "$OUT/logs/check.txt"
 check=${PIPESTATUS[0]}
 echo "check (rc $check): $(grep -c FAIL "$OUT/logs/check.txt") failures"; grep FAIL "$OUT/logs/check.txt" | head -5
 if (( !quick )); then
@@ -41,12 +41,14 @@ if (( !quick )); then
   echo "memcheck (rc $?): $(grep -E 'ERROR SUMMARY' "$OUT/logs/memcheck.log")"
 fi
 (( check == 0 )) || exit 1
-# Where the time of one memory-bound and one compute-bound layer goes (each tile once).
-(( quick )) || for layer in ${PROFILE_LAYERS:-64,256,56 2048,512,7}; do
+# Where the time of a memory-bound pointwise layer and of the 3x3 layers of 128 channels goes (each tile
+# once).
+(( quick )) || for layer in ${PROFILE_LAYERS:-64,256,56 128,128,28}; do
   timeout 150 ncu --clock-control none -k regex:gemm_conv_kernel --section SpeedOfLight --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section Occupancy --section LaunchStats --csv --page details \
+    --section WarpStateStats --section Occupancy --section LaunchStats \
+    --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' --csv --page details \
     $bench --check-only --batches 32 --layer "$layer" >"$OUT/logs/ncu_${layer//,/_}.csv" 2>&1
   echo "ncu $layer: rc $?"
 done
-timeout 300 $bench "$@" --json "$OUT/pointwise.json" | tee "$OUT/pointwise.txt"
+timeout 300 $bench "$@" --json "$OUT/conv.json" | tee "$OUT/conv.txt"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"

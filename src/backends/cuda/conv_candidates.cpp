@@ -7,7 +7,7 @@
 #include "backends/cuda/depthwise_conv.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/gemm_fp8.h"
-#include "backends/cuda/hopper/pointwise_conv.h"
+#include "backends/cuda/hopper/conv_tactic.h"
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/mma_conv.h"
 #include "backends/cuda/narrow_conv.h"
@@ -172,12 +172,14 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::mma_candidate(
   return candidate(kApiKilnMma, std::move(conv), io, true, stored);
 }
 
-// kiln's Hopper kernel for pointwise layers, fp16 or FP8 (operands as the layer holds them, the bias f32);
+// kiln's Hopper kernel for dense layers, fp16 or FP8 (operands as the layer holds them, the bias f32);
 // nothing for other layers or GPUs. It takes views and writes codes.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::hopper_candidate(
     const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
   const hopper::Operand operand = layer.fp8 ? hopper::Operand::kE4m3 : hopper::Operand::kF16;
-  if (elem_ != Elem::kF16 || layer.linear || !KilnHopperConv::takes(layer.geometry, operand)) return std::nullopt;
+  if (elem_ != Elem::kF16 || layer.linear || !KilnHopperConv::takes(layer.geometry, operand, layer.buffers)) {
+    return std::nullopt;
+  }
   ConvBuffers io = layer.buffers;
   if (!layer.fp8) io.bias = keep(upload(bias_of(*layer.node, layer.geometry.k).to(DType::kF32), Elem::kF32));
   auto conv = std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation), layer.residual,

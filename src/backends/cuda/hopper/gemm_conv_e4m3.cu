@@ -4,7 +4,7 @@
 
 namespace kiln::cuda::hopper {
 
-template cudaError_t launch_tile<Operand::kE4m3>(const GemmConvTile&, const CUtensorMap&, const CUtensorMap&,
-                                              const EpilogueArgs&, cudaStream_t);
+template cudaError_t launch_tile<Operand::kE4m3>(const GemmConvTile&, const GemmConvMaps&, const EpilogueArgs&,
+                                               cudaStream_t);
 
 }  // namespace kiln::cuda::hopper

@@ -2,9 +2,9 @@
 // so that each compiles on its own. A block computes one tile of the output: warpgroup 0 is the producer,
 // whose first thread has the copy engine fill a ring of shared-memory stages (a 128-byte-wide slice of K
 // of the x tile and of the weight tile each); warpgroups 1.. are consumers, each computing 64 rows of the
-// tile with wgmma steps straight from the stages and then the epilogue from its registers. Two barriers
-// per stage keep the ring: `full` completes when a stage's bytes arrived, `empty` when every consumer warp
-// finished reading it.
+// tile with wgmma steps straight from the stages and then the epilogue from its registers, which puts
+// the results in shared memory for the copy engine to store. Two barriers per stage keep the ring: `full`
+// completes when a stage's bytes arrived, `empty` when every consumer warp finished reading it.
 #pragma once
 
 #include <cuda.h>
@@ -30,21 +30,35 @@ constexpr int kWarpgroup = 128;
 constexpr int kRowsPerConsumer = 64;
 constexpr int kStepBytes = 32;  // K bytes per wgmma step
 
-// One block a multiprocessor, the ring as deep as 200 KiB of shared memory allows (up to 8 stages).
-constexpr int kSharedBudget = 200 * 1024;
+// The epilogue writes a tile in chunks of 64 columns through two staging slots per consumer: while the
+// copy engine stores one slot's chunk, the consumer fills the other. A slot holds the chunk's fp16 values
+// (64 rows of 128 bytes) and its codes (64 rows of 64 bytes), each in its store map's swizzle.
+constexpr int kChunkColumns = 64;
+constexpr int kSlotValueBytes = kRowsPerConsumer * kChunkColumns * 2;
+constexpr int kSlotBytes = kSlotValueBytes + kRowsPerConsumer * kChunkColumns;
+constexpr int kSlots = 2;
+
+// One block a multiprocessor, the ring as deep as 220 KiB of shared memory allows beside the staging
+// slots (up to 8 stages).
+constexpr int kSharedBudget = 220 * 1024;
 
 template <int kColumns, int kConsumers>
 struct Tiling {
   static constexpr int kRows = kRowsPerConsumer * kConsumers;
   static constexpr int kStageBytes = (kRows + kColumns) * kRowBytes;
-  static constexpr int kStages = kSharedBudget / kStageBytes < 8 ? kSharedBudget / kStageBytes : 8;
+  static constexpr int kStagingBytes = kConsumers * kSlots * kSlotBytes;
+  static constexpr int kStages = (kSharedBudget - kStagingBytes) / kStageBytes < 8
+                                     ? (kSharedBudget - kStagingBytes) / kStageBytes
+                                     : 8;
   static constexpr int kThreads = kWarpgroup * (1 + kConsumers);
-  // The stages, 1024-byte aligned for the swizzle, then the barriers; 1024 bytes of slack for aligning.
-  static constexpr int kSharedBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+  // The stages and the staging slots, 1024-byte aligned for the swizzles, then the barriers; 1024 bytes
+  // of slack for aligning.
+  static constexpr int kSharedBytes = kStages * kStageBytes + kStagingBytes + 2 * kStages * 8 + 1024;
 };
 
 struct Ring {
   std::uint8_t* stages;
+  std::uint8_t* staging;
   std::uint64_t* full;
   std::uint64_t* empty;
 };
@@ -53,8 +67,9 @@ template <class T>
 __device__ Ring carve_ring(std::uint8_t* shared) {
   const std::uintptr_t base = (reinterpret_cast<std::uintptr_t>(shared) + 1023) & ~std::uintptr_t{1023};
   std::uint8_t* stages = reinterpret_cast<std::uint8_t*>(base);
-  auto* barriers = reinterpret_cast<std::uint64_t*>(stages + T::kStages * T::kStageBytes);
-  return {stages, barriers, barriers + T::kStages};
+  std::uint8_t* staging = stages + T::kStages * T::kStageBytes;
+  auto* barriers = reinterpret_cast<std::uint64_t*>(staging + T::kStagingBytes);
+  return {stages, staging, barriers, barriers + T::kStages};
 }
 
 // Where a tile starts: the column tiles of one row tile are neighbours in the tile order, so that their x
@@ -83,22 +98,54 @@ struct RingCursor {
   }
 };
 
+// Where a tile's K blocks come from. A pointwise layer's block kb is x's rows of the tile at channel
+// kb * block_k and the weights' columns there. A windowed layer's block is one tap (r, s) and one block of
+// channels: the tile's output pixels' window positions (their top-left corners: image, row, column)
+// shifted by the tap, and the weights' columns of that tap and channel block.
+struct TileSource {
+  int row0, column0;
+  int image = 0, top = 0, left = 0;  // windowed layers
+
+  __device__ TileSource(const GemmConvShape& shape, TileOrigin origin) : row0(origin.row0), column0(origin.column0) {
+    const GemmConvWindow& w = shape.window;
+    if (w.batch == 0) return;
+    const int per_image = w.out_height * w.out_width;
+    image = row0 / per_image;
+    const int within = row0 - image * per_image;
+    top = (within / w.out_width) * w.stride_h - w.pad_h;
+    left = (within % w.out_width) * w.stride_w - w.pad_w;
+  }
+
+  __device__ void load(std::uint8_t* a, std::uint8_t* b, const CUtensorMap* x_map, const CUtensorMap* w_map,
+                       std::uint64_t* full, const GemmConvShape& shape, int kb, int block_k) const {
+    const GemmConvWindow& w = shape.window;
+    if (w.batch == 0) {
+      tma_load_2d(a, x_map, full, kb * block_k, row0);
+      tma_load_2d(b, w_map, full, kb * block_k, column0);
+      return;
+    }
+    const int channel_blocks = (shape.channels_in + block_k - 1) / block_k;
+    const int tap = kb / channel_blocks, channel0 = (kb - tap * channel_blocks) * block_k;
+    tma_load_im2col(a, x_map, full, channel0, left, top, image, static_cast<std::uint16_t>(tap % w.kernel_w),
+                    static_cast<std::uint16_t>(tap / w.kernel_w));
+    tma_load_2d(b, w_map, full, tap * shape.channels_in + channel0, column0);
+  }
+};
+
 // The producer's first thread: the x and weight slices of every K block of the block's tiles, each into
 // the next free stage, running ahead of the consumers by up to the ring's depth (so the next tile's
 // copies overlap this tile's epilogue).
 template <class T, int kColumns>
 __device__ void produce(const Ring& ring, const CUtensorMap* x_map, const CUtensorMap* w_map, int tiles,
-                        int k_blocks, int channels_out, int block_k) {
+                        int k_blocks, const GemmConvShape& shape, int block_k) {
   RingCursor at;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const TileOrigin origin = tile_origin<T, kColumns>(tile, channels_out);
+    const TileSource source(shape, tile_origin<T, kColumns>(tile, shape.channels_out));
     for (int kb = 0; kb < k_blocks; ++kb, at.advance<T>()) {
       barrier_wait(&ring.empty[at.stage], at.phase ^ 1);
       std::uint8_t* a = ring.stages + at.stage * T::kStageBytes;
-      std::uint8_t* b = a + T::kRows * kRowBytes;
       barrier_arrive_expect(&ring.full[at.stage], T::kStageBytes);
-      tma_load_2d(a, x_map, &ring.full[at.stage], kb * block_k, origin.row0);
-      tma_load_2d(b, w_map, &ring.full[at.stage], kb * block_k, origin.column0);
+      source.load(a, a + T::kRows * kRowBytes, x_map, w_map, &ring.full[at.stage], shape, kb, block_k);
     }
   }
 }
@@ -146,77 +193,142 @@ __device__ inline float2 epilogue_pair(float a0, float a1, float2 scale, float2 
   return {activate(v0, kAct), activate(v1, kAct)};
 }
 
-// Each thread holds, per 8 columns j, two neighbouring columns of two rows 8 apart (wgmma's f32
-// accumulator layout): it writes them as half2 and two codes. The branches that do not depend on the
-// element (scale, residual, activation) are template constants, and each row's addresses are made once.
-template <Operand kOperand, int kColumns, int kRegisters, bool kResidual, Act kAct>
-__device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs& e, int row0, int column0) {
+// The copy engine's view of the outputs: boxes of 64 rows by one chunk's columns, the fp16 values with
+// the 128-byte swizzle and the codes with the 64-byte one (a map is unused where its output is not
+// written).
+struct StoreMaps {
+  const CUtensorMap* values;
+  const CUtensorMap* codes;
+};
+
+// A consumer's two staging slots (shared-memory addresses), taken in turn across all its chunks.
+struct Staging {
+  std::uint32_t slots;
+  int used = 0;
+  __device__ std::uint32_t next() { return slots + (used++ % kSlots) * kSlotBytes; }
+};
+
+// Where a thread's pair of values (row `r` of the chunk, 16-byte group `j`, lane pair `pair`) goes in a
+// slot: the swizzles permute each row's 16-byte groups by the row's position in its 8-row (1024-byte) or
+// 512-byte pattern, which also spreads a warp's 8 rows over all the banks.
+__device__ inline int value_offset(int r, int j, int pair) { return r * 128 + ((j ^ (r % 8)) << 4) + pair * 4; }
+__device__ inline int code_offset(int r, int j, int pair) {
+  return kSlotValueBytes + r * 64 + (((j / 2) ^ ((r / 2) % 4)) << 4) + (j % 2) * 8 + pair * 2;
+}
+
+// One chunk's results into a staging slot. Each thread holds, per 8 columns j, two neighbouring columns
+// of two rows 8 apart (wgmma's f32 accumulator layout). The branches that do not depend on the element
+// (scale, residual, activation) are template constants; a column's bias and scale are read once for both
+// rows, and the slot is written through shared-memory addresses. Rows past the tensor are left as they
+// are: the store writes nothing there.
+template <Operand kOperand, int kRegisters, bool kResidual, Act kAct>
+__device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& e, std::uint32_t slot,
+                            int first_acc, int row0, int chunk0) {
   constexpr bool kScaled = kOperand == Operand::kE4m3;
   const int warp = (threadIdx.x % kWarpgroup) / 32;
   const int lane = threadIdx.x % 32;
-  const int first_column = column0 + (lane % 4) * 2;
+  const int pair = lane % 4;
+  const int first_column = chunk0 + pair * 2;
   const GemmConvShape& shape = e.shape;
+  const int r[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};
+  const bool inside[2] = {row0 + r[0] < shape.pixels, row0 + r[1] < shape.pixels};
+  const __half* residual[2] = {};
+  if constexpr (kResidual) {
+    for (int half = 0; half < 2; ++half) {
+      residual[half] = e.out.residual + static_cast<std::int64_t>(row0 + r[half]) * shape.residual_pitch + first_column;
+    }
+  }
+  const bool values = e.out.y != nullptr, codes = e.out.codes.codes != nullptr;
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int row = row0 + warp * 16 + lane / 4 + half * 8;
-    if (row >= shape.pixels) continue;
-    const std::int64_t y_at = static_cast<std::int64_t>(row) * shape.y_pitch + first_column;
-    __half* y = e.out.y != nullptr ? e.out.y + y_at : nullptr;
-    std::uint8_t* codes = e.out.codes.codes != nullptr ? e.out.codes.codes + y_at : nullptr;
-    const __half* residual =
-        kResidual ? e.out.residual + static_cast<std::int64_t>(row) * shape.residual_pitch + first_column : nullptr;
+  for (int j = 0; j < kChunkColumns / 8; ++j) {
+    if (first_column + j * 8 >= shape.channels_out) break;
+    const float2 bias = __ldg(reinterpret_cast<const float2*>(e.out.bias + first_column + j * 8));
+    const float2 scale =
+        kScaled ? __ldg(reinterpret_cast<const float2*>(e.out.scale + first_column + j * 8)) : float2{1.0f, 1.0f};
 #pragma unroll
-    for (int j = 0; j < kColumns / 8; ++j) {
-      if (first_column + j * 8 >= shape.channels_out) break;
-      const float2 bias = __ldg(reinterpret_cast<const float2*>(e.out.bias + first_column + j * 8));
-      const float2 scale =
-          kScaled ? __ldg(reinterpret_cast<const float2*>(e.out.scale + first_column + j * 8)) : float2{1.0f, 1.0f};
-      const float2 v = epilogue_pair<kScaled, kResidual, kAct>(acc[j * 4 + half * 2], acc[j * 4 + half * 2 + 1],
-                                                               scale, bias, kResidual ? residual + j * 8 : nullptr);
+    for (int half = 0; half < 2; ++half) {
+      if (!inside[half]) continue;
+      const int at = first_acc + j * 4 + half * 2;
+      const float2 v = epilogue_pair<kScaled, kResidual, kAct>(acc[at], acc[at + 1], scale, bias,
+                                                               kResidual ? residual[half] + j * 8 : nullptr);
       const __half2 stored = __floats2half2_rn(v.x, v.y);
-      if (y != nullptr) *reinterpret_cast<__half2*>(y + j * 8) = stored;
-      if (codes != nullptr) {
-        const std::uint16_t pair = e4m3_code(__low2float(stored), e.out.codes.scale) |
-                                   (e4m3_code(__high2float(stored), e.out.codes.scale) << 8);
-        *reinterpret_cast<std::uint16_t*>(codes + j * 8) = pair;
+      if (values) store_shared_u32(slot + value_offset(r[half], j, pair), *reinterpret_cast<const std::uint32_t*>(&stored));
+      if (codes) {
+        const std::uint16_t pair_codes = e4m3_code(__low2float(stored), e.out.codes.scale) |
+                                         (e4m3_code(__high2float(stored), e.out.codes.scale) << 8);
+        store_shared_u16(slot + code_offset(r[half], j, pair), pair_codes);
       }
     }
   }
 }
 
+// A consumer's 64 rows of a tile, chunk by chunk: the slot is taken once the copy engine has read what it
+// held two chunks ago, filled by the whole warpgroup, then stored by the warpgroup's first thread.
+template <Operand kOperand, int kColumns, int kRegisters, bool kResidual, Act kAct>
+__device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
+                              Staging& staging, int consumer, int row0, int column0) {
+  const bool leader = threadIdx.x % kWarpgroup == 0;
+#pragma unroll
+  for (int c = 0; c < kColumns / kChunkColumns; ++c) {
+    const int chunk0 = column0 + c * kChunkColumns;
+    if (chunk0 >= e.shape.channels_out) break;
+    const std::uint32_t slot = staging.next();
+    if (leader) bulk_wait_read<kSlots - 1>();
+    named_barrier_sync(1 + consumer, kWarpgroup);
+    stage_chunk<kOperand, kRegisters, kResidual, kAct>(acc, e, slot, c * kChunkColumns / 2, row0, chunk0);
+    fence_async_shared();
+    named_barrier_sync(1 + consumer, kWarpgroup);
+    if (leader) {
+      if (e.out.y != nullptr) tma_store_2d(maps.values, slot, chunk0, row0);
+      if (e.out.codes.codes != nullptr) tma_store_2d(maps.codes, slot + kSlotValueBytes, chunk0, row0);
+      bulk_commit();
+    }
+  }
+}
+
 template <Operand kOperand, int kColumns, int kRegisters, bool kResidual>
-__device__ void write_tile_with(const float (&acc)[kRegisters], const EpilogueArgs& e, int row0, int column0) {
+__device__ void write_tile_with(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
+                                Staging& staging, int consumer, int row0, int column0) {
   switch (e.out.act) {
     case Act::kNone:
-      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kNone>(acc, e, row0, column0);
+      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kNone>(acc, e, maps, staging, consumer, row0,
+                                                                                  column0);
     case Act::kRelu:
-      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kRelu>(acc, e, row0, column0);
+      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kRelu>(acc, e, maps, staging, consumer, row0,
+                                                                                  column0);
     case Act::kSilu:
-      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kSilu>(acc, e, row0, column0);
+      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kSilu>(acc, e, maps, staging, consumer, row0,
+                                                                                  column0);
     case Act::kSigmoid:
-      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kSigmoid>(acc, e, row0, column0);
+      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kSigmoid>(acc, e, maps, staging, consumer, row0,
+                                                                                  column0);
   }
 }
 
 template <Operand kOperand, int kColumns, int kRegisters>
-__device__ void write_tile(const float (&acc)[kRegisters], const EpilogueArgs& e, int row0, int column0) {
+__device__ void write_tile(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
+                           Staging& staging, int consumer, int row0, int column0) {
   if (e.out.residual != nullptr) {
-    write_tile_with<kOperand, kColumns, kRegisters, true>(acc, e, row0, column0);
+    write_tile_with<kOperand, kColumns, kRegisters, true>(acc, e, maps, staging, consumer, row0,
+                                                                                  column0);
   } else {
-    write_tile_with<kOperand, kColumns, kRegisters, false>(acc, e, row0, column0);
+    write_tile_with<kOperand, kColumns, kRegisters, false>(acc, e, maps, staging, consumer, row0,
+                                                                                  column0);
   }
 }
 
 template <Operand kOperand, int kColumns, int kConsumers>
 __global__ void __launch_bounds__(Tiling<kColumns, kConsumers>::kThreads, 1)
     gemm_conv_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
+                     const __grid_constant__ CUtensorMap y_map, const __grid_constant__ CUtensorMap codes_map,
                      const EpilogueArgs e) {
   using T = Tiling<kColumns, kConsumers>;
   extern __shared__ std::uint8_t shared[];
   const Ring ring = carve_ring<T>(shared);
   const int warpgroup = threadIdx.x / kWarpgroup;
   constexpr int block_k = kBlockK<kOperand>;
-  const int k_blocks = (e.shape.channels_in + block_k - 1) / block_k;
+  const int k_blocks =
+      e.shape.window.kernel_h * e.shape.window.kernel_w * ((e.shape.channels_in + block_k - 1) / block_k);
   const int tiles = ((e.shape.pixels + T::kRows - 1) / T::kRows) *
                     ((e.shape.channels_out + kColumns - 1) / kColumns);
   if (threadIdx.x == 0) {
@@ -231,24 +343,28 @@ __global__ void __launch_bounds__(Tiling<kColumns, kConsumers>::kThreads, 1)
   __syncthreads();
   if (warpgroup == 0) {
     if constexpr (kConsumers > 1) release_registers<40>();
-    if (threadIdx.x == 0) produce<T, kColumns>(ring, &x_map, &w_map, tiles, k_blocks, e.shape.channels_out, block_k);
+    if (threadIdx.x == 0) produce<T, kColumns>(ring, &x_map, &w_map, tiles, k_blocks, e.shape, block_k);
   } else {
     if constexpr (kConsumers > 1) claim_registers<232>();
     const int consumer = warpgroup - 1;
+    const StoreMaps maps{&y_map, &codes_map};
+    Staging staging{shared_address(ring.staging + consumer * kSlots * kSlotBytes)};
     RingCursor at;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       float acc[Wgmma<kOperand, kColumns>::kRegisters];
       accumulate<T, kOperand, kColumns>(ring, at, consumer, k_blocks, acc);
       const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
-      write_tile<kOperand, kColumns>(acc, e, origin.row0 + consumer * kRowsPerConsumer, origin.column0);
+      write_tile<kOperand, kColumns>(acc, e, maps, staging, consumer, origin.row0 + consumer * kRowsPerConsumer,
+                                     origin.column0);
     }
+    if (threadIdx.x % kWarpgroup == 0) bulk_wait_all();
   }
 }
 
 // A persistent grid: as many blocks as fit on the GPU at once, each taking every gridDim-th tile.
 template <Operand kOperand, int kColumns, int kConsumers>
-cudaError_t launch(const CUtensorMap& x_map, const CUtensorMap& w_map, const EpilogueArgs& e,
-                   cudaStream_t stream) {
+cudaError_t launch(const CUtensorMap& x_map, const CUtensorMap& w_map, const CUtensorMap& y_map,
+                   const CUtensorMap& codes_map, const EpilogueArgs& e, cudaStream_t stream) {
   using T = Tiling<kColumns, kConsumers>;
   const auto kernel = gemm_conv_kernel<kOperand, kColumns, kConsumers>;
   if (const cudaError_t status =
@@ -270,30 +386,37 @@ cudaError_t launch(const CUtensorMap& x_map, const CUtensorMap& w_map, const Epi
     return status;
   }
   const long long blocks = std::min<long long>(tiles, static_cast<long long>(processors) * std::max(per_processor, 1));
-  kernel<<<static_cast<unsigned>(blocks), T::kThreads, T::kSharedBytes, stream>>>(x_map, w_map, e);
+  kernel<<<static_cast<unsigned>(blocks), T::kThreads, T::kSharedBytes, stream>>>(x_map, w_map, y_map,
+                                                                                  codes_map, e);
   return cudaGetLastError();
 }
 
 }  // namespace gemm_conv_detail
 
+// The copy engine's maps of a launch: the operands' load maps and the outputs' store maps.
+struct GemmConvMaps {
+  CUtensorMap x, w, y, codes;
+};
+
 // Launches the kernel of `kOperand` tiled as `tile`; cudaErrorInvalidConfiguration for a tile it is not
 // instantiated for. Instantiated once per operand type (gemm_conv_f16.cu, gemm_conv_e4m3.cu).
+
 template <Operand kOperand>
-cudaError_t launch_tile(const GemmConvTile& tile, const CUtensorMap& x_map, const CUtensorMap& w_map,
-                        const EpilogueArgs& e, cudaStream_t stream) {
+cudaError_t launch_tile(const GemmConvTile& tile, const GemmConvMaps& m, const EpilogueArgs& e,
+                        cudaStream_t stream) {
   using gemm_conv_detail::launch;
-  if (tile.consumers == 1 && tile.columns == 64) return launch<kOperand, 64, 1>(x_map, w_map, e, stream);
-  if (tile.consumers == 1 && tile.columns == 128) return launch<kOperand, 128, 1>(x_map, w_map, e, stream);
-  if (tile.consumers == 1 && tile.columns == 256) return launch<kOperand, 256, 1>(x_map, w_map, e, stream);
-  if (tile.consumers == 2 && tile.columns == 64) return launch<kOperand, 64, 2>(x_map, w_map, e, stream);
-  if (tile.consumers == 2 && tile.columns == 128) return launch<kOperand, 128, 2>(x_map, w_map, e, stream);
-  if (tile.consumers == 2 && tile.columns == 256) return launch<kOperand, 256, 2>(x_map, w_map, e, stream);
+  if (tile.consumers == 1 && tile.columns == 64) return launch<kOperand, 64, 1>(m.x, m.w, m.y, m.codes, e, stream);
+  if (tile.consumers == 1 && tile.columns == 128) return launch<kOperand, 128, 1>(m.x, m.w, m.y, m.codes, e, stream);
+  if (tile.consumers == 1 && tile.columns == 256) return launch<kOperand, 256, 1>(m.x, m.w, m.y, m.codes, e, stream);
+  if (tile.consumers == 2 && tile.columns == 64) return launch<kOperand, 64, 2>(m.x, m.w, m.y, m.codes, e, stream);
+  if (tile.consumers == 2 && tile.columns == 128) return launch<kOperand, 128, 2>(m.x, m.w, m.y, m.codes, e, stream);
+  if (tile.consumers == 2 && tile.columns == 256) return launch<kOperand, 256, 2>(m.x, m.w, m.y, m.codes, e, stream);
   return cudaErrorInvalidConfiguration;
 }
 
-extern template cudaError_t launch_tile<Operand::kF16>(const GemmConvTile&, const CUtensorMap&, const CUtensorMap&,
-                                                       const EpilogueArgs&, cudaStream_t);
-extern template cudaError_t launch_tile<Operand::kE4m3>(const GemmConvTile&, const CUtensorMap&,
-                                                        const CUtensorMap&, const EpilogueArgs&, cudaStream_t);
+extern template cudaError_t launch_tile<Operand::kF16>(const GemmConvTile&, const GemmConvMaps&, const EpilogueArgs&,
+                                                       cudaStream_t);
+extern template cudaError_t launch_tile<Operand::kE4m3>(const GemmConvTile&, const GemmConvMaps&,
+                                                        const EpilogueArgs&, cudaStream_t);
 
 }  // namespace kiln::cuda::hopper

@@ -1,9 +1,10 @@
-// kiln's Hopper convolution kernel for pointwise (1x1, stride 1) layers: an NHWC 1x1 convolution is the
-// GEMM y[pixels, k] = x[pixels, c] * w[k, c]^T, which this kernel computes with the tensor cores'
-// warpgroup instructions (wgmma, sm_90a) from tiles the copy engine (TMA) brings into a ring of
-// shared-memory stages: one producer warp issues the copies, one or two consumer warpgroups the matrix
-// steps, and the whole epilogue runs in registers:
-//   y = act(acc * scale[ch] + bias[ch] (+ residual)), written as fp16 and/or as E4M3 codes.
+// kiln's Hopper convolution kernel: an NHWC convolution is the implicit GEMM
+// y[pixels, k] = x_window[pixels, taps x c] * w[k, taps x c]^T (for a pointwise layer simply x[pixels, c]),
+// which this kernel computes with the tensor cores' warpgroup instructions (wgmma, sm_90a) from tiles the
+// copy engine (TMA) brings into a ring of shared-memory stages: one producer warp issues the copies, one
+// or two consumer warpgroups the matrix steps, and the epilogue runs in registers:
+//   y = act(acc * scale[ch] + bias[ch] (+ residual)), written as fp16 and/or as E4M3 codes,
+// which the copy engine stores from shared memory.
 // Operands are fp16, or E4M3 codes (FP8 layers: scale is the product of the input's and the channel's
 // weight scales). Accumulation is f32 and the output is rounded to fp16 once. x, y and the residual may
 // be channel views (a pitch wider than their channels).
@@ -17,12 +18,23 @@
 
 namespace kiln::cuda::hopper {
 
+// A convolution window over NHWC x: the GEMM's rows are the output pixels, its reduction runs over the
+// window's taps and, within a tap, the input channels (weights [channels_out, kernel_h, kernel_w,
+// channels_in]). The copy engine gathers each tap's pixels (its im2col mode), padding with zeros. A
+// window with no batch is a pointwise layer: x is read as the [pixels, channels_in] matrix it is.
+struct GemmConvWindow {
+  int batch = 0, height = 0, width = 0;  // of x
+  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  int out_height = 0, out_width = 0;
+};
+
 struct GemmConvShape {
-  int pixels = 0;        // GEMM rows: batch x height x width
+  int pixels = 0;        // GEMM rows: batch x output height x output width
   int channels_out = 0;  // GEMM columns
-  int channels_in = 0;   // the reduction
+  int channels_in = 0;   // of x (the reduction is taps x channels_in)
   // Elements between neighbouring pixels of x, y and the residual.
   int x_pitch = 0, y_pitch = 0, residual_pitch = 0;
+  GemmConvWindow window;
 };
 
 // How a launch tiles the output: each block computes 64 x `consumers` pixels by `columns` channels (a
@@ -45,11 +57,14 @@ struct GemmConvEpilogue {
 bool hopper_gpu();
 
 // Whether gemm_conv() computes `shape` with `tile`: row pitches of 16-byte multiples for the copy
-// engine, even output pitches, a tile the kernel is instantiated for.
-bool gemm_conv_takes(const GemmConvShape& shape, Operand operand, const GemmConvTile& tile);
+// engine (the output's for fp16 values, and for its codes when `writes_codes`), an even channel count, a
+// window whose padding the copy engine's im2col box can express, a tile the kernel is instantiated for.
+bool gemm_conv_takes(const GemmConvShape& shape, Operand operand, const GemmConvTile& tile,
+                     bool writes_codes = false);
 
-// x: [pixels, x_pitch] and w: [channels_out, channels_in], both of `operand`, 16-byte aligned; scale and
-// bias 8-byte aligned, y and the residual 4-byte, the codes 2-byte. Returns
+// x: [pixels, x_pitch] (windowed: [batch, height, width, x_pitch]) and w: [channels_out, taps x
+// channels_in], both of `operand`, 16-byte aligned; scale and
+// bias 8-byte aligned, y and the codes 16-byte, the residual 4-byte. Returns
 // cudaErrorInvalidConfiguration for what gemm_conv_takes() refuses (or a missing bias or FP8 scale),
 // cudaErrorMisalignedAddress for misaligned buffers and cudaErrorNotSupported off Hopper.
 cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmConvShape& shape,

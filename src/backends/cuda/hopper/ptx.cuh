@@ -1,7 +1,7 @@
 // The Hopper instructions kiln's matrix kernels are made of, one small function each: shared-memory
-// barriers (mbarrier) that count arrivals and the bytes the copy engine delivers, the bulk tensor copy
-// (TMA) of a tile from global into shared memory, warpgroup matrix fences, and the shared-memory matrix
-// descriptor wgmma reads its operands through. sm_90a.
+// barriers (mbarrier) that count arrivals and the bytes the copy engine delivers, the bulk tensor copies
+// (TMA) of a tile between global and shared memory, named barriers, warpgroup matrix fences, and the
+// shared-memory matrix descriptor wgmma reads its operands through. sm_90a.
 #pragma once
 
 #include <cuda.h>
@@ -50,6 +50,52 @@ __device__ inline void tma_load_2d(void* dst, const CUtensorMap* map, std::uint6
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], "
       "[%2];" ::"r"(shared_address(dst)),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(shared_address(bar)), "r"(x), "r"(y)
+      : "memory");
+}
+
+// Copies shared memory (at shared-memory address `src`) laid out as `map`'s box into the tensor at (x, y),
+// in this thread's current bulk group; elements outside the tensor are not written. The shared memory
+// may be reused once bulk_wait_read() says the group has read it.
+__device__ inline void tma_store_2d(const CUtensorMap* map, std::uint32_t src, int x, int y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(src), "r"(x), "r"(y)
+               : "memory");
+}
+
+__device__ inline void store_shared_u32(std::uint32_t address, std::uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+}
+__device__ inline void store_shared_u16(std::uint32_t address, std::uint16_t v) {
+  asm volatile("st.shared.u16 [%0], %1;" ::"r"(address), "h"(v) : "memory");
+}
+__device__ inline void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most `kPending` of this thread's bulk groups still read their shared memory.
+template <int kPending>
+__device__ inline void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(kPending) : "memory");
+}
+// Waits until every bulk group of this thread has completed its writes.
+__device__ inline void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
+// Makes this thread's ordinary shared-memory writes visible to the copy engine (the async proxy).
+__device__ inline void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// Synchronizes the `threads` threads that name barrier `id` (1..15; 0 is __syncthreads').
+__device__ inline void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// The im2col form for NHWC x: the box's pixels start at (w, h) of image n, walk the map's bounding box
+// (its padding) row by row and image by image, and each is shifted by the window tap (tap_w, tap_h);
+// `c` is the first channel. Pixels outside the tensor arrive as zeros.
+__device__ inline void tma_load_im2col(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c, int w, int h,
+                                       int n, std::uint16_t tap_w, std::uint16_t tap_h) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, "
+      "%6}], [%2], {%7, %8};" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(shared_address(bar)), "r"(c), "r"(w), "r"(h), "r"(n),
+      "h"(tap_w), "h"(tap_h)
       : "memory");
 }
 

@@ -10,9 +10,21 @@
 namespace kiln::cuda::hopper {
 
 // A row-major matrix of `rows` x `columns` elements of `element_bytes` (1 or 2), `pitch` elements
-// between rows, read in boxes of `box_rows` x 128 bytes into shared memory with the 128-byte swizzle.
-// Elements past the matrix's edges arrive as zeros. False when the driver refuses the map.
+// between rows, copied in boxes of `box_rows` x `box_bytes` (128 or 64) to or from shared memory with the
+// swizzle of that width. Loads of elements past the matrix's edges give zeros; stores there write
+// nothing. False when the driver refuses the map.
 bool encode_swizzled_rows(CUtensorMap& map, const void* base, int element_bytes, std::int64_t rows,
-                          std::int64_t columns, std::int64_t pitch, int box_rows);
+                          std::int64_t columns, std::int64_t pitch, int box_rows, int box_bytes = 128);
+
+// NHWC x of `batch` x `height` x `width` pixels of `channels` elements (`pitch` between pixels) read for
+// a convolution window: boxes of `box_rows` consecutive output pixels x 128 bytes of channels, each
+// pixel the window's top-left input position shifted by the load's tap; padding arrives as zeros. The
+// 128-byte swizzle, as encode_swizzled_rows(). False when the driver refuses the map.
+struct Im2colWindow {
+  int batch, height, width, channels, pitch;
+  int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+};
+bool encode_im2col_rows(CUtensorMap& map, const void* base, int element_bytes, const Im2colWindow& window,
+                        int box_rows);
 
 }  // namespace kiln::cuda::hopper

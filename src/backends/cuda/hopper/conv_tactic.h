@@ -1,7 +1,7 @@
-// A pointwise convolution (1x1, stride 1, dense) on kiln's Hopper kernel (gemm_conv_kernels.h), fp16 or
-// FP8, a candidate raced against cuDNN's and cuBLASLt's in pick_tactic() (tactic.h). It reads and writes
-// channel views, and its epilogue (scale, bias, residual, any activation, fp16 output and/or the E4M3
-// codes the next FP8 layer reads) is always fused.
+// A dense convolution (pointwise, or any window the copy engine's im2col loads express) on kiln's Hopper
+// kernel (gemm_conv_kernels.h), fp16 or FP8, a candidate raced against cuDNN's and cuBLASLt's in
+// pick_tactic() (tactic.h). It reads and writes channel views, and its epilogue (scale, bias, residual,
+// any activation, fp16 output and/or the E4M3 codes the next FP8 layer reads) is always fused.
 #pragma once
 
 #include <string>
@@ -23,8 +23,9 @@ class KilnHopperConv {
  public:
   using Tactic = HopperConvTactic;
 
-  // Whether this GPU runs the kernel and some tile computes `geometry` with `operand`.
-  static bool takes(const ConvGeometry& geometry, hopper::Operand operand);
+  // Whether this GPU runs the kernel and some tile computes `geometry` with `operand` into `buffers`' y
+  // and codes (the copy engine's output pitches and alignment).
+  static bool takes(const ConvGeometry& geometry, hopper::Operand operand, const ConvBuffers& buffers);
 
   KilnHopperConv(const ConvGeometry& geometry, hopper::Operand operand, Act act, bool residual, E4m3Out codes);
 

@@ -1,12 +1,13 @@
-// Times kiln's Hopper pointwise-convolution kernel (src/backends/cuda/hopper) on the 1x1 stride-1 layers
-// of ResNet-50 and ResNeSt-50d at batch 1, 32 and 256, against cuBLASLt's fp16 and FP8 GEMMs and cuDNN's
-// fastest fp16 convolution of the same shape, in one run, and checks every kiln result against an f32
-// reference computed from the same operands. One row per layer and batch:
+// Times kiln's Hopper convolution kernel (src/backends/cuda/hopper) on the dense layers of ResNet-50 and
+// ResNeSt-50d (1x1 stride 1, ResNet-50's 3x3 at strides 1 and 2 and its strided 1x1 downsamples) at batch
+// 1, 32 and 256, against cuBLASLt's fp16 and FP8 GEMMs (1x1 stride-1 layers only) and cuDNN's fastest fp16
+// convolution of the same shape, in one run, and checks every kiln result against an f32 reference
+// computed from the same operands. One row per layer and batch:
 //   microseconds per launch (median of CUDA-graph replays), the share of the dense tensor-core peak
 //   (datasheet: 989 TFLOP/s fp16, 1979 FP8) and of DRAM bandwidth (each operand read once and the output
 //   written once, over the card's datasheet bandwidth), and ||y - ref|| / ||ref|| for kiln's kernels.
 //
-//   pointwise_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--check-only] [--json FILE]
+//   hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--check-only] [--json FILE]
 //
 // --layer keeps the layers of C input channels, K output channels and HW x HW pixels (for a profiler).
 //
@@ -35,23 +36,24 @@ namespace {
 using kiln::cuda::hopper::GemmConvEpilogue;
 using kiln::cuda::hopper::GemmConvShape;
 using kiln::cuda::hopper::GemmConvTile;
+using kiln::cuda::hopper::GemmConvWindow;
 using kiln::cuda::hopper::Operand;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
-    std::fprintf(stderr, "pointwise_conv_bench: %s: %s\n", what, cudaGetErrorString(e));
+    std::fprintf(stderr, "hopper_conv_bench: %s: %s\n", what, cudaGetErrorString(e));
     std::exit(1);
   }
 }
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "pointwise_conv_bench: %s: cuBLASLt status %d\n", what, static_cast<int>(s));
+    std::fprintf(stderr, "hopper_conv_bench: %s: cuBLASLt status %d\n", what, static_cast<int>(s));
     std::exit(1);
   }
 }
 void check(cudnnStatus_t s, const char* what) {
   if (s != CUDNN_STATUS_SUCCESS) {
-    std::fprintf(stderr, "pointwise_conv_bench: %s: %s\n", what, cudnnGetErrorString(s));
+    std::fprintf(stderr, "hopper_conv_bench: %s: %s\n", what, cudnnGetErrorString(s));
     std::exit(1);
   }
 }
@@ -59,10 +61,12 @@ void check(cudnnStatus_t s, const char* what) {
 struct Layer {
   const char* model;
   int c, k, hw;  // input channels, output channels, output height = width
+  int kernel = 1, stride = 1;  // square windows, padded to keep hw / stride
 };
 
-// The distinct 1x1 stride-1 convolutions of timm's resnet50 and resnest50d (input channels, output
-// channels, spatial size).
+// The distinct dense convolutions of timm's resnet50 and resnest50d (input channels, output channels,
+// output size, window): every 1x1 stride-1 layer of both, ResNet-50's 3x3 layers and its strided 1x1
+// downsamples.
 const Layer kLayers[] = {
     {"resnet50", 64, 64, 56},     {"resnet50", 64, 256, 56},   {"resnet50", 256, 64, 56},
     {"resnet50", 256, 128, 56},   {"resnet50", 128, 512, 28},  {"resnet50", 512, 128, 28},
@@ -70,7 +74,18 @@ const Layer kLayers[] = {
     {"resnet50", 1024, 512, 14},  {"resnet50", 512, 2048, 7},  {"resnet50", 2048, 512, 7},
     {"resnest50d", 64, 128, 56},  {"resnest50d", 128, 64, 56}, {"resnest50d", 256, 256, 56},
     {"resnest50d", 256, 512, 28}, {"resnest50d", 1024, 1024, 14}, {"resnest50d", 2048, 2048, 7},
+    {"resnet50", 64, 64, 56, 3, 1},  {"resnet50", 128, 128, 28, 3, 1}, {"resnet50", 128, 128, 28, 3, 2},
+    {"resnet50", 256, 256, 14, 3, 1}, {"resnet50", 256, 256, 14, 3, 2}, {"resnet50", 512, 512, 7, 3, 1},
+    {"resnet50", 512, 512, 7, 3, 2}, {"resnet50", 256, 512, 28, 1, 2}, {"resnet50", 512, 1024, 14, 1, 2},
+    {"resnet50", 1024, 2048, 7, 1, 2},
 };
+
+// The layer's window at `batch` (none for 1x1 stride-1 layers, which read x as a matrix).
+GemmConvWindow window_of(const Layer& l, int batch) {
+  if (l.kernel == 1 && l.stride == 1) return {};
+  const int in = l.hw * l.stride, pad = l.kernel / 2;
+  return {batch, in, in, l.kernel, l.kernel, l.stride, l.stride, pad, pad, l.hw, l.hw};
+}
 
 const GemmConvTile kTiles[] = {{64, 1}, {128, 1}, {256, 1}, {64, 2}, {128, 2}, {256, 2}};
 
@@ -120,16 +135,27 @@ double time_us(F launch, cudaStream_t stream) {
   return samples[samples.size() / 2];
 }
 
-// f32 reference: y[m, n] = sum_k a[m, k] * w[n, k] * scale[n] + bias[n], relu.
+// f32 reference: y[m, n] = sum over taps t and channels i of a[pixel(m, t), i] * w[n, t, i] * scale[n] +
+// bias[n], relu; a pointwise layer's pixel(m, t) is m.
 __global__ void reference_kernel(const float* a, const float* w, const float* scale, const float* bias, float* y,
-                                 int m, int n, int k) {
+                                 int n, int c, GemmConvWindow v) {
   const int col = blockIdx.y * blockDim.x + threadIdx.x;
   const int row = blockIdx.x;  // x: rows may number more than 65535
   if (col >= n) return;
+  const int taps = v.kernel_h * v.kernel_w;
   float s = 0;
-  for (int i = 0; i < k; ++i) s += a[static_cast<std::int64_t>(row) * k + i] * w[static_cast<std::int64_t>(col) * k + i];
-  const float v = s * scale[col] + bias[col];
-  y[static_cast<std::int64_t>(row) * n + col] = v > 0 ? v : 0;
+  for (int t = 0; t < taps; ++t) {
+    std::int64_t pixel = row;
+    if (v.batch > 0) {
+      const int image = row / (v.out_height * v.out_width), oh = row / v.out_width % v.out_height;
+      const int ih = oh * v.stride_h - v.pad_h + t / v.kernel_w, iw = row % v.out_width * v.stride_w - v.pad_w + t % v.kernel_w;
+      if (ih < 0 || ih >= v.height || iw < 0 || iw >= v.width) continue;
+      pixel = (static_cast<std::int64_t>(image) * v.height + ih) * v.width + iw;
+    }
+    for (int i = 0; i < c; ++i) s += a[pixel * c + i] * w[(static_cast<std::int64_t>(col) * taps + t) * c + i];
+  }
+  const float v_out = s * scale[col] + bias[col];
+  y[static_cast<std::int64_t>(row) * n + col] = v_out > 0 ? v_out : 0;
 }
 
 template <class T>
@@ -140,19 +166,24 @@ T* device_copy(const std::vector<T>& host) {
   return p;
 }
 
-// The operands of one layer at one batch, in fp16 and as E4M3 codes, with their f32 values.
+// The operands of one layer at one batch, in fp16 and as E4M3 codes, with their f32 values: x is
+// [in_m, c], w is [n, k] with k = taps x c, y is [m, n].
 struct Operands {
-  int m, n, k;
+  int m, n, k, c, in_m;
+  GemmConvWindow window;
   __half *a16, *w16, *y16;
   std::uint8_t *a8, *w8;
   float *a32, *w32, *ref, *scale16, *scale8, *bias;
   float a_scale, w_scale;
 };
 
-Operands make_operands(int m, int n, int k, std::mt19937& rng) {
-  Operands o{m, n, k};
+Operands make_operands(const Layer& layer, int batch, std::mt19937& rng) {
+  const GemmConvWindow v = window_of(layer, batch);
+  const int m = batch * layer.hw * layer.hw, n = layer.k, k = layer.kernel * layer.kernel * layer.c;
+  const int in_m = v.batch > 0 ? batch * v.height * v.width : m;
+  Operands o{m, n, k, layer.c, in_m, v};
   std::uniform_real_distribution<float> normal(-1.7f, 1.7f);  // unit variance, cheap to draw
-  std::vector<float> a(static_cast<std::size_t>(m) * k), w(static_cast<std::size_t>(n) * k), bias(n);
+  std::vector<float> a(static_cast<std::size_t>(in_m) * layer.c), w(static_cast<std::size_t>(n) * k), bias(n);
   for (float& v : a) v = std::fabs(normal(rng));  // post-ReLU activations
   for (float& v : w) v = normal(rng) / std::sqrt(static_cast<float>(k));
   for (float& v : bias) v = 0.1f * normal(rng);
@@ -215,7 +246,7 @@ void reference(const Operands& o, bool fp8, cudaStream_t stream) {
   float* a_tmp = nullptr;
   float* w_tmp = nullptr;
   if (fp8) {
-    const std::int64_t na = static_cast<std::int64_t>(o.m) * o.k, nw = static_cast<std::int64_t>(o.n) * o.k;
+    const std::int64_t na = static_cast<std::int64_t>(o.in_m) * o.c, nw = static_cast<std::int64_t>(o.n) * o.k;
     check(cudaMalloc(&a_tmp, na * 4), "cudaMalloc");
     check(cudaMalloc(&w_tmp, nw * 4), "cudaMalloc");
     decode_kernel<<<(na + 255) / 256, 256, 0, stream>>>(o.a8, a_tmp, na);
@@ -224,7 +255,7 @@ void reference(const Operands& o, bool fp8, cudaStream_t stream) {
     w = w_tmp;
   }
   reference_kernel<<<dim3(o.m, (o.n + 127) / 128), 128, 0, stream>>>(a, w, fp8 ? o.scale8 : o.scale16, o.bias,
-                                                                      o.ref, o.m, o.n, o.k);
+                                                                      o.ref, o.n, o.c, o.window);
   check(cudaGetLastError(), "reference");
   check(cudaStreamSynchronize(stream), "reference");
   cudaFree(a_tmp);
@@ -267,7 +298,7 @@ constexpr double kTolerance8 = 0x1p-9;
 std::optional<Result> run_kiln(const Operands& o, Operand operand, bool timed, cudaStream_t stream) {
   const bool fp8 = operand == Operand::kE4m3;
   if (!timed) reference(o, fp8, stream);
-  const GemmConvShape shape{o.m, o.n, o.k, o.k, o.n, 0};
+  const GemmConvShape shape{o.m, o.n, o.c, o.c, o.n, 0, o.window};
   GemmConvEpilogue epilogue;
   epilogue.scale = fp8 ? o.scale8 : o.scale16;
   epilogue.bias = o.bias;
@@ -304,6 +335,7 @@ std::optional<Result> run_kiln(const Operands& o, Operand operand, bool timed, c
 // column-major terms), fp16 output, with a bias-ReLU epilogue where it has one.
 double time_cublaslt(cublasLtHandle_t lt, const Operands& o, bool fp8, void* workspace, std::size_t ws_bytes,
                      cudaStream_t stream) {
+  if (o.window.batch > 0) return NAN;  // a GEMM computes pointwise layers only
   const cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16F;
   cublasLtMatmulDesc_t desc;
   check(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul desc");
@@ -341,9 +373,10 @@ double time_cublaslt(cublasLtHandle_t lt, const Operands& o, bool fp8, void* wor
   return best;
 }
 
-// cuDNN's fastest fp16 1x1 convolution (NHWC, f32 accumulation) by its own search, timed here.
-double time_cudnn(cudnnHandle_t dnn, const Operands& o, int batch, int hw, void* workspace, std::size_t ws_bytes,
-                  cudaStream_t stream) {
+// cuDNN's fastest fp16 convolution (NHWC, f32 accumulation) by its own search, timed here.
+double time_cudnn(cudnnHandle_t dnn, const Operands& o, const Layer& l, int batch, void* workspace,
+                  std::size_t ws_bytes, cudaStream_t stream) {
+  const int pad = l.kernel / 2;
   cudnnTensorDescriptor_t x, y;
   cudnnFilterDescriptor_t w;
   cudnnConvolutionDescriptor_t conv;
@@ -351,10 +384,12 @@ double time_cudnn(cudnnHandle_t dnn, const Operands& o, int batch, int hw, void*
   check(cudnnCreateTensorDescriptor(&y), "desc");
   check(cudnnCreateFilterDescriptor(&w), "desc");
   check(cudnnCreateConvolutionDescriptor(&conv), "desc");
-  check(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, batch, o.k, hw, hw), "x");
-  check(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, batch, o.n, hw, hw), "y");
-  check(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, o.n, o.k, 1, 1), "w");
-  check(cudnnSetConvolution2dDescriptor(conv, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), "conv");
+  check(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, batch, o.c, l.hw * l.stride,
+                                   l.hw * l.stride), "x");
+  check(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, batch, o.n, l.hw, l.hw), "y");
+  check(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, o.n, o.c, l.kernel, l.kernel), "w");
+  check(cudnnSetConvolution2dDescriptor(conv, pad, pad, l.stride, l.stride, 1, 1, CUDNN_CROSS_CORRELATION,
+                                        CUDNN_DATA_FLOAT), "conv");
   check(cudnnSetConvolutionMathType(conv, CUDNN_TENSOR_OP_MATH), "math");
   cudnnConvolutionFwdAlgoPerf_t perf[8];
   int found = 0;
@@ -382,7 +417,7 @@ std::vector<int> parse_batches(const char* text) {
     char* end = nullptr;
     const long v = std::strtol(p, &end, 10);
     if (end == p || v <= 0) {
-      std::fprintf(stderr, "pointwise_conv_bench: --batches wants positive integers separated by commas, got '%s'\n", text);
+      std::fprintf(stderr, "hopper_conv_bench: --batches wants positive integers separated by commas, got '%s'\n", text);
       std::exit(2);
     }
     batches.push_back(static_cast<int>(v));
@@ -404,7 +439,7 @@ int main(int argc, char** argv) {
       batches = parse_batches(argv[++i]);
     } else if (arg == "--layer" && i + 1 < argc) {
       if (std::sscanf(argv[++i], "%d,%d,%d", &only[0], &only[1], &only[2]) != 3) {
-        std::fprintf(stderr, "pointwise_conv_bench: --layer wants C,K,HW, got '%s'\n", argv[i]);
+        std::fprintf(stderr, "hopper_conv_bench: --layer wants C,K,HW, got '%s'\n", argv[i]);
         return 2;
       }
     } else if (arg == "--check-only") {
@@ -412,12 +447,12 @@ int main(int argc, char** argv) {
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: pointwise_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--check-only] [--json FILE]\n");
+      std::fprintf(stderr, "usage: hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--check-only] [--json FILE]\n");
       return 2;
     }
   }
   if (!kiln::cuda::hopper::hopper_gpu()) {
-    std::fprintf(stderr, "pointwise_conv_bench: needs a Hopper GPU (compute capability 9.0)\n");
+    std::fprintf(stderr, "hopper_conv_bench: needs a Hopper GPU (compute capability 9.0)\n");
     return 1;
   }
   const Card gpu = card();
@@ -432,46 +467,50 @@ int main(int argc, char** argv) {
   void* workspace = nullptr;
   check(cudaMalloc(&workspace, ws_bytes), "workspace");
   std::FILE* json = json_path != nullptr ? std::fopen(json_path, "w") : nullptr;
-  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.pointwise-conv-bench/1\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
+  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.hopper-conv-bench/2\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
   std::printf("%s; peaks: 989 TFLOP/s fp16, 1979 FP8 dense; DRAM %.2f TB/s (datasheet)\n", gpu.name.c_str(),
               gpu.bandwidth / 1e12);
-  std::printf("%-10s %5s %5s %4s %5s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s\n", "model", "c", "k", "hw", "batch",
-              "cudnn16", "lt16", "kiln16", "lt8", "kiln8", "k16/dn", "k8/dn", "k8%pk", "k8%bw");
+  std::printf("%-10s %5s %5s %4s %5s %5s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s\n", "model", "c", "k", "hw", "win",
+              "batch", "cudnn16", "lt16", "kiln16", "lt8", "kiln8", "k16/dn", "k8/dn", "k8%pk", "k8%bw");
   std::mt19937 rng(7);
   bool first = true, failed = false;
   if (!timed && batches.size() == 3) batches = {1, 32};  // the reference is slow at batch 256
   for (int batch : batches) {
     for (const Layer& layer : kLayers) {
       if (only[0] != 0 && (layer.c != only[0] || layer.k != only[1] || layer.hw != only[2])) continue;
-      const int m = batch * layer.hw * layer.hw;
-      Operands o = make_operands(m, layer.k, layer.c, rng);
-      const double dn = timed ? time_cudnn(dnn, o, batch, layer.hw, workspace, ws_bytes, stream) : 0.0;
+      Operands o = make_operands(layer, batch, rng);
+      const int m = o.m;
+      const double dn = timed ? time_cudnn(dnn, o, layer, batch, workspace, ws_bytes, stream) : 0.0;
       const double lt16 = timed ? time_cublaslt(lt, o, false, workspace, ws_bytes, stream) : 0.0;
       const double lt8 = timed ? time_cublaslt(lt, o, true, workspace, ws_bytes, stream) : 0.0;
       const std::optional<Result> k16 = run_kiln(o, Operand::kF16, timed, stream);
       const std::optional<Result> k8 = run_kiln(o, Operand::kE4m3, timed, stream);
       failed = failed || !k16 || !k8 || !(k16->error <= kTolerance) || !(k8->error <= kTolerance8);
-      const double flops = 2.0 * m * layer.k * layer.c;
-      const double bytes8 = static_cast<double>(m) * layer.c + static_cast<double>(layer.k) * layer.c +
+      const double flops = 2.0 * m * layer.k * o.k;
+      const double bytes8 = static_cast<double>(o.in_m) * layer.c + static_cast<double>(layer.k) * o.k +
                             2.0 * m * layer.k;
+      char win[16];
+      std::snprintf(win, sizeof win, "%dx%d/%d", layer.kernel, layer.kernel, layer.stride);
       const double k8us = k8 ? k8->us : INFINITY, k16us = k16 ? k16->us : INFINITY;
       if (!timed) {
-        std::printf("checked %-10s c %5d k %5d hw %3d batch %3d: error f16 %.2e, e4m3 %.2e\n", layer.model, layer.c,
-                    layer.k, layer.hw, batch, k16 ? k16->error : INFINITY, k8 ? k8->error : INFINITY);
+        std::printf("checked %-10s c %5d k %5d hw %3d %5s batch %3d: error f16 %.2e, e4m3 %.2e\n", layer.model,
+                    layer.c, layer.k, layer.hw, win, batch, k16 ? k16->error : INFINITY, k8 ? k8->error : INFINITY);
         std::fflush(stdout);
         free_operands(o);
         continue;
       }
-      std::printf("%-10s %5d %5d %4d %5d | %8.2f %8.2f %8.2f | %8.2f %8.2f | %6.2f %6.2f %5.1f%% %5.1f%%\n",
-                  layer.model, layer.c, layer.k, layer.hw, batch, dn, lt16, k16us, lt8, k8us, dn / k16us, dn / k8us,
+      std::printf("%-10s %5d %5d %4d %5s %5d | %8.2f %8.2f %8.2f | %8.2f %8.2f | %6.2f %6.2f %5.1f%% %5.1f%%\n",
+                  layer.model, layer.c, layer.k, layer.hw, win, batch, dn, lt16, k16us, lt8, k8us, dn / k16us, dn / k8us,
                   100.0 * flops / (k8us * 1e-6) / 1979e12, 100.0 * bytes8 / (k8us * 1e-6) / gpu.bandwidth);
       std::fflush(stdout);
       if (json != nullptr) {
         std::fprintf(json,
-                     "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"batch\": %d, \"cudnn_f16_us\": %.3f, "
+                     "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"kernel\": %d, \"stride\": %d, "
+                     "\"batch\": %d, \"cudnn_f16_us\": %.3f, "
                      "\"cublaslt_f16_us\": %.3f, \"cublaslt_fp8_us\": %.3f, \"kiln_f16_us\": %.3f, \"kiln_fp8_us\": %.3f, "
                      "\"kiln_f16_tile\": [%d, %d], \"kiln_fp8_tile\": [%d, %d]}",
-                     first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, batch, dn, lt16, lt8, k16us, k8us,
+                     first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, batch, dn,
+                     lt16, lt8, k16us, k8us,
                      k16 ? k16->tile.columns : 0, k16 ? k16->tile.consumers : 0, k8 ? k8->tile.columns : 0,
                      k8 ? k8->tile.consumers : 0);
         first = false;
