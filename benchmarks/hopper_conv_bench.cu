@@ -411,6 +411,14 @@ double time_cudnn(cudnnHandle_t dnn, const Operands& o, const Layer& l, int batc
   return best;
 }
 
+// A time for the JSON rows: null where there is none (no GEMM for a window, no tile that ran).
+std::string json_number(double us) {
+  if (!std::isfinite(us)) return "null";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", us);
+  return text;
+}
+
 std::vector<int> parse_batches(const char* text) {
   std::vector<int> batches;
   for (const char* p = text; *p != '\0';) {
@@ -506,11 +514,12 @@ int main(int argc, char** argv) {
       if (json != nullptr) {
         std::fprintf(json,
                      "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"kernel\": %d, \"stride\": %d, "
-                     "\"batch\": %d, \"cudnn_f16_us\": %.3f, "
-                     "\"cublaslt_f16_us\": %.3f, \"cublaslt_fp8_us\": %.3f, \"kiln_f16_us\": %.3f, \"kiln_fp8_us\": %.3f, "
+                     "\"batch\": %d, \"cudnn_f16_us\": %s, "
+                     "\"cublaslt_f16_us\": %s, \"cublaslt_fp8_us\": %s, \"kiln_f16_us\": %s, \"kiln_fp8_us\": %s, "
                      "\"kiln_f16_tile\": [%d, %d], \"kiln_fp8_tile\": [%d, %d]}",
-                     first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, batch, dn,
-                     lt16, lt8, k16us, k8us,
+                     first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, batch,
+                     json_number(dn).c_str(), json_number(lt16).c_str(), json_number(lt8).c_str(),
+                     json_number(k16us).c_str(), json_number(k8us).c_str(),
                      k16 ? k16->tile.columns : 0, k16 ? k16->tile.consumers : 0, k8 ? k8->tile.columns : 0,
                      k8 ? k8->tile.consumers : 0);
         first = false;

@@ -19,6 +19,18 @@ __device__ inline std::uint8_t e4m3_code(float stored, float scale) {
       __nv_cvt_float_to_fp8(__fdiv_rn(stored, scale), __NV_SATFINITE, __NV_E4M3));
 }
 
+// e4m3_code() of two values at once, without a division: with `inverse` = RN(1 / scale), the quotient
+// q = RN(stored * inverse) is within an ulp of stored / scale, the fused residual stored - q * scale is
+// exact, and RN(q + residual * inverse) is the correctly rounded quotient (Markstein's theorem), so the
+// codes are e4m3_code()'s bit for bit; one paired conversion makes both (low byte: `stored.x`).
+__device__ inline std::uint16_t e4m3_codes2(float2 stored, float scale, float inverse) {
+  const auto quotient = [&](float v) {
+    const float q = v * inverse;
+    return fmaf(fmaf(-q, scale, v), inverse, q);
+  };
+  return __nv_cvt_float2_to_fp8x2(float2{quotient(stored.x), quotient(stored.y)}, __NV_SATFINITE, __NV_E4M3);
+}
+
 // Writes V values (f32 results) as type T at y (unless null) and their codes at codes + offset (unless
 // codes.codes is null).
 template <typename T, int V>

@@ -239,6 +239,7 @@ __device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& 
     }
   }
   const bool values = e.out.y != nullptr, codes = e.out.codes.codes != nullptr;
+  const float inverse_scale = __frcp_rn(e.out.codes.scale);
 #pragma unroll
   for (int j = 0; j < kChunkColumns / 8; ++j) {
     if (first_column + j * 8 >= shape.channels_out) break;
@@ -254,9 +255,8 @@ __device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& 
       const __half2 stored = __floats2half2_rn(v.x, v.y);
       if (values) store_shared_u32(slot + value_offset(r[half], j, pair), *reinterpret_cast<const std::uint32_t*>(&stored));
       if (codes) {
-        const std::uint16_t pair_codes = e4m3_code(__low2float(stored), e.out.codes.scale) |
-                                         (e4m3_code(__high2float(stored), e.out.codes.scale) << 8);
-        store_shared_u16(slot + code_offset(r[half], j, pair), pair_codes);
+        store_shared_u16(slot + code_offset(r[half], j, pair),
+                         e4m3_codes2(__half22float2(stored), e.out.codes.scale, inverse_scale));
       }
     }
   }
