@@ -1,7 +1,7 @@
 /* OpenMP threads that wait at a barrier spin by default (libgomp: 300,000 iterations, a few
    milliseconds), which on a machine with other work takes the cores the other threads need: batch-1
    runs of a small network on a shared two-core machine slowed by one to three orders of magnitude
-   (docs/PERFORMANCE.md). kiln's CPU threads wait passively (they sleep at once) unless the user chose
+   (docs/log/PERFORMANCE_LOG.md). kiln's CPU threads wait passively (they sleep at once) unless the user chose
    otherwise with OpenMP's own variables, OMP_WAIT_POLICY or libgomp's GOMP_SPINCOUNT.
 
    libgomp reads those variables once, in its load-time constructor, so setting them from main() or

@@ -3,7 +3,7 @@
 // f32 accumulation), NHWC, reading and writing channel views (channel_views.h) as packed tensors do, with
 // its epilogue: y = act(conv(x) + bias (+ residual)), rounded to fp16 once. cuDNN's kernels for such layers
 // tile 64 or more output channels and run several times above the memory bound on them (see
-// docs/PERFORMANCE.md). See kernel_types.h.
+// docs/log/PERFORMANCE_LOG.md). See kernel_types.h.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -36,7 +36,10 @@ constexpr GemmConvTile kTiles[] = {{64, 1}, {128, 1}, {64, 2}, {256, 1}, {128, 2
 
 bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuffers& buffers) {
   const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  if (!dense(g) || !hopper::hopper_gpu() || !aligned(buffers.y) || !aligned(buffers.codes.codes)) return false;
+  if (!dense(g) || !hopper::hopper_gpu() || !aligned(buffers.y) || !aligned(buffers.codes.codes) ||
+      !aligned(buffers.residual)) {
+    return false;
+  }
   const hopper::GemmConvShape s = gemm_shape(g);
   for (const GemmConvTile& t : kTiles) {
     if (hopper::gemm_conv_takes(s, operand, t, buffers.codes.codes != nullptr)) return true;

@@ -13,9 +13,9 @@ namespace {
 
 bool aligned(const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
 
-// The copy engine stores from and to 16-byte aligned addresses.
+// The copy engine reads and writes 16-byte aligned addresses.
 bool epilogue_aligned(const GemmConvEpilogue& e) {
-  return aligned(e.bias, 8) && aligned(e.scale, 8) && aligned(e.y, 16) && aligned(e.residual, 4) &&
+  return aligned(e.bias, 8) && aligned(e.scale, 8) && aligned(e.y, 16) && aligned(e.residual, 16) &&
          aligned(e.codes.codes, 16);
 }
 
@@ -55,7 +55,9 @@ bool encode_maps(GemmConvMaps& m, const void* x, const void* w, Operand operand,
           encode_swizzled_rows(m.y, e.y, 2, s.pixels, s.channels_out, s.y_pitch, kRowsPerConsumer, kChunkColumns * 2)) &&
          (e.codes.codes == nullptr ||
           encode_swizzled_rows(m.codes, e.codes.codes, 1, s.pixels, s.channels_out, s.y_pitch, kRowsPerConsumer,
-                               kChunkColumns));
+                               kChunkColumns)) &&
+         (e.residual == nullptr || encode_swizzled_rows(m.residual, e.residual, 2, s.pixels, s.channels_out,
+                                                        s.residual_pitch, kRowsPerConsumer, kChunkColumns * 2));
 }
 
 }  // namespace
@@ -78,7 +80,7 @@ bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile
   return tile_known && s.pixels > 0 && s.channels_out > 0 && s.channels_in > 0 &&
          (s.channels_in * bytes) % 16 == 0 && (s.x_pitch * bytes) % 16 == 0 && s.x_pitch >= s.channels_in &&
          s.channels_out % 2 == 0 && s.y_pitch % (writes_codes ? 16 : 8) == 0 && s.y_pitch >= s.channels_out &&
-         (s.residual_pitch == 0 || (s.residual_pitch % 2 == 0 && s.residual_pitch >= s.channels_out)) &&
+         (s.residual_pitch == 0 || (s.residual_pitch % 8 == 0 && s.residual_pitch >= s.channels_out)) &&
          window_takes(s);
 }
 

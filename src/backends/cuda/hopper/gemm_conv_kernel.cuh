@@ -39,28 +39,33 @@ constexpr int kSlotBytes = kSlotValueBytes + kRowsPerConsumer * kChunkColumns;
 constexpr int kSlots = 2;
 
 // One block a multiprocessor, the ring as deep as 220 KiB of shared memory allows beside the staging
-// slots (up to 8 stages).
+// slots and, for a layer with a residual, each consumer's residual tile (up to 8 stages).
 constexpr int kSharedBudget = 220 * 1024;
 
-template <int kColumns, int kConsumers>
+template <int kColumns, int kConsumers, bool kResidual>
 struct Tiling {
   static constexpr int kRows = kRowsPerConsumer * kConsumers;
   static constexpr int kStageBytes = (kRows + kColumns) * kRowBytes;
   static constexpr int kStagingBytes = kConsumers * kSlots * kSlotBytes;
-  static constexpr int kStages = (kSharedBudget - kStagingBytes) / kStageBytes < 8
-                                     ? (kSharedBudget - kStagingBytes) / kStageBytes
-                                     : 8;
+  // A consumer's residual tile: 64-column chunks of 64 rows x 128 bytes, in the store maps' swizzle.
+  static constexpr int kResidualTileBytes = kRowsPerConsumer * kColumns * 2;
+  static constexpr int kResidualBytes = kResidual ? kConsumers * kResidualTileBytes : 0;
+  static constexpr int kRingBudget = kSharedBudget - kStagingBytes - kResidualBytes;
+  static constexpr int kStages = kRingBudget / kStageBytes < 8 ? kRingBudget / kStageBytes : 8;
   static constexpr int kThreads = kWarpgroup * (1 + kConsumers);
-  // The stages and the staging slots, 1024-byte aligned for the swizzles, then the barriers; 1024 bytes
-  // of slack for aligning.
-  static constexpr int kSharedBytes = kStages * kStageBytes + kStagingBytes + 2 * kStages * 8 + 1024;
+  // The stages, the staging slots and the residual tiles, 1024-byte aligned for the swizzles, then the
+  // barriers; 1024 bytes of slack for aligning.
+  static constexpr int kSharedBytes =
+      kStages * kStageBytes + kStagingBytes + kResidualBytes + (2 * kStages + kConsumers) * 8 + 1024;
 };
 
 struct Ring {
   std::uint8_t* stages;
   std::uint8_t* staging;
+  std::uint8_t* residual;
   std::uint64_t* full;
   std::uint64_t* empty;
+  std::uint64_t* residual_full;  // one a consumer
 };
 
 template <class T>
@@ -68,8 +73,9 @@ __device__ Ring carve_ring(std::uint8_t* shared) {
   const std::uintptr_t base = (reinterpret_cast<std::uintptr_t>(shared) + 1023) & ~std::uintptr_t{1023};
   std::uint8_t* stages = reinterpret_cast<std::uint8_t*>(base);
   std::uint8_t* staging = stages + T::kStages * T::kStageBytes;
-  auto* barriers = reinterpret_cast<std::uint64_t*>(staging + T::kStagingBytes);
-  return {stages, staging, barriers, barriers + T::kStages};
+  std::uint8_t* residual = staging + T::kStagingBytes;
+  auto* barriers = reinterpret_cast<std::uint64_t*>(residual + T::kResidualBytes);
+  return {stages, staging, residual, barriers, barriers + T::kStages, barriers + 2 * T::kStages};
 }
 
 // Where a tile starts: the column tiles of one row tile are neighbours in the tile order, so that their x
@@ -182,13 +188,12 @@ __device__ void accumulate(const Ring& ring, RingCursor& at, int consumer, int k
 
 // The epilogue of two neighbouring columns of one row: v = act(acc * scale + bias (+ residual)).
 template <bool kScaled, bool kResidual, Act kAct>
-__device__ inline float2 epilogue_pair(float a0, float a1, float2 scale, float2 bias, const __half* residual) {
+__device__ inline float2 epilogue_pair(float a0, float a1, float2 scale, float2 bias, float2 residual) {
   float v0 = kScaled ? fmaf(a0, scale.x, bias.x) : a0 + bias.x;
   float v1 = kScaled ? fmaf(a1, scale.y, bias.y) : a1 + bias.y;
   if constexpr (kResidual) {
-    const float2 r = __half22float2(*reinterpret_cast<const __half2*>(residual));
-    v0 += r.x;
-    v1 += r.y;
+    v0 += residual.x;
+    v1 += residual.y;
   }
   return {activate(v0, kAct), activate(v1, kAct)};
 }
@@ -199,6 +204,14 @@ __device__ inline float2 epilogue_pair(float a0, float a1, float2 scale, float2 
 struct StoreMaps {
   const CUtensorMap* values;
   const CUtensorMap* codes;
+};
+
+// A consumer's residual tile in shared memory (address), loaded by the copy engine while the tile's
+// matrix steps run: `ready` completes in the phase of parity `phase` once its bytes arrived.
+struct ResidualTile {
+  std::uint32_t chunks = 0;
+  std::uint64_t* ready = nullptr;
+  std::uint32_t phase = 0;
 };
 
 // A consumer's two staging slots (shared-memory addresses), taken in turn across all its chunks.
@@ -219,11 +232,12 @@ __device__ inline int code_offset(int r, int j, int pair) {
 // One chunk's results into a staging slot. Each thread holds, per 8 columns j, two neighbouring columns
 // of two rows 8 apart (wgmma's f32 accumulator layout). The branches that do not depend on the element
 // (scale, residual, activation) are template constants; a column's bias and scale are read once for both
-// rows, and the slot is written through shared-memory addresses. Rows past the tensor are left as they
-// are: the store writes nothing there.
+// rows, the residual comes from its chunk in shared memory (same layout as the slot), and the slot is
+// written through shared-memory addresses. Rows past the tensor are left as they are: the store writes
+// nothing there.
 template <Operand kOperand, int kRegisters, bool kResidual, Act kAct>
 __device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& e, std::uint32_t slot,
-                            int first_acc, int row0, int chunk0) {
+                            std::uint32_t residual, int first_acc, int row0, int chunk0) {
   constexpr bool kScaled = kOperand == Operand::kE4m3;
   const int warp = (threadIdx.x % kWarpgroup) / 32;
   const int lane = threadIdx.x % 32;
@@ -232,12 +246,6 @@ __device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& 
   const GemmConvShape& shape = e.shape;
   const int r[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};
   const bool inside[2] = {row0 + r[0] < shape.pixels, row0 + r[1] < shape.pixels};
-  const __half* residual[2] = {};
-  if constexpr (kResidual) {
-    for (int half = 0; half < 2; ++half) {
-      residual[half] = e.out.residual + static_cast<std::int64_t>(row0 + r[half]) * shape.residual_pitch + first_column;
-    }
-  }
   const bool values = e.out.y != nullptr, codes = e.out.codes.codes != nullptr;
   const float inverse_scale = __frcp_rn(e.out.codes.scale);
 #pragma unroll
@@ -250,8 +258,12 @@ __device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& 
     for (int half = 0; half < 2; ++half) {
       if (!inside[half]) continue;
       const int at = first_acc + j * 4 + half * 2;
-      const float2 v = epilogue_pair<kScaled, kResidual, kAct>(acc[at], acc[at + 1], scale, bias,
-                                                               kResidual ? residual[half] + j * 8 : nullptr);
+      float2 r_value{0.0f, 0.0f};
+      if constexpr (kResidual) {
+        const std::uint32_t bits = load_shared_u32(residual + value_offset(r[half], j, pair));
+        r_value = __half22float2(*reinterpret_cast<const __half2*>(&bits));
+      }
+      const float2 v = epilogue_pair<kScaled, kResidual, kAct>(acc[at], acc[at + 1], scale, bias, r_value);
       const __half2 stored = __floats2half2_rn(v.x, v.y);
       if (values) store_shared_u32(slot + value_offset(r[half], j, pair), *reinterpret_cast<const std::uint32_t*>(&stored));
       if (codes) {
@@ -266,8 +278,9 @@ __device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& 
 // held two chunks ago, filled by the whole warpgroup, then stored by the warpgroup's first thread.
 template <Operand kOperand, int kColumns, int kRegisters, bool kResidual, Act kAct>
 __device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
-                              Staging& staging, int consumer, int row0, int column0) {
+                              Staging& staging, const ResidualTile& residual, int consumer, int row0, int column0) {
   const bool leader = threadIdx.x % kWarpgroup == 0;
+  if constexpr (kResidual) barrier_wait(residual.ready, residual.phase);
 #pragma unroll
   for (int c = 0; c < kColumns / kChunkColumns; ++c) {
     const int chunk0 = column0 + c * kChunkColumns;
@@ -275,7 +288,8 @@ __device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs
     const std::uint32_t slot = staging.next();
     if (leader) bulk_wait_read<kSlots - 1>();
     named_barrier_sync(1 + consumer, kWarpgroup);
-    stage_chunk<kOperand, kRegisters, kResidual, kAct>(acc, e, slot, c * kChunkColumns / 2, row0, chunk0);
+    stage_chunk<kOperand, kRegisters, kResidual, kAct>(acc, e, slot, residual.chunks + c * kSlotValueBytes,
+                                                       c * kChunkColumns / 2, row0, chunk0);
     fence_async_shared();
     named_barrier_sync(1 + consumer, kWarpgroup);
     if (leader) {
@@ -287,45 +301,69 @@ __device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs
 }
 
 template <Operand kOperand, int kColumns, int kRegisters, bool kResidual>
-__device__ void write_tile_with(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
-                                Staging& staging, int consumer, int row0, int column0) {
-  switch (e.out.act) {
-    case Act::kNone:
-      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kNone>(acc, e, maps, staging, consumer, row0,
-                                                                                  column0);
-    case Act::kRelu:
-      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kRelu>(acc, e, maps, staging, consumer, row0,
-                                                                                  column0);
-    case Act::kSilu:
-      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kSilu>(acc, e, maps, staging, consumer, row0,
-                                                                                  column0);
-    case Act::kSigmoid:
-      return write_tile_as<kOperand, kColumns, kRegisters, kResidual, Act::kSigmoid>(acc, e, maps, staging, consumer, row0,
-                                                                                  column0);
-  }
-}
-
-template <Operand kOperand, int kColumns, int kRegisters>
 __device__ void write_tile(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
-                           Staging& staging, int consumer, int row0, int column0) {
-  if (e.out.residual != nullptr) {
-    write_tile_with<kOperand, kColumns, kRegisters, true>(acc, e, maps, staging, consumer, row0,
-                                                                                  column0);
-  } else {
-    write_tile_with<kOperand, kColumns, kRegisters, false>(acc, e, maps, staging, consumer, row0,
-                                                                                  column0);
+                           Staging& staging, const ResidualTile& residual, int consumer, int row0, int column0) {
+#define KILN_WRITE_TILE_AS(act) \
+  write_tile_as<kOperand, kColumns, kRegisters, kResidual, act>(acc, e, maps, staging, residual, consumer, row0, column0)
+  switch (e.out.act) {
+    case Act::kNone: return KILN_WRITE_TILE_AS(Act::kNone);
+    case Act::kRelu: return KILN_WRITE_TILE_AS(Act::kRelu);
+    case Act::kSilu: return KILN_WRITE_TILE_AS(Act::kSilu);
+    case Act::kSigmoid: return KILN_WRITE_TILE_AS(Act::kSigmoid);
+  }
+#undef KILN_WRITE_TILE_AS
+}
+
+// The consumer's first thread: the residual of the consumer's rows of a tile, chunk by chunk, into its
+// residual tile. The previous tile's epilogue has read it: each chunk ends with a warpgroup barrier.
+template <int kColumns>
+__device__ void load_residual(const CUtensorMap* map, const ResidualTile& tile, std::uint8_t* chunks,
+                              int channels_out, int row0, int column0) {
+  int loaded = 0;
+  for (int c = 0; c < kColumns / kChunkColumns && column0 + c * kChunkColumns < channels_out; ++c) ++loaded;
+  barrier_arrive_expect(tile.ready, static_cast<std::uint32_t>(loaded * kSlotValueBytes));
+  for (int c = 0; c < loaded; ++c) {
+    tma_load_2d(chunks + c * kSlotValueBytes, map, tile.ready, column0 + c * kChunkColumns, row0);
   }
 }
 
-template <Operand kOperand, int kColumns, int kConsumers>
-__global__ void __launch_bounds__(Tiling<kColumns, kConsumers>::kThreads, 1)
+// The copy engine's maps of a launch: the operands' load maps, the outputs' store maps and the
+// residual's load map (zero where unused).
+struct LaunchMaps {
+  CUtensorMap x, w, y, codes, residual;
+};
+
+template <class T, Operand kOperand, int kColumns, bool kResidual>
+__device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtensorMap* codes_map,
+                        const CUtensorMap* residual_map, const EpilogueArgs& e, int tiles, int k_blocks) {
+  const int consumer = threadIdx.x / kWarpgroup - 1;
+  const StoreMaps maps{y_map, codes_map};
+  Staging staging{shared_address(ring.staging + consumer * kSlots * kSlotBytes)};
+  std::uint8_t* residual_chunks = ring.residual + consumer * T::kResidualTileBytes;
+  ResidualTile residual{shared_address(residual_chunks), &ring.residual_full[consumer], 0};
+  RingCursor at;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, residual.phase ^= 1) {
+    const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
+    const int row0 = origin.row0 + consumer * kRowsPerConsumer;
+    if (kResidual && threadIdx.x % kWarpgroup == 0) {
+      load_residual<kColumns>(residual_map, residual, residual_chunks, e.shape.channels_out, row0, origin.column0);
+    }
+    float acc[Wgmma<kOperand, kColumns>::kRegisters];
+    accumulate<T, kOperand, kColumns>(ring, at, consumer, k_blocks, acc);
+    write_tile<kOperand, kColumns, Wgmma<kOperand, kColumns>::kRegisters, kResidual>(
+        acc, e, maps, staging, residual, consumer, row0, origin.column0);
+  }
+  if (threadIdx.x % kWarpgroup == 0) bulk_wait_all();
+}
+
+template <Operand kOperand, int kColumns, int kConsumers, bool kResidual>
+__global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual>::kThreads, 1)
     gemm_conv_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                      const __grid_constant__ CUtensorMap y_map, const __grid_constant__ CUtensorMap codes_map,
-                     const EpilogueArgs e) {
-  using T = Tiling<kColumns, kConsumers>;
+                     const __grid_constant__ CUtensorMap residual_map, const EpilogueArgs e) {
+  using T = Tiling<kColumns, kConsumers, kResidual>;
   extern __shared__ std::uint8_t shared[];
   const Ring ring = carve_ring<T>(shared);
-  const int warpgroup = threadIdx.x / kWarpgroup;
   constexpr int block_k = kBlockK<kOperand>;
   const int k_blocks =
       e.shape.window.kernel_h * e.shape.window.kernel_w * ((e.shape.channels_in + block_k - 1) / block_k);
@@ -338,35 +376,24 @@ __global__ void __launch_bounds__(Tiling<kColumns, kConsumers>::kThreads, 1)
       barrier_init(&ring.full[s], 1);
       barrier_init(&ring.empty[s], 4 * kConsumers);
     }
+    for (int c = 0; c < kConsumers; ++c) barrier_init(&ring.residual_full[c], 1);
     fence_barrier_init();
   }
   __syncthreads();
-  if (warpgroup == 0) {
+  if (threadIdx.x < kWarpgroup) {
     if constexpr (kConsumers > 1) release_registers<40>();
     if (threadIdx.x == 0) produce<T, kColumns>(ring, &x_map, &w_map, tiles, k_blocks, e.shape, block_k);
   } else {
     if constexpr (kConsumers > 1) claim_registers<232>();
-    const int consumer = warpgroup - 1;
-    const StoreMaps maps{&y_map, &codes_map};
-    Staging staging{shared_address(ring.staging + consumer * kSlots * kSlotBytes)};
-    RingCursor at;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      float acc[Wgmma<kOperand, kColumns>::kRegisters];
-      accumulate<T, kOperand, kColumns>(ring, at, consumer, k_blocks, acc);
-      const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
-      write_tile<kOperand, kColumns>(acc, e, maps, staging, consumer, origin.row0 + consumer * kRowsPerConsumer,
-                                     origin.column0);
-    }
-    if (threadIdx.x % kWarpgroup == 0) bulk_wait_all();
+    consume<T, kOperand, kColumns, kResidual>(ring, &y_map, &codes_map, &residual_map, e, tiles, k_blocks);
   }
 }
 
 // A persistent grid: as many blocks as fit on the GPU at once, each taking every gridDim-th tile.
-template <Operand kOperand, int kColumns, int kConsumers>
-cudaError_t launch(const CUtensorMap& x_map, const CUtensorMap& w_map, const CUtensorMap& y_map,
-                   const CUtensorMap& codes_map, const EpilogueArgs& e, cudaStream_t stream) {
-  using T = Tiling<kColumns, kConsumers>;
-  const auto kernel = gemm_conv_kernel<kOperand, kColumns, kConsumers>;
+template <Operand kOperand, int kColumns, int kConsumers, bool kResidual>
+cudaError_t launch_as(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stream) {
+  using T = Tiling<kColumns, kConsumers, kResidual>;
+  const auto kernel = gemm_conv_kernel<kOperand, kColumns, kConsumers, kResidual>;
   if (const cudaError_t status =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSharedBytes);
       status != cudaSuccess) {
@@ -386,31 +413,33 @@ cudaError_t launch(const CUtensorMap& x_map, const CUtensorMap& w_map, const CUt
     return status;
   }
   const long long blocks = std::min<long long>(tiles, static_cast<long long>(processors) * std::max(per_processor, 1));
-  kernel<<<static_cast<unsigned>(blocks), T::kThreads, T::kSharedBytes, stream>>>(x_map, w_map, y_map,
-                                                                                  codes_map, e);
+  kernel<<<static_cast<unsigned>(blocks), T::kThreads, T::kSharedBytes, stream>>>(m.x, m.w, m.y, m.codes,
+                                                                                  m.residual, e);
   return cudaGetLastError();
+}
+
+template <Operand kOperand, int kColumns, int kConsumers>
+cudaError_t launch(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stream) {
+  return e.out.residual != nullptr ? launch_as<kOperand, kColumns, kConsumers, true>(m, e, stream)
+                                   : launch_as<kOperand, kColumns, kConsumers, false>(m, e, stream);
 }
 
 }  // namespace gemm_conv_detail
 
-// The copy engine's maps of a launch: the operands' load maps and the outputs' store maps.
-struct GemmConvMaps {
-  CUtensorMap x, w, y, codes;
-};
+using GemmConvMaps = gemm_conv_detail::LaunchMaps;
 
 // Launches the kernel of `kOperand` tiled as `tile`; cudaErrorInvalidConfiguration for a tile it is not
 // instantiated for. Instantiated once per operand type (gemm_conv_f16.cu, gemm_conv_e4m3.cu).
-
 template <Operand kOperand>
 cudaError_t launch_tile(const GemmConvTile& tile, const GemmConvMaps& m, const EpilogueArgs& e,
                         cudaStream_t stream) {
   using gemm_conv_detail::launch;
-  if (tile.consumers == 1 && tile.columns == 64) return launch<kOperand, 64, 1>(m.x, m.w, m.y, m.codes, e, stream);
-  if (tile.consumers == 1 && tile.columns == 128) return launch<kOperand, 128, 1>(m.x, m.w, m.y, m.codes, e, stream);
-  if (tile.consumers == 1 && tile.columns == 256) return launch<kOperand, 256, 1>(m.x, m.w, m.y, m.codes, e, stream);
-  if (tile.consumers == 2 && tile.columns == 64) return launch<kOperand, 64, 2>(m.x, m.w, m.y, m.codes, e, stream);
-  if (tile.consumers == 2 && tile.columns == 128) return launch<kOperand, 128, 2>(m.x, m.w, m.y, m.codes, e, stream);
-  if (tile.consumers == 2 && tile.columns == 256) return launch<kOperand, 256, 2>(m.x, m.w, m.y, m.codes, e, stream);
+  if (tile.consumers == 1 && tile.columns == 64) return launch<kOperand, 64, 1>(m, e, stream);
+  if (tile.consumers == 1 && tile.columns == 128) return launch<kOperand, 128, 1>(m, e, stream);
+  if (tile.consumers == 1 && tile.columns == 256) return launch<kOperand, 256, 1>(m, e, stream);
+  if (tile.consumers == 2 && tile.columns == 64) return launch<kOperand, 64, 2>(m, e, stream);
+  if (tile.consumers == 2 && tile.columns == 128) return launch<kOperand, 128, 2>(m, e, stream);
+  if (tile.consumers == 2 && tile.columns == 256) return launch<kOperand, 256, 2>(m, e, stream);
   return cudaErrorInvalidConfiguration;
 }
 

@@ -57,14 +57,15 @@ struct GemmConvEpilogue {
 bool hopper_gpu();
 
 // Whether gemm_conv() computes `shape` with `tile`: row pitches of 16-byte multiples for the copy
-// engine (the output's for fp16 values, and for its codes when `writes_codes`), an even channel count, a
-// window whose padding the copy engine's im2col box can express, a tile the kernel is instantiated for.
+// engine (x's, the residual's, the output's for fp16 values, and for its codes when `writes_codes`), an
+// even channel count, a window whose padding the copy engine's im2col box can express, a tile the kernel
+// is instantiated for.
 bool gemm_conv_takes(const GemmConvShape& shape, Operand operand, const GemmConvTile& tile,
                      bool writes_codes = false);
 
 // x: [pixels, x_pitch] (windowed: [batch, height, width, x_pitch]) and w: [channels_out, taps x
 // channels_in], both of `operand`, 16-byte aligned; scale and
-// bias 8-byte aligned, y and the codes 16-byte, the residual 4-byte. Returns
+// bias 8-byte aligned, y, the codes and the residual 16-byte. Returns
 // cudaErrorInvalidConfiguration for what gemm_conv_takes() refuses (or a missing bias or FP8 scale),
 // cudaErrorMisalignedAddress for misaligned buffers and cudaErrorNotSupported off Hopper.
 cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmConvShape& shape,

@@ -66,6 +66,11 @@ __device__ inline void tma_store_2d(const CUtensorMap* map, std::uint32_t src, i
 __device__ inline void store_shared_u32(std::uint32_t address, std::uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
 }
+__device__ inline std::uint32_t load_shared_u32(std::uint32_t address) {
+  std::uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(address) : "memory");
+  return v;
+}
 __device__ inline void store_shared_u16(std::uint32_t address, std::uint16_t v) {
   asm volatile("st.shared.u16 [%0], %1;" ::"r"(address), "h"(v) : "memory");
 }
