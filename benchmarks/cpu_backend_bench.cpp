@@ -211,7 +211,7 @@ int bench(const Options& o) {
     if (o.profile) profiles.push_back(model->last_profile());
   }
   // CPU time (all threads) is a steadier measure than wall time when other work shares the cores.
-  // OpenMP's wait policy decides how the threads behave on a busy machine (docs/PERFORMANCE.md).
+  // OpenMP's wait policy decides how the threads behave on a busy machine (docs/log/PERFORMANCE_LOG.md).
   const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
   std::printf(
       "kiln %s %s fp32 b%lld %d threads, OMP_WAIT_POLICY=%s: median %.1f ms (min %.1f, max %.1f, "

@@ -135,7 +135,7 @@ esac
 # What the study builds, fp32 and fp16 included, at batch 32 (where FP8 convolutions are bound by compute,
 # not launch latency). The study shares one tactic cache between its variants (out/plans/tactics.txt),
 # yet an FP8 plan's build still times runtime-compiled cuDNN engines: 40-58 s per plan at batch 1 and
-# 153 s for resnest50d `all` at batch 32 without the cache (docs/PERFORMANCE.md). So two FP8 recipes fit
+# 153 s for resnest50d `all` at batch 32 without the cache (docs/log/PERFORMANCE_LOG.md). So two FP8 recipes fit
 # beside training: `all` and the family's fastest partial recipe. The `entropy` calibrator and the `auto`
 # search (many per-layer builds) are for a call with time to spare (--variants). The shipped level
 # (opt_level 3: timed tactics) is kept, so the timings are the ones a user's build gets; level 0 would
