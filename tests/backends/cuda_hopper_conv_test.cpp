@@ -237,7 +237,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    PointwiseLayers, CudaHopperConvKernelTest,
+    ConvLayers, CudaHopperConvKernelTest,
     ::testing::Values(HopperCase{Operand::kF16, 64, 64, 1000, false, false, false, true, cuda::Act::kRelu},
                       HopperCase{Operand::kF16, 200, 136, 777, true, false, false, true, cuda::Act::kRelu},
                       HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu},
