@@ -91,6 +91,14 @@ void print_latency(const LatencyStats& stats, std::int64_t batch) {
             << stats.wall_seconds << " s wall)\n";
 }
 
+// What the backend says of its libraries and settings (oneDNN's version and ISA, how OpenMP threads wait
+// and why), by key: the timings depend on them.
+nlohmann::json backend_environment(const std::string& backend) {
+  nlohmann::json facts = nlohmann::json::object();
+  for (const BackendFact& fact : make_backend(backend)->environment()) facts[fact.key] = fact.value;
+  return facts;
+}
+
 // The timed runs are cut into this many rounds of consecutive runs, whose medians show a disturbed timing.
 constexpr int kBenchRounds = 5;
 
@@ -172,6 +180,9 @@ void bench(const BenchOptions& options, const CLI::App& command) {
             << duration_text(options.settings.duration_seconds) << ", timed region: " << timed_region(engine)
             << ", input: " << (options.input ? options.input->string() : "seeded normal noise") << "\n";
   if (options.verbose) std::cerr << engine.describe();
+  const nlohmann::json environment = backend_environment(engine.backend());
+  if (environment.contains("openmp_wait"))
+    std::cerr << "OpenMP threads waiting: " << environment["openmp_wait"].get<std::string>() << "\n";
   std::vector<LoadSample> load = {sample_load()};
   const TimedRuns timed = time_engine(engine, input, options.settings);
   load.push_back(sample_load());
@@ -193,7 +204,8 @@ void bench(const BenchOptions& options, const CLI::App& command) {
       {"latency", stats_json(stats)},
       {"round_medians_ms", rounds},
       {"outliers", check.outliers},
-      {"warnings", check.warnings}};
+      {"warnings", check.warnings},
+      {"environment", environment}};
   if (options.end_to_end)
     report["end_to_end"] = end_to_end_report(engine, input, options.settings, compile.batch);
   // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).
@@ -233,7 +245,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--min-iterations", options->settings.min_iterations, "Timed runs at least")
       ->capture_default_str()
       ->check(whole_between(1, kMaxCount));
-  cmd->add_option("--threads", options->threads, "CPU threads (0: one per core)")
+  cmd->add_option(
+         "--threads", options->threads,
+         "CPU threads (0: kiln's choice at start: one per core on an idle machine, the cores other work "
+         "leaves free on a busy one)")
       ->capture_default_str()
       ->check(whole_between(0, kMaxThreads));
   cmd->add_flag("--end-to-end", options->end_to_end,
