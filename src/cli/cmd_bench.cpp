@@ -14,6 +14,7 @@
 #include "io/npy.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
+#include "pipeline/finite_inputs.h"
 #include "pipeline/model_loading.h"
 #include "runtime/benchmark.h"
 #include "runtime/machine_load.h"
@@ -34,6 +35,7 @@ struct BenchOptions {
   std::string tactic_cache;
   bool verbose = false;
   std::optional<std::filesystem::path> input;
+  bool allow_nonfinite = false;  // time an --input holding NaN or Inf
   std::optional<std::filesystem::path> json;
   bool end_to_end = false;
 };
@@ -61,6 +63,9 @@ Tensor timing_input(const BenchOptions& options, std::int64_t batch, std::int64_
   require(fits, "--input ", name, ": expected a float32 .npy of shape ", one,
           batch > 1 ? cat(" or [", batch, ", 3, ", size, ", ", size, "]") : std::string(), " (batch ", batch,
           "; --batch sets another), got ", dtype_name(given.dtype()), " ", shape_str(given.shape()));
+  pipeline::check_finite_inputs(
+      given, "--input " + name,
+      options.allow_nonfinite ? pipeline::NonFiniteInputs::kAllow : pipeline::NonFiniteInputs::kRefuse);
   return given.dim(0) == batch ? given : repeated_batch(given.reshaped(image), batch);
 }
 
@@ -151,6 +156,8 @@ nlohmann::json end_to_end_report(Engine& engine, const Tensor& input, BenchSetti
 void bench(const BenchOptions& options, const CLI::App& command) {
   refuse_unless(options.profile, command, {"--profile-iterations"}, "with --profile",
                 "--profile was not given");
+  refuse_unless(options.input.has_value(), command, {"--allow-nonfinite"}, "with --input",
+                "no --input was given (bench times seeded noise)");
   if (const auto json = named_if("--json", options.json)) {
     check_output(*json, {{"the plan", options.plan},
                          {"--tactic-cache", options.tactic_cache},
@@ -270,6 +277,8 @@ void add_bench_command(CLI::App& app) {
          "Time on this float32 .npy (e.g. from kiln preprocess): one image, repeated to fill the batch, "
          "or a whole batch (default: seeded normal noise)")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--allow-nonfinite", options->allow_nonfinite,
+                "Time an --input holding NaN or Inf (refused by default: backends differ on them)");
   cmd->add_option("--json", options->json, "Write every statistic (and the per-layer profile) as JSON");
   cmd->callback([options, cmd] { bench(*options, *cmd); });
 }

@@ -40,6 +40,7 @@ struct RunOptions {
   std::string tactic_cache;
   double min_score = 0.25;                    // detectors: boxes printed, drawn and written to JSON
   std::optional<std::filesystem::path> draw;  // detectors: PNG with the boxes drawn
+  bool allow_nonfinite = false;               // classifiers: run .npy inputs holding NaN or Inf
 };
 
 DetectorRunRequest detector_request(const RunOptions& options, std::shared_ptr<const Plan> plan) {
@@ -71,6 +72,8 @@ void check_model_options(const RunOptions& options, const CLI::App& command) {
 void check_task_options(const RunOptions& options, const CLI::App& command, bool detector) {
   const std::string model = options.plan.empty() ? "--family " + options.family : options.plan.string();
   refuse_unless(!detector, command, {"--topk"}, "to classifiers", model + " detects");
+  refuse_unless(!detector, command, {"--allow-nonfinite"}, "to classifiers",
+                model + " detects (its .npy inputs must hold RGB / 255 in [0, 1])");
   refuse_unless(detector, command, {"--min-score", "--draw"},
                 "to detectors (a detector plan or --family yolov10)", model + " classifies");
 }
@@ -108,7 +111,9 @@ ClassifierRun run_classifier(const RunOptions& options, const Plan& plan, const 
     for (const auto& input : options.inputs) labels.push_back(input.string());
     return {std::move(labels), run_photos_with_library(library_model, settings, *photos)};
   }
-  pipeline::InputBatch batch = pipeline::load_inputs(options.inputs, plan.config.preprocess);
+  pipeline::InputBatch batch = pipeline::load_inputs(
+      options.inputs, plan.config.preprocess,
+      options.allow_nonfinite ? pipeline::NonFiniteInputs::kAllow : pipeline::NonFiniteInputs::kRefuse);
   return {std::move(batch.labels), run_with_library(library_model, settings, batch.tensor)};
 }
 
@@ -196,6 +201,9 @@ void add_run_command(CLI::App& app) {
       ->check(real_between(0.0, 1.0));
   cmd->add_option("--draw", options->draw,
                   "Detectors: write the image with its boxes as PNG (name_<i>.png for several inputs)");
+  cmd->add_flag(
+      "--allow-nonfinite", options->allow_nonfinite,
+      "Classifiers: run .npy inputs holding NaN or Inf (refused by default: backends differ on them)");
   cmd->callback([options, cmd] { run(*options, *cmd); });
 }
 
