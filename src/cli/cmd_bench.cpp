@@ -11,6 +11,7 @@
 #include "cli/option_checks.h"
 #include "cli/output_checks.h"
 #include "core/error.h"
+#include "io/json_formats.h"
 #include "io/npy.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
@@ -200,6 +201,7 @@ void bench(const BenchOptions& options, const CLI::App& command) {
   print_timing_check(check);
 
   nlohmann::json report = {
+      {"format", json_format::kBench},
       {"plan", options.plan.string()},
       {"backend", engine.backend()},
       {"batch", compile.batch},

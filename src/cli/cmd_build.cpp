@@ -13,6 +13,7 @@
 #include "cli/option_checks.h"
 #include "cli/output_checks.h"
 #include "core/error.h"
+#include "io/json_formats.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
 #include "manifest/manifest.h"
@@ -196,7 +197,8 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
             << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB, " << result.passes.change_count()
             << " rewrites, " << seconds << " s\n";
   if (options.json) {
-    nlohmann::json report = {{"plan", options.output.string()},
+    nlohmann::json report = {{"format", json_format::kBuild},
+                             {"plan", options.output.string()},
                              {"family", family},
                              {"layers", result.plan.graph.live_node_count()},
                              {"precision", precision_name(build_options.precision)},

@@ -18,6 +18,7 @@
 #include "data/sampling.h"
 #include "data/yolo_dataset.h"
 #include "data/yolo_labels.h"
+#include "io/json_formats.h"
 
 namespace kiln::cli {
 
@@ -145,7 +146,8 @@ void describe(const DatasetOptions& options) {
   const auto range = label_range(dataset);
   const std::vector<std::string> names = yolo ? yolo->names : class_names_or_warn(dataset);
   if (options.json) {
-    nlohmann::json report = {{"source", yolo ? options.data : dataset.source()},
+    nlohmann::json report = {{"format", json_format::kDataset},
+                             {"source", yolo ? options.data : dataset.source()},
                              {"kind", kind_name(dataset, yolo)},
                              {"images", dataset.size()},
                              {"labelled", yolo.has_value() || dataset.labelled()},

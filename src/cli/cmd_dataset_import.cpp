@@ -9,6 +9,7 @@
 #include "cli/option_checks.h"
 #include "core/error.h"
 #include "data/idx_import.h"
+#include "io/json_formats.h"
 
 namespace kiln::cli {
 
@@ -29,10 +30,11 @@ nlohmann::json report_json(const IdxImportRequest& request, const IdxImportResul
   }
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& shard : result.shards) shards.push_back(shard.string());
-  nlohmann::json report = {{"images_idx", request.images.string()},
+  nlohmann::json report = {{"format", json_format::kDatasetImport},
+                           {"images_idx", request.images.string()},
                            {"labels_idx", request.labels.string()},
                            {"out", request.out.string()},
-                           {"format", request.format == IdxImportFormat::kFolder ? "folder" : "webdataset"},
+                           {"layout", request.format == IdxImportFormat::kFolder ? "folder" : "webdataset"},
                            {"images", result.images},
                            {"images_in_file", result.images_in_file},
                            {"image_size", {result.rows, result.cols}},

@@ -19,6 +19,7 @@
 #include "data/open_dataset.h"
 #include "data/sampling.h"
 #include "eval/evaluate.h"
+#include "io/json_formats.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
 #include "pipeline/detector_plan.h"
@@ -243,6 +244,7 @@ void write_report(const EvalCliOptions& options, const Plan& plan, const std::st
                   std::int64_t batch, const Dataset& dataset, const EvalResult& result,
                   const ReferenceModel& reference) {
   nlohmann::json report = {
+      {"format", json_format::kEval},
       {"plan", options.plan.string()},
       {"family", plan.info.family},
       {"precision", precision_name(plan.info.precision)},

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "eval/top_k.h"
 #include "io/image.h"
+#include "io/json_formats.h"
 #include "io/npy.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
@@ -136,7 +137,7 @@ void run(const RunOptions& options, const CLI::App& command) {
 
   const std::vector<std::string> names = pipeline::class_names(plan->config);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
-  nlohmann::json report = {{"family", plan->info.family}, {"model", model},
+  nlohmann::json report = {{"format", json_format::kRun}, {"family", plan->info.family}, {"model", model},
                            {"backend", result.backend},   {"batch", logits.dim(0)},
                            {"seconds", result.seconds},   {"results", nlohmann::json::array()}};
   std::cout << plan->info.family << " on " << labels.size() << " input(s), " << result.backend << ", "
