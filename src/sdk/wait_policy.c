@@ -30,7 +30,8 @@ static int read_loadavg(double* load_average, int* runnable) {
 
 /* The machine's work now. A task runnable at one instant may be a short one (a shell, a daemon), but
    one ready in any of a few samples a millisecond apart is counted: spinning beside other work costs
-   far more than sleeping on an idle machine. */
+   far more than sleeping on an idle machine. /proc/loadavg counts the whole machine's tasks, so in a
+   container limited to some of a host's cores the host's other work counts too (and waits sleep). */
 static struct kiln_machine_work read_machine_work(void) {
   struct kiln_machine_work work = {0, -1, -1.0};
   cpu_set_t cpus;
@@ -48,8 +49,8 @@ static struct kiln_machine_work read_machine_work(void) {
   return work;
 }
 
-/* "passive, 1 thread (OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1), chosen at start: 2 other tasks ready to
-   run on 2 cores, 1-minute load average 1.93". */
+/* "sleep at once, 1 thread (OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1), chosen at start: 2 other tasks
+   ready to run on 2 cores, 1-minute load average 1.93". */
 static void record_choice(struct kiln_wait_choice choice, struct kiln_machine_work work) {
   char what[128];
   if (choice.waits == KILN_WAITS_SPIN) {
