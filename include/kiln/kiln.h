@@ -87,7 +87,7 @@ typedef struct kiln_engine_options {
   const char* backend;      /* "cpu", "cpu-reference" or "cuda"; NULL: the fastest CPU backend built in */
   int device;               /* the CUDA device ordinal on "cuda"; must be 0 elsewhere */
   int64_t batch;            /* 0: the batch the plan was built for */
-  int threads;              /* CPU threads, 0: one per core */
+  int threads;              /* CPU threads, 0: the team chosen at load (docs/API.md#threads) */
   int strict_backend;       /* nonzero: refuse layers the backend cannot run instead of a CPU fallback */
   const char* tactic_cache; /* cuda: file of timed tactics to reuse and extend; NULL: none */
 } kiln_engine_options;

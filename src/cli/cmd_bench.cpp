@@ -11,9 +11,11 @@
 #include "cli/option_checks.h"
 #include "cli/output_checks.h"
 #include "core/error.h"
+#include "io/json_formats.h"
 #include "io/npy.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
+#include "pipeline/finite_inputs.h"
 #include "pipeline/model_loading.h"
 #include "runtime/benchmark.h"
 #include "runtime/machine_load.h"
@@ -34,6 +36,7 @@ struct BenchOptions {
   std::string tactic_cache;
   bool verbose = false;
   std::optional<std::filesystem::path> input;
+  bool allow_nonfinite = false;  // time an --input holding NaN or Inf
   std::optional<std::filesystem::path> json;
   bool end_to_end = false;
 };
@@ -61,6 +64,9 @@ Tensor timing_input(const BenchOptions& options, std::int64_t batch, std::int64_
   require(fits, "--input ", name, ": expected a float32 .npy of shape ", one,
           batch > 1 ? cat(" or [", batch, ", 3, ", size, ", ", size, "]") : std::string(), " (batch ", batch,
           "; --batch sets another), got ", dtype_name(given.dtype()), " ", shape_str(given.shape()));
+  pipeline::check_finite_inputs(
+      given, "--input " + name,
+      options.allow_nonfinite ? pipeline::NonFiniteInputs::kAllow : pipeline::NonFiniteInputs::kRefuse);
   return given.dim(0) == batch ? given : repeated_batch(given.reshaped(image), batch);
 }
 
@@ -89,6 +95,14 @@ void print_latency(const LatencyStats& stats, std::int64_t batch) {
             << std::setprecision(1) << "throughput: " << stats.images_per_second << " images/s ("
             << stats.runs << " runs of batch " << batch << " in " << std::setprecision(3)
             << stats.wall_seconds << " s wall)\n";
+}
+
+// What the backend says of its libraries and settings (oneDNN's version and ISA, how OpenMP threads wait
+// and why), by key: the timings depend on them.
+nlohmann::json backend_environment(const std::string& backend) {
+  nlohmann::json facts = nlohmann::json::object();
+  for (const BackendFact& fact : make_backend(backend)->environment()) facts[fact.key] = fact.value;
+  return facts;
 }
 
 // The timed runs are cut into this many rounds of consecutive runs, whose medians show a disturbed timing.
@@ -143,6 +157,8 @@ nlohmann::json end_to_end_report(Engine& engine, const Tensor& input, BenchSetti
 void bench(const BenchOptions& options, const CLI::App& command) {
   refuse_unless(options.profile, command, {"--profile-iterations"}, "with --profile",
                 "--profile was not given");
+  refuse_unless(options.input.has_value(), command, {"--allow-nonfinite"}, "with --input",
+                "no --input was given (bench times seeded noise)");
   if (const auto json = named_if("--json", options.json)) {
     check_output(*json, {{"the plan", options.plan},
                          {"--tactic-cache", options.tactic_cache},
@@ -172,6 +188,9 @@ void bench(const BenchOptions& options, const CLI::App& command) {
             << duration_text(options.settings.duration_seconds) << ", timed region: " << timed_region(engine)
             << ", input: " << (options.input ? options.input->string() : "seeded normal noise") << "\n";
   if (options.verbose) std::cerr << engine.describe();
+  const nlohmann::json environment = backend_environment(engine.backend());
+  if (environment.contains("openmp_wait"))
+    std::cerr << "OpenMP threads waiting: " << environment["openmp_wait"].get<std::string>() << "\n";
   std::vector<LoadSample> load = {sample_load()};
   const TimedRuns timed = time_engine(engine, input, options.settings);
   load.push_back(sample_load());
@@ -182,6 +201,7 @@ void bench(const BenchOptions& options, const CLI::App& command) {
   print_timing_check(check);
 
   nlohmann::json report = {
+      {"format", json_format::kBench},
       {"plan", options.plan.string()},
       {"backend", engine.backend()},
       {"batch", compile.batch},
@@ -193,7 +213,8 @@ void bench(const BenchOptions& options, const CLI::App& command) {
       {"latency", stats_json(stats)},
       {"round_medians_ms", rounds},
       {"outliers", check.outliers},
-      {"warnings", check.warnings}};
+      {"warnings", check.warnings},
+      {"environment", environment}};
   if (options.end_to_end)
     report["end_to_end"] = end_to_end_report(engine, input, options.settings, compile.batch);
   // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).
@@ -233,7 +254,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--min-iterations", options->settings.min_iterations, "Timed runs at least")
       ->capture_default_str()
       ->check(whole_between(1, kMaxCount));
-  cmd->add_option("--threads", options->threads, "CPU threads (0: one per core)")
+  cmd->add_option(
+         "--threads", options->threads,
+         "CPU threads (0: kiln's choice at start: one per core on an idle machine, the cores other work "
+         "leaves free on a busy one)")
       ->capture_default_str()
       ->check(whole_between(0, kMaxThreads));
   cmd->add_flag("--end-to-end", options->end_to_end,
@@ -255,6 +279,8 @@ void add_bench_command(CLI::App& app) {
          "Time on this float32 .npy (e.g. from kiln preprocess): one image, repeated to fill the batch, "
          "or a whole batch (default: seeded normal noise)")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--allow-nonfinite", options->allow_nonfinite,
+                "Time an --input holding NaN or Inf (refused by default: backends differ on them)");
   cmd->add_option("--json", options->json, "Write every statistic (and the per-layer profile) as JSON");
   cmd->callback([options, cmd] { bench(*options, *cmd); });
 }

@@ -16,6 +16,9 @@
 #include "data/image_loop.h"
 #include "data/open_dataset.h"
 #include "data/sampling.h"
+#include "data/yolo_dataset.h"
+#include "data/yolo_labels.h"
+#include "io/json_formats.h"
 
 namespace kiln::cli {
 
@@ -44,6 +47,26 @@ std::optional<LabelRange> label_range(const Dataset& dataset) {
   return LabelRange{low->label, high->label};
 }
 
+// A detection set in the YOLO layout, when DATA is one: a data.yaml, images/ beside labels/, or a folder of
+// images whose labels folder exists. Read as a folder of images it would look like one class folder.
+std::optional<YoloLayout> yolo_layout(const std::string& data) {
+  const std::filesystem::path root = data;
+  std::error_code error;
+  const auto folder = [&](const std::filesystem::path& path) {
+    return std::filesystem::is_directory(path, error);
+  };
+  const auto labels = yolo_label_path(root / "x.jpg");
+  const bool yolo = std::filesystem::is_regular_file(root / "data.yaml", error) ||
+                    (folder(root / "images") && folder(root / "labels")) ||
+                    (labels && folder(labels->parent_path()));
+  return yolo ? find_yolo_layout(data) : std::nullopt;
+}
+
+// What kind of set DATA is, as the summary and the JSON name it.
+std::string kind_name(const Dataset& dataset, const std::optional<YoloLayout>& yolo) {
+  return yolo ? std::string("yolo-detection") : std::string(dataset_kind_name(dataset.kind()));
+}
+
 // The class names beside a webdataset's shards (labels.txt); a file that does not name classes is
 // reported and left out, since describing the dataset does not need it.
 std::vector<std::string> class_names_or_warn(const Dataset& dataset) {
@@ -56,17 +79,19 @@ std::vector<std::string> class_names_or_warn(const Dataset& dataset) {
 }
 
 // The text summary, one line per fact.
-void print_text(const DatasetOptions& options, const Dataset& dataset,
+void print_text(const DatasetOptions& options, const Dataset& dataset, const std::optional<YoloLayout>& yolo,
                 const std::vector<std::size_t>& indices, const std::optional<CalibrationSplit>& split,
                 const std::vector<std::string>& names, std::size_t bad) {
   const auto range = label_range(dataset);
-  std::cout << "dataset  " << dataset.source() << "\n";
-  std::cout << "kind     " << dataset_kind_name(dataset.kind());
+  std::cout << "dataset  " << (yolo ? options.data : dataset.source()) << "\n";
+  std::cout << "kind     " << kind_name(dataset, yolo);
   if (dataset.kind() == DatasetKind::kWebDataset) {
     std::cout << ", " << dataset.shards().size() << " shard(s)";
   }
   std::cout << "\nimages   " << dataset.size() << "\n";
-  if (range) {
+  if (yolo) {
+    std::cout << "labels   boxes in " << yolo->labels.string() << "\n";
+  } else if (range) {
     std::cout << "labels   " << dataset.classes_seen() << " classes seen, labels " << range->low << " to "
               << range->high << "\n";
   } else {
@@ -94,7 +119,11 @@ void print_text(const DatasetOptions& options, const Dataset& dataset,
 
 void describe(const DatasetOptions& options) {
   check_json_target(options.json, {{"the dataset", options.data}});
-  const Dataset dataset = open_dataset(options.data);
+  // A YOLO set's images are read as the folder they are; its classes are data.yaml's names.
+  const std::optional<YoloLayout> yolo = yolo_layout(options.data);
+  if (yolo && options.num_classes)
+    usage_error("--num-classes checks class labels, but " + options.data + " is a YOLO detection set");
+  const Dataset dataset = open_dataset(yolo ? yolo->images.string() : options.data);
   if (options.num_classes) dataset.check_labels(*options.num_classes);
 
   std::vector<std::size_t> indices;
@@ -115,14 +144,16 @@ void describe(const DatasetOptions& options) {
   }
 
   const auto range = label_range(dataset);
-  const std::vector<std::string> names = class_names_or_warn(dataset);
+  const std::vector<std::string> names = yolo ? yolo->names : class_names_or_warn(dataset);
   if (options.json) {
-    nlohmann::json report = {{"source", dataset.source()},
-                             {"kind", dataset_kind_name(dataset.kind())},
+    nlohmann::json report = {{"format", json_format::kDataset},
+                             {"source", yolo ? options.data : dataset.source()},
+                             {"kind", kind_name(dataset, yolo)},
                              {"images", dataset.size()},
-                             {"labelled", dataset.labelled()},
+                             {"labelled", yolo.has_value() || dataset.labelled()},
                              {"classes_seen", dataset.classes_seen()}};
     if (dataset.kind() == DatasetKind::kWebDataset) report["shards"] = dataset.shards().size();
+    if (yolo) report["labels"] = yolo->labels.string();
     if (range) report["label_range"] = {range->low, range->high};
     if (!names.empty()) report["class_names"] = names;
     if (options.sample) report["sample"] = {{"count", indices.size()}, {"of", dataset.size()}};
@@ -140,7 +171,7 @@ void describe(const DatasetOptions& options) {
     }
     write_json_report(options.json, report);
   }
-  if (!json_to_stdout(options.json)) print_text(options, dataset, indices, split, names, bad.size());
+  if (!json_to_stdout(options.json)) print_text(options, dataset, yolo, indices, split, names, bad.size());
   // Each bad image is already listed; exit 1 without a further message.
   if (!bad.empty()) throw CLI::RuntimeError(1);
 }

@@ -9,6 +9,7 @@
 #include "cli/option_checks.h"
 #include "core/error.h"
 #include "data/idx_import.h"
+#include "io/json_formats.h"
 
 namespace kiln::cli {
 
@@ -29,10 +30,11 @@ nlohmann::json report_json(const IdxImportRequest& request, const IdxImportResul
   }
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& shard : result.shards) shards.push_back(shard.string());
-  nlohmann::json report = {{"images_idx", request.images.string()},
+  nlohmann::json report = {{"format", json_format::kDatasetImport},
+                           {"images_idx", request.images.string()},
                            {"labels_idx", request.labels.string()},
                            {"out", request.out.string()},
-                           {"format", request.format == IdxImportFormat::kFolder ? "folder" : "webdataset"},
+                           {"layout", request.format == IdxImportFormat::kFolder ? "folder" : "webdataset"},
                            {"images", result.images},
                            {"images_in_file", result.images_in_file},
                            {"image_size", {result.rows, result.cols}},
@@ -80,7 +82,7 @@ void run_import(ImportOptions& options, const CLI::App& command) {
   if (options.first) request.first = *options.first;
   // The report must not land on an input, nor on the class names file the import writes.
   std::vector<NamedPath> taken = {
-      {"--images", request.images}, {"--labels", request.labels}, {"-o", request.out / "labels.txt"}};
+      {"--idx-images", request.images}, {"--idx-labels", request.labels}, {"-o", request.out / "labels.txt"}};
   if (request.names) taken.push_back({"--names", *request.names});
   check_json_target(options.json, taken);
   request.progress = true;
@@ -102,24 +104,36 @@ void add_dataset_import_command(CLI::App& dataset) {
       "folder:     OUT/CLASS/KEY.png, one folder per class.\n"
       "Both write OUT/labels.txt, one 'NAME,INDEX' line per class (in the folder layout it maps the "
       "folders to their indices); without --names the classes are named by their index.\n"
-      "Example: kiln dataset import-idx --images t10k-images-idx3-ubyte.gz --labels "
+      "Example: kiln dataset import-idx --idx-images t10k-images-idx3-ubyte.gz --idx-labels "
       "t10k-labels-idx1-ubyte.gz "
       "--names classes.txt -o fashion-test");
   IdxImportRequest& request = options->request;
-  cmd->add_option("--images", request.images,
-                  "IDX images file: uint8 [N, rows, cols] (magic 0x00000803), raw or gzip")
-      ->required()
-      ->type_name("FILE");
-  cmd->add_option("--labels", request.labels, "IDX labels file: uint8 [N] (magic 0x00000801), raw or gzip")
-      ->required();
+  // --images is a count everywhere else (calibration images, a sample), so the IDX files have names of
+  // their own; the old names still work and warn.
+  CLI::Option* images =
+      cmd->add_option("--idx-images", request.images,
+                      "IDX images file: uint8 [N, rows, cols] (magic 0x00000803), raw or gzip "
+                      "(old name: --images)")
+          ->required()
+          ->type_name("FILE");
+  add_warning_alias(*cmd, images, "--images");
+  CLI::Option* labels =
+      cmd->add_option("--idx-labels", request.labels,
+                      "IDX labels file: uint8 [N] (magic 0x00000801), raw or gzip (old name: --labels)")
+          ->required()
+          ->type_name("FILE");
+  add_warning_alias(*cmd, labels, "--labels");
   cmd->add_option("--names", request.names,
                   "Class names: a labels file with one 'NAME,INDEX' (or 'NAME INDEX') line per class from 0")
       ->type_name("FILE");
   cmd->add_option("--first", options->first, "Import only the first N images")
       ->check(whole_between(1, kMaxCount));
-  cmd->add_option("-o,--out", request.out, "Output folder (made if missing; one holding files needs --force)")
-      ->required()
-      ->type_name("OUT");
+  CLI::Option* output =
+      cmd->add_option("-o,--output", request.out,
+                      "Output folder (made if missing; one holding files needs --force; old name: --out)")
+          ->required()
+          ->type_name("OUT");
+  add_warning_alias(*cmd, output, "--out");
   cmd->add_option("--format", options->format, "webdataset (tar shards) or folder (one folder per class)")
       ->check(CLI::IsMember({"webdataset", "folder"}))
       ->capture_default_str();

@@ -19,6 +19,7 @@
 #include "data/open_dataset.h"
 #include "data/sampling.h"
 #include "eval/evaluate.h"
+#include "io/json_formats.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
 #include "pipeline/detector_plan.h"
@@ -170,10 +171,28 @@ std::vector<std::size_t> choose_indices(const EvalCliOptions& options, const Dat
   return indices;
 }
 
+// What makes the reference another network than the plan's fp32 self: another family, or weights from
+// another checkpoint. Agreement and relative error then compare two models, which the output says.
+std::vector<std::string> reference_differences(const Plan& plan, const Plan& reference) {
+  std::vector<std::string> differences;
+  if (reference.info.family != plan.info.family) {
+    differences.push_back(
+        cat("the reference is a ", reference.info.family, " model, the plan a ", plan.info.family, " one"));
+  }
+  const std::string& mine = plan.info.checkpoint_sha256;
+  const std::string& theirs = reference.info.checkpoint_sha256;
+  if (!mine.empty() && !theirs.empty() && mine != theirs) {
+    differences.push_back(cat("the reference was built from another checkpoint (sha256 ",
+                              theirs.substr(0, 12), "..., the plan's ", mine.substr(0, 12), "...)"));
+  }
+  return differences;
+}
+
 // What the plan is compared with: a plan file, or a checkpoint built in memory at fp32.
 struct ReferenceModel {
-  std::shared_ptr<const Plan> plan;  // null without --reference
-  std::string kind;                  // how it was made, for the header line
+  std::shared_ptr<const Plan> plan;      // null without --reference
+  std::string kind;                      // how it was made, for the header line
+  std::vector<std::string> differences;  // what makes it another network than the plan's (family, weights)
 };
 
 ReferenceModel load_reference(const EvalCliOptions& options, const Plan& plan) {
@@ -193,13 +212,14 @@ ReferenceModel load_reference(const EvalCliOptions& options, const Plan& plan) {
                                       cat("the reference of ", options.plan.string()));
     reference.kind = cat("plan, ", precision_name(reference.plan->info.precision));
   }
+  reference.differences = reference_differences(plan, *reference.plan);
   return reference;
 }
 
 // The lines before evaluation starts: what runs where, on which images, against which reference.
 void print_header(const EvalCliOptions& options, const Plan& plan, const std::string& backend,
                   std::int64_t batch, const Dataset& dataset, std::size_t sample_size,
-                  const std::string& reference_kind) {
+                  const ReferenceModel& reference) {
   std::cout << "eval       " << options.plan.string() << " (" << plan.info.family << ", "
             << precision_name(plan.info.precision) << ") on " << backend << ", batch " << batch << "\n"
             << "data       " << dataset.source() << " (" << dataset_kind_name(dataset.kind()) << ", "
@@ -213,14 +233,18 @@ void print_header(const EvalCliOptions& options, const Plan& plan, const std::st
     std::cout << "\n";
   }
   if (options.reference)
-    std::cout << "reference  " << options.reference->string() << " (" << reference_kind << ")\n";
+    std::cout << "reference  " << options.reference->string() << " (" << reference.kind << ")\n";
+  for (const std::string& difference : reference.differences)
+    std::cout << "note: " << difference << ": agreement and error compare two different models\n";
   std::cout << std::flush;
 }
 
 // The --json report: the run's settings, then every figure of the result.
 void write_report(const EvalCliOptions& options, const Plan& plan, const std::string& backend,
-                  std::int64_t batch, const Dataset& dataset, const EvalResult& result) {
+                  std::int64_t batch, const Dataset& dataset, const EvalResult& result,
+                  const ReferenceModel& reference) {
   nlohmann::json report = {
+      {"format", json_format::kEval},
       {"plan", options.plan.string()},
       {"family", plan.info.family},
       {"precision", precision_name(plan.info.precision)},
@@ -232,7 +256,8 @@ void write_report(const EvalCliOptions& options, const Plan& plan, const std::st
         {"every", options.every ? nlohmann::json(*options.every) : nlohmann::json(nullptr)},
         {"split", options.every ? nlohmann::json(options.split) : nlohmann::json(nullptr)}}},
       {"reference_model",
-       options.reference ? nlohmann::json(options.reference->string()) : nlohmann::json(nullptr)}};
+       options.reference ? nlohmann::json(options.reference->string()) : nlohmann::json(nullptr)},
+      {"reference_differences", reference.differences}};
   report.update(to_json(result, {options.per_image}));
   write_json_file(*options.json, report);
 }
@@ -293,7 +318,7 @@ void eval(const EvalCliOptions& options, const CLI::App& command) {
   for (const std::string& warning :
        std::set<std::string>{fallback_warning(engine), reference ? fallback_warning(*reference) : ""})
     if (!warning.empty()) std::cerr << warning << "\n";
-  print_header(options, *plan, backend, compile.batch, dataset, indices.size(), reference_model.kind);
+  print_header(options, *plan, backend, compile.batch, dataset, indices.size(), reference_model);
 
   EvalOptions eval_options;
   eval_options.strict = options.strict;
@@ -303,7 +328,7 @@ void eval(const EvalCliOptions& options, const CLI::App& command) {
   const EvalResult result =
       evaluate(engine, reference ? &*reference : nullptr, dataset, indices, eval_options);
   print_summary(result, std::cout);
-  if (options.json) write_report(options, *plan, backend, compile.batch, dataset, result);
+  if (options.json) write_report(options, *plan, backend, compile.batch, dataset, result, reference_model);
 }
 
 // The options only detector plans take: the box parity and mAP score floors.

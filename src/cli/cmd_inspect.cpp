@@ -8,6 +8,7 @@
 #include "cli/option_checks.h"
 #include "core/error.h"
 #include "graph/printer.h"
+#include "io/json_formats.h"
 #include "pipeline/model_loading.h"
 #include "plan/plan_magic.h"
 
@@ -32,7 +33,8 @@ void list_tensors(const InspectOptions& options) {
     tensors.push_back(
         {{"name", name}, {"dtype", safetensors_name(tensor.dtype())}, {"shape", tensor.shape()}});
   }
-  write_json_report(options.json, {{"file", options.file.string()},
+  write_json_report(options.json, {{"format", json_format::kCheckpoint},
+                                   {"file", options.file.string()},
                                    {"tensors", tensors},
                                    {"elements", elements},
                                    {"metadata", file.metadata()}});
@@ -74,7 +76,8 @@ void print_model(const InspectOptions& options) {
                         {"op", op_kind_name(node.op)},
                         {"shape", model.graph.value(node.output).shape}});
     }
-    write_json_report(options.json, {{"family", family},
+    write_json_report(options.json, {{"format", json_format::kGraph},
+                                     {"family", family},
                                      {"layers", layers},
                                      {"parameters", model.graph.parameter_count()},
                                      {"convolutions", convolutions}});
@@ -142,6 +145,7 @@ void print_plan(const InspectOptions& options) {
     if (data.contains("tactic")) tactics[layer] = data["tactic"];
   }
   if (!tactics.empty()) report["tactics"] = tactics;
+  report["format"] = json_format::kPlan;
   write_json_report(options.json, report);
   if (json_to_stdout(options.json)) return;
   std::cout << print_graph(graph);

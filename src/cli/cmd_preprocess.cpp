@@ -1,7 +1,9 @@
 // kiln preprocess: write the network input kiln makes from images, to compare with other tools.
+#include <cctype>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_checks.h"
 #include "core/error.h"
 #include "families/registry.h"
@@ -20,6 +22,17 @@ struct PreprocessOptions {
   std::filesystem::path output;
 };
 
+// The output is always .npy; a name promising another format (out.png) would hold bytes no image
+// viewer reads, so it is refused before any work.
+void refuse_other_format(const std::filesystem::path& output) {
+  std::string extension = output.extension().string();
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (extension != ".npy") {
+    usage_error(cat("-o ", output.string(), ": kiln preprocess writes float32 .npy (name it ",
+                    output.stem().string(), ".npy)"));
+  }
+}
+
 }  // namespace
 
 void add_preprocess_command(CLI::App& app) {
@@ -37,9 +50,12 @@ void add_preprocess_command(CLI::App& app) {
     for (const auto& input : options->inputs) inputs.push_back({"--input", input});
     if (const auto config_path = named_if("--config", options->config)) inputs.push_back(*config_path);
     check_output({"-o", options->output}, inputs);
+    refuse_other_format(options->output);
     ModelConfig config = find_family(options->family).default_config;
     if (options->config) config = read_timm_config(*options->config, config);
-    const pipeline::InputBatch batch = pipeline::load_inputs(options->inputs, config.preprocess);
+    // What preprocessing makes of images is finite; a .npy given here is passed through as it is.
+    const pipeline::InputBatch batch =
+        pipeline::load_inputs(options->inputs, config.preprocess, pipeline::NonFiniteInputs::kAllow);
     write_npy(options->output, batch.tensor);
     std::cout << "wrote " << options->output.string() << " " << shape_str(batch.tensor.shape()) << "\n";
   });

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "eval/top_k.h"
 #include "io/image.h"
+#include "io/json_formats.h"
 #include "io/npy.h"
 #include "io/output_guard.h"
 #include "io/utf8_text.h"
@@ -40,6 +41,7 @@ struct RunOptions {
   std::string tactic_cache;
   double min_score = 0.25;                    // detectors: boxes printed, drawn and written to JSON
   std::optional<std::filesystem::path> draw;  // detectors: PNG with the boxes drawn
+  bool allow_nonfinite = false;               // classifiers: run .npy inputs holding NaN or Inf
 };
 
 DetectorRunRequest detector_request(const RunOptions& options, std::shared_ptr<const Plan> plan) {
@@ -71,6 +73,8 @@ void check_model_options(const RunOptions& options, const CLI::App& command) {
 void check_task_options(const RunOptions& options, const CLI::App& command, bool detector) {
   const std::string model = options.plan.empty() ? "--family " + options.family : options.plan.string();
   refuse_unless(!detector, command, {"--topk"}, "to classifiers", model + " detects");
+  refuse_unless(!detector, command, {"--allow-nonfinite"}, "to classifiers",
+                model + " detects (its .npy inputs must hold RGB / 255 in [0, 1])");
   refuse_unless(detector, command, {"--min-score", "--draw"},
                 "to detectors (a detector plan or --family yolov10)", model + " classifies");
 }
@@ -108,7 +112,9 @@ ClassifierRun run_classifier(const RunOptions& options, const Plan& plan, const 
     for (const auto& input : options.inputs) labels.push_back(input.string());
     return {std::move(labels), run_photos_with_library(library_model, settings, *photos)};
   }
-  pipeline::InputBatch batch = pipeline::load_inputs(options.inputs, plan.config.preprocess);
+  pipeline::InputBatch batch = pipeline::load_inputs(
+      options.inputs, plan.config.preprocess,
+      options.allow_nonfinite ? pipeline::NonFiniteInputs::kAllow : pipeline::NonFiniteInputs::kRefuse);
   return {std::move(batch.labels), run_with_library(library_model, settings, batch.tensor)};
 }
 
@@ -131,7 +137,7 @@ void run(const RunOptions& options, const CLI::App& command) {
 
   const std::vector<std::string> names = pipeline::class_names(plan->config);
   const auto classes = static_cast<std::size_t>(logits.dim(1));
-  nlohmann::json report = {{"family", plan->info.family}, {"model", model},
+  nlohmann::json report = {{"format", json_format::kRun}, {"family", plan->info.family}, {"model", model},
                            {"backend", result.backend},   {"batch", logits.dim(0)},
                            {"seconds", result.seconds},   {"results", nlohmann::json::array()}};
   std::cout << plan->info.family << " on " << labels.size() << " input(s), " << result.backend << ", "
@@ -196,6 +202,9 @@ void add_run_command(CLI::App& app) {
       ->check(real_between(0.0, 1.0));
   cmd->add_option("--draw", options->draw,
                   "Detectors: write the image with its boxes as PNG (name_<i>.png for several inputs)");
+  cmd->add_flag(
+      "--allow-nonfinite", options->allow_nonfinite,
+      "Classifiers: run .npy inputs holding NaN or Inf (refused by default: backends differ on them)");
   cmd->callback([options, cmd] { run(*options, *cmd); });
 }
 

@@ -6,6 +6,7 @@
 #include "cli/json_output.h"
 #include "core/error.h"
 #include "families/registry.h"
+#include "io/json_formats.h"
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
 #include "pipeline/model_source.h"
@@ -93,7 +94,7 @@ void validate(const ValidateOptions& options) {
     report.push_back(to_json(outcome));
     if (!json_to_stdout(options.json)) print_text(outcome);
   }
-  write_json_report(options.json, {{"ok", all_ok}, {"manifests", report}});
+  write_json_report(options.json, {{"format", json_format::kValidate}, {"ok", all_ok}, {"manifests", report}});
   // Each failure is already printed; exit 1 without a further message.
   if (!all_ok) throw CLI::RuntimeError(1);
 }

@@ -13,6 +13,7 @@
 #include "data/open_dataset.h"
 #include "data/sampling.h"
 #include "data/yolo_dataset.h"
+#include "io/json_formats.h"
 #include "io/utf8_text.h"
 #include "pipeline/detection_pass.h"
 #include "pipeline/detector_map.h"
@@ -192,6 +193,7 @@ nlohmann::json report_json(const DetectorEvalRequest& request, const std::string
                            const EvalData& data, const std::optional<Reference>& reference,
                            const DetectorFindings& findings, double map_min_score) {
   nlohmann::json json = {
+      {"format", json_format::kDetectorEval},
       {"plan", request.plan_path.string()},
       {"family", request.plan->info.family},
       {"precision", precision_name(request.plan->info.precision)},

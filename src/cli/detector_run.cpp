@@ -7,6 +7,7 @@
 #include "cli/detector_commands.h"
 #include "cli/option_checks.h"
 #include "core/error.h"
+#include "io/json_formats.h"
 #include "io/npy.h"
 #include "io/utf8_text.h"
 #include "pipeline/detection_drawing.h"
@@ -92,7 +93,7 @@ void run_detector(const DetectorRunRequest& request) {
   if (!request.plan)
     std::cout << "; " << engine->unused_keys().size() << " checkpoint tensors unused (the one-to-many head)";
   std::cout << "\n";
-  nlohmann::json report = {{"family", detector->name},          {"model", model},
+  nlohmann::json report = {{"format", json_format::kDetections}, {"family", detector->name}, {"model", model},
                            {"backend", engine->backend()},      {"seconds", run.seconds},
                            {"min_score", request.min_score},    {"unused_keys", engine->unused_keys()},
                            {"results", nlohmann::json::array()}};

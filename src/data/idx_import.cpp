@@ -35,7 +35,7 @@ fs::path folder_path(const fs::path& dir) {
 }
 
 std::vector<NamedPath> inputs_of(const IdxImportRequest& request) {
-  std::vector<NamedPath> inputs = {{"--images", request.images}, {"--labels", request.labels}};
+  std::vector<NamedPath> inputs = {{"--idx-images", request.images}, {"--idx-labels", request.labels}};
   if (request.names) inputs.push_back({"--names", *request.names});
   return inputs;
 }
@@ -156,7 +156,7 @@ IdxImportResult import_idx(const IdxImportRequest& request) {
   const IdxPair pair = read_pair(request);
   const bool folder_layout = request.format == IdxImportFormat::kFolder;
   const std::vector<std::string> folders =
-      folder_layout ? class_folder_names(pair.names, request.names ? request.names->string() : "--labels")
+      folder_layout ? class_folder_names(pair.names, request.names ? request.names->string() : "--idx-labels")
                     : std::vector<std::string>{};
   check_dataset_folder_files(out, planned_files(request, pair, folders), inputs);
 

@@ -37,6 +37,28 @@ YoloLayout checked_layout(fs::path images, std::vector<std::string> names,
   return {std::move(images), *labels, std::move(names), std::move(data_yaml)};
 }
 
+// The layout of a folder of images given without its data.yaml, with the names of the data.yaml above it
+// (up to the set's root, two levels above images/val) whose val is this folder: without them the classes
+// would take the model's names, another set's.
+YoloLayout layout_of_images(const fs::path& images) {
+  std::error_code error;
+  const fs::path folder = fs::weakly_canonical(images, error);
+  if (error) return checked_layout(images, {}, std::nullopt);
+  fs::path above = folder.parent_path();
+  for (int level = 0; level < 3 && !above.empty(); ++level, above = above.parent_path()) {
+    const fs::path yaml_file = above / "data.yaml";
+    std::error_code missing;
+    if (!fs::is_regular_file(yaml_file, missing)) continue;
+    const YoloDataYaml yaml = read_yolo_data_yaml(yaml_file);
+    const fs::path base = yaml.path ? above / *yaml.path : above;
+    std::error_code unresolved;
+    if (yaml.val && fs::weakly_canonical(base / *yaml.val, unresolved) == folder && !unresolved)
+      return checked_layout(images, yaml.names, yaml_file);
+    break;
+  }
+  return checked_layout(images, {}, std::nullopt);
+}
+
 }  // namespace
 
 std::optional<YoloLayout> find_yolo_layout(const std::string& data) {
@@ -55,7 +77,7 @@ std::optional<YoloLayout> find_yolo_layout(const std::string& data) {
     return checked_layout(images, {}, std::nullopt);
   }
   const auto labels = labels_folder(root);
-  if (labels && is_folder(labels->parent_path())) return checked_layout(root, {}, std::nullopt);
+  if (labels && is_folder(labels->parent_path())) return layout_of_images(root);
   return std::nullopt;
 }
 

@@ -5,7 +5,8 @@
 // - ROOT/images/ beside ROOT/labels/: the images in ROOT/images/val when that folder exists, else in
 //   ROOT/images;
 // - a folder of images whose path holds an "images" folder (ROOT/images/val), with its labels folder
-//   where the convention puts it (ROOT/labels/val).
+//   where the convention puts it (ROOT/labels/val), and the names of the data.yaml up to two folders
+//   above it whose `val` is that folder.
 //
 // Without data.yaml there are no names; the labels' classes are then checked against the model's.
 #pragma once

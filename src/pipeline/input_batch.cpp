@@ -20,7 +20,8 @@ bool has_npy_extension(const std::filesystem::path& file) {
 
 }  // namespace
 
-InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const PreprocessConfig& preprocess) {
+InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const PreprocessConfig& preprocess,
+                       NonFiniteInputs nonfinite) {
   require(!files.empty(), "no --input given");
   const std::int64_t size = preprocess.input_size;
   const Shape image_shape = {3, size, size};
@@ -35,6 +36,7 @@ InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const Pr
       require(tensor.rank() == 4 && tensor.dim(1) == 3 && tensor.dim(2) == size && tensor.dim(3) == size,
               file.string(), ": expected an NCHW batch of shape [N, 3, ", size, ", ", size, "], got ",
               shape_str(tensor.shape()));
+      check_finite_inputs(tensor, file.string(), nonfinite);
       for (std::int64_t i = 0; i < tensor.dim(0); ++i)
         batch.labels.push_back(cat(file.string(), "[", i, "]"));
       parts.push_back(std::move(tensor));

@@ -10,6 +10,7 @@
 #include "core/tensor.h"
 #include "io/image.h"
 #include "io/timm_config.h"
+#include "pipeline/finite_inputs.h"
 
 namespace kiln::pipeline {
 
@@ -18,8 +19,10 @@ struct InputBatch {
   std::vector<std::string> labels;  // one per image: the file, with "[i]" for rows of a .npy batch
 };
 
-// Images are decoded and preprocessed as timm would; .npy files are NCHW f32 batches used as given.
-InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const PreprocessConfig& preprocess);
+// Images are decoded and preprocessed as timm would; .npy files are NCHW f32 batches used as given, their
+// NaN and Inf values refused unless `nonfinite` allows them.
+InputBatch load_inputs(const std::vector<std::filesystem::path>& files, const PreprocessConfig& preprocess,
+                       NonFiniteInputs nonfinite);
 
 // Every file decoded as a photo and not yet preprocessed, for a run that preprocesses them where the model
 // runs (the library: on the device on cuda); none when a file is a .npy batch (load_inputs takes those).

@@ -58,6 +58,40 @@ CalibrationImages load_calibration_images(const CalibrationImageOptions& options
   });
 }
 
+namespace {
+
+// "1st", "2nd", "3rd", "4th", "11th", "22nd".
+std::string ordinal(std::size_t n) {
+  const std::size_t tens = n % 100, ones = n % 10;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : ones == 1                ? "st"
+                       : ones == 2                ? "nd"
+                       : ones == 3                ? "rd"
+                                                  : "th";
+  return cat(n, suffix);
+}
+
+}  // namespace
+
+std::string calibration_note(const nlohmann::json& source) {
+  const auto used = source.at("calibration_images").get<std::size_t>();
+  const auto total = source.at("dataset_images").get<std::size_t>();
+  const auto sample = source.at("sample").get<std::size_t>();
+  const auto every = source.at("every").get<std::size_t>();
+  const auto skipped = source.value("skipped", std::size_t{0});
+  std::string note =
+      cat("calibrated on ", used, " of ", total, " images in ", source.at("data").get<std::string>());
+  if (every == 1) {
+    note += sample == total ? std::string(" (all of them)")
+                            : cat(" (a sample at a fixed stride; --images sets its size)");
+  } else {
+    note += cat(" (every ", ordinal(every), " of a ", sample, "-image sample; the other ",
+                sample - used - skipped, " held out for kiln eval; --images and --every choose them)");
+  }
+  if (skipped > 0) note += cat("; ", skipped, " could not be read");
+  return note;
+}
+
 std::vector<std::size_t> calibration_indices(const Dataset& dataset, const CalibrationImageOptions& options) {
   const std::size_t sample_size = std::min(dataset.size(), options.images * options.every);
   const std::vector<std::size_t> sample = stride_sample(dataset.size(), sample_size);

@@ -32,6 +32,11 @@ CalibrationImages load_calibration_images(const CalibrationImageOptions& options
 CalibrationImages load_calibration_images(const CalibrationImageOptions& options,
                                           const ImageToInput& to_input);
 
+// What a build calibrated on, from a CalibrationImages::source record: "calibrated on 125 of 500 images
+// in val/ (every 4th of a 500-image sample; the other 375 held out for kiln eval)", so that a sample
+// smaller than the folder is never a surprise.
+std::string calibration_note(const nlohmann::json& source);
+
 // The dataset indices load_calibration_images(options, ...) calibrates on.
 std::vector<std::size_t> calibration_indices(const Dataset& dataset, const CalibrationImageOptions& options);
 

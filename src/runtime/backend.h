@@ -25,7 +25,7 @@ struct LayerTime {
 
 struct CompileOptions {
   std::int64_t batch = 1;  // compiled models run this batch size only
-  int threads = 0;         // 0: one per core
+  int threads = 0;         // 0: the choice made at start (one per core on an idle machine)
   bool profile = false;    // record per-layer times on every run
   // Tactic search effort of backends that time kernels at compile time (cuda): 0 takes the library's
   // heuristic choice, anything else times the candidates. -1: the plan's optimization level (Engine).

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/json_formats.h"
 #include "io/utf8_text.h"
 #include "study/detector_charts.h"
 #include "study/markdown_table.h"
@@ -250,6 +251,7 @@ std::string detector_study_markdown(const DetectorStudyResult& result) {
 
 nlohmann::json DetectorStudyResult::to_json() const {
   nlohmann::json json = study.to_json();
+  json["format"] = json_format::kDetectorStudy;
   json["spec"] = spec.to_json();
   json["decision"] = kiln::to_json(decision);
   json["labels"] = labels;

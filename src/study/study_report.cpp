@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/json_formats.h"
 #include "io/utf8_text.h"
 #include "study/decision_headline.h"
 #include "study/markdown_table.h"
@@ -353,7 +354,8 @@ nlohmann::json StudyResult::to_json() const {
            {"stress_inputs", stress_inputs_with_non_finite(r.eval)},
            {"of_stress_inputs", r.eval.stress.size()}}}});
   }
-  return {{"family", family},
+  return {{"format", json_format::kStudy},
+          {"family", family},
           {"demo", inputs.demo},
           {"backend", inputs.backend},
           {"timed_region", timed_region},

@@ -37,6 +37,11 @@ TEST(CliFp8, BuildRecordsRecipeScalesAndCache) {
                                                   cache.string() + " --json " + report.string()));
   ASSERT_EQ(built.exit_code, 0) << built.output;
   EXPECT_NE(built.output.find("FP8 convolutions, the rest fp16"), std::string::npos) << built.output;
+  // The sample is smaller than the folder and only a quarter of it calibrates: the build says so.
+  EXPECT_NE(built.output.find("calibrated on 4 of 16 images in " + kPhotos.string() +
+                              " (every 4th of a 16-image sample; the other 12 held out for kiln eval"),
+            std::string::npos)
+      << built.output;
   const nlohmann::json q = read_json(report).at("quantization");
   EXPECT_EQ(q.at("recipe"), "nose");
   EXPECT_EQ(q.at("calibration"), "entropy");
@@ -56,6 +61,27 @@ TEST(CliFp8, BuildRecordsRecipeScalesAndCache) {
       fp8_build(again, "--recipe nose --calib-cache " + cache.string() + " --json " + again_report.string()));
   ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.output;
   EXPECT_EQ(read_json(again_report).at("quantization").at("layers"), q.at("layers"));
+}
+
+// --recipe auto searches on a few calibration images and checks its target again on the others: the
+// build says whether it was met on each, and the plan records both.
+TEST(CliFp8, AutoRecipeChecksItsTargetOnHeldOutCalibrationImages) {
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "auto.kplan", report = scratch.dir() / "auto.json";
+  const auto built =
+      run_kiln(fp8_build(plan, "--recipe auto --auto-target agreement=0.5 --calib " + kPhotos.string() +
+                                   " --images 8 --every 1 --sensitivity-images 4"
+                                   " --json " +
+                                   report.string()));
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  EXPECT_NE(built.output.find("auto recipe: agreement>=0.5 "), std::string::npos) << built.output;
+  EXPECT_NE(built.output.find(" on the 4 search images (agreement "), std::string::npos) << built.output;
+  EXPECT_NE(built.output.find(" on 4 held-out calibration images (agreement "), std::string::npos)
+      << built.output;
+  const nlohmann::json held_out = read_json(report).at("quantization").at("auto").at("held_out");
+  EXPECT_EQ(held_out.at("images"), 4);
+  EXPECT_TRUE(held_out.at("meets_target").is_boolean());
+  EXPECT_GE(held_out.at("agreement").get<double>(), 0.0);
 }
 
 TEST(CliFp8, RunsAndInspectsAnFp8Plan) {

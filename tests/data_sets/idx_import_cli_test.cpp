@@ -27,7 +27,7 @@ IdxPair make_pair(const ScratchDir& dir) {
 }
 
 std::string import_args(const IdxPair& pair, const fs::path& out) {
-  return "dataset import-idx --images " + pair.images.string() + " --labels " + pair.labels.string() +
+  return "dataset import-idx --idx-images " + pair.images.string() + " --idx-labels " + pair.labels.string() +
          " -o " + out.string();
 }
 
@@ -91,8 +91,8 @@ TEST(IdxImportCli, WritesClassFolders) {
 TEST(IdxImportCli, UsageErrors) {
   ScratchDir dir;
   const IdxPair pair = make_pair(dir);
-  expect_one_error_line(run_kiln("dataset import-idx --images " + pair.images.string() + " -o x"), 2,
-                        "--labels");
+  expect_one_error_line(run_kiln("dataset import-idx --idx-images " + pair.images.string() + " -o x"), 2,
+                        "--idx-labels");
   expect_one_error_line(run_kiln(import_args(pair, dir.file("o")) + " --format folder --shard-size 3"), 2,
                         "--shard-size applies only to --format webdataset");
   expect_one_error_line(run_kiln(import_args(pair, dir.file("o")) + " --format zip"), 2, "--format");
@@ -107,7 +107,7 @@ TEST(IdxImportCli, UsageErrors) {
 TEST(IdxImportCli, RefusesOutputOverInputAndNonEmptyFolders) {
   ScratchDir dir;
   const IdxPair pair = make_pair(dir);
-  expect_one_error_line(run_kiln(import_args(pair, pair.labels)), 1, "names the same file as --labels");
+  expect_one_error_line(run_kiln(import_args(pair, pair.labels)), 1, "names the same file as --idx-labels");
   write_file(dir.file("full/keep.txt"), "mine");
   expect_one_error_line(run_kiln(import_args(pair, dir.file("full"))), 1, "-o is not empty: give --force");
   ASSERT_EQ(run_kiln(import_args(pair, dir.file("full")) + " --force").exit_code, 0);
@@ -116,9 +116,27 @@ TEST(IdxImportCli, RefusesOutputOverInputAndNonEmptyFolders) {
       run_kiln(import_args(pair, dir.file("full")) + " --json " + dir.file("full/labels.txt").string()), 1,
       "--json names the same file as -o");
   const fs::path broken = write_file(dir.file("broken.idx"), testing::idx_labels({1}));
-  expect_one_error_line(run_kiln("dataset import-idx --images " + broken.string() + " --labels " +
+  expect_one_error_line(run_kiln("dataset import-idx --idx-images " + broken.string() + " --idx-labels " +
                                  pair.labels.string() + " -o " + dir.file("o").string()),
                         1, "a labels file?");
+}
+
+// --images is a count in every other command, -o is --output in every other: the old names of the IDX
+// files and the output folder still work, each with one warning naming the new one.
+TEST(IdxImportCli, OldOptionNamesWorkAndWarn) {
+  ScratchDir dir;
+  const IdxPair pair = make_pair(dir);
+  const auto result = run_kiln("dataset import-idx --images " + pair.images.string() + " --labels " +
+                               pair.labels.string() + " --out " + dir.file("old").string());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (const std::string renamed :
+       {"--images is an old name of --idx-images", "--labels is an old name of --idx-labels",
+        "--out is an old name of --output"})
+    EXPECT_NE(result.output.find("kiln: warning: " + renamed), std::string::npos) << result.output;
+  EXPECT_TRUE(fs::exists(dir.file("old/labels.txt")));
+  const auto help = run_kiln("dataset import-idx --help");
+  EXPECT_NE(help.output.find("-o,--output"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("--idx-images"), std::string::npos) << help.output;
 }
 
 TEST(IdxImportCli, HelpExplainsTheLayouts) {

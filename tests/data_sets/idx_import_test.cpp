@@ -149,7 +149,7 @@ TEST(IdxImport, OutputFolderRules) {
   EXPECT_TRUE(fs::exists(dir.file("out/other-000000.tar")));
   // -o naming an input, or an input at a path the import writes.
   request.out = request.images;
-  EXPECT_NE(import_error(request).find("names the same file as --images"), std::string::npos);
+  EXPECT_NE(import_error(request).find("names the same file as --idx-images"), std::string::npos);
   request.out = dir.file("");
   request.force = true;
   request.names = write_file(dir.file("labels.txt"), "a,0\nb,1\nc,2\nd,3\n");

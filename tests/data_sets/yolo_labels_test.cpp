@@ -134,9 +134,12 @@ TEST(YoloLayout, FindsTheImagesAndLabelsOfEachLayout) {
   EXPECT_EQ(from_yaml->labels, std::filesystem::absolute(root / "labels" / "val"));
   EXPECT_EQ(from_yaml->names.size(), 2u);
 
+  // The images folder alone takes the names of the data.yaml whose val it is, never none (which would
+  // label the set's classes with the model's names).
   const auto from_images = find_yolo_layout((root / "images" / "val").string());
   ASSERT_TRUE(from_images.has_value());
-  EXPECT_TRUE(from_images->names.empty());
+  EXPECT_EQ(from_images->names, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(from_images->data_yaml, root / "data.yaml");
   std::filesystem::remove(root / "data.yaml");
   const auto from_root = find_yolo_layout(root.string());
   ASSERT_TRUE(from_root.has_value());

@@ -123,7 +123,7 @@ for name in $models; do
     "$KILN" build "$(family_of "$name")" --checkpoint "$ckpt" --precision fp16 --batch $batch --backend cuda \
       --tactic-cache "$WORK/tactics.txt" -o "$plan" >>"$OUT/bench.log" 2>&1
     "$KILN" inspect "$plan" | sed -n '/^tactics:/,$p' >"$OUT/tactics_${name}_b$batch.txt"
-    "$KILN" bench "$plan" --backend cuda --warmup 1 --duration 3 --profile --profile-iterations 20 \
+    "$KILN" bench "$plan" --backend cuda --warmup 1s --duration 3s --profile --profile-iterations 20 \
       --json "$OUT/kiln_${name}_b$batch.json" --verbose >>"$OUT/bench.log" 2>&1 \
       || { log "  $name b$batch: kiln bench failed"; tail -3 "$OUT/bench.log"; }
   done

@@ -50,7 +50,7 @@ build() {
   local plan="$WORK/$model.$precision.b$batch.$tag.kplan" cache="$WORK/tactics.$tag.txt"
   local args=(build "$(family_of "$model")" --checkpoint "$WORK/goldens/$model/model.safetensors"
               --precision "$precision" --batch "$batch" --backend cuda -o "$plan")
-  [[ $precision == fp8 ]] && { cache="$WORK/tactics.fp8.txt"; args+=(--recipe "$recipe" --calib tests/data/photos --calib-every 2); }
+  [[ $precision == fp8 ]] && { cache="$WORK/tactics.fp8.txt"; args+=(--recipe "$recipe" --calib tests/data/photos --every 2); }
   local begin=$(date +%s)
   "$binary" "${args[@]}" --tactic-cache "$cache" >>"$OUT/build.log" 2>&1 \
     || { echo "  $tag $model $precision b$batch: build failed: $(tail -1 "$OUT/build.log")" | tee -a "$OUT/summary.txt" >&2; return; }
@@ -93,9 +93,9 @@ PY
 )
       new_ms=() base_ms=()
       for ((r = 0; r < rounds; r++)); do
-        "$KILN" bench "$new_plan" --backend cuda --warmup 1 --duration 2 --json "$WORK/bn.json" >>"$OUT/bench.log" 2>&1 \
+        "$KILN" bench "$new_plan" --backend cuda --warmup 1s --duration 2s --json "$WORK/bn.json" >>"$OUT/bench.log" 2>&1 \
           && new_ms+=("$(median_of "$WORK/bn.json")")
-        "$BASELINE" bench "$base_plan" --backend cuda --warmup 1 --duration 2 --json "$WORK/bb.json" >>"$OUT/bench.log" 2>&1 \
+        "$BASELINE" bench "$base_plan" --backend cuda --warmup 1s --duration 2s --json "$WORK/bb.json" >>"$OUT/bench.log" 2>&1 \
           && base_ms+=("$(median_of "$WORK/bb.json")")
       done
       python3 - "$model" "$precision" "$batch" "${new_ms[*]:-}" "${base_ms[*]:-}" "$outputs" <<'PY' | tee -a "$OUT/summary.txt"

@@ -53,7 +53,7 @@ if [[ "${1:-}" == "--full" ]]; then
     --models resnest50d --skip-preprocess --device cuda >"$WORK/goldens_full.log" 2>&1 || tail -5 "$WORK/goldens_full.log"
   dir="$WORK/goldens/resnest50d"
   for recipe in all nose-L1; do
-    check "$dir" resnest50d "$recipe" --calib tests/data/photos --calib-images 4 --calib-every 4
+    check "$dir" resnest50d "$recipe" --calib tests/data/photos --images 4 --every 4
   done
   # The checkpoint travels back as fp16 in parts ($OUT takes files of 16 MiB at most).
   python3 - "$dir" "$WORK/resnest50d_f16.safetensors" <<'PY'

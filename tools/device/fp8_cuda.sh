@@ -40,7 +40,7 @@ for recipe in nose-L1 all; do
   plan="$WORK/resnest50d.fp8.$recipe.kplan"
   start=$(date +%s)
   "$KILN" build timm_resnest --checkpoint "$model/model.safetensors" --precision fp8 --recipe $recipe \
-    --calib tests/data/photos --calib-every 2 --backend cuda --tactic-cache "$WORK/tactics.txt" -o "$plan" \
+    --calib tests/data/photos --every 2 --backend cuda --tactic-cache "$WORK/tactics.txt" -o "$plan" \
     >>"$OUT/checks.log" 2>&1 || { log "  fp8 $recipe: build failed: $(tail -1 "$OUT/checks.log")"; continue; }
   log "  fp8 $recipe: built for cuda in $(( $(date +%s) - start )) s"
   "$KILN" inspect "$plan" | sed -n '/^tactics:/,$p' >"$OUT/tactics_fp8_$recipe.txt"
@@ -49,7 +49,7 @@ for recipe in nose-L1 all; do
   "$KILN" run "$plan" --backend cpu-reference --input "$model/input.npy" --save-output "$WORK/y.ref.npy" \
     >>"$OUT/checks.log" 2>&1 || { log "  fp8 $recipe: reference run failed"; continue; }
   log "  fp8 $recipe cuda vs cpu-reference (same plan): $(python3 tools/goldens/compare.py "$WORK/y.cuda.npy" "$WORK/y.ref.npy" --tol 0.2 2>&1 | tail -1)"
-  "$KILN" bench "$plan" --backend cuda --warmup 1 --duration 2 --verbose >>"$OUT/checks.log" 2>&1 \
+  "$KILN" bench "$plan" --backend cuda --warmup 1s --duration 2s --verbose >>"$OUT/checks.log" 2>&1 \
     && log "  fp8 $recipe: $(grep -E 'median' "$OUT/checks.log" | tail -1)"
 done
 

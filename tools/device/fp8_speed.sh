@@ -62,7 +62,7 @@ for name in $models; do
       local_args=() tag="fp8-${recipe%:strict}"
       [[ $recipe == *:strict ]] && local_args=(--strict-precision) tag="$tag-strict"
       build_and_bench "$name" "$batch" "$tag" --precision fp8 --recipe "${recipe%:strict}" \
-        --calib tests/data/photos --calib-every 1 "${local_args[@]}"
+        --calib tests/data/photos --every 1 "${local_args[@]}"
     done
   done
 done

@@ -183,7 +183,7 @@ measure_c() {
   "$KILN" build "$(family_of "$name")" --checkpoint "$WORK/goldens/$name/model.safetensors" --precision "$precision" \
     --batch "$batch" --backend cuda --tactic-cache "$WORK/tactics.txt" -o "$plan" >>"$OUT/build.log" 2>&1 \
     || { log "  $tag: kiln build failed: $(tail -1 "$OUT/build.log")"; return; }
-  "$KILN" bench "$plan" --backend cuda --warmup 1 --duration "$duration" --json "$OUT/bench_$tag.json" \
+  "$KILN" bench "$plan" --backend cuda --warmup 1s --duration "${duration}s" --json "$OUT/bench_$tag.json" \
     >>"$OUT/bench.log" 2>&1 || { log "  $tag: kiln bench failed: $(tail -1 "$OUT/bench.log")"; return; }
   replay=$(replay_of "$OUT/bench_$tag.json")
   [[ -f $BIN/sdk_device_run_bench ]] || { log "  $tag: sdk_device_run_bench not carried"; return; }

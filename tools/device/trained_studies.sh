@@ -170,7 +170,7 @@ log "model $model (family $family), backend $backend, deadline $deadline s"
 # 1. The data: the 10k test set reassembled (the first 2500 from the tree) and checked, the training subset.
 python3 tools/device/fashion_subset.py unpack --carry "$CARRY" --out "$WORK/fashion" >>"$OUT/summary.txt" 2>&1 \
   || { log "data: unpack failed"; tail -3 "$OUT/summary.txt"; exit 1; }
-"$KILN" dataset import-idx --images "$WORK/fashion/t10k-images-idx3-ubyte" --labels "$WORK/fashion/t10k-labels-idx1-ubyte" \
+"$KILN" dataset import-idx --idx-images "$WORK/fashion/t10k-images-idx3-ubyte" --idx-labels "$WORK/fashion/t10k-labels-idx1-ubyte" \
   --names tests/data/fashion_mnist/classes.txt --prefix fashion-mnist-t10k -o "$WORK/t10k" >"$WORK/import.log" 2>&1 \
   || { log "data: import-idx failed: $(tail -1 "$WORK/import.log")"; exit 1; }
 log "data ready: 10000 test images as $WORK/t10k, $(( $(stat -c %s "$WORK/fashion/train-labels-idx1-ubyte") - 8 )) training images"

@@ -1,4 +1,5 @@
 // What the cpu backend runs on: the oneDNN library loaded and the instruction set its kernels use.
+#include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cstdlib>
@@ -36,9 +37,14 @@ std::string_view isa_name(dnnl_cpu_isa_t isa) {
   }
 }
 
-// How idle OpenMP threads wait: by default they spin before sleeping, which keeps a run on an idle CPU
-// fast but lets processes sharing the cores starve each other (timings then vary by orders of magnitude).
+// How idle OpenMP threads wait. kiln's program and libkiln.so choose at start (src/sdk/wait_policy.h)
+// and say what and why; the choice is found by name, for programs that link this backend without that
+// library (tests, benchmarks) have none, and there libgomp's default holds unless the variable is set.
 std::string openmp_wait_policy() {
+  using ChoiceText = const char* (*)();
+  if (const auto chosen = reinterpret_cast<ChoiceText>(dlsym(RTLD_DEFAULT, "kiln_wait_choice"))) {
+    if (const char* text = chosen(); text != nullptr && *text != '\0') return text;
+  }
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   if (policy == nullptr || *policy == '\0')
     return "spin, then sleep (OMP_WAIT_POLICY unset; passive suits a CPU shared with other work)";

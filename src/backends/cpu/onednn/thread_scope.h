@@ -7,11 +7,19 @@
 
 namespace kiln::onednn {
 
+// The team OpenMP starts with: OMP_NUM_THREADS where it is set (by the user, or by kiln's choice when the
+// process started, src/sdk/wait_choice.h: the cores other work leaves free), else one per core. Read
+// once, before any scope has changed it.
+inline int default_threads() {
+  static const int threads = omp_get_max_threads();
+  return threads;
+}
+
 class ThreadScope {
  public:
-  // threads == 0: one per core.
+  // threads == 0: default_threads().
   explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
-    omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());
+    omp_set_num_threads(threads > 0 ? threads : default_threads());
   }
   ~ThreadScope() { omp_set_num_threads(saved_); }
   ThreadScope(const ThreadScope&) = delete;
