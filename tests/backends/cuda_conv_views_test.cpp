@@ -38,7 +38,7 @@ struct C2f {
   SmallGraph g;
   ValueId cv1, half, sum, joined;
 };
-C2f c2f_block(std::int64_t c, bool shortcut) {
+[[maybe_unused]] C2f c2f_block(std::int64_t c, bool shortcut) {
   C2f b;
   const auto silu = [](std::int64_t k) { return conv_attrs(k, 1, k / 2, 1, Activation::kSilu); };
   b.cv1 = b.g.conv(b.g.input("x", {c, 20, 20}), 2 * c, silu(1));
@@ -59,7 +59,7 @@ struct Neck {
   SmallGraph g;
   ValueId low, up, side, joined, down, joined2;
 };
-Neck neck_block() {
+[[maybe_unused]] Neck neck_block() {
   Neck b;
   const auto silu = [](std::int64_t k, std::int64_t stride) {
     return conv_attrs(k, stride, k / 2, 1, Activation::kSilu);
@@ -82,7 +82,7 @@ struct Sppf {
   SmallGraph g;
   ValueId cv1, pools[3], joined;
 };
-Sppf sppf_block() {
+[[maybe_unused]] Sppf sppf_block() {
   Sppf b;
   b.cv1 = b.g.conv(b.g.input("x", {16, 20, 20}), 16, conv_attrs(1, 1, 0, 1, Activation::kSilu));
   ValueId last = b.cv1;

@@ -57,7 +57,7 @@ Gate make_gate(std::int64_t channels, std::int64_t radix, std::int64_t cardinali
   return t;
 }
 
-std::size_t at(NodeId id) { return static_cast<std::size_t>(id); }
+[[maybe_unused]] std::size_t at(NodeId id) { return static_cast<std::size_t>(id); }
 
 // Every node in fp16, its constants widened back to f32, as the Engine hands an fp16 plan's graph over.
 void to_fp16(Graph& graph) {

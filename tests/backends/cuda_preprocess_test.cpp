@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<fs::path> shipped_photos() {
+[[maybe_unused]] std::vector<fs::path> shipped_photos() {
   std::vector<fs::path> photos;
   for (const auto& entry : fs::directory_iterator(fs::path(KILN_TEST_DATA_DIR) / "photos")) {
     const std::string ext = entry.path().extension().string();
@@ -35,7 +35,7 @@ std::vector<fs::path> shipped_photos() {
 }
 
 // A deterministic RGB pattern (edges and gradients, so every tap's weight matters).
-Image pattern(std::int64_t width, std::int64_t height) {
+[[maybe_unused]] Image pattern(std::int64_t width, std::int64_t height) {
   Image image{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width * height * 3))};
   for (std::size_t i = 0; i < image.rgb.size(); ++i)
     image.rgb[i] = static_cast<std::uint8_t>((i * 37 + i / 7) % 256);

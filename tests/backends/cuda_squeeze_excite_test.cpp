@@ -58,7 +58,7 @@ SqueezeExcite make_squeeze_excite(std::int64_t channels, std::int64_t hidden, st
   return t;
 }
 
-std::size_t at(NodeId id) { return static_cast<std::size_t>(id); }
+[[maybe_unused]] std::size_t at(NodeId id) { return static_cast<std::size_t>(id); }
 
 #if KILN_HAVE_CUDA
 TEST(CudaSqueezeExciteFusionTest, Fc1ComputesThePoolAndTheScaleComputesFc2AtEveryBatch) {
