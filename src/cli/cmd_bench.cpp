@@ -171,6 +171,8 @@ void bench(const BenchOptions& options, const CLI::App& command) {
             << ", warm-up " << duration_text(options.settings.warmup_seconds) << ", duration "
             << duration_text(options.settings.duration_seconds) << ", timed region: " << timed_region(engine)
             << ", input: " << (options.input ? options.input->string() : "seeded normal noise") << "\n";
+  const std::vector<BackendFact> facts = make_backend(engine.backend())->environment();
+  for (const BackendFact& fact : facts) std::cerr << "  " << fact.label << ": " << fact.value << "\n";
   if (options.verbose) std::cerr << engine.describe();
   std::vector<LoadSample> load = {sample_load()};
   const TimedRuns timed = time_engine(engine, input, options.settings);
@@ -194,6 +196,9 @@ void bench(const BenchOptions& options, const CLI::App& command) {
       {"round_medians_ms", rounds},
       {"outliers", check.outliers},
       {"warnings", check.warnings}};
+  // What the backend runs on (oneDNN's ISA and bf16, the GPU), as kiln study's environment table has it.
+  for (const BackendFact& fact : facts) report["environment"][fact.key] = fact.value;
+  if (!plan->info.precision_reason.empty()) report["precision_reason"] = plan->info.precision_reason;
   if (options.end_to_end)
     report["end_to_end"] = end_to_end_report(engine, input, options.settings, compile.batch);
   // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).
