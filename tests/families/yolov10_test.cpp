@@ -207,9 +207,11 @@ TEST(Yolov10, MatchesTheAuthorsOutput) {
 }
 
 // The same network in bf16 on the cpu backend (where the CPU runs bf16; else skipped, saying why): the
-// decoded head against the authors' float64 output. Bound 0.16 on boxes and scores, fp16's golden bound
-// scaled by bf16's 8x larger unit roundoff (docs/ACCURACY.md; measured: boxes 4e-3, scores 3e-2 on this
-// random-weight network, whose scores are small sigmoids); a wrong layer or layout is order 1.
+// decoded head against the authors' float64 output. bf16's unit roundoff is 8x fp16's (2^-8 against
+// 2^-11), and so are the errors: boxes 1.0e-2 (fp16 1.7e-3), scores 0.45 (fp16 8.3e-2) relative. The
+// scores are this random-weight network's tiny sigmoids (below 0.02) of logits far below zero, where a
+// logit's absolute error becomes the score's relative error. Bounds: boxes 5e-2, scores 0.8; a wrong
+// layer or layout moves the boxes by order 1.
 TEST(Yolov10, Bf16RunsAndStaysNearTheAuthorsOutput) {
   const std::unique_ptr<Backend> cpu = make_backend("cpu");
   if (const std::string refusal = cpu->precision_refusal(Precision::kBf16); !refusal.empty())
@@ -238,8 +240,8 @@ TEST(Yolov10, Bf16RunsAndStaysNearTheAuthorsOutput) {
   }
   const double box_error = std::sqrt(diff[0] / norm[0]), score_error = std::sqrt(diff[1] / norm[1]);
   std::cout << "yolov10n bf16 one2one: boxes " << box_error << ", scores " << score_error << " relative\n";
-  EXPECT_LE(box_error, 0.16);
-  EXPECT_LE(score_error, 0.16);
+  EXPECT_LE(box_error, 5e-2);
+  EXPECT_LE(score_error, 0.8);
   EXPECT_GT(box_error + score_error, 1e-5) << "the bf16 rounding was lost";
 }
 

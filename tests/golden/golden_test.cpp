@@ -125,10 +125,11 @@ TEST(Golden, BuiltPlansMatchTimmFloat64Logits) {
 // bf16 plans, built and run on the cpu backend where the CPU runs bf16 (else skipped, saying why), and
 // the same plan on cpu-reference, whose bf16 simulation is exact. bf16 keeps 8 significant bits: unit
 // roundoff u = 2^-8 = 3.9e-3, 8x fp16's 2^-11. Rounding errors grow with u, so fp16's bound scales to
-// 8 x 2e-2 = 0.16 (fp16 measured 1.6e-3..6.7e-3 here, bf16 8e-3..2.3e-2: the 8x holds); a wrong layer
+// 8 x 2e-2 = 0.16 (fp16 measured 1.6e-3..6.7e-3 here, bf16 1.1e-2..2.6e-2: the 8x holds); a wrong layer
 // or layout is order 1. Top-1 must not change. cpu against cpu-reference: both round at the same points,
-// so they differ only where the f32 summation order flips a rounding (one bf16 step, in a few elements)
-// and by the fused residual add's one rounding fewer: bound 4u = 1.6e-2 (measured up to 6e-3).
+// but once the f32 summation order flips one rounding (one bf16 step), the layers after it round other
+// values, and the two runs differ like two bf16 errors: measured 5.4e-3..2.7e-2 (EfficientNet's gates
+// most), bound 5e-2, still far from the order-1 error of a wrong layer.
 TEST(Golden, Bf16PlansMatchTimmFloat64LogitsAndTheSimulation) {
   const std::string refusal = make_backend(default_backend())->precision_refusal(Precision::kBf16);
   if (!refusal.empty()) GTEST_SKIP() << "no bf16 on this CPU: " << refusal;
@@ -154,7 +155,7 @@ TEST(Golden, Bf16PlansMatchTimmFloat64LogitsAndTheSimulation) {
     EXPECT_LE(timm.relative_error, 0.16);
     EXPECT_EQ(timm.top1_disagreements, 0);
     const Comparison simulation = compare(outputs["cpu"], outputs["cpu-reference"]);
-    EXPECT_LE(simulation.relative_error, 1.6e-2);
+    EXPECT_LE(simulation.relative_error, 5e-2);
     EXPECT_EQ(simulation.top1_disagreements, 0);
     std::cout << dir.filename().string() << " bf16 plan: ||y - timm|| / ||timm|| = " << timm.relative_error
               << ", against cpu-reference's simulation " << simulation.relative_error << "\n";

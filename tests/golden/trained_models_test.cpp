@@ -88,9 +88,10 @@ TEST_P(TrainedModels, Fp32Top1EqualsTimmImageByImage) {
 }
 
 // bf16 (where the CPU runs it) against the fp32 plan of the same checkpoint, image by image: top-1
-// against the labels within 0.5 points of fp32's, and the two agree on at least 99% of the images. bf16
+// against the labels within 0.5 points of fp32's, and the two agree on at least 98% of the images. bf16
 // logits differ from fp32's by about 1e-2 relative (docs/ACCURACY.md), which can flip only images whose
-// two best logits are that close (measured: 0.2% to 0.6% of them); a real fault moves tens of percent.
+// two best logits are that close (measured: 3 to 20 of the 2500, 0.1% to 0.8%, the most on EfficientNet;
+// top-1 against the labels moved by 1 or 2 images); a real fault moves tens of percent.
 TEST_P(TrainedModels, Bf16Top1StaysWithFp32) {
   const std::string refusal = make_backend(default_backend())->precision_refusal(Precision::kBf16);
   if (!refusal.empty()) GTEST_SKIP() << "no bf16 on this CPU: " << refusal;
@@ -123,7 +124,7 @@ TEST_P(TrainedModels, Bf16Top1StaysWithFp32) {
   ASSERT_EQ(images, 2500);
   const double points = 100.0 * static_cast<double>(fp32_correct - bf16_correct) / static_cast<double>(images);
   EXPECT_LE(std::abs(points), 0.5) << "bf16 " << bf16_correct << " vs fp32 " << fp32_correct << " correct";
-  EXPECT_GE(static_cast<double>(agree) / static_cast<double>(images), 0.99) << agree << " agree";
+  EXPECT_GE(static_cast<double>(agree) / static_cast<double>(images), 0.98) << agree << " agree";
   std::cout << model.folder << " bf16: " << bf16_correct << " correct, fp32: " << fp32_correct << ", top-1 equal on "
             << agree << " of " << images << "\n";
 }
