@@ -117,13 +117,15 @@ void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
     ops.append_sum(1.0f);
     append_activation(ops, fused_add->attr<AddAttrs>().activation);
   }
-  // bf16: bf16 activations and weights, f32 bias; the sum post-op reads the other operand in bf16.
+  // bf16: bf16 activations and weights, f32 bias; the output in bf16 where every reader takes it so,
+  // else in f32 (rounded to bf16 by the step).
   const DataType type = kernel_type(conv.precision);
-  const auto any = [type](const Shape& s) { return Desc(to_dims(s), type, Tag::any); };
+  const DataType out_type = type == DataType::bf16 && !all_readers_take_bf16(y) ? DataType::f32 : type;
+  const auto any = [](const Shape& s, DataType t) { return Desc(to_dims(s), t, Tag::any); };
   dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(xs), any(w_dims), bias_desc,
-      any(ys), {a.stride[0], a.stride[1]}, {a.dilation[0] - 1, a.dilation[1] - 1}, {a.padding[0], a.padding[1]},
-      {a.padding[2], a.padding[3]});
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(xs, type), any(w_dims, type),
+      bias_desc, any(ys, out_type), {a.stride[0], a.stride[1]}, {a.dilation[0] - 1, a.dilation[1] - 1},
+      {a.padding[0], a.padding[1]}, {a.padding[2], a.padding[3]});
   dnnl::convolution_forward::primitive_desc pd(desc, attributes(ops), engine_);
 
   Args args{{DNNL_ARG_WEIGHTS, pack_constant(w, plain_desc(w_dims), pd.weights_desc())},

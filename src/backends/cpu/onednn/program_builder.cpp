@@ -42,6 +42,7 @@ Program ProgramBuilder::build() {
             precision_name(node.precision), " is not supported by the cpu backend yet");
   }
   fusions_ = find_fusions(graph_, order_);
+  consumers_ = graph_.consumers();
   position_.assign(graph_.nodes().size(), -1);
   for (std::size_t i = 0; i < order_.size(); ++i)
     position_[static_cast<std::size_t>(order_[i])] = static_cast<int>(i);
@@ -200,6 +201,22 @@ dnnl::memory ProgramBuilder::pack_constant(const Tensor& values, const Desc& pla
   stream_.wait();
   program_.constants.push_back(packed);
   return packed;
+}
+
+bool ProgramBuilder::all_readers_take_bf16(ValueId value) const {
+  const auto& outputs = graph_.outputs();
+  if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return false;
+  const auto& readers = consumers_[static_cast<std::size_t>(value)];
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](NodeId id) {
+    const Node& reader = graph_.node(id);
+    if (reader.precision != Precision::kBf16) return false;
+    const OpKind op = reader.op;
+    if (op == OpKind::kConv2d || op == OpKind::kLinear || op == OpKind::kMaxPool2d || op == OpKind::kAvgPool2d)
+      return true;
+    // A residual add fused into a convolution reads its other operand as stored; every other reader (the
+    // backend's own kernels, oneDNN's f32 primitives, the fallback) reads f32.
+    return op == OpKind::kAdd && fusions_.conv_into_add[static_cast<std::size_t>(id)] != kNoNode;
+  });
 }
 
 bool ProgramBuilder::last_read_here(ValueId value, NodeId reader) const {

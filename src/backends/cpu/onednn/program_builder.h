@@ -84,6 +84,10 @@ class ProgramBuilder {
   dnnl::memory output(ValueId value, const Desc& desc);
   // `value` takes over the buffer of `source` (whose last reader is the current step), in `source`'s layout.
   dnnl::memory output_in_place(ValueId value, ValueId source);
+  // Whether every reader of `value` takes it in bf16 as stored (bf16 convolutions, linear layers, pooling,
+  // residual adds fused into a convolution); a bf16 convolution writes f32 otherwise, rounded in place,
+  // which costs one pass where each reader's widened copy would cost one.
+  bool all_readers_take_bf16(ValueId value) const;
   // A buffer used only by the current step.
   dnnl::memory temporary(const Desc& desc);
   // A second view of the buffer of `value`'s slot with another layout of the same bytes.
@@ -140,6 +144,7 @@ class ProgramBuilder {
   std::vector<Slot> slots_;
   std::vector<NodeId> order_;
   Fusions fusions_;
+  std::vector<std::vector<NodeId>> consumers_;  // per value: the live nodes that read it
   std::vector<int> last_reader_;  // per value: position in order_ of its last reader (outputs: past the end)
   std::vector<int> position_;     // per node: position in order_
   Step current_;
