@@ -14,10 +14,10 @@
 
 namespace kiln {
 
-// Sets every live node to `precision` and stores the weights of fp16 / bf16 nodes as F16 / BF16 constants. FP8 layers
-// and their quantize points (made by quant/fp8_rewrite.h) are left as they are: fp8 is assigned per
-// layer by quantization recipes, not here. An FP8 layer reads E4M3 values, accumulates in fp32 and
-// writes fp16.
+// Sets every live node to `precision` and stores the weights of fp16 / bf16 nodes as F16 / BF16 constants.
+// FP8 layers and their quantize points (made by quant/fp8_rewrite.h) are left as they are: fp8 is assigned
+// per layer by quantization recipes, not here. An FP8 layer reads E4M3 values, accumulates in fp32 and writes
+// fp16.
 void assign_precision(Graph& graph, Precision precision);
 
 // The dtype a layer of `precision` stores its weights and activations in; empty for fp32 and fp8.

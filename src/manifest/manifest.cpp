@@ -35,8 +35,8 @@ constexpr NameTable<Calibration, 4> kCalibrationNames = {{
 constexpr NameTable<Precision, 4> kPrecisionNames = {{
     {Precision::kF32, "fp32"},
     {Precision::kF16, "fp16"},
-    {Precision::kF8, "fp8"},
     {Precision::kBf16, "bf16"},
+    {Precision::kF8, "fp8"},
 }};
 
 template <typename E, std::size_t N>

@@ -31,8 +31,8 @@ using testing::SmallGraph;
 
 std::string cpu_bf16_refusal() { return make_backend("cpu")->precision_refusal(Precision::kBf16); }
 
-#define KILN_SKIP_WITHOUT_BF16()                                                                      \
-  KILN_SKIP_WITHOUT_ONEDNN();                                                                         \
+#define KILN_SKIP_WITHOUT_BF16() \
+  KILN_SKIP_WITHOUT_ONEDNN();    \
   if (const std::string refusal = cpu_bf16_refusal(); !refusal.empty()) GTEST_SKIP() << refusal
 
 // The graph with every node bf16 and its weights stored in bf16, as `kiln build --precision bf16` makes
@@ -152,8 +152,8 @@ TEST(Bf16Test, NetworkOfEveryStepMatchesTheSimulation) {
   const ValueId down = g.node(OpKind::kAvgPool2d, {residual}, testing::pool_attrs(2, 2, 0));
   const ValueId strided = g.conv(down, 48, conv_attrs(3, 2, 1, 1, Activation::kRelu));
   const ValueId global = g.node(OpKind::kGlobalAvgPool, {strided});
-  g.output(g.node(OpKind::kLinear, {g.node(OpKind::kFlatten, {global}), g.constant("w", {10, 48}),
-                                    g.constant("b", {10})}));
+  g.output(g.node(OpKind::kLinear,
+                  {g.node(OpKind::kFlatten, {global}), g.constant("w", {10, 48}), g.constant("b", {10})}));
   g.output(down);  // the add itself is no output, so the convolution before it takes it as a sum post-op
   const Graph bf16 = as_bf16(g.graph);
   const Tensor input = random_tensor({1, 16, 16, 16}, 9);
@@ -183,7 +183,8 @@ TEST(Bf16Test, ConvolutionsRunOnBf16Kernels) {
   // reorder widens it back to f32.
   EXPECT_NE(steps.find("bf16"), std::string::npos) << steps;
   const std::regex widening(R"(\(reorder [^)]* bf16->[^)]*\))");
-  for (auto it = std::sregex_iterator(steps.begin(), steps.end(), widening); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(steps.begin(), steps.end(), widening); it != std::sregex_iterator();
+       ++it) {
     const std::string reorder = it->str();
     EXPECT_NE(reorder.find("bf16", reorder.find("->")), std::string::npos) << reorder << " in\n" << steps;
   }

@@ -139,9 +139,9 @@ TEST(Golden, Bf16PlansMatchTimmFloat64LogitsAndTheSimulation) {
   for (const auto& dir : golden_models()) {
     SCOPED_TRACE(dir.filename().string());
     const fs::path plan = scratch / (dir.filename().string() + ".bf16.kplan");
-    const auto built = testing::run_kiln("build " + (families / family_of(dir)).string() + " --checkpoint " +
-                                         (dir / "model.safetensors").string() + " --precision bf16 -o " +
-                                         plan.string());
+    const auto built =
+        testing::run_kiln("build " + (families / family_of(dir)).string() + " --checkpoint " +
+                          (dir / "model.safetensors").string() + " --precision bf16 -o " + plan.string());
     ASSERT_EQ(built.exit_code, 0) << built.output;
     std::map<std::string, Tensor> outputs;
     for (const std::string backend : {"cpu", "cpu-reference"}) {

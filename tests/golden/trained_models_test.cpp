@@ -106,9 +106,10 @@ TEST_P(TrainedModels, Bf16Top1StaysWithFp32) {
     ASSERT_EQ(built.exit_code, 0) << built.output;
   }
   const fs::path report = scratch_ / "eval.json";
-  const auto evaluated = testing::run_kiln("eval " + plans["bf16"].string() + " --data " + kTestImages.string() +
-                                           " --reference " + plans["fp32"].string() + " --no-stress --json " +
-                                           report.string() + " --per-image");
+  const auto evaluated =
+      testing::run_kiln("eval " + plans["bf16"].string() + " --data " + kTestImages.string() +
+                        " --reference " + plans["fp32"].string() + " --no-stress --json " + report.string() +
+                        " --per-image");
   ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
   const nlohmann::json json = nlohmann::json::parse(std::ifstream(report));
   std::int64_t images = 0, bf16_correct = 0, fp32_correct = 0, agree = 0;
@@ -122,11 +123,12 @@ TEST_P(TrainedModels, Bf16Top1StaysWithFp32) {
     agree += top1 == fp32;
   }
   ASSERT_EQ(images, 2500);
-  const double points = 100.0 * static_cast<double>(fp32_correct - bf16_correct) / static_cast<double>(images);
+  const double points =
+      100.0 * static_cast<double>(fp32_correct - bf16_correct) / static_cast<double>(images);
   EXPECT_LE(std::abs(points), 0.5) << "bf16 " << bf16_correct << " vs fp32 " << fp32_correct << " correct";
   EXPECT_GE(static_cast<double>(agree) / static_cast<double>(images), 0.98) << agree << " agree";
-  std::cout << model.folder << " bf16: " << bf16_correct << " correct, fp32: " << fp32_correct << ", top-1 equal on "
-            << agree << " of " << images << "\n";
+  std::cout << model.folder << " bf16: " << bf16_correct << " correct, fp32: " << fp32_correct
+            << ", top-1 equal on " << agree << " of " << images << "\n";
 }
 
 // Each model's floor sits a little under its measured top-1 on these images, so a broken load fails.

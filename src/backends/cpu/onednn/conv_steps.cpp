@@ -123,9 +123,9 @@ void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
   const DataType out_type = type == DataType::bf16 && !all_readers_take_bf16(y) ? DataType::f32 : type;
   const auto any = [](const Shape& s, DataType t) { return Desc(to_dims(s), t, Tag::any); };
   dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(xs, type), any(w_dims, type),
-      bias_desc, any(ys, out_type), {a.stride[0], a.stride[1]}, {a.dilation[0] - 1, a.dilation[1] - 1},
-      {a.padding[0], a.padding[1]}, {a.padding[2], a.padding[3]});
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(xs, type),
+      any(w_dims, type), bias_desc, any(ys, out_type), {a.stride[0], a.stride[1]},
+      {a.dilation[0] - 1, a.dilation[1] - 1}, {a.padding[0], a.padding[1]}, {a.padding[2], a.padding[3]});
   dnnl::convolution_forward::primitive_desc pd(desc, attributes(ops), engine_);
 
   Args args{{DNNL_ARG_WEIGHTS, pack_constant(w, plain_desc(w_dims), pd.weights_desc())},

@@ -28,8 +28,9 @@ std::vector<BackendFact> OnednnBackend::environment() const {
   if (!hash.empty() && hash != "N/A") text += cat(" (", hash.substr(0, 12), ")");
   return {{"onednn", "oneDNN", text},
           {"onednn_isa", "oneDNN kernels' ISA", std::string(onednn::isa_name())},
-          {"bf16", "bf16 layers", onednn::runs_bf16() ? "native (oneDNN's bf16 kernels, f32 accumulation)"
-                                                      : "not run here (no AVX512-BF16 or AMX-BF16)"},
+          {"bf16", "bf16 layers",
+           onednn::runs_bf16() ? "native (oneDNN's bf16 kernels, f32 accumulation)"
+                               : "not run here (no AVX512-BF16 or AMX-BF16)"},
           {"openmp_wait", "OpenMP threads waiting", openmp_wait_policy()}};
 }
 

@@ -39,7 +39,9 @@ Tensor prepare_constant(const Tensor& constant, Precision precision) {
   return values;
 }
 
-bool reads_rounded(Precision precision) { return precision == Precision::kF16 || precision == Precision::kBf16; }
+bool reads_rounded(Precision precision) {
+  return precision == Precision::kF16 || precision == Precision::kBf16;
+}
 
 bool writes_rounded(Precision precision) { return precision != Precision::kF32; }
 

@@ -211,8 +211,8 @@ bool ProgramBuilder::all_readers_take_bf16(ValueId value) const {
     const Node& reader = graph_.node(id);
     if (reader.precision != Precision::kBf16) return false;
     const OpKind op = reader.op;
-    if (op == OpKind::kConv2d || op == OpKind::kLinear || op == OpKind::kMaxPool2d || op == OpKind::kAvgPool2d)
-      return true;
+    if (op == OpKind::kConv2d || op == OpKind::kLinear) return true;
+    if (op == OpKind::kMaxPool2d || op == OpKind::kAvgPool2d) return true;
     // A residual add fused into a convolution reads its other operand as stored; every other reader (the
     // backend's own kernels, oneDNN's f32 primitives, the fallback) reads f32.
     return op == OpKind::kAdd && fusions_.conv_into_add[static_cast<std::size_t>(id)] != kNoNode;
