@@ -56,7 +56,7 @@ pipeline::BuildOverrides overrides(const BuildArguments& a) {
   pipeline::BuildOverrides o;
   if (const auto name = optional_argument<std::string>(a.precision)) {
     const auto precision = precision_from_name(*name);
-    require(precision.has_value(), "precision: expected fp32, fp16 or fp8, got '", *name, "'");
+    require(precision.has_value(), "precision: expected fp32, fp16, bf16 or fp8, got '", *name, "'");
     o.precision = *precision;
   }
   o.backend = optional_argument<std::string>(a.backend);

@@ -33,6 +33,7 @@ PlanInfo plan_info(const BuildInput& input, const BuildOptions& options, const P
   info.family = input.family;
   info.backend = options.backend;
   info.precision = options.precision;
+  info.precision_reason = options.precision_reason;
   info.opt_level = options.opt_level;
   info.batch = options.batch;
   info.checkpoint_name = input.checkpoint_name;
@@ -159,6 +160,9 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   result.passes = run_passes(input.graph, pass_options);
 
   const std::unique_ptr<Backend> backend = make_backend(options.backend);
+  const std::string refusal = backend->precision_refusal(options.precision);
+  require(refusal.empty(), "precision ", precision_name(options.precision), " on the ", options.backend,
+          " backend: ", refusal);
   const bool times_kernels = backend->chooses_tactics();
   // Level 0 takes the libraries' heuristic tactics: nothing timed to compare precisions by.
   const bool precision_tactic = times_kernels && options.precision == Precision::kF8 &&

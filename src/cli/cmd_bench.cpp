@@ -97,14 +97,6 @@ void print_latency(const LatencyStats& stats, std::int64_t batch) {
             << stats.wall_seconds << " s wall)\n";
 }
 
-// What the backend says of its libraries and settings (oneDNN's version and ISA, how OpenMP threads wait
-// and why), by key: the timings depend on them.
-nlohmann::json backend_environment(const std::string& backend) {
-  nlohmann::json facts = nlohmann::json::object();
-  for (const BackendFact& fact : make_backend(backend)->environment()) facts[fact.key] = fact.value;
-  return facts;
-}
-
 // The timed runs are cut into this many rounds of consecutive runs, whose medians show a disturbed timing.
 constexpr int kBenchRounds = 5;
 
@@ -187,10 +179,9 @@ void bench(const BenchOptions& options, const CLI::App& command) {
             << ", warm-up " << duration_text(options.settings.warmup_seconds) << ", duration "
             << duration_text(options.settings.duration_seconds) << ", timed region: " << timed_region(engine)
             << ", input: " << (options.input ? options.input->string() : "seeded normal noise") << "\n";
+  const std::vector<BackendFact> facts = make_backend(engine.backend())->environment();
+  for (const BackendFact& fact : facts) std::cerr << "  " << fact.label << ": " << fact.value << "\n";
   if (options.verbose) std::cerr << engine.describe();
-  const nlohmann::json environment = backend_environment(engine.backend());
-  if (environment.contains("openmp_wait"))
-    std::cerr << "OpenMP threads waiting: " << environment["openmp_wait"].get<std::string>() << "\n";
   std::vector<LoadSample> load = {sample_load()};
   const TimedRuns timed = time_engine(engine, input, options.settings);
   load.push_back(sample_load());
@@ -213,8 +204,10 @@ void bench(const BenchOptions& options, const CLI::App& command) {
       {"latency", stats_json(stats)},
       {"round_medians_ms", rounds},
       {"outliers", check.outliers},
-      {"warnings", check.warnings},
-      {"environment", environment}};
+      {"warnings", check.warnings}};
+  // What the backend runs on (oneDNN's ISA and bf16, the GPU), as kiln study's environment table has it.
+  for (const BackendFact& fact : facts) report["environment"][fact.key] = fact.value;
+  if (!plan->info.precision_reason.empty()) report["precision_reason"] = plan->info.precision_reason;
   if (options.end_to_end)
     report["end_to_end"] = end_to_end_report(engine, input, options.settings, compile.batch);
   // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).

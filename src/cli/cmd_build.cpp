@@ -52,7 +52,8 @@ pipeline::BuildOverrides build_overrides(const BuildCommandOptions& options) {
   pipeline::BuildOverrides overrides;
   if (options.precision) {
     const auto precision = precision_from_name(*options.precision);
-    require(precision.has_value(), "--precision: expected fp32, fp16 or fp8, got '", *options.precision, "'");
+    require(precision.has_value(), "--precision: expected fp32, fp16, bf16 or fp8, got '", *options.precision,
+            "'");
     overrides.precision = *precision;
   }
   overrides.opt_level = options.opt_level;
@@ -165,6 +166,8 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
   }
 
   const std::string digest = source.input.checkpoint_sha256, family = source.input.family;
+  if (!build_options.precision_reason.empty())
+    std::cerr << "kiln: note: precision " << build_options.precision_reason << "\n";
   const BuildResult result = pipeline::build_model(std::move(source), build_options);
   write_plan(options.output, result.plan);
   pipeline::keep_calibration_cache(options.fp8, result.plan);
@@ -278,9 +281,10 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("-o,--output", options->output,
                   "The plan file to write (written to a temp file, then renamed)");
   cmd->add_option("--precision", options->precision,
-                  "fp32, fp16 or fp8 (FP8 E4M3 convolutions chosen by --recipe, calibrated on --calib; "
-                  "default: the manifest's)")
-      ->check(one_of({"fp32", "fp16", "fp8"}));
+                  "fp32, fp16, bf16 (cpu: CPUs with AVX512-BF16 or AMX-BF16) or fp8 (FP8 E4M3 "
+                  "convolutions chosen by --recipe, calibrated on --calib; default: the manifest's, "
+                  "except on cpu, where its fp16 becomes bf16 or fp32 and the build says why)")
+      ->check(one_of({"fp32", "fp16", "bf16", "fp8"}));
   add_fp8_options(*cmd, options->fp8);
   cmd->add_option(
          "--opt-level", options->opt_level,

@@ -60,6 +60,7 @@ inline constexpr float kE4M3Max = 448.0f;
 // Rounds to the nearest E4M3 value (saturating), returned as float: the simulation primitive.
 inline float round_to_e4m3(float value) { return e4m3_to_f32(f32_to_e4m3(value)); }
 inline float round_to_f16(float value) { return f16_to_f32(f32_to_f16(value)); }
+inline float round_to_bf16(float value) { return bf16_to_f32(f32_to_bf16(value)); }
 
 // FP8 fake quantization with a scale, in f32 as PyTorch computes it: divide, round to E4M3 (saturating),
 // multiply back. Every FP8 simulation in kiln goes through this one function.

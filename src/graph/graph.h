@@ -25,8 +25,9 @@ using ValueId = std::int32_t;
 using NodeId = std::int32_t;
 inline constexpr NodeId kNoNode = -1;
 
-// The arithmetic a node runs in. fp16 means fp16 storage with fp32 accumulation.
-enum class Precision : std::uint8_t { kF32, kF16, kF8 };
+// The arithmetic a node runs in. fp16 and bf16 mean storage in that format with fp32 accumulation
+// (graph/precision_assignment.h).
+enum class Precision : std::uint8_t { kF32, kF16, kF8, kBf16 };
 std::string_view precision_name(Precision precision);
 std::optional<Precision> precision_from_name(std::string_view name);
 

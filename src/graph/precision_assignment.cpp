@@ -12,17 +12,44 @@ void assign_precision(Graph& graph, Precision precision) {
     const bool quantization = node.op == OpKind::kQuantize || node.op == OpKind::kDequantize;
     if (!node.dead && !quantization && node.precision != Precision::kF8) node.precision = precision;
   }
+  const std::optional<DType> storage = storage_dtype(precision);
+  if (!storage) return;
   const auto consumers = graph.consumers();
-  if (precision != Precision::kF16) return;
   for (std::size_t id = 0; id < graph.values().size(); ++id) {
     Value& value = graph.value(static_cast<ValueId>(id));
     if (!value.is_constant() || value.constant.dtype() != DType::kF32) continue;
-    bool read_by_fp16 = false;
-    for (const NodeId reader : consumers[id]) read_by_fp16 |= graph.node(reader).precision == Precision::kF16;
-    if (!read_by_fp16) continue;
-    value.constant = value.constant.to(DType::kF16);
-    value.dtype = DType::kF16;
+    bool read_in_precision = false;
+    for (const NodeId reader : consumers[id]) read_in_precision |= graph.node(reader).precision == precision;
+    if (!read_in_precision) continue;
+    value.constant = value.constant.to(*storage);
+    value.dtype = *storage;
   }
+}
+
+std::optional<DType> storage_dtype(Precision precision) {
+  switch (precision) {
+    case Precision::kF16:
+      return DType::kF16;
+    case Precision::kBf16:
+      return DType::kBF16;
+    case Precision::kF32:
+    case Precision::kF8:  // FP8 weights are stored by the quantizer, not here
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+float rounded_to_storage(float value, Precision precision) {
+  switch (precision) {
+    case Precision::kF16:
+    case Precision::kF8:  // FP8 layers write fp16
+      return round_to_f16(value);
+    case Precision::kBf16:
+      return round_to_bf16(value);
+    case Precision::kF32:
+      return value;
+  }
+  return value;
 }
 
 void widen_constants_to_f32(Graph& graph) {

@@ -32,9 +32,10 @@ constexpr NameTable<Calibration, 4> kCalibrationNames = {{
     {Calibration::kEntropy, "entropy"},
     {Calibration::kMse, "mse"},
 }};
-constexpr NameTable<Precision, 3> kPrecisionNames = {{
+constexpr NameTable<Precision, 4> kPrecisionNames = {{
     {Precision::kF32, "fp32"},
     {Precision::kF16, "fp16"},
+    {Precision::kBf16, "bf16"},
     {Precision::kF8, "fp8"},
 }};
 

@@ -1,18 +1,31 @@
 #include "pipeline/build_settings.h"
 
 #include "core/error.h"
+#include "runtime/backend.h"
 
 namespace kiln::pipeline {
 
 namespace {
 
 // Everything but the FP8 quantizer, which needs the graph and the calibration images' preprocessing.
+// The precision asked for; else the manifest's, unless the backend runs another faster for this graph
+// (the fp16 manifests on the cpu backend, which emulates fp16), which the plan then records with its
+// reason.
+void choose_precision(BuildOptions& options, const Manifest& manifest, const BuildOverrides& overrides,
+                      const Graph& graph) {
+  if (overrides.precision) return;
+  if (const auto advice = make_backend(options.backend)->better_default(graph, manifest.precision)) {
+    options.precision = advice->precision;
+    options.precision_reason = advice->reason;
+  }
+}
+
 BuildOptions plain_options(const Manifest& manifest, const BuildOverrides& overrides) {
   BuildOptions options;
+  options.backend = overrides.backend.value_or(manifest.backends.front());
   options.precision = overrides.precision.value_or(manifest.precision);
   options.opt_level = overrides.opt_level.value_or(manifest.opt_level);
   options.batch = overrides.batch.value_or(manifest.batch_sizes.front());
-  options.backend = overrides.backend.value_or(manifest.backends.front());
   options.disabled_passes = overrides.disabled_passes;
   options.tactic_cache = overrides.tactic_cache;
   options.strict_backend = overrides.strict_backend;
@@ -30,6 +43,7 @@ void set_fp8(BuildOptions& options, Fp8Quantization fp8) {
 BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overrides,
                            const BuildInput& input) {
   BuildOptions options = plain_options(manifest, overrides);
+  choose_precision(options, manifest, overrides, input.graph);
   if (options.precision == Precision::kF8)
     set_fp8(options, make_fp8_quantization(overrides.fp8, manifest, input.graph, input.config.preprocess));
   return options;
@@ -39,6 +53,7 @@ BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overr
                            const ModelSource& source) {
   if (!source.to_input) return build_options(manifest, overrides, source.input);
   BuildOptions options = plain_options(manifest, overrides);
+  choose_precision(options, manifest, overrides, source.input.graph);
   const bool auto_recipe = overrides.fp8.recipe.value_or(manifest.quantization ? manifest.quantization->recipe
                                                                                : std::string()) == "auto";
   require(

@@ -24,6 +24,9 @@ struct PlanInfo {
   std::string family;                       // model family, e.g. "resnest"
   std::string backend;                      // backend the plan was built for
   Precision precision = Precision::kF32;    // the build's requested precision; nodes carry their own
+  // Why the build chose `precision` when none was asked for (e.g. bf16 over the manifest's fp16 on a
+  // CPU that runs it, naming oneDNN's ISA); empty otherwise, and absent from older plans.
+  std::string precision_reason;
   std::int64_t opt_level = 0;
   std::int64_t batch = 1;           // batch size the plan was built for
   std::string checkpoint_name;      // e.g. "model.safetensors"

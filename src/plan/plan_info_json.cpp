@@ -101,6 +101,7 @@ void write_plan_info(const PlanInfo& info, const ModelConfig& config, nlohmann::
       {"batch", info.batch},
       {"passes", info.passes},
   };
+  if (!info.precision_reason.empty()) header["build"]["precision_reason"] = info.precision_reason;
   header["bundle"] = {
       {"family", info.family},
       {"checkpoint", {{"name", info.checkpoint_name}, {"sha256", info.checkpoint_sha256}}},
@@ -120,6 +121,7 @@ void read_plan_info(const JsonField& header, PlanInfo& info, ModelConfig& config
   info.opt_level = build["opt_level"].as_int();
   info.batch = build["batch"].as_int();
   info.passes = build["passes"].as_string_vector();
+  if (const auto reason = build.find("precision_reason")) info.precision_reason = reason->as_string();
 
   const JsonField bundle = header["bundle"];
   info.family = bundle["family"].as_string();

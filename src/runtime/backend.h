@@ -72,6 +72,13 @@ struct BackendFact {
   std::string value;
 };
 
+// A precision a backend runs faster than the one asked for, with results as close to fp32, and why (one
+// line, naming what on this machine decided it).
+struct PrecisionAdvice {
+  Precision precision = Precision::kF32;
+  std::string reason;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -85,6 +92,17 @@ class Backend {
   // Whether compiling times kernels to choose among them (a plan built for such a backend stores the
   // choices, so that loading it does not time them again).
   virtual bool chooses_tactics() const { return false; }
+  // Why this backend cannot run layers of `precision` here, or empty when it can. bf16 is opt-in: a
+  // backend runs it only where it says so, so that none takes bf16 layers for fp32 ones.
+  virtual std::string precision_refusal(Precision precision) const {
+    return precision == Precision::kBf16 ? std::string("it has no bf16 kernels") : std::string();
+  }
+  // The precision a build of `graph` that asked for none should use instead of the manifest's
+  // `requested`, where this backend runs another one faster (pipeline/build_settings.h); empty to keep
+  // `requested`.
+  virtual std::optional<PrecisionAdvice> better_default(const Graph& /*graph*/, Precision /*requested*/) const {
+    return std::nullopt;
+  }
   // What this backend runs on: its libraries' versions and its device. Never fails: a missing device is
   // itself a fact ("none: ...").
   virtual std::vector<BackendFact> environment() const { return {}; }

@@ -1,5 +1,7 @@
 #include "runtime/engine.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "graph/precision_assignment.h"
 #include "runtime/partitioned_model.h"
@@ -8,12 +10,30 @@ namespace kiln {
 
 std::string default_backend() { return std::string(backend_names().front()); }
 
+namespace {
+
+// A plan whose layers are in a precision the backend cannot run here is refused in one line, before
+// any compile: running them in another precision would give other numbers than the plan promises.
+void require_precisions_run(const Graph& graph, const Backend& backend) {
+  std::vector<Precision> checked;
+  for (const Node& node : graph.nodes()) {
+    if (node.dead || std::find(checked.begin(), checked.end(), node.precision) != checked.end()) continue;
+    checked.push_back(node.precision);
+    const std::string refusal = backend.precision_refusal(node.precision);
+    require(refusal.empty(), "this plan's layers are ", precision_name(node.precision), " and the ",
+            backend.name(), " backend cannot run them: ", refusal);
+  }
+}
+
+}  // namespace
+
 Engine::Engine(std::shared_ptr<const Plan> plan, const std::string& backend, const CompileOptions& options)
     : Engine(std::move(plan), *make_backend(backend), *make_backend(default_backend()), options) {}
 
 Engine::Engine(std::shared_ptr<const Plan> plan, const Backend& backend, const Backend& fallback,
                const CompileOptions& options)
     : plan_(std::move(plan)), backend_(backend.name()), fallback_(fallback.name()), options_(options) {
+  require_precisions_run(plan_->graph, backend);
   Graph graph = plan_->graph;
   widen_constants_to_f32(graph);
   if (options_.opt_level < 0) options_.opt_level = plan_->info.opt_level;

@@ -12,6 +12,7 @@
 #include "cli_test_util.h"
 #include "plan/plan_reader.h"
 #include "plan/plan_writer.h"
+#include "runtime/engine.h"
 
 namespace kiln {
 namespace {
@@ -214,6 +215,29 @@ TEST(Cli, BuildingTwiceGivesByteIdenticalPlans) {
       previous = bytes;
     }
   }
+}
+
+// The manifests' fp16 is emulated on the cpu backend and slower than fp32 there: a build that names no
+// precision takes fp32 for the small golden ResNeSt (under 1 G multiply-adds per image; bf16 pays only
+// above), says so in one note naming oneDNN's ISA, and the plan keeps that note for bench to report.
+TEST(Cli, CpuBuildWithoutAPrecisionSaysWhichItTookAndWhy) {
+  if (make_backend(default_backend())->name() != "cpu") GTEST_SKIP() << "the oneDNN backend is not built";
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "default.kplan", json = scratch.dir() / "bench.json";
+  const auto built = run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+                              (kTiny / "model.safetensors").string() + " -o " + plan.string());
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  EXPECT_NE(built.output.find("kiln: note: precision fp32, not the manifest's fp16"), std::string::npos)
+      << built.output;
+  EXPECT_NE(built.output.find("oneDNN ISA"), std::string::npos) << built.output;
+  EXPECT_NE(built.output.find(", fp32, opt level"), std::string::npos) << built.output;
+  const auto bench =
+      run_kiln("bench " + plan.string() + " --warmup 10ms --duration 50ms --json " + json.string());
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  std::ifstream in(json);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  EXPECT_NE(report.at("precision_reason").get<std::string>().find("oneDNN ISA"), std::string::npos);
+  EXPECT_TRUE(report.at("environment").contains("onednn_isa")) << report.dump();
 }
 
 TEST(Cli, FailedBuildKeepsTheExistingPlan) {

@@ -9,6 +9,7 @@
 #include "families/yolov10/config.h"
 #include "families/yolov10/letterbox.h"
 #include "families/yolov10/postprocess.h"
+#include "graph/precision_assignment.h"
 #include "graph/verifier.h"
 #include "io/image.h"
 #include "io/npy.h"
@@ -203,6 +204,45 @@ TEST(Yolov10, MatchesTheAuthorsOutput) {
               << " detections clearly ranked\n";
     EXPECT_GE(checked, 10);  // guards against a vacuous pass
   }
+}
+
+// The same network in bf16 on the cpu backend (where the CPU runs bf16; else skipped, saying why): the
+// decoded head against the authors' float64 output. bf16's unit roundoff is 8x fp16's (2^-8 against
+// 2^-11), and so are the errors: boxes 1.0e-2 (fp16 1.7e-3), scores 0.45 (fp16 8.3e-2) relative. The
+// scores are this random-weight network's tiny sigmoids (below 0.02) of logits far below zero, where a
+// logit's absolute error becomes the score's relative error. Bounds: boxes 5e-2, scores 0.8; a wrong
+// layer or layout moves the boxes by order 1.
+TEST(Yolov10, Bf16RunsAndStaysNearTheAuthorsOutput) {
+  const std::unique_ptr<Backend> cpu = make_backend("cpu");
+  if (const std::string refusal = cpu->precision_refusal(Precision::kBf16); !refusal.empty())
+    GTEST_SKIP() << "no bf16 on this CPU: " << refusal;
+  const YoloConfig config = read_yolo_config(kGolden / "config.json");
+  const Tensor input = golden_input();
+  Yolov10Build build = build_yolov10(golden_weights(), config, input.dim(0));
+  run_passes(build.graph);
+  assign_precision(build.graph, Precision::kBf16);
+  widen_constants_to_f32(build.graph);
+  CompileOptions options;
+  options.batch = input.dim(0);
+  const Tensor y = cpu->compile(build.graph, options)->run({input}).at(0);
+  const Tensor ref = read_npy(kGolden / "one2one_subset.npy");
+  const std::int64_t batch = y.dim(0), rows = y.dim(1), anchors = y.dim(2), step = anchors / ref.dim(2);
+  double diff[2] = {0, 0}, norm[2] = {0, 0};
+  for (std::int64_t n = 0; n < batch; ++n) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t k = 0; k < ref.dim(2); ++k) {
+        const double a = y.f32()[static_cast<std::size_t>((n * rows + r) * anchors + k * step)];
+        const double b = ref.f32()[static_cast<std::size_t>((n * rows + r) * ref.dim(2) + k)];
+        diff[r < 4 ? 0 : 1] += (a - b) * (a - b);
+        norm[r < 4 ? 0 : 1] += b * b;
+      }
+    }
+  }
+  const double box_error = std::sqrt(diff[0] / norm[0]), score_error = std::sqrt(diff[1] / norm[1]);
+  std::cout << "yolov10n bf16 one2one: boxes " << box_error << ", scores " << score_error << " relative\n";
+  EXPECT_LE(box_error, 5e-2);
+  EXPECT_LE(score_error, 0.8);
+  EXPECT_GT(box_error + score_error, 1e-5) << "the bf16 rounding was lost";
 }
 
 // kiln's letterbox of the two photos against the authors' (OpenCV) input_u8.npy: byte for byte.

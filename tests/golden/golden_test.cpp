@@ -9,10 +9,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "io/npy.h"
+#include "runtime/engine.h"
 
 namespace kiln {
 namespace {
@@ -116,6 +118,47 @@ TEST(Golden, BuiltPlansMatchTimmFloat64Logits) {
       std::cout << dir.filename().string() << " " << precision
                 << " plan: ||y - ref|| / ||ref|| = " << comparison.relative_error << "\n";
     }
+  }
+  fs::remove_all(scratch);
+}
+
+// bf16 plans, built and run on the cpu backend where the CPU runs bf16 (else skipped, saying why), and
+// the same plan on cpu-reference, whose bf16 simulation is exact. bf16 keeps 8 significant bits: unit
+// roundoff u = 2^-8 = 3.9e-3, 8x fp16's 2^-11. Rounding errors grow with u, so fp16's bound scales to
+// 8 x 2e-2 = 0.16 (fp16 measured 1.6e-3..6.7e-3 here, bf16 1.1e-2..2.6e-2: the 8x holds); a wrong layer
+// or layout is order 1. Top-1 must not change. cpu against cpu-reference: both round at the same points,
+// but once the f32 summation order flips one rounding (one bf16 step), the layers after it round other
+// values, and the two runs differ like two bf16 errors: measured 5.4e-3..2.7e-2 (EfficientNet's gates
+// most), bound 5e-2, still far from the order-1 error of a wrong layer.
+TEST(Golden, Bf16PlansMatchTimmFloat64LogitsAndTheSimulation) {
+  const std::string refusal = make_backend(default_backend())->precision_refusal(Precision::kBf16);
+  if (!refusal.empty()) GTEST_SKIP() << "no bf16 on this CPU: " << refusal;
+  const fs::path scratch = fs::temp_directory_path() / ("kiln_golden_bf16_" + std::to_string(::getpid()));
+  fs::create_directories(scratch);
+  const fs::path families = fs::path(KILN_TEST_DATA_DIR).parent_path().parent_path() / "families";
+  for (const auto& dir : golden_models()) {
+    SCOPED_TRACE(dir.filename().string());
+    const fs::path plan = scratch / (dir.filename().string() + ".bf16.kplan");
+    const auto built =
+        testing::run_kiln("build " + (families / family_of(dir)).string() + " --checkpoint " +
+                          (dir / "model.safetensors").string() + " --precision bf16 -o " + plan.string());
+    ASSERT_EQ(built.exit_code, 0) << built.output;
+    std::map<std::string, Tensor> outputs;
+    for (const std::string backend : {"cpu", "cpu-reference"}) {
+      const fs::path output = scratch / (dir.filename().string() + "." + backend + ".npy");
+      const auto ran = testing::run_kiln("run " + plan.string() + " --backend " + backend + " --input " +
+                                         (dir / "input.npy").string() + " --save-output " + output.string());
+      ASSERT_EQ(ran.exit_code, 0) << ran.output;
+      outputs[backend] = read_npy(output);
+    }
+    const Comparison timm = compare(outputs["cpu"], read_npy(dir / "logits.npy"));
+    EXPECT_LE(timm.relative_error, 0.16);
+    EXPECT_EQ(timm.top1_disagreements, 0);
+    const Comparison simulation = compare(outputs["cpu"], outputs["cpu-reference"]);
+    EXPECT_LE(simulation.relative_error, 5e-2);
+    EXPECT_EQ(simulation.top1_disagreements, 0);
+    std::cout << dir.filename().string() << " bf16 plan: ||y - timm|| / ||timm|| = " << timm.relative_error
+              << ", against cpu-reference's simulation " << simulation.relative_error << "\n";
   }
   fs::remove_all(scratch);
 }

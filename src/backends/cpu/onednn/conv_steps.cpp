@@ -1,5 +1,6 @@
 // Convolutions: one oneDNN primitive each, with the bias, the fused activation and, when the graph's
-// residual add was folded in (fusion.h), the add and its activation as post-ops.
+// residual add was folded in (fusion.h), the add and its activation as post-ops; bf16 convolutions on
+// oneDNN's bf16 kernels (precision.h).
 #include <algorithm>
 #include <array>
 #include <string>
@@ -97,7 +98,8 @@ void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
   const Tensor w = prepare_constant(weight.constant, conv.precision);
   Tensor b;
   if (has_bias) b = prepare_constant(graph_.value(conv.inputs[2]).constant, conv.precision);
-  if (fused_add == nullptr && winograd_candidate(a, xs, ys)) {
+  // oneDNN's Winograd kernels are f32 only.
+  if (fused_add == nullptr && conv.precision != Precision::kBf16 && winograd_candidate(a, xs, ys)) {
     const std::size_t calls = current_.calls.size();
     const std::string label = current_.label;
     try {
@@ -115,10 +117,15 @@ void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
     ops.append_sum(1.0f);
     append_activation(ops, fused_add->attr<AddAttrs>().activation);
   }
+  // bf16: bf16 activations and weights, f32 bias; the output in bf16 where every reader takes it so,
+  // else in f32 (rounded to bf16 by the step).
+  const DataType type = kernel_type(conv.precision);
+  const DataType out_type = type == DataType::bf16 && !all_readers_take_bf16(y) ? DataType::f32 : type;
+  const auto any = [](const Shape& s, DataType t) { return Desc(to_dims(s), t, Tag::any); };
   dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_desc(xs), any_desc(w_dims),
-      bias_desc, any_desc(ys), {a.stride[0], a.stride[1]}, {a.dilation[0] - 1, a.dilation[1] - 1},
-      {a.padding[0], a.padding[1]}, {a.padding[2], a.padding[3]});
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(xs, type),
+      any(w_dims, type), bias_desc, any(ys, out_type), {a.stride[0], a.stride[1]},
+      {a.dilation[0] - 1, a.dilation[1] - 1}, {a.padding[0], a.padding[1]}, {a.padding[2], a.padding[3]});
   dnnl::convolution_forward::primitive_desc pd(desc, attributes(ops), engine_);
 
   Args args{{DNNL_ARG_WEIGHTS, pack_constant(w, plain_desc(w_dims), pd.weights_desc())},
@@ -139,7 +146,7 @@ void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
       args[DNNL_ARG_DST] = output_in_place(y, other);
     } else {
       note("+ sum on a copy");
-      const dnnl::memory source = input(other);
+      const dnnl::memory source = stored_input(other);
       args[DNNL_ARG_DST] = output(y, pd.dst_desc());
       reorder(source, args[DNNL_ARG_DST]);
     }

@@ -11,8 +11,11 @@ void ProgramBuilder::add_linear(const Node& node) {
   const bool has_bias = node.inputs.size() > 2;
   const Shape& ys = shape(node.output);
   const Desc bias_desc = has_bias ? plain_desc({weight.shape[0]}) : Desc();
-  dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, any_desc(shape(x)),
-                                         any_desc(weight.shape), bias_desc, plain_desc(ys));
+  // bf16: bf16 input and weights, f32 accumulation and output (rounded to bf16 by the step, precision.h).
+  const dnnl::memory::data_type type = kernel_type(node.precision);
+  const auto any = [type](const Shape& s) { return Desc(to_dims(s), type, dnnl::memory::format_tag::any); };
+  dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, any(shape(x)), any(weight.shape),
+                                         bias_desc, plain_desc(ys));
   dnnl::inner_product_forward::primitive_desc pd(desc, attributes(), engine_);
 
   const Tensor w = prepare_constant(weight.constant, node.precision);

@@ -12,7 +12,7 @@ void ProgramBuilder::add_concat(const Node& node) {
   std::vector<Desc> descs;
   for (const ValueId input_value : node.inputs) {
     sources.push_back(input(input_value));
-    descs.push_back(slot(input_value).desc);
+    descs.push_back(read_desc(input_value));
   }
   dnnl::concat::primitive_desc pd(axis, descs, engine_, attributes());
   note(cat("concat ", pd.impl_info_str()));
@@ -27,7 +27,7 @@ void ProgramBuilder::add_upsample(const Node& node) {
   const ValueId x = node.inputs[0];
   const dnnl::memory src = input(x);
   dnnl::resampling_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_nearest,
-                                      slot(x).desc, any_desc(shape(node.output)));
+                                      read_desc(x), any_desc(shape(node.output)));
   dnnl::resampling_forward::primitive_desc pd(desc, attributes(), engine_);
   note(cat("resampling ", pd.impl_info_str()));
   Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
@@ -39,7 +39,8 @@ void ProgramBuilder::add_channel_slice(const Node& node) {
   const SliceAttrs& a = node.attr<SliceAttrs>();
   if (a.groups != 1) throw NotNative{};
   const ValueId x = node.inputs[0];
-  const dnnl::memory src = input(x);
+  // As stored: a bf16 value's view is reordered straight into f32.
+  const dnnl::memory src = stored_input(x);
   const Shape& ys = shape(node.output);
   dnnl::memory::dims dims(ys.begin(), ys.end());
   dnnl::memory::dims offsets(ys.size(), 0);

@@ -12,7 +12,7 @@ void ProgramBuilder::add_batch_norm(const Node& node) {
   const dnnl::memory src = input(x);
   const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
                      dnnl::normalization_flags::use_shift;
-  dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, slot(x).desc,
+  dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, read_desc(x),
                                                node.attr<BatchNormAttrs>().epsilon, flags);
   dnnl::batch_normalization_forward::primitive_desc pd(desc, attributes(), engine_);
   note(cat("batch_norm ", pd.impl_info_str()));
@@ -37,11 +37,11 @@ void ProgramBuilder::add_activation(const Node& node) {
   const Activation activation = node.attr<ActivationAttrs>().activation;
   if (activation == Activation::kNone) {
     note("copy");
-    reorder(src, output(node.output, slot(x).desc));
+    reorder(src, output(node.output, read_desc(x)));
     return;
   }
   const Eltwise e = eltwise_for(activation);
-  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, e.algorithm, slot(x).desc, e.alpha,
+  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, e.algorithm, read_desc(x), e.alpha,
                                    0.0f);
   dnnl::eltwise_forward::primitive_desc pd(desc, attributes(), engine_);
   note(cat("eltwise ", pd.impl_info_str()));
@@ -53,7 +53,7 @@ void ProgramBuilder::add_activation(const Node& node) {
 void ProgramBuilder::add_add(const Node& node) {
   const ValueId a = node.inputs[0], b = node.inputs[1];
   const dnnl::memory src0 = input(a);
-  const Desc layout = slot(a).desc;
+  const Desc layout = read_desc(a);
   const dnnl::memory src1 = input_as(b, layout);
   dnnl::post_ops ops;
   append_activation(ops, node.attr<AddAttrs>().activation);
@@ -80,7 +80,7 @@ void ProgramBuilder::add_quantize(const Node& node) {
   const float scale = node.attr<QuantizeAttrs>().scale;
   note("fp8 fake quantization");
   // Element-wise, so any layout will do; the zero padding of blocked layouts stays zero.
-  const dnnl::memory dst = output(node.output, slot(x).desc);
+  const dnnl::memory dst = output(node.output, read_desc(x));
   call([src, dst, scale](const dnnl::stream&) {
     const auto* in = static_cast<const float*>(src.get_data_handle());
     auto* out = static_cast<float*>(dst.get_data_handle());

@@ -6,9 +6,11 @@ namespace kiln::onednn {
 namespace {
 
 bool conv_fusable(const Graph& graph, const Node& conv) {
-  // An fp16 convolution rounds its own output before the add, which a fused sum cannot reproduce.
-  return conv.precision == Precision::kF32 && conv.inputs.size() >= 2 &&
-         graph.value(conv.inputs[1]).is_constant();
+  // An fp16 convolution rounds its own output before the add, which a fused sum cannot reproduce. A bf16
+  // one fuses all the same: its sum adds the unrounded f32 result, one rounding fewer than the
+  // reference's (at most half a bf16 step of the convolution's output), and saves a pass over the tensor.
+  const bool precision = conv.precision == Precision::kF32 || conv.precision == Precision::kBf16;
+  return precision && conv.inputs.size() >= 2 && graph.value(conv.inputs[1]).is_constant();
 }
 
 // Of the add's operands computed by a convolution that can take the add as a sum post-op, the one
@@ -20,6 +22,7 @@ NodeId conv_for_add(const Graph& graph, const passes::Consumers& consumers, cons
   for (const ValueId input : node.inputs) {
     const NodeId producer = backends::fusable_producer(graph, consumers, input, add, OpKind::kConv2d);
     if (producer == kNoNode || !conv_fusable(graph, graph.node(producer))) continue;
+    if (graph.node(producer).precision != node.precision) continue;
     const ValueId other = input == node.inputs[0] ? node.inputs[1] : node.inputs[0];
     if (graph.value(other).is_constant()) continue;
     if (chosen == kNoNode ||
@@ -53,8 +56,10 @@ Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order) {
 
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
-    // Fused nodes skip the rounding between them, so narrower precisions keep them apart.
-    if (node.precision != Precision::kF32) continue;
+    // Fused nodes skip the rounding between them, so fp16 keeps them apart to stay exact. bf16 fuses all
+    // the same (one rounding fewer than the reference's, at most half a bf16 step): a pass over a whole
+    // tensor saved is where bf16's speed comes from.
+    if (node.precision != Precision::kF32 && node.precision != Precision::kBf16) continue;
     if (node.op == OpKind::kAdd && node.inputs.size() == 2 && node.inputs[0] != node.inputs[1]) {
       const NodeId conv = conv_for_add(graph, consumers, position, id);
       if (conv != kNoNode) {
@@ -64,7 +69,7 @@ Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order) {
     }
     if (node.op == OpKind::kGlobalAvgPool && node.inputs.size() == 1) {
       const NodeId sum = backends::fusable_producer(graph, consumers, node.inputs[0], id, OpKind::kRadixSum);
-      if (sum != kNoNode && graph.node(sum).precision == Precision::kF32) {
+      if (sum != kNoNode && graph.node(sum).precision == node.precision) {
         fusions.radix_sum_into_pool[static_cast<std::size_t>(id)] = sum;
         fusions.absorbed[static_cast<std::size_t>(sum)] = true;
       }

@@ -46,7 +46,15 @@ Desc plain_desc(const Shape& shape) { return Desc(to_dims(shape), DataType::f32,
 
 Desc any_desc(const Shape& shape) { return Desc(to_dims(shape), DataType::f32, Tag::any); }
 
+Desc with_type(const Desc& desc, dnnl::memory::data_type type) {
+  // The same dims and strides (counted in elements), so the same layout of narrower or wider elements.
+  dnnl_memory_desc_t data = desc.data;
+  data.data_type = static_cast<dnnl_data_type_t>(type);
+  return Desc(data);
+}
+
 std::string layout_name(const Desc& desc) {
+  if (desc.data_type() != DataType::f32) return layout_name(with_type(desc, DataType::f32)) + " bf16";
   const dnnl::memory::dims dims = desc.dims();
   const std::pair<Tag, const char*> known[] = {{Tag::nchw, "nchw"},
                                                {Tag::nhwc, "nhwc"},

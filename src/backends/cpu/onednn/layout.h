@@ -19,7 +19,10 @@ dnnl::memory::dims to_dims(const Shape& shape);
 Desc plain_desc(const Shape& shape);
 // Lets a primitive choose the layout.
 Desc any_desc(const Shape& shape);
-// A short name for step listings (describe()): "nchw", "nhwc", "nChw16c", ... or "blocked".
+// `desc`'s layout with elements of `type` (activations only: no weight compensation carried over).
+Desc with_type(const Desc& desc, dnnl::memory::data_type type);
+// A short name for step listings (describe()): "nchw", "nhwc", "nChw16c", ... or "blocked"; " bf16"
+// follows the layouts of bf16 values.
 std::string layout_name(const Desc& desc);
 
 // A rank-4 layout that stores `block` consecutive channels of one pixel together:

@@ -14,6 +14,10 @@ class OnednnBackend final : public Backend {
   bool supports(const Graph& graph, const Node& node) const override;
   std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
   std::vector<BackendFact> environment() const override;  // onednn_environment.cpp
+  std::string precision_refusal(Precision precision) const override;
+  // fp16 here is emulated on fp32 kernels (slower than fp32): bf16 where the CPU runs it and the network
+  // is large enough for bf16's kernels to pay, else fp32.
+  std::optional<PrecisionAdvice> better_default(const Graph& graph, Precision requested) const override;
 };
 
 }  // namespace kiln

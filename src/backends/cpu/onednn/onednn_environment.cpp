@@ -5,37 +5,11 @@
 #include <cstdlib>
 
 #include "backends/cpu/onednn/onednn_backend.h"
+#include "backends/cpu/onednn/onednn_isa.h"
 #include "core/error.h"
 
 namespace kiln {
 namespace {
-
-// oneDNN's name for the widest instruction set it dispatches to on this CPU.
-std::string_view isa_name(dnnl_cpu_isa_t isa) {
-  switch (isa) {
-    case dnnl_cpu_isa_sse41:
-      return "SSE4.1";
-    case dnnl_cpu_isa_avx:
-      return "AVX";
-    case dnnl_cpu_isa_avx2:
-      return "AVX2";
-    case dnnl_cpu_isa_avx2_vnni:
-      return "AVX2 VNNI";
-    case dnnl_cpu_isa_avx512_mic:
-    case dnnl_cpu_isa_avx512_mic_4ops:
-      return "AVX-512 (Xeon Phi)";
-    case dnnl_cpu_isa_avx512_core:
-      return "AVX-512";
-    case dnnl_cpu_isa_avx512_core_vnni:
-      return "AVX-512 VNNI";
-    case dnnl_cpu_isa_avx512_core_bf16:
-      return "AVX-512 BF16";
-    case dnnl_cpu_isa_avx512_core_amx:
-      return "AVX-512 with AMX";
-    default:
-      return "unknown";
-  }
-}
 
 // How idle OpenMP threads wait. kiln's program and libkiln.so choose at start (src/sdk/wait_policy.h)
 // and say what and why; the choice is found by name, for programs that link this backend without that
@@ -59,7 +33,10 @@ std::vector<BackendFact> OnednnBackend::environment() const {
   const std::string_view hash = version->hash != nullptr ? version->hash : "";
   if (!hash.empty() && hash != "N/A") text += cat(" (", hash.substr(0, 12), ")");
   return {{"onednn", "oneDNN", text},
-          {"onednn_isa", "oneDNN kernels' ISA", std::string(isa_name(dnnl_get_effective_cpu_isa()))},
+          {"onednn_isa", "oneDNN kernels' ISA", std::string(onednn::isa_name())},
+          {"bf16", "bf16 layers",
+           onednn::runs_bf16() ? "native (oneDNN's bf16 kernels, f32 accumulation)"
+                               : "not run here (no AVX512-BF16 or AMX-BF16)"},
           {"openmp_wait", "OpenMP threads waiting", openmp_wait_policy()}};
 }
 

@@ -22,8 +22,10 @@ void ProgramBuilder::add_pool(const Node& node) {
     algorithm = p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                     : dnnl::algorithm::pooling_avg_exclude_padding;
   }
-  const dnnl::memory src = input(x);
-  dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, slot(x).desc, any_desc(ys),
+  // A bf16 value is pooled in bf16 (f32 arithmetic inside, one rounding of the result).
+  const dnnl::memory src = stored_input(x);
+  const Desc dst_desc(to_dims(ys), src.get_desc().data_type(), dnnl::memory::format_tag::any);
+  dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src.get_desc(), dst_desc,
                                    {p.stride[0], p.stride[1]}, {p.kernel[0], p.kernel[1]},
                                    {p.padding[0], p.padding[1]}, {pad_bottom, pad_right});
   dnnl::pooling_forward::primitive_desc pd(desc, attributes(), engine_);

@@ -1,6 +1,7 @@
 #include "backends/cpu/onednn/precision.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #if defined(__x86_64__)
@@ -19,21 +20,28 @@ bool precision_supported(Precision precision) {
     case Precision::kF32:
     case Precision::kF16:
     case Precision::kF8:
+    case Precision::kBf16:  // where the CPU runs it: OnednnBackend::precision_refusal says where not
       return true;
   }
   return false;
 }
 
+dnnl::memory::data_type kernel_type(Precision precision) {
+  return precision == Precision::kBf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+}
+
 Tensor prepare_constant(const Tensor& constant, Precision precision) {
   Tensor values = constant.dtype() == DType::kF32 ? constant.clone() : constant.to(DType::kF32);
-  if (precision == Precision::kF16) {
+  if (precision == Precision::kF16 || precision == Precision::kBf16) {
     float* data = values.mutable_f32().data();
     round_to_storage(data, data, values.f32().size(), precision);
   }
   return values;
 }
 
-bool reads_rounded(Precision precision) { return precision == Precision::kF16; }
+bool reads_rounded(Precision precision) {
+  return precision == Precision::kF16 || precision == Precision::kBf16;
+}
 
 bool writes_rounded(Precision precision) { return precision != Precision::kF32; }
 
@@ -83,6 +91,26 @@ void round_to_f16_portable(const float* in, float* out, std::int64_t count) {
   parallel_for(count, true, [&](std::int64_t i) { out[i] = round_to_f16(in[i]); });
 }
 
+// round_to_bf16 without branches, so that the compiler vectorizes the loop: the outputs of the radix
+// kernels (whole feature maps in ResNeSt) come here. Round to nearest even on the upper 16 bits; a NaN
+// keeps its sign and upper payload, made quiet, as f32_to_bf16 does.
+inline float round_to_bf16_branchless(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+  const std::uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+  const std::uint32_t quiet = (bits | 0x00400000u) & 0xFFFF0000u;
+  return std::bit_cast<float>(nan ? quiet : rounded);
+}
+
+void round_to_bf16_chunks(const float* in, float* out, std::int64_t count) {
+  constexpr std::int64_t kChunk = 4096;  // floats per OpenMP work item
+  const std::int64_t chunks = (count + kChunk - 1) / kChunk;
+  parallel_for(chunks, true, [&](std::int64_t c) {
+    const std::int64_t end = std::min(count, (c + 1) * kChunk);
+    for (std::int64_t i = c * kChunk; i < end; ++i) out[i] = round_to_bf16_branchless(in[i]);
+  });
+}
+
 }  // namespace
 
 void round_to_storage(const float* in, float* out, std::size_t count, Precision precision) {
@@ -96,6 +124,8 @@ void round_to_storage(const float* in, float* out, std::size_t count, Precision 
       if (has_f16c()) return round_to_f16_f16c(in, out, static_cast<std::int64_t>(count));
 #endif
       return round_to_f16_portable(in, out, static_cast<std::int64_t>(count));
+    case Precision::kBf16:
+      return round_to_bf16_chunks(in, out, static_cast<std::int64_t>(count));
   }
 }
 

@@ -12,6 +12,8 @@
 
 namespace kiln::onednn {
 
+using DataType = dnnl::memory::data_type;
+
 ProgramBuilder::ProgramBuilder(const Graph& graph, const CompileOptions& options)
     : graph_(graph), options_(options), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
   require(options.batch >= 1, "onednn backend: batch must be at least 1, got ", options.batch);
@@ -40,6 +42,7 @@ Program ProgramBuilder::build() {
             precision_name(node.precision), " is not supported by the cpu backend yet");
   }
   fusions_ = find_fusions(graph_, order_);
+  consumers_ = graph_.consumers();
   position_.assign(graph_.nodes().size(), -1);
   for (std::size_t i = 0; i < order_.size(); ++i)
     position_[static_cast<std::size_t>(order_[i])] = static_cast<int>(i);
@@ -102,12 +105,23 @@ void ProgramBuilder::begin_step(NodeId node) {
 void ProgramBuilder::end_step() { program_.steps.push_back(std::move(current_)); }
 
 dnnl::memory ProgramBuilder::input(ValueId value) {
+  const dnnl::memory stored = stored_input(value);
+  if (slot(value).desc.data_type() == DataType::f32) return stored;
+  const dnnl::memory widened = temporary(read_desc(value));
+  reorder(stored, widened);
+  return widened;
+}
+
+Desc ProgramBuilder::read_desc(ValueId value) const { return with_type(slot(value).desc, DataType::f32); }
+
+dnnl::memory ProgramBuilder::stored_input(ValueId value) {
   const Slot& s = slot(value);
   require(s.buffer >= 0, "onednn backend: value '", graph_.value(value).name,
           "' is read before it is computed");
   program_.workspace->use(s.buffer, step_index());
-  if (!reads_rounded(reading_precision_)) return s.memory;
-  // An fp16 node reads activations rounded; those an fp16 or fp8 node wrote already are.
+  if (!reads_rounded(reading_precision_) || s.desc.data_type() != DataType::f32) return s.memory;
+  // An fp16 or bf16 node reads activations rounded; those a node of its precision (or an fp8 node, for
+  // fp16) wrote already are, and so is a value stored in bf16.
   const Value& v = graph_.value(value);
   if (v.is_constant() || (v.producer != kNoNode && writes_rounded(graph_.node(v.producer).precision))) {
     return s.memory;
@@ -122,10 +136,12 @@ dnnl::memory ProgramBuilder::input(ValueId value) {
 }
 
 dnnl::memory ProgramBuilder::input_as(ValueId value, const Desc& desc) {
-  dnnl::memory source = input(value);
-  if (slot(value).desc == desc) return source;
+  const bool narrowing = desc.data_type() != DataType::f32;
+  // Into bf16 the reorder itself rounds, so the value is read as stored.
+  dnnl::memory source = narrowing ? stored_input(value) : input(value);
+  if (source.get_desc() == desc) return source;
   dnnl::memory converted = temporary(desc);
-  note(cat("(reorder ", layout_name(slot(value).desc), "->", layout_name(desc), ")"));
+  note(cat("(reorder ", layout_name(source.get_desc()), "->", layout_name(desc), ")"));
   reorder(source, converted);
   return converted;
 }
@@ -185,6 +201,22 @@ dnnl::memory ProgramBuilder::pack_constant(const Tensor& values, const Desc& pla
   stream_.wait();
   program_.constants.push_back(packed);
   return packed;
+}
+
+bool ProgramBuilder::all_readers_take_bf16(ValueId value) const {
+  const auto& outputs = graph_.outputs();
+  if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return false;
+  const auto& readers = consumers_[static_cast<std::size_t>(value)];
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](NodeId id) {
+    const Node& reader = graph_.node(id);
+    if (reader.precision != Precision::kBf16) return false;
+    const OpKind op = reader.op;
+    if (op == OpKind::kConv2d || op == OpKind::kLinear) return true;
+    if (op == OpKind::kMaxPool2d || op == OpKind::kAvgPool2d) return true;
+    // A residual add fused into a convolution reads its other operand as stored; every other reader (the
+    // backend's own kernels, oneDNN's f32 primitives, the fallback) reads f32.
+    return op == OpKind::kAdd && fusions_.conv_into_add[static_cast<std::size_t>(id)] != kNoNode;
+  });
 }
 
 bool ProgramBuilder::last_read_here(ValueId value, NodeId reader) const {
@@ -247,7 +279,8 @@ bool ProgramBuilder::try_step(NodeId reported, const Node& result, const std::fu
     return false;
   }
   reading_precision_ = Precision::kF32;
-  if (writes_rounded(result.precision)) {
+  // A value stored in bf16 is rounded already; f32 storage is rounded in place.
+  if (writes_rounded(result.precision) && slot(result.output).desc.data_type() == DataType::f32) {
     const dnnl::memory out = input(result.output);
     const Precision precision = result.precision;
     call([out, precision](const dnnl::stream&) {

@@ -70,15 +70,24 @@ class ProgramBuilder {
   // The layout a radix kernel reading `x` writes its [N, C, H, W] result `y` in.
   ChannelLayout radix_output_layout(const ChannelLayout& x, const Shape& y) const;
   const Slot& slot(ValueId value) const { return slots_[static_cast<std::size_t>(value)]; }
-  // The value as its producer laid it out, used by the current step (rounded first when the step's node
-  // stores below fp32, see precision.h).
+  // The value as its producer laid it out, in f32, used by the current step (rounded first when the
+  // step's node stores below fp32, widened when it is stored in bf16; see precision.h).
   dnnl::memory input(ValueId value);
-  // The value in layout `desc`: itself when it already has it, else a reorder into a temporary.
+  // The layout of what input() gives: the value's own, with f32 elements.
+  Desc read_desc(ValueId value) const;
+  // The value as stored (bf16 or f32), for steps whose kernels read either; rounded as input() rounds.
+  dnnl::memory stored_input(ValueId value);
+  // The value in layout and element type `desc`: itself when it already has them, else a reorder into a
+  // temporary (which rounds to nearest even into bf16, as reading rounded does, and widens bf16 exactly).
   dnnl::memory input_as(ValueId value, const Desc& desc);
   // A new buffer for `value` in layout `desc`, written by the current step.
   dnnl::memory output(ValueId value, const Desc& desc);
   // `value` takes over the buffer of `source` (whose last reader is the current step), in `source`'s layout.
   dnnl::memory output_in_place(ValueId value, ValueId source);
+  // Whether every reader of `value` takes it in bf16 as stored (bf16 convolutions, linear layers, pooling,
+  // residual adds fused into a convolution); a bf16 convolution writes f32 otherwise, rounded in place,
+  // which costs one pass where each reader's widened copy would cost one.
+  bool all_readers_take_bf16(ValueId value) const;
   // A buffer used only by the current step.
   dnnl::memory temporary(const Desc& desc);
   // A second view of the buffer of `value`'s slot with another layout of the same bytes.
@@ -135,6 +144,7 @@ class ProgramBuilder {
   std::vector<Slot> slots_;
   std::vector<NodeId> order_;
   Fusions fusions_;
+  std::vector<std::vector<NodeId>> consumers_;  // per value: the live nodes that read it
   std::vector<int> last_reader_;  // per value: position in order_ of its last reader (outputs: past the end)
   std::vector<int> position_;     // per node: position in order_
   Step current_;

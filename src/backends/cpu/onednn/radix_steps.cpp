@@ -16,7 +16,7 @@ float* mutable_data(const dnnl::memory& memory) { return static_cast<float*>(mem
 dnnl::memory ProgramBuilder::radix_input(ValueId value, std::int64_t radix, ChannelLayout& layout) {
   const Shape& s = shape(value);
   if (s.size() != 4) throw NotNative{};
-  layout = channel_layout(slot(value).desc, s);
+  layout = channel_layout(read_desc(value), s);
   if (radix_layout_supported(layout, radix)) return input(value);
   layout = channel_layout(plain_desc(s), s);
   if (!radix_layout_supported(layout, radix)) throw NotNative{};
@@ -27,7 +27,7 @@ dnnl::memory ProgramBuilder::channel_vector(ValueId value, std::int64_t& stride)
   const Shape& s = shape(value);
   if (s.size() == 4 && s[2] == 1 && s[3] == 1) {
     // Channel k of image n sits at n * image_stride + k in every channel layout of 1x1 images.
-    const ChannelLayout layout = channel_layout(slot(value).desc, s);
+    const ChannelLayout layout = channel_layout(read_desc(value), s);
     if (layout.kind != ChannelLayout::Kind::kNone) {
       stride = layout.image_stride;
       return input(value);

@@ -2,21 +2,24 @@
 
 #include "backends/cpu/reference/kernels.h"
 #include "core/error.h"
+#include "graph/precision_assignment.h"
 #include "graph/shape_inference.h"
 
 namespace kiln {
 
 namespace {
 
-// fp16 storage: a tensor as an fp16 layer reads or writes it.
-Tensor rounded_to_f16(const Tensor& tensor) {
+// A tensor as a layer of `precision` stores it: fp16 and fp8 layers (whose FP8 products accumulate in
+// fp32) write fp16, bf16 layers bf16.
+Tensor stored(const Tensor& tensor, Precision precision) {
   Tensor rounded = tensor.clone();
-  for (float& value : rounded.mutable_f32()) value = round_to_f16(value);
+  for (float& value : rounded.mutable_f32()) value = rounded_to_storage(value, precision);
   return rounded;
 }
 
-// fp16 layers and fp8 layers (whose FP8 products accumulate in fp32) write fp16.
-bool writes_f16(Precision precision) { return precision != Precision::kF32; }
+// fp16 and bf16 layers read their activations rounded to their storage; fp8 layers read theirs
+// through kQuantize.
+bool reads_rounded(Precision precision) { return storage_dtype(precision).has_value(); }
 
 }  // namespace
 
@@ -46,22 +49,21 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
 
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
-    // fp16 layers read their activations rounded to fp16; fp8 layers read theirs through kQuantize.
-    const bool fp16 = node.precision == Precision::kF16;
+    const bool rounded = reads_rounded(node.precision);
     std::vector<Tensor> rounded_inputs;
     rounded_inputs.reserve(node.inputs.size());
     std::vector<const Tensor*> node_inputs;
     for (const ValueId input : node.inputs) {
       const Tensor& tensor = values[static_cast<std::size_t>(input)];
-      if (fp16 && !graph.value(input).is_constant()) {
-        rounded_inputs.push_back(rounded_to_f16(tensor));
+      if (rounded && !graph.value(input).is_constant()) {
+        rounded_inputs.push_back(stored(tensor, node.precision));
         node_inputs.push_back(&rounded_inputs.back());
       } else {
         node_inputs.push_back(&tensor);
       }
     }
     Tensor output = reference::run_op(node, node_inputs);
-    if (writes_f16(node.precision)) output = rounded_to_f16(output);
+    if (node.precision != Precision::kF32) output = stored(output, node.precision);
     if (observer) observer(node, output);
     values[static_cast<std::size_t>(node.output)] = std::move(output);
     for (const ValueId input : node.inputs) {

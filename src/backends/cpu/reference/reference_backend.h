@@ -10,6 +10,8 @@ class ReferenceBackend final : public Backend {
   std::string_view name() const override { return "cpu-reference"; }
   bool supports(const Graph& graph, const Node& node) const override;
   std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
+  // It simulates every precision exactly, bf16 included, on any CPU.
+  std::string precision_refusal(Precision) const override { return {}; }
 };
 
 }  // namespace kiln

@@ -1,0 +1,16 @@
+// The instruction set oneDNN's kernels use on this CPU, as oneDNN itself reports it: what the cpu
+// backend's bf16 precision and its default precision are decided on.
+#pragma once
+
+#include <string_view>
+
+namespace kiln::onednn {
+
+// oneDNN's name for the widest instruction set it dispatches to here ("AVX-512 BF16", "AVX2", ...).
+std::string_view isa_name();
+// Whether oneDNN runs bf16 convolutions and inner products natively here: AVX512-BF16 (its
+// avx512_core_bf16 level) or AMX-BF16 (avx512_core_amx). Below that it would emulate bf16 in f32,
+// slower than fp32 itself.
+bool runs_bf16();
+
+}  // namespace kiln::onednn
