@@ -123,22 +123,59 @@ void keep_refused_layers_fp16(Graph& graph, nlohmann::json& quantization, const 
   quantization["kept_fp16_unsupported"] = refusals_json(refused);
 }
 
+// Each FP8 layer's producer in `graph`: the node writing its input.
+std::map<std::string, std::string> producers_of(const Graph& graph, const std::vector<std::string>& layers) {
+  std::map<std::string, std::string> producers;
+  for (const std::string& layer : layers) {
+    const std::optional<NodeId> node = graph.find_node(layer);
+    if (!node || graph.node(*node).inputs.empty()) continue;
+    const NodeId producer = graph.value(graph.node(*node).inputs.front()).producer;
+    if (producer != kNoNode) producers[layer] = graph.node(producer).name;
+  }
+  return producers;
+}
+
+// A producer outside FP8 writes its FP8 readers' codes; where the compiled plan shows that costing more
+// than those readers save, they go back to fp16 and the plan is compiled again. Twice at most: a layer
+// put back to fp16 then writes the codes of its own FP8 readers, which the next compile shows.
+constexpr int kCodesRounds = 2;
+
+void put_back_unpaid_readers(BuildResult& result, PrecisionChoice& choice, const Graph& unquantized,
+                             const std::map<std::string, nlohmann::json>& fp16_data, const BuildOptions& options) {
+  const std::map<std::string, std::string> producers = producers_of(unquantized, choice.fp8_layers);
+  for (int round = 0; round < kCodesRounds; ++round) {
+    std::vector<CodesCharge> unpaid =
+        unpaid_codes(choice.fp8_layers, producers, result.plan.info.layer_data, fp16_data);
+    if (unpaid.empty()) return;
+    std::map<std::string, nlohmann::json> known = result.plan.info.layer_data;
+    for (const CodesCharge& charge : unpaid) {
+      for (const std::string& reader : charge.readers) {
+        std::erase(choice.fp8_layers, reader);
+        if (fp16_data.contains(reader)) known[reader] = fp16_data.at(reader);
+      }
+      choice.codes_charges.push_back(charge);
+    }
+    result.plan.graph = requantize(unquantized, choice.fp8_layers, result.plan.info.quantization, options);
+    choose_tactics(result, options, known);
+  }
+}
+
 // Keeps fp16 the FP8 layers whose fp16 convolution timed faster: quantizes the graph again with the
-// others only (same scales), and compiles it reusing both compiles' tactics.
+// others only (same scales), and compiles it reusing both compiles' tactics; then the layers whose fp16
+// producer's codes cost more than they save.
 void apply_precision_tactic(BuildResult& result, const Graph& unquantized, const BuildOptions& options) {
   const std::map<std::string, nlohmann::json> fp16_data = fp16_layer_data(unquantized, result, options);
   nlohmann::json& quantization = result.plan.info.quantization;
-  const PrecisionChoice choice =
+  PrecisionChoice choice =
       choose_layer_precisions(fp8_layer_names(quantization), result.plan.info.layer_data, fp16_data);
-  if (choice.kept_fp16.empty()) {
-    quantization["precision_tactic"] = choice.to_json();
-    return;
+  if (!choice.kept_fp16.empty()) {
+    std::map<std::string, nlohmann::json> known = result.plan.info.layer_data;
+    for (const LayerPrecisionTime& kept : choice.kept_fp16) known[kept.layer] = fp16_data.at(kept.layer);
+    result.plan.graph = requantize(unquantized, choice.fp8_layers, quantization, options);
+    choose_tactics(result, options, known);
   }
-  std::map<std::string, nlohmann::json> known = result.plan.info.layer_data;
-  for (const LayerPrecisionTime& kept : choice.kept_fp16) known[kept.layer] = fp16_data.at(kept.layer);
-  result.plan.graph = requantize(unquantized, choice.fp8_layers, quantization, options);
-  quantization["precision_tactic"] = choice.to_json();
-  choose_tactics(result, options, known);
+  put_back_unpaid_readers(result, choice, unquantized, fp16_data, options);
+  result.plan.info.quantization["precision_tactic"] = choice.to_json();
 }
 
 }  // namespace

@@ -49,12 +49,51 @@ PrecisionChoice choose_layer_precisions(const std::vector<std::string>& fp8_laye
   return choice;
 }
 
+std::vector<CodesCharge> unpaid_codes(const std::vector<std::string>& fp8_layers,
+                                      const std::map<std::string, std::string>& producer_of,
+                                      const std::map<std::string, nlohmann::json>& mixed_data,
+                                      const std::map<std::string, nlohmann::json>& fp16_data) {
+  const auto is_fp8 = [&](const std::string& layer) {
+    return std::find(fp8_layers.begin(), fp8_layers.end(), layer) != fp8_layers.end();
+  };
+  std::map<std::string, CodesCharge> by_producer;
+  for (const std::string& reader : fp8_layers) {
+    const auto producer = producer_of.find(reader);
+    if (producer == producer_of.end() || is_fp8(producer->second)) continue;
+    const std::optional<double> read_fp8 = timed_in(mixed_data, reader), read_fp16 = timed_in(fp16_data, reader);
+    if (!read_fp8 || !read_fp16) continue;
+    CodesCharge& charge = by_producer[producer->second];
+    charge.producer = producer->second;
+    charge.readers.push_back(reader);
+    charge.saved_us += *read_fp16 - *read_fp8;
+  }
+  std::vector<CodesCharge> unpaid;
+  for (auto& [producer, charge] : by_producer) {
+    const std::optional<double> mixed = timed_in(mixed_data, producer), fp16 = timed_in(fp16_data, producer);
+    if (!mixed || !fp16) continue;
+    charge.extra_us = *mixed - *fp16;
+    if (charge.extra_us > charge.saved_us) unpaid.push_back(std::move(charge));
+  }
+  return unpaid;
+}
+
+nlohmann::json codes_charges_json(const std::vector<CodesCharge>& charges) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const CodesCharge& c : charges) {
+    out.push_back({{"producer", c.producer}, {"readers", c.readers}, {"producer_extra_us", c.extra_us},
+                   {"readers_save_us", c.saved_us}});
+  }
+  return out;
+}
+
 nlohmann::json PrecisionChoice::to_json() const {
-  return {{"rule", "a layer stays fp16 where its fp16 convolution timed faster than its FP8 one"},
+  return {{"rule", "a layer stays fp16 where its fp16 convolution timed faster than its FP8 one, or where "
+                   "the E4M3 codes its fp16 producer writes for it cost more than its producer's FP8 readers save"},
           {"compared", kept_fp16.size() + kept_fp8.size()},
           {"kept_fp16", times_json(kept_fp16)},
           {"kept_fp8", times_json(kept_fp8)},
-          {"untimed", untimed}};
+          {"untimed", untimed},
+          {"codes_charged", codes_charges_json(codes_charges)}};
 }
 
 }  // namespace kiln

@@ -48,6 +48,35 @@ TEST(PrecisionTactic, LayersWithoutBothTimesStayFp8) {
   ASSERT_EQ(choice.kept_fp16.size(), 1u);
 }
 
+// A fp16 producer "p" writes codes for its FP8 readers "a" and "b" (10 us more than in the fp16 compile);
+// they save 3 + 4 us: not enough, both go back. "q" costs 1 us more for "c", which saves 5: it stays.
+// "d"'s producer is the FP8 layer "c" (its codes were timed in the FP8 compile); "e"'s producer has no
+// fp16 time.
+TEST(PrecisionTactic, ReadersGoBackWhereTheirProducersCodesCostMoreThanTheySave) {
+  const std::vector<std::string> fp8 = {"a", "b", "c", "d", "e"};
+  const std::map<std::string, std::string> producer_of = {
+      {"a", "p"}, {"b", "p"}, {"c", "q"}, {"d", "c"}, {"e", "r"}};
+  const std::map<std::string, nlohmann::json> mixed = {
+      {"p", timed(30.0)}, {"q", timed(11.0)}, {"r", timed(50.0)}, {"a", timed(7.0)}, {"b", timed(6.0)},
+      {"c", timed(5.0)}, {"d", timed(1.0)}, {"e", timed(1.0)}};
+  const std::map<std::string, nlohmann::json> fp16 = {
+      {"p", timed(20.0)}, {"q", timed(10.0)}, {"a", timed(10.0)}, {"b", timed(10.0)},
+      {"c", timed(10.0)}, {"d", timed(9.0)}, {"e", timed(9.0)}};
+  const std::vector<CodesCharge> unpaid = unpaid_codes(fp8, producer_of, mixed, fp16);
+  ASSERT_EQ(unpaid.size(), 1u);
+  EXPECT_EQ(unpaid[0].producer, "p");
+  EXPECT_EQ(unpaid[0].readers, (std::vector<std::string>{"a", "b"}));
+  EXPECT_DOUBLE_EQ(unpaid[0].extra_us, 10.0);
+  EXPECT_DOUBLE_EQ(unpaid[0].saved_us, 7.0);
+  const nlohmann::json j = codes_charges_json(unpaid);
+  EXPECT_EQ(j[0].at("producer"), "p");
+  EXPECT_EQ(j[0].at("readers_save_us"), 7.0);
+  // Saving exactly what the codes cost keeps the readers FP8, as a tie does for a layer.
+  std::map<std::string, nlohmann::json> even = mixed;
+  even["p"] = timed(27.0);
+  EXPECT_TRUE(unpaid_codes(fp8, producer_of, even, fp16).empty());
+}
+
 TEST(PrecisionTactic, ReadsOnlyATimedTactic) {
   EXPECT_EQ(timed_microseconds(timed(3.5)), 3.5);
   EXPECT_FALSE(timed_microseconds(timed(0.0)));
