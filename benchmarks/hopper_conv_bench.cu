@@ -87,8 +87,6 @@ GemmConvWindow window_of(const Layer& l, int batch) {
   return {batch, in, in, l.kernel, l.kernel, l.stride, l.stride, pad, pad, l.hw, l.hw};
 }
 
-const GemmConvTile kTiles[] = {{64, 1}, {128, 1}, {256, 1}, {64, 2}, {128, 2}, {256, 2}};
-
 struct Card {
   std::string name;
   double bandwidth;  // bytes per second, datasheet
@@ -308,7 +306,7 @@ std::optional<Result> run_kiln(const Operands& o, Operand operand, bool timed, c
   const void* w = fp8 ? static_cast<const void*>(o.w8) : o.w16;
   std::optional<Result> best;
   double worst_error = 0;
-  for (const GemmConvTile& tile : kTiles) {
+  for (const GemmConvTile& tile : kiln::cuda::hopper::kGemmConvTiles) {
     if (!kiln::cuda::hopper::gemm_conv_takes(shape, operand, tile)) continue;
     const auto launch = [&](cudaStream_t s) {
       check(kiln::cuda::hopper::gemm_conv(operand, a, w, shape, tile, epilogue, s), "kiln gemm_conv");
@@ -322,7 +320,8 @@ std::optional<Result> run_kiln(const Operands& o, Operand operand, bool timed, c
       check(cudaStreamSynchronize(stream), "kiln gemm_conv");
       const double error = relative_error(o);
       if (!(error <= (fp8 ? kTolerance8 : kTolerance)))
-        std::printf("FAIL: %s tile %dx%d: relative error %.3g\n", fp8 ? "e4m3" : "f16", tile.columns, tile.consumers, error);
+        std::printf("FAIL: %s tile %dx%dx%d: relative error %.3g\n", fp8 ? "e4m3" : "f16", tile.columns,
+                    tile.consumers, tile.blocks, error);
       worst_error = std::max(worst_error, error);
     }
     if (!best || us < best->us) best = Result{us, tile, 0};
@@ -475,7 +474,7 @@ int main(int argc, char** argv) {
   void* workspace = nullptr;
   check(cudaMalloc(&workspace, ws_bytes), "workspace");
   std::FILE* json = json_path != nullptr ? std::fopen(json_path, "w") : nullptr;
-  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.hopper-conv-bench/2\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
+  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.hopper-conv-bench/3\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
   std::printf("%s; peaks: 989 TFLOP/s fp16, 1979 FP8 dense; DRAM %.2f TB/s (datasheet)\n", gpu.name.c_str(),
               gpu.bandwidth / 1e12);
   std::printf("%-10s %5s %5s %4s %5s %5s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s\n", "model", "c", "k", "hw", "win",
@@ -516,12 +515,12 @@ int main(int argc, char** argv) {
                      "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"kernel\": %d, \"stride\": %d, "
                      "\"batch\": %d, \"cudnn_f16_us\": %s, "
                      "\"cublaslt_f16_us\": %s, \"cublaslt_fp8_us\": %s, \"kiln_f16_us\": %s, \"kiln_fp8_us\": %s, "
-                     "\"kiln_f16_tile\": [%d, %d], \"kiln_fp8_tile\": [%d, %d]}",
+                     "\"kiln_f16_tile\": [%d, %d, %d], \"kiln_fp8_tile\": [%d, %d, %d]}",
                      first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, batch,
                      json_number(dn).c_str(), json_number(lt16).c_str(), json_number(lt8).c_str(),
                      json_number(k16us).c_str(), json_number(k8us).c_str(),
-                     k16 ? k16->tile.columns : 0, k16 ? k16->tile.consumers : 0, k8 ? k8->tile.columns : 0,
-                     k8 ? k8->tile.consumers : 0);
+                     k16 ? k16->tile.columns : 0, k16 ? k16->tile.consumers : 0, k16 ? k16->tile.blocks : 0,
+                     k8 ? k8->tile.columns : 0, k8 ? k8->tile.consumers : 0, k8 ? k8->tile.blocks : 0);
         first = false;
       }
       free_operands(o);

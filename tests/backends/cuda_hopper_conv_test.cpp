@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -180,9 +182,8 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   const GemmConvShape shape{pixels, c.k, c.c, static_cast<int>(x_pitch), static_cast<int>(y_pitch),
                             static_cast<int>(r_pitch), c.output_window()};
   int tiles = 0;
-  for (const GemmConvTile tile : {GemmConvTile{64, 1}, GemmConvTile{128, 1}, GemmConvTile{256, 1},
-                                  GemmConvTile{64, 2}, GemmConvTile{128, 2}, GemmConvTile{256, 2}}) {
-    SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers"));
+  for (const GemmConvTile tile : cuda::hopper::kGemmConvTiles) {
+    SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers x ", tile.blocks, " blocks"));
     ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile, c.codes));
     const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(y_count, kFill)));
     const cuda::DeviceBuffer dc = upload(std::vector<std::uint8_t>(y_count, 0x7e));
@@ -233,7 +234,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
     EXPECT_LE(std::sqrt(diff / norm), fp8 ? 0x1p-9 : 0x1p-10);
     ++tiles;
   }
-  EXPECT_EQ(tiles, 6);
+  EXPECT_EQ(tiles, static_cast<int>(std::size(cuda::hopper::kGemmConvTiles)));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -340,6 +341,28 @@ TEST(CudaHopperConvTest, TakesRowsTheCopyEngineCanRead) {
   EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 32, 64, 0, {}}, Operand::kF16, tile));
   EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 63, 64, 64, 63, 0, {}}, Operand::kF16, tile));
   EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{96, 2}));
+  // Two blocks a multiprocessor only for one consumer and at most 128 columns.
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{128, 1, 2}));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{256, 1, 2}));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{128, 2, 2}));
+}
+
+// A tactic record names its tile by one number; the numbers of tiles recorded before there were two-block
+// tiles (columns x 10 + consumers) still name the same one-block tiles.
+TEST(CudaHopperConvTest, TileNumbersNameOneTileEach) {
+  std::set<int> numbers;
+  for (const GemmConvTile& t : cuda::hopper::kGemmConvTiles) {
+    const GemmConvTile back = cuda::hopper::tile_from_number(cuda::hopper::tile_number(t));
+    EXPECT_EQ(back.columns, t.columns);
+    EXPECT_EQ(back.consumers, t.consumers);
+    EXPECT_EQ(back.blocks, t.blocks);
+    numbers.insert(cuda::hopper::tile_number(t));
+  }
+  EXPECT_EQ(numbers.size(), std::size(cuda::hopper::kGemmConvTiles));
+  const GemmConvTile recorded = cuda::hopper::tile_from_number(1282);
+  EXPECT_EQ(recorded.columns, 128);
+  EXPECT_EQ(recorded.consumers, 2);
+  EXPECT_EQ(recorded.blocks, 1);
 }
 
 #else

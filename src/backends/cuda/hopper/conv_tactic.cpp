@@ -29,9 +29,6 @@ hopper::GemmConvShape gemm_shape(const ConvGeometry& g) {
   return shape;
 }
 
-// Every tile, fewest threads and columns first.
-constexpr GemmConvTile kTiles[] = {{64, 1}, {128, 1}, {64, 2}, {256, 1}, {128, 2}, {256, 2}};
-
 }  // namespace
 
 bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuffers& buffers) {
@@ -41,7 +38,7 @@ bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuf
     return false;
   }
   const hopper::GemmConvShape s = gemm_shape(g);
-  for (const GemmConvTile& t : kTiles) {
+  for (const GemmConvTile& t : hopper::kGemmConvTiles) {
     if (hopper::gemm_conv_takes(s, operand, t, buffers.codes.codes != nullptr)) return true;
   }
   return false;
@@ -60,7 +57,7 @@ KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, 
 }
 
 bool KilnHopperConv::restore(const TacticRecord& stored) {
-  const GemmConvTile t{stored.algorithm / 10, stored.algorithm % 10};
+  const GemmConvTile t = hopper::tile_from_number(stored.algorithm);
   if (!hopper::gemm_conv_takes(shape_, operand_, t, codes_)) return false;
   tile_ = t;
   return true;
@@ -78,7 +75,7 @@ cudaError_t KilnHopperConv::launch(const ConvBuffers& b, const GemmConvTile& til
 }
 
 void KilnHopperConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void*, std::size_t) {
-  for (const GemmConvTile& t : kTiles) {
+  for (const GemmConvTile& t : hopper::kGemmConvTiles) {
     if (!hopper::gemm_conv_takes(shape_, operand_, t, codes_)) continue;
     if (!race.offer({t, 0}, [&](cudaStream_t s) { return launch(buffers, t, s) == cudaSuccess; })) return;
   }

@@ -34,10 +34,8 @@ class KilnHopperConv {
   void offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic& chosen) { tile_ = chosen.tile; }
-  // The tile as the algorithm number: columns x consumers.
-  static TacticRecord record(const Tactic& t) {
-    return {true, t.tile.columns * 10 + t.tile.consumers, 0, t.milliseconds, {}};
-  }
+  // The tile as the algorithm number (hopper::tile_number()).
+  static TacticRecord record(const Tactic& t) { return {true, hopper::tile_number(t.tile), 0, t.milliseconds, {}}; }
   void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) const;
 
  private:

@@ -2,7 +2,9 @@
 // tensor maps and the launch.
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 
 #include "backends/cuda/hopper/gemm_conv_kernel.cuh"
 #include "backends/cuda/hopper/tensor_map.h"
@@ -75,8 +77,9 @@ bool hopper_gpu() {
 
 bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile& tile, bool writes_codes) {
   const int bytes = operand_bytes(operand);
-  const bool tile_known = (tile.consumers == 1 || tile.consumers == 2) &&
-                          (tile.columns == 64 || tile.columns == 128 || tile.columns == 256);
+  const bool tile_known = std::any_of(std::begin(kGemmConvTiles), std::end(kGemmConvTiles), [&](const GemmConvTile& t) {
+    return t.columns == tile.columns && t.consumers == tile.consumers && t.blocks == tile.blocks;
+  });
   return tile_known && s.pixels > 0 && s.channels_out > 0 && s.channels_in > 0 &&
          (s.channels_in * bytes) % 16 == 0 && (s.x_pitch * bytes) % 16 == 0 && s.x_pitch >= s.channels_in &&
          s.channels_out % 2 == 0 && s.y_pitch % (writes_codes ? 16 : 8) == 0 && s.y_pitch >= s.channels_out &&

@@ -1,9 +1,13 @@
-// kiln's Hopper pointwise convolution kernel (gemm_conv_kernels.h), included by one file per operand type
-// so that each compiles on its own. A block computes one tile of the output: warpgroup 0 is the producer,
-// whose first thread has the copy engine fill a ring of shared-memory stages (a 128-byte-wide slice of K
-// of the x tile and of the weight tile each); warpgroups 1.. are consumers, each computing 64 rows of the
-// tile with wgmma steps straight from the stages and then the epilogue from its registers, which puts
-// the results in shared memory for the copy engine to store. Two barriers per stage keep the ring: `full`
+// kiln's Hopper convolution kernel (gemm_conv_kernels.h), included by one file per operand type so that
+// each compiles on its own. A block computes tiles of the output: its warpgroups are consumers, each
+// computing 64 rows of a tile with wgmma steps straight from the stages and then the epilogue from its
+// registers, which puts the results in shared memory for the copy engine to store; the warps after them
+// are the producer, whose first thread has the copy engine fill a ring of shared-memory stages (a
+// 128-byte-wide slice of K of the x tile and of the weight tile each). With one consumer the producer is
+// a single warp, so that its thread slots and registers go to a second block a multiprocessor; with two
+// it is a warpgroup that hands its registers to the consumers (a multiprocessor's four register files
+// each hold three of the block's warps, and the consumers of a 256-column tile need 232 registers a
+// thread, which only the producer's leaving makes room for). Two barriers per stage keep the ring: `full`
 // completes when a stage's bytes arrived, `empty` when every consumer warp finished reading it.
 #pragma once
 
@@ -38,11 +42,11 @@ constexpr int kSlotValueBytes = kRowsPerConsumer * kChunkColumns * 2;
 constexpr int kSlotBytes = kSlotValueBytes + kRowsPerConsumer * kChunkColumns;
 constexpr int kSlots = 2;
 
-// One block a multiprocessor, the ring as deep as 220 KiB of shared memory allows beside the staging
-// slots and, for a layer with a residual, each consumer's residual tile (up to 8 stages).
+// The ring as deep as the block's share of 220 KiB of shared memory allows beside the staging slots and,
+// for a layer with a residual, each consumer's residual tile (up to 8 stages).
 constexpr int kSharedBudget = 220 * 1024;
 
-template <int kColumns, int kConsumers, bool kResidual>
+template <int kColumns, int kConsumers, bool kResidual, int kBlocks>
 struct Tiling {
   static constexpr int kRows = kRowsPerConsumer * kConsumers;
   static constexpr int kStageBytes = (kRows + kColumns) * kRowBytes;
@@ -50,9 +54,11 @@ struct Tiling {
   // A consumer's residual tile: 64-column chunks of 64 rows x 128 bytes, in the store maps' swizzle.
   static constexpr int kResidualTileBytes = kRowsPerConsumer * kColumns * 2;
   static constexpr int kResidualBytes = kResidual ? kConsumers * kResidualTileBytes : 0;
-  static constexpr int kRingBudget = kSharedBudget - kStagingBytes - kResidualBytes;
+  static constexpr int kRingBudget = kSharedBudget / kBlocks - kStagingBytes - kResidualBytes;
   static constexpr int kStages = kRingBudget / kStageBytes < 8 ? kRingBudget / kStageBytes : 8;
-  static constexpr int kThreads = kWarpgroup * (1 + kConsumers);
+  static_assert(kStages >= 2, "a ring of one stage would serialize the copies and the matrix steps");
+  static constexpr int kProducerThread = kWarpgroup * kConsumers;
+  static constexpr int kThreads = kProducerThread + (kConsumers > 1 ? kWarpgroup : 32);
   // The stages, the staging slots and the residual tiles, 1024-byte aligned for the swizzles, then the
   // barriers; 1024 bytes of slack for aligning.
   static constexpr int kSharedBytes =
@@ -229,34 +235,48 @@ __device__ inline int code_offset(int r, int j, int pair) {
   return kSlotValueBytes + r * 64 + (((j / 2) ^ ((r / 2) % 4)) << 4) + (j % 2) * 8 + pair * 2;
 }
 
+// A thread's bias and scale pairs of one chunk: per 8 columns j, the two neighbouring columns it holds.
+// Read before the chunk waits for its slot, so that the loads are in flight meanwhile; a column past the
+// tensor reads the last pair (its results are computed but never stored).
+struct ChunkColumns {
+  float2 bias[kChunkColumns / 8];
+  float2 scale[kChunkColumns / 8];
+};
+
+template <bool kScaled>
+__device__ ChunkColumns load_chunk_columns(const EpilogueArgs& e, int chunk0) {
+  ChunkColumns c;
+  const int first_column = chunk0 + (threadIdx.x % 4) * 2;
+#pragma unroll
+  for (int j = 0; j < kChunkColumns / 8; ++j) {
+    const int column = min(first_column + j * 8, e.shape.channels_out - 2);
+    c.bias[j] = __ldg(reinterpret_cast<const float2*>(e.out.bias + column));
+    c.scale[j] = kScaled ? __ldg(reinterpret_cast<const float2*>(e.out.scale + column)) : float2{1.0f, 1.0f};
+  }
+  return c;
+}
+
 // One chunk's results into a staging slot. Each thread holds, per 8 columns j, two neighbouring columns
 // of two rows 8 apart (wgmma's f32 accumulator layout). The branches that do not depend on the element
-// (scale, residual, activation) are template constants; a column's bias and scale are read once for both
-// rows, the residual comes from its chunk in shared memory (same layout as the slot), and the slot is
-// written through shared-memory addresses. Rows past the tensor are left as they are: the store writes
-// nothing there.
+// (scale, residual, activation) are template constants, the residual comes from its chunk in shared
+// memory (same layout as the slot), and the slot is written through shared-memory addresses. Rows and
+// columns past the tensor are computed like the others, without branches (the copy engine filled their
+// operands with zeros), and never stored: the store clips its box at the tensor's edges.
 template <Operand kOperand, int kRegisters, bool kResidual, Act kAct>
-__device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& e, std::uint32_t slot,
-                            std::uint32_t residual, int first_acc, int row0, int chunk0) {
+__device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& e, const ChunkColumns& columns,
+                            std::uint32_t slot, std::uint32_t residual, int first_acc) {
   constexpr bool kScaled = kOperand == Operand::kE4m3;
   const int warp = (threadIdx.x % kWarpgroup) / 32;
   const int lane = threadIdx.x % 32;
   const int pair = lane % 4;
-  const int first_column = chunk0 + pair * 2;
-  const GemmConvShape& shape = e.shape;
   const int r[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};
-  const bool inside[2] = {row0 + r[0] < shape.pixels, row0 + r[1] < shape.pixels};
   const bool values = e.out.y != nullptr, codes = e.out.codes.codes != nullptr;
   const float inverse_scale = __frcp_rn(e.out.codes.scale);
 #pragma unroll
   for (int j = 0; j < kChunkColumns / 8; ++j) {
-    if (first_column + j * 8 >= shape.channels_out) break;
-    const float2 bias = __ldg(reinterpret_cast<const float2*>(e.out.bias + first_column + j * 8));
-    const float2 scale =
-        kScaled ? __ldg(reinterpret_cast<const float2*>(e.out.scale + first_column + j * 8)) : float2{1.0f, 1.0f};
+    const float2 bias = columns.bias[j], scale = columns.scale[j];
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      if (!inside[half]) continue;
       const int at = first_acc + j * 4 + half * 2;
       float2 r_value{0.0f, 0.0f};
       if constexpr (kResidual) {
@@ -285,11 +305,12 @@ __device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs
   for (int c = 0; c < kColumns / kChunkColumns; ++c) {
     const int chunk0 = column0 + c * kChunkColumns;
     if (chunk0 >= e.shape.channels_out) break;
+    const ChunkColumns columns = load_chunk_columns<kOperand == Operand::kE4m3>(e, chunk0);
     const std::uint32_t slot = staging.next();
     if (leader) bulk_wait_read<kSlots - 1>();
     named_barrier_sync(1 + consumer, kWarpgroup);
-    stage_chunk<kOperand, kRegisters, kResidual, kAct>(acc, e, slot, residual.chunks + c * kSlotValueBytes,
-                                                       c * kChunkColumns / 2, row0, chunk0);
+    stage_chunk<kOperand, kRegisters, kResidual, kAct>(acc, e, columns, slot, residual.chunks + c * kSlotValueBytes,
+                                                       c * kChunkColumns / 2);
     fence_async_shared();
     named_barrier_sync(1 + consumer, kWarpgroup);
     if (leader) {
@@ -336,7 +357,7 @@ struct LaunchMaps {
 template <class T, Operand kOperand, int kColumns, bool kResidual>
 __device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtensorMap* codes_map,
                         const CUtensorMap* residual_map, const EpilogueArgs& e, int tiles, int k_blocks) {
-  const int consumer = threadIdx.x / kWarpgroup - 1;
+  const int consumer = threadIdx.x / kWarpgroup;
   const StoreMaps maps{y_map, codes_map};
   Staging staging{shared_address(ring.staging + consumer * kSlots * kSlotBytes)};
   std::uint8_t* residual_chunks = ring.residual + consumer * T::kResidualTileBytes;
@@ -356,12 +377,12 @@ __device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtens
   if (threadIdx.x % kWarpgroup == 0) bulk_wait_all();
 }
 
-template <Operand kOperand, int kColumns, int kConsumers, bool kResidual>
-__global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual>::kThreads, 1)
+template <Operand kOperand, int kColumns, int kConsumers, bool kResidual, int kBlocks>
+__global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlocks>::kThreads, kBlocks)
     gemm_conv_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                      const __grid_constant__ CUtensorMap y_map, const __grid_constant__ CUtensorMap codes_map,
                      const __grid_constant__ CUtensorMap residual_map, const EpilogueArgs e) {
-  using T = Tiling<kColumns, kConsumers, kResidual>;
+  using T = Tiling<kColumns, kConsumers, kResidual, kBlocks>;
   extern __shared__ std::uint8_t shared[];
   const Ring ring = carve_ring<T>(shared);
   constexpr int block_k = kBlockK<kOperand>;
@@ -380,20 +401,20 @@ __global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual>::kThre
     fence_barrier_init();
   }
   __syncthreads();
-  if (threadIdx.x < kWarpgroup) {
-    if constexpr (kConsumers > 1) release_registers<40>();
-    if (threadIdx.x == 0) produce<T, kColumns>(ring, &x_map, &w_map, tiles, k_blocks, e.shape, block_k);
-  } else {
+  if (threadIdx.x < T::kProducerThread) {
     if constexpr (kConsumers > 1) claim_registers<232>();
     consume<T, kOperand, kColumns, kResidual>(ring, &y_map, &codes_map, &residual_map, e, tiles, k_blocks);
+  } else {
+    if constexpr (kConsumers > 1) release_registers<40>();
+    if (threadIdx.x == T::kProducerThread) produce<T, kColumns>(ring, &x_map, &w_map, tiles, k_blocks, e.shape, block_k);
   }
 }
 
 // A persistent grid: as many blocks as fit on the GPU at once, each taking every gridDim-th tile.
-template <Operand kOperand, int kColumns, int kConsumers, bool kResidual>
+template <Operand kOperand, int kColumns, int kConsumers, bool kResidual, int kBlocks>
 cudaError_t launch_as(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stream) {
-  using T = Tiling<kColumns, kConsumers, kResidual>;
-  const auto kernel = gemm_conv_kernel<kOperand, kColumns, kConsumers, kResidual>;
+  using T = Tiling<kColumns, kConsumers, kResidual, kBlocks>;
+  const auto kernel = gemm_conv_kernel<kOperand, kColumns, kConsumers, kResidual, kBlocks>;
   if (const cudaError_t status =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSharedBytes);
       status != cudaSuccess) {
@@ -418,10 +439,10 @@ cudaError_t launch_as(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t s
   return cudaGetLastError();
 }
 
-template <Operand kOperand, int kColumns, int kConsumers>
+template <Operand kOperand, int kColumns, int kConsumers, int kBlocks>
 cudaError_t launch(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stream) {
-  return e.out.residual != nullptr ? launch_as<kOperand, kColumns, kConsumers, true>(m, e, stream)
-                                   : launch_as<kOperand, kColumns, kConsumers, false>(m, e, stream);
+  return e.out.residual != nullptr ? launch_as<kOperand, kColumns, kConsumers, true, kBlocks>(m, e, stream)
+                                   : launch_as<kOperand, kColumns, kConsumers, false, kBlocks>(m, e, stream);
 }
 
 }  // namespace gemm_conv_detail
@@ -434,12 +455,15 @@ template <Operand kOperand>
 cudaError_t launch_tile(const GemmConvTile& tile, const GemmConvMaps& m, const EpilogueArgs& e,
                         cudaStream_t stream) {
   using gemm_conv_detail::launch;
-  if (tile.consumers == 1 && tile.columns == 64) return launch<kOperand, 64, 1>(m, e, stream);
-  if (tile.consumers == 1 && tile.columns == 128) return launch<kOperand, 128, 1>(m, e, stream);
-  if (tile.consumers == 1 && tile.columns == 256) return launch<kOperand, 256, 1>(m, e, stream);
-  if (tile.consumers == 2 && tile.columns == 64) return launch<kOperand, 64, 2>(m, e, stream);
-  if (tile.consumers == 2 && tile.columns == 128) return launch<kOperand, 128, 2>(m, e, stream);
-  if (tile.consumers == 2 && tile.columns == 256) return launch<kOperand, 256, 2>(m, e, stream);
+  const int n = tile_number(tile);
+  if (n == tile_number({64, 1, 1})) return launch<kOperand, 64, 1, 1>(m, e, stream);
+  if (n == tile_number({128, 1, 1})) return launch<kOperand, 128, 1, 1>(m, e, stream);
+  if (n == tile_number({256, 1, 1})) return launch<kOperand, 256, 1, 1>(m, e, stream);
+  if (n == tile_number({64, 2, 1})) return launch<kOperand, 64, 2, 1>(m, e, stream);
+  if (n == tile_number({128, 2, 1})) return launch<kOperand, 128, 2, 1>(m, e, stream);
+  if (n == tile_number({256, 2, 1})) return launch<kOperand, 256, 2, 1>(m, e, stream);
+  if (n == tile_number({64, 1, 2})) return launch<kOperand, 64, 1, 2>(m, e, stream);
+  if (n == tile_number({128, 1, 2})) return launch<kOperand, 128, 1, 2>(m, e, stream);
   return cudaErrorInvalidConfiguration;
 }
 

@@ -37,12 +37,24 @@ struct GemmConvShape {
   GemmConvWindow window;
 };
 
-// How a launch tiles the output: each block computes 64 x `consumers` pixels by `columns` channels (a
-// tactic: pick_tactic() times the tiles).
+// How a launch tiles the output: each block computes 64 x `consumers` pixels by `columns` channels, and a
+// multiprocessor holds `blocks` blocks at once (a tactic: pick_tactic() times the tiles). Two blocks a
+// multiprocessor share its shared memory, so their rings are shallower, but one block's epilogue then runs
+// beside the other's matrix steps: a layer with few K blocks spends most of its time in the epilogue.
 struct GemmConvTile {
   int columns = 128;  // 64, 128 or 256
   int consumers = 2;  // consumer warpgroups: 1 or 2
+  int blocks = 1;     // 1, or 2 for one consumer and at most 128 columns
 };
+
+// Every tile the kernel is instantiated for, fewest threads and columns first.
+inline constexpr GemmConvTile kGemmConvTiles[] = {{64, 1, 1}, {128, 1, 1}, {64, 2, 1},  {256, 1, 1},
+                                                   {128, 2, 1}, {256, 2, 1}, {64, 1, 2}, {128, 1, 2}};
+
+// A tile as one number (a tactic record's algorithm) and back: columns x 10 + consumers, plus 10000 for
+// two blocks a multiprocessor.
+constexpr int tile_number(const GemmConvTile& t) { return (t.blocks - 1) * 10000 + t.columns * 10 + t.consumers; }
+constexpr GemmConvTile tile_from_number(int n) { return {n % 10000 / 10, n % 10, n / 10000 + 1}; }
 
 struct GemmConvEpilogue {
   const float* scale = nullptr;  // [channels_out]; null: 1
