@@ -16,6 +16,13 @@
 
 namespace kiln::cuda {
 
+namespace {
+
+// Ends the key of a layer's tactic that runs followed by the quantize kernel.
+constexpr const char* kThenQuantizeKey = "+quantize-kernel";
+
+}  // namespace
+
 template <class Layer, class Buffers>
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::candidate(
     const char* api, std::shared_ptr<Layer> layer, const Buffers& io, bool search_here,
@@ -221,8 +228,9 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
 }
 
 // The plan's tactic, when it was chosen on this kind of GPU with this library for this very layer. A
-// layer writing codes whose stored tactic cannot write them (it won the race followed by the quantize
-// kernel) runs that way again.
+// layer writing codes whose stored tactic won the race followed by the quantize kernel (its key says so:
+// then_quantize()) runs that way again. A tactic chosen while the layer wrote no codes (the fp16 compile
+// the precision tactic takes a kept layer's tactic from) says nothing of that race, which runs anew.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::planned_candidate(const ConvLayer& layer) {
   TacticCounts& counts = program_->tactics;
   const std::optional<StoredTactic> planned = stored_tactic(options_.layer_data, layer.name, device_name_);
@@ -313,6 +321,8 @@ ProgramBuilder::ConvLayer ProgramBuilder::without_codes(const ConvLayer& layer) 
 }
 
 // `c` followed by the quantize kernel from its output into `layer`'s codes, timed together when timing.
+// Its key is `c`'s marked as followed by the quantize kernel, so that a plan records which of the two
+// ways the layer writes its codes.
 ProgramBuilder::Candidate ProgramBuilder::then_quantize(const ConvLayer& layer, Candidate c, bool timed) {
   const ValueId value = graph_.node(layer.producer).output;
   const void* y = ptr(value);
@@ -333,6 +343,7 @@ ProgramBuilder::Candidate ProgramBuilder::then_quantize(const ConvLayer& layer, 
     check(quantize(s), "quantizing to E4M3");
   };
   c.quantize_kernel = true;
+  c.key = cat(c.key, kThenQuantizeKey);
   return c;
 }
 
