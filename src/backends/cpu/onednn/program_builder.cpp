@@ -14,8 +14,13 @@ namespace kiln::onednn {
 
 using DataType = dnnl::memory::data_type;
 
-ProgramBuilder::ProgramBuilder(const Graph& graph, const CompileOptions& options)
-    : graph_(graph), options_(options), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+ProgramBuilder::ProgramBuilder(const Graph& graph, const CompileOptions& options,
+                               std::map<std::string, Int8Weights> int8_weights)
+    : graph_(graph),
+      options_(options),
+      int8_weights_(std::move(int8_weights)),
+      engine_(dnnl::engine::kind::cpu, 0),
+      stream_(engine_) {
   require(options.batch >= 1, "onednn backend: batch must be at least 1, got ", options.batch);
   program_.engine = engine_;
   program_.workspace = std::make_unique<Workspace>(engine_);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu/onednn/fusion.h"
+#include "backends/cpu/onednn/int8_weights.h"
 #include "backends/cpu/onednn/layout.h"
 #include "backends/cpu/onednn/step.h"
 #include "backends/cpu/onednn/support.h"
@@ -41,7 +42,9 @@ struct Program {
 
 class ProgramBuilder {
  public:
-  ProgramBuilder(const Graph& graph, const CompileOptions& options);
+  // `int8_weights`: the codes and scales of the graph's int8 convolutions (int8_weights.h).
+  ProgramBuilder(const Graph& graph, const CompileOptions& options,
+                 std::map<std::string, Int8Weights> int8_weights = {});
   Program build();
 
  private:
@@ -114,6 +117,14 @@ class ProgramBuilder {
 
   void add_conv(const Node& conv, const Node* fused_add);  // conv_steps.cpp
   void add_grouped_winograd(const Node& conv, const Tensor& weights, const Tensor* bias);
+  // The activation, and the fused residual add with its activation, as post-ops.
+  dnnl::post_ops conv_post_ops(const Node& conv, const Node* fused_add) const;
+  // The convolution's dst in `dst`: a new buffer, or the fused add's other operand (in place or copied).
+  void bind_conv_output(const Node& conv, const Node* fused_add, const Desc& dst, Args& args);
+  void add_int8_conv(const Node& conv, const Node* fused_add);  // int8_conv_steps.cpp
+  float int8_input_scale(const Node& conv) const;
+  // The int8 codes of `x` at `scale`, in `desc` (s8), made by a scaled reorder in the current step.
+  dnnl::memory int8_codes(ValueId x, float scale, const Desc& desc);
   void add_batch_norm(const Node& node);  // elementwise_steps.cpp
   void add_activation(const Node& node);
   void add_add(const Node& node);
@@ -137,6 +148,7 @@ class ProgramBuilder {
 
   const Graph& graph_;
   CompileOptions options_;
+  std::map<std::string, Int8Weights> int8_weights_;
   dnnl::engine engine_;
   dnnl::stream stream_;  // for packing constants at compile time
   Program program_;
