@@ -26,16 +26,28 @@ float ProgramBuilder::int8_input_scale(const Node& conv) const {
   return graph_.node(producer).attr<QuantizeAttrs>().scale;
 }
 
+bool ProgramBuilder::all_readers_int8_convs(ValueId value) const {
+  return only_read_by(value, [&](NodeId id) {
+    const Node& reader = graph_.node(id);
+    return reader.op == OpKind::kConv2d && reader.precision == Precision::kI8 && reader.inputs[0] == value;
+  });
+}
+
+void ProgramBuilder::scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst, float scale) {
+  dnnl::primitive_attr attr = attributes();
+  attr.set_output_scales(0, {scale});
+  dnnl::reorder::primitive_desc pd(engine_, src.get_desc(), engine_, dst.get_desc(), attr);
+  call(primitive_call(dnnl::reorder(pd),
+                      {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}}));
+}
+
 dnnl::memory ProgramBuilder::int8_codes(ValueId x, float scale, const Desc& desc) {
+  // Codes the quantize step wrote (s8) need at most a change of layout.
+  if (slot(x).desc.data_type() == DataType::s8) return input_as(x, desc);
   const dnnl::memory source = input(x);
   const dnnl::memory codes = temporary(desc);
-  dnnl::primitive_attr attr = attributes();
-  attr.set_output_scales(0, {1.0f / scale});
-  dnnl::reorder::primitive_desc pd(engine_, source.get_desc(), engine_, desc, attr);
   note(cat("(quantize ", layout_name(source.get_desc()), "->", layout_name(desc), ")"));
-  call(
-      primitive_call(dnnl::reorder(pd),
-                     {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, codes}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}}));
+  scaled_reorder(source, codes, 1.0f / scale);
   return codes;
 }
 

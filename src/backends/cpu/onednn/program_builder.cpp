@@ -208,11 +208,15 @@ dnnl::memory ProgramBuilder::pack_constant(const Tensor& values, const Desc& pla
   return packed;
 }
 
-bool ProgramBuilder::all_readers_take_bf16(ValueId value) const {
+bool ProgramBuilder::only_read_by(ValueId value, const std::function<bool(NodeId)>& accepts) const {
   const auto& outputs = graph_.outputs();
   if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return false;
   const auto& readers = consumers_[static_cast<std::size_t>(value)];
-  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](NodeId id) {
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), accepts);
+}
+
+bool ProgramBuilder::all_readers_take_bf16(ValueId value) const {
+  return only_read_by(value, [&](NodeId id) {
     const Node& reader = graph_.node(id);
     if (reader.precision != Precision::kBf16) return false;
     const OpKind op = reader.op;
