@@ -208,8 +208,12 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
                                 !options.strict_precision && options.opt_level > 0;
   const Graph unquantized = is_quantized(options.precision) ? input.graph : Graph();
   nlohmann::json quantization = set_precision(input.graph, options, nullptr);
-  if (is_quantized(options.precision))
+  if (is_quantized(options.precision)) {
     keep_refused_layers_fp16(input.graph, quantization, unquantized, *backend, options);
+    // Which kernels a quantized plan's speed and rounding come from (oneDNN's ISA on cpu).
+    quantization["built_on"] = nlohmann::json::object();
+    for (const BackendFact& fact : backend->environment()) quantization["built_on"][fact.key] = fact.value;
+  }
 
   result.plan.info = plan_info(input, options, result.passes);
   result.plan.info.quantization = std::move(quantization);

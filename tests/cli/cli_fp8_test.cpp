@@ -174,6 +174,7 @@ TEST(CliInt8, BuildRunsAndKeepsItsGrid) {
   EXPECT_EQ(q.at("format"), "int8");
   EXPECT_EQ(q.at("quantized_layers"), q.at("layers").size());
   EXPECT_FALSE(q.contains("fp8_layers"));
+  EXPECT_FALSE(q.at("built_on").at("onednn_isa").get<std::string>().empty());
   EXPECT_EQ(read_json(cache).at("grid"), "int8");
   for (const std::string backend : {"cpu", "cpu-reference"}) {
     const auto ran = run_kiln("run " + plan.string() + " --backend " + backend + " --input " +
