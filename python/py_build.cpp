@@ -56,7 +56,7 @@ pipeline::BuildOverrides overrides(const BuildArguments& a) {
   pipeline::BuildOverrides o;
   if (const auto name = optional_argument<std::string>(a.precision)) {
     const auto precision = precision_from_name(*name);
-    require(precision.has_value(), "precision: expected fp32, fp16, bf16 or fp8, got '", *name, "'");
+    require(precision.has_value(), "precision: expected fp32, fp16, bf16, fp8 or int8, got '", *name, "'");
     o.precision = *precision;
   }
   o.backend = optional_argument<std::string>(a.backend);
@@ -186,7 +186,8 @@ void add_build(py::module_& m) {
       py::arg("backend") = py::none(), py::arg("batch") = py::none(), py::arg("opt_level") = py::none(),
       py::arg("families_dir") = py::none(), py::arg("strict_backend") = false,
       "Builds a plan file as `kiln build` does: `manifest` is a family name, its folder or a manifest.toml;\n"
-      "precision 'fp32' | 'fp16' | 'fp8' (fp8: recipe and calibration_data, a folder or webdataset shards);\n"
+      "precision 'fp32' | 'fp16' | 'bf16' | 'fp8' | 'int8' (fp8, int8: recipe and calibration_data, a folder "
+      "or webdataset shards);\n"
       "anything not given comes from the manifest. Returns the build's summary as a dict.");
   m.def(
       "study",

@@ -1,15 +1,17 @@
 #!/bin/sh
-# fp32, fp16 and bf16 plans of one checkpoint on the cpu backend, timed by `kiln bench` in interleaved
+# fp32, fp16, bf16 and (with --calib) int8 plans of one checkpoint on the cpu backend, timed by `kiln bench` in interleaved
 # rounds (each round times every precision once, in turn), so the machine's drift hits them alike; prints
 # each round's medians, the median of rounds and its ratio to fp32, the fastest run and its ratio (the
 # steadier figure on a loaded machine), and the load before and after.
 #
 #   tools/cpu_precisions.sh [--kiln build/cpu/kiln] [--rounds 3] [--threads 2] [--batch 1] \
-#       FAMILY CHECKPOINT [NAME]
+#       [--calib IMAGES] FAMILY CHECKPOINT [NAME]
+#
+# --calib: also an int8 plan (--recipe all), calibrated on 8 of those images.
 #
 # e.g. tools/cpu_precisions.sh timm_resnest tests/data/trained/resnest_fashion_tiny/model.safetensors demo
 set -eu
-kiln=build/cpu/kiln rounds=3 threads=2 batch=1 duration=3s
+kiln=build/cpu/kiln rounds=3 threads=2 batch=1 duration=3s calib=
 while [ $# -gt 0 ]; do
   case "$1" in
     --kiln) kiln=$2; shift 2 ;;
@@ -17,16 +19,22 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
+    --calib) calib=$2; shift 2 ;;
     *) break ;;
   esac
 done
-[ $# -ge 2 ] || { echo "usage: $0 [--kiln K] [--rounds N] [--threads T] [--batch B] [--duration D] FAMILY CHECKPOINT [NAME]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 [--kiln K] [--rounds N] [--threads T] [--batch B] [--duration D] [--calib IMAGES] FAMILY CHECKPOINT [NAME]" >&2; exit 2; }
 family=$1 checkpoint=$2 name=${3:-$(basename "$(dirname "$checkpoint")")}
 family_dir=$(dirname "$0")/../families/$family  # this tree's manifest, whatever the working folder
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 precisions="fp32 fp16 bf16"
+[ -z "$calib" ] || precisions="$precisions int8"
 for p in $precisions; do
-  "$kiln" build "$family_dir" --checkpoint "$checkpoint" --precision "$p" --batch "$batch" -o "$work/$p.kplan" >/dev/null
+  quantization=
+  [ "$p" != int8 ] || quantization="--recipe all --calib $calib --images 8 --every 1"
+  # shellcheck disable=SC2086  # the quantization options are separate words
+  "$kiln" build "$family_dir" --checkpoint "$checkpoint" --precision "$p" --batch "$batch" $quantization \
+    -o "$work/$p.kplan" >/dev/null
 done
 echo "$name, batch $batch, $threads threads, $(date -u +%H:%M) UTC, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$rounds"); do

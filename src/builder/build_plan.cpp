@@ -13,11 +13,11 @@ namespace kiln {
 
 namespace {
 
-// Quantizes (fp8) or assigns the one precision, then leaves the graph compact and verified; returns the
-// quantization report (empty but for fp8).
+// Quantizes (fp8, int8) or assigns the one precision, then leaves the graph compact and verified; returns
+// the quantization report (empty but for fp8 and int8).
 nlohmann::json set_precision(Graph& graph, const BuildOptions& options, const FixedFp8Layers* fixed) {
   nlohmann::json quantization = nlohmann::json::object();
-  if (options.precision == Precision::kF8) {
+  if (is_quantized(options.precision)) {
     quantization = options.quantizer(graph, fixed);
     assign_precision(graph, options.fp8_fallback);
   } else {
@@ -82,7 +82,8 @@ std::vector<std::string> fp8_layer_names(const nlohmann::json& quantization) {
 // The first quantization's report with a rebuild's layers (its calibration and scales stay).
 nlohmann::json rebuilt_report(nlohmann::json first, const nlohmann::json& rebuild) {
   first["layers"] = rebuild.value("layers", nlohmann::json::array());
-  first["fp8_layers"] = rebuild.value("fp8_layers", 0);
+  first["quantized_layers"] = rebuild.value("quantized_layers", 0);
+  if (rebuild.contains("fp8_layers")) first["fp8_layers"] = rebuild["fp8_layers"];
   nlohmann::json tensors = nlohmann::json::object();
   for (const nlohmann::json& layer : first["layers"]) {
     const std::string input = layer.at("input").get<std::string>();
@@ -141,7 +142,8 @@ std::map<std::string, std::string> producers_of(const Graph& graph, const std::v
 constexpr int kCodesRounds = 2;
 
 void put_back_unpaid_readers(BuildResult& result, PrecisionChoice& choice, const Graph& unquantized,
-                             const std::map<std::string, nlohmann::json>& fp16_data, const BuildOptions& options) {
+                             const std::map<std::string, nlohmann::json>& fp16_data,
+                             const BuildOptions& options) {
   const std::map<std::string, std::string> producers = producers_of(unquantized, choice.fp8_layers);
   for (int round = 0; round < kCodesRounds; ++round) {
     std::vector<CodesCharge> unpaid =
@@ -188,8 +190,8 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   require(options.batch >= 1, "batch must be at least 1, got ", options.batch);
   require(options.opt_level >= 0 && options.opt_level <= kMaxOptLevel, "optimization level must be 0 to ",
           kMaxOptLevel, ", got ", options.opt_level);
-  require(options.precision != Precision::kF8 || static_cast<bool>(options.quantizer),
-          "fp8 builds need a quantization recipe and calibration data");
+  require(!is_quantized(options.precision) || static_cast<bool>(options.quantizer),
+          precision_name(options.precision), " builds need a quantization recipe and calibration data");
   BuildResult result;
   PassOptions pass_options;
   pass_options.level = pass_level_for(options.opt_level);
@@ -204,10 +206,14 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
   // Level 0 takes the libraries' heuristic tactics: nothing timed to compare precisions by.
   const bool precision_tactic = times_kernels && options.precision == Precision::kF8 &&
                                 !options.strict_precision && options.opt_level > 0;
-  const Graph unquantized = options.precision == Precision::kF8 ? input.graph : Graph();
+  const Graph unquantized = is_quantized(options.precision) ? input.graph : Graph();
   nlohmann::json quantization = set_precision(input.graph, options, nullptr);
-  if (options.precision == Precision::kF8)
+  if (is_quantized(options.precision)) {
     keep_refused_layers_fp16(input.graph, quantization, unquantized, *backend, options);
+    // Which kernels a quantized plan's speed and rounding come from (oneDNN's ISA on cpu).
+    quantization["built_on"] = nlohmann::json::object();
+    for (const BackendFact& fact : backend->environment()) quantization["built_on"][fact.key] = fact.value;
+  }
 
   result.plan.info = plan_info(input, options, result.passes);
   result.plan.info.quantization = std::move(quantization);

@@ -25,12 +25,13 @@ struct FixedFp8Layers {
 using Quantizer = std::function<nlohmann::json(Graph&, const FixedFp8Layers* fixed)>;
 
 struct BuildOptions {
-  Precision precision = Precision::kF32;  // kF8: the quantizer picks FP8 layers, the rest get fp8_fallback
+  // kF8 / kI8: the quantizer picks FP8 / int8 layers, the rest get fp8_fallback
+  Precision precision = Precision::kF32;
   Precision fp8_fallback = Precision::kF16;
   // Why `precision` was chosen when nobody asked for one (Backend::better_default); empty when it was
   // asked for or is the manifest's. The plan keeps it.
   std::string precision_reason;
-  Quantizer quantizer;  // required for kF8
+  Quantizer quantizer;  // required for kF8 and kI8
   // 0: no passes, heuristic tactics; 1: exact clean-ups, a narrow timed search; 2: fusions too, a wider
   // search; 3: fusions, the widest search (backends that time kernels:
   // src/backends/cuda/conv_candidates.cpp).

@@ -34,12 +34,15 @@ void check_fp8_settings(const CLI::App& command, const BuildChoices& choices) {
 void check_build_options(const CLI::App& command, const BuildChoices& choices) {
   const Manifest& manifest = *choices.manifest;
   const std::string precision = choices.precision.value_or(std::string(precision_name(manifest.precision)));
-  refuse_unless(
-      precision == "fp8", command,
-      {"--recipe", "--calib", "--images", "--every", "--calib-method", "--calib-cache", "--percentile",
-       "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict", "--strict-precision"},
-      "to --precision fp8", source_of(choices.precision, "--precision", precision, "fp8"));
-  if (precision == "fp8") check_fp8_settings(command, choices);
+  const bool quantized = precision == "fp8" || precision == "int8";
+  refuse_unless(quantized, command,
+                {"--recipe", "--calib", "--images", "--every", "--calib-method", "--calib-cache",
+                 "--percentile", "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict"},
+                "to --precision fp8 or int8", source_of(choices.precision, "--precision", precision, "fp8"));
+  // Only the cuda backend chooses precisions per layer, and it runs FP8, not int8.
+  refuse_unless(precision == "fp8", command, {"--strict-precision"}, "to --precision fp8",
+                source_of(choices.precision, "--precision", precision, "fp8"));
+  if (quantized) check_fp8_settings(command, choices);
   const std::int64_t opt_level = choices.opt_level.value_or(manifest.opt_level);
   refuse_unless(opt_level > 0, command, {"--disable-pass"}, "with --opt-level 1 or more",
                 choices.opt_level ? "--opt-level 0 (no graph pass) was given"

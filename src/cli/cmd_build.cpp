@@ -52,8 +52,8 @@ pipeline::BuildOverrides build_overrides(const BuildCommandOptions& options) {
   pipeline::BuildOverrides overrides;
   if (options.precision) {
     const auto precision = precision_from_name(*options.precision);
-    require(precision.has_value(), "--precision: expected fp32, fp16, bf16 or fp8, got '", *options.precision,
-            "'");
+    require(precision.has_value(), "--precision: expected fp32, fp16, bf16, fp8 or int8, got '",
+            *options.precision, "'");
     overrides.precision = *precision;
   }
   overrides.opt_level = options.opt_level;
@@ -88,8 +88,10 @@ std::string kept_fp16_note(const Plan& plan) {
   const std::size_t faster = tactic.value("kept_fp16", nlohmann::json::array()).size();
   const std::size_t unsupported = q.value("kept_fp16_unsupported", nlohmann::json::array()).size();
   std::string note = faster == 0 ? std::string() : cat(", ", faster, " kept fp16 (faster there)");
+  const bool int8 = plan.info.precision == Precision::kI8;
   if (unsupported > 0)
-    note += cat(", ", unsupported, " kept fp16 (no FP8 kernel on ", plan.info.backend, ")");
+    note += cat(", ", unsupported, " kept ", int8 ? "at the fallback" : "fp16", " (no ",
+                int8 ? "int8" : "FP8", " kernel on ", plan.info.backend, ")");
   return note;
 }
 
@@ -190,8 +192,9 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
     std::cout << auto_recipe_note(*search) << "\n";
   std::cout << "built " << options.output.string() << ": " << family << ", "
             << result.plan.graph.live_node_count() << " layers, " << precision_name(build_options.precision)
-            << (build_options.precision == Precision::kF8
-                    ? cat(" (", result.plan.info.quantization.value("fp8_layers", 0), " FP8 convolutions",
+            << (is_quantized(build_options.precision)
+                    ? cat(" (", result.plan.info.quantization.value("quantized_layers", 0),
+                          build_options.precision == Precision::kI8 ? " int8" : " FP8", " convolutions",
                           kept_fp16_note(result.plan), ", the rest ",
                           precision_name(build_options.fp8_fallback), ")")
                     : std::string())
@@ -212,59 +215,67 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
                              {"checkpoint_sha256", digest},
                              {"seconds", seconds}};
     for (const auto& run : result.passes.runs) report["passes"][run.name] = run.changes;
-    if (build_options.precision == Precision::kF8) report["quantization"] = result.plan.info.quantization;
+    if (is_quantized(build_options.precision)) report["quantization"] = result.plan.info.quantization;
     write_json_file(*options.json, report);
   }
 }
 
-// The options that choose, calibrate and search an FP8 plan's layers (each says "fp8:").
+// The options that choose, calibrate and search an FP8 or int8 plan's layers (each says "fp8, int8:").
 void add_fp8_options(CLI::App& cmd, pipeline::Fp8Options& fp8) {
   cmd.add_option(
       "--recipe", fp8.recipe,
-      "fp8: which convolutions run in FP8: all (all but the stem), nose (all but stem and attention "
+      "fp8, int8: which convolutions are quantized: all (all but the stem), nose (all but stem and attention "
       "gates), nose-L1 (nose, and layer1 kept fp16), auto (searched for --auto-target), or "
       "include=PATTERN,...;exclude=PATTERN,... over layer names (* and ? globs); default: the "
       "manifest's");
-  cmd.add_option("--calib", fp8.calib_data,
-                 "fp8: calibration images: a folder (flat or class sub-folders) or webdataset tar shards");
+  cmd.add_option(
+      "--calib", fp8.calib_data,
+      "fp8, int8: calibration images: a folder (flat or class sub-folders) or webdataset tar shards");
   add_warning_alias(
       cmd,
-      cmd.add_option("--images", fp8.calib_images,
-                     "fp8: calibration images to use (default: the manifest's calibration_images, else 500; "
-                     "old name: --calib-images)")
+      cmd.add_option(
+             "--images", fp8.calib_images,
+             "fp8, int8: calibration images to use (default: the manifest's calibration_images, else 500; "
+             "old name: --calib-images)")
           ->check(whole_between(1, kMaxCount)),
       "--calib-images");
-  add_warning_alias(cmd,
-                    cmd.add_option("--every", fp8.calib_every,
-                                   "fp8: sample images x K images at a fixed stride and calibrate on every "
-                                   "K-th, leaving the rest held out for kiln eval (1: calibrate on the whole "
-                                   "sample; old name: --calib-every)")
-                        ->capture_default_str()
-                        ->check(whole_between(1, kMaxCount)),
-                    "--calib-every");
+  add_warning_alias(
+      cmd,
+      cmd.add_option("--every", fp8.calib_every,
+                     "fp8, int8: sample images x K images at a fixed stride and calibrate on every "
+                     "K-th, leaving the rest held out for kiln eval (1: calibrate on the whole "
+                     "sample; old name: --calib-every)")
+          ->capture_default_str()
+          ->check(whole_between(1, kMaxCount)),
+      "--calib-every");
   cmd.add_option("--calib-method", fp8.calib_method,
-                 "fp8: activation scale calibrator: max, percentile, entropy (KL on the E4M3 grid) or mse "
+                 "fp8, int8: activation scale calibrator: max, percentile, entropy (KL on the build's grid, "
+                 "E4M3 or int8) or mse "
                  "(default: the manifest's)")
       ->check(one_of({"max", "percentile", "entropy", "mse"}));
-  cmd.add_option("--calib-cache", fp8.calib_cache,
-                 "fp8: activation scales: read from this file when it exists (no calibration runs), else "
-                 "calibrate and write them to it");
-  cmd.add_option("--percentile", fp8.percentile, "fp8: the percentile calibrator's percentile of |x|")
+  cmd.add_option(
+      "--calib-cache", fp8.calib_cache,
+      "fp8, int8: activation scales: read from this file when it exists (no calibration runs), else "
+      "calibrate and write them to it");
+  cmd.add_option("--percentile", fp8.percentile, "fp8, int8: the percentile calibrator's percentile of |x|")
       ->capture_default_str()
       ->check(real_between(1e-9, 100.0));
-  cmd.add_option("--fp8-fallback", fp8.fallback, "fp8: precision of the layers not in FP8: fp16 or fp32")
-      ->capture_default_str()
+  cmd.add_option(
+         "--fp8-fallback", fp8.fallback,
+         "fp8, int8: precision of the layers not quantized: fp16 or fp32 (default: fp16 for fp8, fp32 "
+         "for int8)")
       ->check(one_of({"fp16", "fp32"}));
   cmd.add_option("--auto-target", fp8.auto_target,
-                 "fp8 --recipe auto: agreement=FRACTION (top-1 agreement with fp32 at least) or "
+                 "fp8, int8 --recipe auto: agreement=FRACTION (top-1 agreement with fp32 at least) or "
                  "logit-error=VALUE (||y - fp32|| / ||fp32|| at most), on the calibration images")
       ->capture_default_str();
-  cmd.add_option("--sensitivity-images", fp8.sensitivity_images,
-                 "fp8 --recipe auto: calibration images the per-layer sensitivity and the search run on")
+  cmd.add_option(
+         "--sensitivity-images", fp8.sensitivity_images,
+         "fp8, int8 --recipe auto: calibration images the per-layer sensitivity and the search run on")
       ->capture_default_str()
       ->check(whole_between(1, kMaxCount));
   cmd.add_flag("--strict", fp8.strict,
-               "fp8: stop at the first unreadable calibration image instead of skipping it");
+               "fp8, int8: stop at the first unreadable calibration image instead of skipping it");
 }
 
 }  // namespace
@@ -281,10 +292,11 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("-o,--output", options->output,
                   "The plan file to write (written to a temp file, then renamed)");
   cmd->add_option("--precision", options->precision,
-                  "fp32, fp16, bf16 (cpu: CPUs with AVX512-BF16 or AMX-BF16) or fp8 (FP8 E4M3 "
-                  "convolutions chosen by --recipe, calibrated on --calib; default: the manifest's, "
-                  "except on cpu, where its fp16 becomes bf16 or fp32 and the build says why)")
-      ->check(one_of({"fp32", "fp16", "bf16", "fp8"}));
+                  "fp32, fp16, bf16 (cpu: CPUs with AVX512-BF16 or AMX-BF16), fp8 (FP8 E4M3 "
+                  "convolutions chosen by --recipe, calibrated on --calib) or int8 (the same with int8 "
+                  "convolutions; cpu and cpu-reference); default: the manifest's, except on cpu, where its "
+                  "fp16 becomes bf16 or fp32 and the build says why")
+      ->check(one_of({"fp32", "fp16", "bf16", "fp8", "int8"}));
   add_fp8_options(*cmd, options->fp8);
   cmd->add_option(
          "--opt-level", options->opt_level,

@@ -205,4 +205,16 @@ float e4m3_to_f32(std::uint8_t bits) {
   return negative ? -magnitude : magnitude;
 }
 
+std::int8_t quantize_to_int8(float value, float inverse_scale) {
+  const float scaled = value * inverse_scale;
+  if (std::isnan(scaled)) return 0;
+  // nearbyint rounds ties to even in the default rounding mode, which kiln never changes.
+  return static_cast<std::int8_t>(std::clamp(std::nearbyint(scaled), -128.0f, 127.0f));
+}
+
+float fake_quantize_int8(float value, float scale) {
+  if (std::isnan(value)) return value;
+  return static_cast<float>(quantize_to_int8(value, 1.0f / scale)) * scale;
+}
+
 }  // namespace kiln

@@ -66,4 +66,14 @@ inline float round_to_bf16(float value) { return bf16_to_f32(f32_to_bf16(value))
 // multiply back. Every FP8 simulation in kiln goes through this one function.
 inline float fake_quantize_e4m3(float value, float scale) { return round_to_e4m3(value / scale) * scale; }
 
+// Symmetric int8: a value x with scale s is stored as the code x * (1 / s) rounded to nearest, ties to even,
+// and saturated to [-128, 127]; it reads back as code * s. The reciprocal is taken once in f32 and
+// multiplied, as PyTorch's fake_quantize_per_tensor_affine and oneDNN's scaled conversions compute it, so
+// codes agree with both bit for bit. Scales are amax / 127 (weights never reach -128); activations beyond
+// the calibrated range saturate where an s8 register does. int8 has no NaN: quantize_to_int8 makes NaN 0,
+// while fake_quantize_int8, the simulation, keeps NaN so that a NaN still shows in the output.
+inline constexpr float kInt8Max = 127.0f;
+std::int8_t quantize_to_int8(float value, float inverse_scale);
+float fake_quantize_int8(float value, float scale);
+
 }  // namespace kiln

@@ -25,6 +25,11 @@ std::string_view activation_name(Activation activation);
 inline constexpr std::int64_t kPositive = 1;     // kernels, strides, dilations, groups, radices, ...
 inline constexpr std::int64_t kNonNegative = 0;  // paddings, offsets
 
+// A bool field added after plans without it were written: visit("key", attrs.field, kAbsentIsFalse).
+// Such plans read it as false, and the printer shows it only when true, so older graphs print as before.
+struct AbsentIsFalse {};
+inline constexpr AbsentIsFalse kAbsentIsFalse{};
+
 // The sliding window convolutions and pools share.
 template <typename Self, typename Visit>
 void window_fields(Self& a, Visit&& visit) {
@@ -117,16 +122,19 @@ struct RadixAttrs {
   }
 };
 
-// Per-tensor FP8 quantization: x is divided by `scale`, rounded to E4M3 (saturating at 448) and
-// multiplied back, so the value carries exactly what an FP8 tensor with that scale can hold.
+// Per-tensor quantization, so the value carries exactly what a quantized tensor with that scale can hold.
+// FP8: x is divided by `scale`, rounded to E4M3 (saturating at 448) and multiplied back. int8: x is
+// rounded to an int8 code (core/dtype.h's quantize_to_int8) and multiplied back.
 struct QuantizeAttrs {
   float scale = 1.0f;
+  bool int8 = false;
   bool operator==(const QuantizeAttrs&) const = default;
 
   static constexpr std::string_view kName = "quantize";
   template <typename Self, typename Visit>
   static void fields(Self& a, Visit&& visit) {
     visit("scale", a.scale);
+    visit("int8", a.int8, kAbsentIsFalse);
   }
 };
 

@@ -11,11 +11,12 @@ namespace kiln {
 
 namespace {
 
-constexpr std::array<std::pair<Precision, std::string_view>, 4> kPrecisionNames = {{
+constexpr std::array<std::pair<Precision, std::string_view>, 5> kPrecisionNames = {{
     {Precision::kF32, "fp32"},
     {Precision::kF16, "fp16"},
     {Precision::kF8, "fp8"},
     {Precision::kBf16, "bf16"},
+    {Precision::kI8, "int8"},
 }};
 
 }  // namespace

@@ -26,16 +26,20 @@ using NodeId = std::int32_t;
 inline constexpr NodeId kNoNode = -1;
 
 // The arithmetic a node runs in. fp16 and bf16 mean storage in that format with fp32 accumulation
-// (graph/precision_assignment.h).
-enum class Precision : std::uint8_t { kF32, kF16, kF8, kBf16 };
+// (graph/precision_assignment.h). fp8 and int8 are quantized: a recipe chooses their layers, which read
+// values through quantize points (quant/fp8_rewrite.h).
+enum class Precision : std::uint8_t { kF32, kF16, kF8, kBf16, kI8 };
 std::string_view precision_name(Precision precision);
 std::optional<Precision> precision_from_name(std::string_view name);
+inline bool is_quantized(Precision precision) {
+  return precision == Precision::kF8 || precision == Precision::kI8;
+}
 
 struct Value {
   std::string name;
   Shape shape;
   DType dtype = DType::kF32;
-  Tensor constant;           // non-empty for weights
+  Tensor constant;            // non-empty for weights
   NodeId producer = kNoNode;  // kNoNode for graph inputs and constants
   bool is_constant() const { return !constant.empty(); }
 };
@@ -50,9 +54,13 @@ struct Node {
   bool dead = false;
 
   template <typename A>
-  const A& attr() const { return std::get<A>(attrs); }
+  const A& attr() const {
+    return std::get<A>(attrs);
+  }
   template <typename A>
-  A& attr() { return std::get<A>(attrs); }
+  A& attr() {
+    return std::get<A>(attrs);
+  }
 };
 
 class Graph {

@@ -21,6 +21,9 @@ class FieldPrinter {
   }
   void operator()(std::string_view key, float value) { add(key, cat(value)); }
   void operator()(std::string_view key, bool value) { add(key, value ? "true" : "false"); }
+  void operator()(std::string_view key, bool value, AbsentIsFalse) {
+    if (value) add(key, "true");
+  }
   void operator()(std::string_view key, Activation value) { add(key, std::string(activation_name(value))); }
   const std::string& text() const { return text_; }
 

@@ -32,11 +32,12 @@ constexpr NameTable<Calibration, 4> kCalibrationNames = {{
     {Calibration::kEntropy, "entropy"},
     {Calibration::kMse, "mse"},
 }};
-constexpr NameTable<Precision, 4> kPrecisionNames = {{
+constexpr NameTable<Precision, 5> kPrecisionNames = {{
     {Precision::kF32, "fp32"},
     {Precision::kF16, "fp16"},
     {Precision::kBf16, "bf16"},
     {Precision::kF8, "fp8"},
+    {Precision::kI8, "int8"},
 }};
 
 template <typename E, std::size_t N>

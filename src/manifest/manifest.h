@@ -12,7 +12,7 @@
 //   size = 224                           # square side; a multiple of 32 for detection
 //   batch = [1, 32]                      # batch sizes to build for (a single integer is one size)
 //   [build]
-//   precision = "fp16"                   # fp32 | fp16 | fp8
+//   precision = "fp16"                   # fp32 | fp16 | bf16 | fp8 | int8
 //   opt_level = 3                        # 0..3
 //   backends = ["cpu", "cuda"]           # optional, default ["cpu"]
 //   [quantization]                       # required with fp8, otherwise the recipe a study uses

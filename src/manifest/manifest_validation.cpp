@@ -114,10 +114,10 @@ void check_build(const Manifest& m) {
 }
 
 void check_quantization(const Manifest& m) {
-  // FP8 engines need scales, and the scales come from this section's calibration.
-  require_key(m, m.precision != Precision::kF8 || m.quantization.has_value(), "quantization",
+  // FP8 and int8 engines need scales, and the scales come from this section's calibration.
+  require_key(m, !is_quantized(m.precision) || m.quantization.has_value(), "quantization",
               "expected a [quantization] section (weights, activations, calibration, calibration_images, ",
-              "recipe) because build.precision is fp8");
+              "recipe) because build.precision is ", precision_name(m.precision));
   if (!m.quantization) return;
   const QuantizationSettings& q = *m.quantization;
   require_key(m, q.calibration_images > 0, "quantization.calibration_images",

@@ -44,8 +44,9 @@ BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overr
                            const BuildInput& input) {
   BuildOptions options = plain_options(manifest, overrides);
   choose_precision(options, manifest, overrides, input.graph);
-  if (options.precision == Precision::kF8)
-    set_fp8(options, make_fp8_quantization(overrides.fp8, manifest, input.graph, input.config.preprocess));
+  if (is_quantized(options.precision))
+    set_fp8(options, make_fp8_quantization(overrides.fp8, options.precision, manifest, input.graph,
+                                           input.config.preprocess));
   return options;
 }
 
@@ -57,13 +58,13 @@ BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overr
   const bool auto_recipe = overrides.fp8.recipe.value_or(manifest.quantization ? manifest.quantization->recipe
                                                                                : std::string()) == "auto";
   require(
-      !(options.precision == Precision::kF8 && auto_recipe &&
-        overrides.fp8.auto_target.starts_with("agreement")),
+      !(is_quantized(options.precision) && auto_recipe && overrides.fp8.auto_target.starts_with("agreement")),
       "--auto-target ", overrides.fp8.auto_target,
       ": top-1 agreement is for classifiers; a detector's auto recipe takes logit-error=VALUE (the relative "
       "error of its decoded predictions)");
-  if (options.precision == Precision::kF8)
-    set_fp8(options, make_fp8_quantization(overrides.fp8, manifest, source.input.graph, source.to_input));
+  if (is_quantized(options.precision))
+    set_fp8(options, make_fp8_quantization(overrides.fp8, options.precision, manifest, source.input.graph,
+                                           source.to_input));
   return options;
 }
 

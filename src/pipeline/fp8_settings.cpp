@@ -22,8 +22,10 @@ namespace kiln::pipeline {
 namespace {
 
 // Everything but the calibration data: the recipe, calibrator, fallback and auto-search settings.
-Fp8Settings fp8_settings(const Fp8Options& options, const QuantizationSettings& defaults) {
+Fp8Settings fp8_settings(const Fp8Options& options, Precision precision,
+                         const QuantizationSettings& defaults) {
   Fp8Settings settings;
+  settings.format = quant_format_of(precision);
   settings.recipe = options.recipe.value_or(defaults.recipe.empty() ? "all" : defaults.recipe);
   settings.method = defaults.calibration;
   if (options.calib_method) {
@@ -34,9 +36,10 @@ Fp8Settings fp8_settings(const Fp8Options& options, const QuantizationSettings& 
   }
   settings.calibration.percentile = options.percentile;
   settings.per_channel_weights = defaults.weights == QuantGranularity::kPerChannel;
-  const auto fallback = precision_from_name(options.fallback);
-  require(fallback.has_value() && *fallback != Precision::kF8, "--fp8-fallback: expected fp16 or fp32, got '",
-          options.fallback, "'");
+  const std::string fallback_name = options.fallback.value_or(precision == Precision::kI8 ? "fp32" : "fp16");
+  const auto fallback = precision_from_name(fallback_name);
+  require(fallback.has_value() && (*fallback == Precision::kF16 || *fallback == Precision::kF32),
+          "--fp8-fallback: expected fp16 or fp32, got '", fallback_name, "'");
   settings.fallback = *fallback;
   settings.auto_target = parse_auto_target(options.auto_target);
   settings.sensitivity_images = options.sensitivity_images;
@@ -92,19 +95,19 @@ void check_cache_provenance(const Fp8Options& options, const QuantizationSetting
           "): give the same --calib, --images and --every, or a new --calib-cache path");
 }
 
-Fp8Quantization fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
-                                 const LoadImages& load) {
+Fp8Quantization fp8_quantization(const Fp8Options& options, Precision precision, const Manifest& manifest,
+                                 const Graph& graph, const LoadImages& load) {
   const bool cached = options.calib_cache && std::filesystem::exists(*options.calib_cache);
-  require(options.calib_data.has_value() || cached,
-          "fp8 builds calibrate on images: give --calib DATA (or an existing --calib-cache)");
+  require(options.calib_data.has_value() || cached, precision_name(precision),
+          " builds calibrate on images: give --calib DATA (or an existing --calib-cache)");
   const QuantizationSettings defaults = manifest.quantization.value_or(QuantizationSettings{});
   require(defaults.activations == QuantGranularity::kPerTensor, manifest.path.string(),
           ": quantization.activations: only per-tensor activation scales are supported");
-  Fp8Settings settings = fp8_settings(options, defaults);
+  Fp8Settings settings = fp8_settings(options, precision, defaults);
   // A bad recipe fails before any image is loaded (the convolutions keep their names through the passes).
   if (settings.recipe != "auto") select_layers(graph, parse_recipe(settings.recipe));
   if (cached) {
-    settings.cached_scales = read_calibration_cache(*options.calib_cache);
+    settings.cached_scales = read_calibration_cache(*options.calib_cache, settings.format);
     check_cache_provenance(options, defaults);
   }
   auto images = std::make_shared<CalibrationImages>();
@@ -116,23 +119,25 @@ Fp8Quantization fp8_quantization(const Fp8Options& options, const Manifest& mani
 
 }  // namespace
 
-Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
+Fp8Quantization make_fp8_quantization(const Fp8Options& options, Precision precision,
+                                      const Manifest& manifest, const Graph& graph,
                                       const PreprocessConfig& preprocess) {
-  return fp8_quantization(options, manifest, graph, [&](const CalibrationImageOptions& data) {
+  return fp8_quantization(options, precision, manifest, graph, [&](const CalibrationImageOptions& data) {
     return load_calibration_images(data, preprocess);
   });
 }
 
-Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
+Fp8Quantization make_fp8_quantization(const Fp8Options& options, Precision precision,
+                                      const Manifest& manifest, const Graph& graph,
                                       const ImageToInput& to_input) {
-  return fp8_quantization(options, manifest, graph, [&](const CalibrationImageOptions& data) {
+  return fp8_quantization(options, precision, manifest, graph, [&](const CalibrationImageOptions& data) {
     return load_calibration_images(data, to_input);
   });
 }
 
 void keep_calibration_cache(const Fp8Options& options, const Plan& plan) {
   if (!options.calib_cache || std::filesystem::exists(*options.calib_cache)) return;
-  if (!plan.info.quantization.contains("calibration_cache")) return;  // not an fp8 build: nothing calibrated
+  if (!plan.info.quantization.contains("calibration_cache")) return;  // not quantized: nothing calibrated
   write_json_file(*options.calib_cache, plan.info.quantization.at("calibration_cache"));
 }
 

@@ -1,5 +1,5 @@
-// The FP8 settings of a build: options first, then the manifest's [quantization] section, then kiln's
-// defaults. Text fields are spelled as `kiln build` takes them, and errors name those flags.
+// The FP8 or int8 settings of a build: options first, then the manifest's [quantization] section, then
+// kiln's defaults. Text fields are spelled as `kiln build` takes them, and errors name those flags.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +23,9 @@ struct Fp8Options {
   // Activation scales: read from this file when it exists (no calibration runs), else written to it.
   std::optional<std::filesystem::path> calib_cache;
   double percentile = 99.99;
-  std::string fallback = "fp16";  // precision of the layers outside FP8: fp16 | fp32
+  // Precision of the layers not quantized: fp16 | fp32; default fp16 for fp8 (the GPU's), fp32 for int8
+  // (the CPU's, which emulates fp16).
+  std::optional<std::string> fallback;
   std::string auto_target = "logit-error=0.05";
   std::size_t sensitivity_images = 16;
   bool strict = false;  // stop at the first unreadable calibration image
@@ -35,11 +37,13 @@ struct Fp8Quantization {
 };
 
 // Checks the settings against `graph` (a bad recipe fails before any image loads) and loads the
-// calibration images the quantizer will run on.
-Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
+// calibration images the quantizer will run on. `precision`: fp8 or int8.
+Fp8Quantization make_fp8_quantization(const Fp8Options& options, Precision precision,
+                                      const Manifest& manifest, const Graph& graph,
                                       const PreprocessConfig& preprocess);
 // The same with calibration images made into inputs by `to_input` (a detector's letterbox).
-Fp8Quantization make_fp8_quantization(const Fp8Options& options, const Manifest& manifest, const Graph& graph,
+Fp8Quantization make_fp8_quantization(const Fp8Options& options, Precision precision,
+                                      const Manifest& manifest, const Graph& graph,
                                       const ImageToInput& to_input);
 
 // Writes an fp8 plan's activation scales to options.calib_cache when one is named and does not exist yet.

@@ -34,6 +34,7 @@ class FieldWriter {
     out_[std::string(key)] = static_cast<double>(value);  // exact; reads back to the same float
   }
   void operator()(std::string_view key, const bool& value) { out_[std::string(key)] = value; }
+  void operator()(std::string_view key, const bool& value, AbsentIsFalse) { out_[std::string(key)] = value; }
   void operator()(std::string_view key, const Activation& value) {
     out_[std::string(key)] = std::string(activation_name(value));
   }
@@ -54,6 +55,10 @@ class FieldReader {
   }
   void operator()(std::string_view key, float& value) const { value = object_[key].as_float(); }
   void operator()(std::string_view key, bool& value) const { value = object_[key].as_bool(); }
+  void operator()(std::string_view key, bool& value, AbsentIsFalse) const {
+    const std::optional<JsonField> field = object_.find(key);
+    value = field ? field->as_bool() : false;
+  }
   void operator()(std::string_view key, Activation& value) const {
     const JsonField field = object_[key];
     const std::optional<Activation> known = activation_from_name(field.as_string());

@@ -20,7 +20,8 @@
 //
 // Header. Objects have their keys sorted and no whitespace, so equal plans give equal bytes.
 //
-//   build:        {kiln_version, backend, precision ("fp32" | "fp16" | "fp8" | "bf16"), opt_level, batch,
+//   build:        {kiln_version, backend, precision ("fp32" | "fp16" | "fp8" | "bf16" | "int8"), opt_level,
+//   batch,
 //                  passes: [pass names in the order they ran], precision_reason (optional: why the
 //                  build chose its precision when none was asked for)}
 //   bundle:       {family, checkpoint: {name, sha256 (64 hex digits, or "")},

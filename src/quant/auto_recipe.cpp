@@ -66,9 +66,10 @@ OutputError GraphComparer::compare(const Graph& candidate) const {
 }
 
 Graph fp8_graph(const Graph& fp32_graph, const std::vector<std::string>& layers,
-                const std::map<std::string, float>& scales, bool per_channel_weights, Precision fallback) {
+                const std::map<std::string, float>& scales, bool per_channel_weights, Precision fallback,
+                QuantFormat format) {
   Graph graph = fp32_graph;
-  rewrite_to_fp8(graph, layers, scales, per_channel_weights);
+  rewrite_to_fp8(graph, layers, scales, per_channel_weights, format);
   assign_precision(graph, fallback);
   graph.compact();
   return graph;
@@ -81,8 +82,8 @@ AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphCom
   {
     Progress progress("sensitivity", input.candidates.size());
     for (const std::string& layer : input.candidates) {
-      const Graph one =
-          fp8_graph(*input.graph, {layer}, *input.scales, input.per_channel_weights, input.fallback);
+      const Graph one = fp8_graph(*input.graph, {layer}, *input.scales, input.per_channel_weights,
+                                  input.fallback, input.format);
       result.sensitivity.push_back({layer, comparer.compare(one)});
       progress.advance();
     }
@@ -107,8 +108,9 @@ AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphCom
     for (const auto& point : result.curve) {
       if (point.kept == kept) return point.meets;
     }
-    const OutputError error = comparer.compare(
-        fp8_graph(*input.graph, fp8_keeping(kept), *input.scales, input.per_channel_weights, input.fallback));
+    const OutputError error =
+        comparer.compare(fp8_graph(*input.graph, fp8_keeping(kept), *input.scales, input.per_channel_weights,
+                                   input.fallback, input.format));
     const bool meets = input.target.met_by(error.agreement, error.logit_error);
     result.curve.push_back({kept, error, meets});
     return meets;

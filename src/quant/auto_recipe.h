@@ -15,6 +15,7 @@
 
 #include "core/progress.h"
 #include "graph/graph.h"
+#include "quant/quant_format.h"
 
 namespace kiln {
 
@@ -55,6 +56,7 @@ struct AutoSearchInput {
   bool per_channel_weights = true;
   Precision fallback = Precision::kF16;  // what the layers outside FP8 run in
   AutoTarget target;
+  QuantFormat format = QuantFormat::kE4M3;  // the quantized layers' grid (int8 searches the same way)
 };
 
 struct AutoSearchResult {
@@ -77,8 +79,9 @@ struct AutoSearchResult {
 // Fails when the target is not met even with every candidate kept out of FP8.
 AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphComparer& comparer);
 
-// The graph as an FP8 build makes it: `layers` in FP8 with `scales`, the rest in `fallback`.
+// The graph as an FP8 (int8) build makes it: `layers` in FP8 (int8) with `scales`, the rest in `fallback`.
 Graph fp8_graph(const Graph& fp32_graph, const std::vector<std::string>& layers,
-                const std::map<std::string, float>& scales, bool per_channel_weights, Precision fallback);
+                const std::map<std::string, float>& scales, bool per_channel_weights, Precision fallback,
+                QuantFormat format = QuantFormat::kE4M3);
 
 }  // namespace kiln

@@ -1,9 +1,9 @@
 // The four activation calibrators over an AbsHistogram (see calibrator.h).
 //
-// Entropy follows the INT8 entropy calibrator's recipe with the E4M3 grid in place of 128 uniform
-// levels. For a threshold of i bins (T = i * width, scale T / 448):
+// Entropy follows the INT8 entropy calibrator's recipe on the build's grid: 128 uniform levels for int8,
+// the E4M3 levels for FP8. For a threshold of i bins (T = i * width, scale T / 448 or T / 127):
 //   - P is bins [0, i) with all the mass at or beyond T added to bin i - 1 (what clipping does);
-//   - Q maps each bin centre through fake quantization; consecutive bins that land on one E4M3 level
+//   - Q maps each bin centre through fake quantization; consecutive bins that land on one grid level
 //     form a group whose mass, taken from the unclipped bins [0, i) as in the INT8 recipe so that
 //     clipping costs something, is shared equally among the group's bins that are non-empty in P;
 //   - both are normalised; bins empty in P contribute nothing, and a bin non-empty in P but empty in Q
@@ -14,9 +14,9 @@
 //
 // MSE is the expected squared error of fake quantization over the histogram, values above T clipped to
 // T, with each bin's count spread uniformly over the bin rather than put at its centre: low bins are
-// wider than the E4M3 steps they hold, and a centre landing on or between levels would otherwise decide
+// wider than the grid steps they hold, and a centre landing on or between levels would otherwise decide
 // the outcome. It tries thresholds up to the histogram's whole range (< 2 * amax): a threshold a little
-// above amax can place the largest values nearer E4M3 levels.
+// above amax can place the largest values nearer the grid's levels.
 //
 // Both keep the smallest T of least cost among the candidates of CalibrationOptions.
 #include "quant/calibrator.h"
@@ -61,17 +61,17 @@ float choose_percentile(const AbsHistogram& histogram, double percentile) {
 }
 
 // KL(P || Q) for a threshold of `bins` bins, as described at the top of this file.
-double entropy_cost(const AbsHistogram& histogram, std::size_t bins) {
+double entropy_cost(const AbsHistogram& histogram, std::size_t bins, QuantFormat format) {
   const auto& counts = histogram.counts();
   std::vector<double> p(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(bins));
   for (std::size_t bin = bins; bin < counts.size(); ++bin) p[bins - 1] += static_cast<double>(counts[bin]);
 
-  const float scale = edge(histogram, bins) / kE4M3Max;
+  const float scale = edge(histogram, bins) / grid_max(format);
   std::vector<double> q(bins, 0.0);
   for (std::size_t first = 0; first < bins;) {
-    const std::uint8_t level = f32_to_e4m3(centre(histogram, first) / scale);
+    const float level = round_to_grid(format, centre(histogram, first) / scale);
     std::size_t last = first;  // levels rise with the centre, so a group is a run of bins
-    while (last + 1 < bins && f32_to_e4m3(centre(histogram, last + 1) / scale) == level) ++last;
+    while (last + 1 < bins && round_to_grid(format, centre(histogram, last + 1) / scale) == level) ++last;
     double mass = 0.0;
     int non_empty = 0;
     for (std::size_t bin = first; bin <= last; ++bin) {
@@ -104,17 +104,16 @@ double entropy_cost(const AbsHistogram& histogram, std::size_t bins) {
 }
 
 // Expected squared error with each bin's values spread uniformly over the bin: within a bin, fake
-// quantization is a step function whose steps are the E4M3 levels (times scale) split at the midpoints
+// quantization is a step function whose steps are the grid's levels (times scale) split at the midpoints
 // between them, and the integral of (x - L)^2 over a piece [u, v] is w * ((m - L)^2 + w^2 / 12) with
 // w = v - u and m its midpoint.
-double mse_cost(const AbsHistogram& histogram, std::size_t bins) {
-  const float scale = edge(histogram, bins) / kE4M3Max;
-  constexpr std::uint8_t kTop = 0x7E;  // 448
-  std::array<double, kTop + 1> level{};
-  for (std::uint8_t code = 0; code <= kTop; ++code)
-    level[code] = static_cast<double>(e4m3_to_f32(code) * scale);
+double mse_cost(const AbsHistogram& histogram, std::size_t bins, QuantFormat format) {
+  const float scale = edge(histogram, bins) / grid_max(format);
+  std::vector<double> level;
+  for (const float grid_level : grid_levels(format)) level.push_back(static_cast<double>(grid_level * scale));
+  const std::size_t top = level.size() - 1;
   const auto upper = [&](std::size_t code) {  // where rounding moves on to the next level
-    return code == kTop ? std::numeric_limits<double>::infinity() : (level[code] + level[code + 1]) / 2.0;
+    return code == top ? std::numeric_limits<double>::infinity() : (level[code] + level[code + 1]) / 2.0;
   };
 
   const auto& counts = histogram.counts();
@@ -180,7 +179,7 @@ CalibrationResult choose_amax(const AbsHistogram& histogram, CalibrationMethod m
   CalibrationResult result;
   if (histogram.amax() == 0.0f) {
     result.all_zero = true;
-    result.scale = scale_for_amax(0.0f);
+    result.scale = scale_for_amax(0.0f, options.format);
     return result;
   }
   switch (method) {
@@ -191,13 +190,17 @@ CalibrationResult choose_amax(const AbsHistogram& histogram, CalibrationMethod m
       result.amax = choose_percentile(histogram, options.percentile);
       break;
     case CalibrationMethod::kEntropy:
-      result.amax = search(histogram, options, occupied_bins(histogram), entropy_cost);
+      result.amax = search(
+          histogram, options, occupied_bins(histogram),
+          [&](const AbsHistogram& h, std::size_t bins) { return entropy_cost(h, bins, options.format); });
       break;
     case CalibrationMethod::kMse:
-      result.amax = search(histogram, options, histogram.bin_count(), mse_cost);
+      result.amax =
+          search(histogram, options, histogram.bin_count(),
+                 [&](const AbsHistogram& h, std::size_t bins) { return mse_cost(h, bins, options.format); });
       break;
   }
-  result.scale = scale_for_amax(result.amax);
+  result.scale = scale_for_amax(result.amax, options.format);
   return result;
 }
 

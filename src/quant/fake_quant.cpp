@@ -43,27 +43,28 @@ void check_scale(float scale) {
 
 }  // namespace
 
-float scale_for_amax(float amax) {
+float scale_for_amax(float amax, QuantFormat format) {
   require(std::isfinite(amax) && amax >= 0.0f, "amax ", amax, " must be finite and >= 0");
-  if (amax == 0.0f) return 1.0f / kE4M3Max;
-  return std::max(amax / kE4M3Max, std::numeric_limits<float>::denorm_min());
+  const float top = grid_max(format);
+  if (amax == 0.0f) return 1.0f / top;
+  return std::max(amax / top, std::numeric_limits<float>::denorm_min());
 }
 
-std::vector<float> per_channel_weight_scales(const Tensor& weight) {
+std::vector<float> per_channel_weight_scales(const Tensor& weight, QuantFormat format) {
   constexpr const char* kWhat = "per-channel weight scales";
   const Tensor f32 = as_f32(weight, kWhat);
   const std::size_t size = channel_size(f32, kWhat);
   const std::span<const float> values = f32.f32();
   std::vector<float> scales(static_cast<std::size_t>(f32.dim(0)));
   for (std::size_t channel = 0; channel < scales.size(); ++channel) {
-    scales[channel] = scale_for_amax(finite_amax(values.subspan(channel * size, size), kWhat));
+    scales[channel] = scale_for_amax(finite_amax(values.subspan(channel * size, size), kWhat), format);
   }
   return scales;
 }
 
-float per_tensor_weight_scale(const Tensor& weight) {
+float per_tensor_weight_scale(const Tensor& weight, QuantFormat format) {
   constexpr const char* kWhat = "per-tensor weight scale";
-  return scale_for_amax(finite_amax(as_f32(weight, kWhat).f32(), kWhat));
+  return scale_for_amax(finite_amax(as_f32(weight, kWhat).f32(), kWhat), format);
 }
 
 float fake_quantize(float value, float scale) { return fake_quantize_e4m3(value, scale); }

@@ -26,7 +26,7 @@ ActivationScales cached_activation_scales(const Graph& graph, const std::vector<
   for (const ValueId value : fp8_activation_inputs(graph, candidates)) {
     const std::string& name = graph.value(value).name;
     const auto cached = cache.find(name);
-    require(cached != cache.end(), "fp8: the calibration cache has no scale for '", name, "'");
+    require(cached != cache.end(), "the calibration cache has no scale for '", name, "'");
     out.scales[name] = cached->second;
     out.tensors[name] = {{"scale", cached->second}, {"from", "calibration cache"}};
   }
@@ -54,7 +54,9 @@ ActivationScales calibrate_activation_scales(const Graph& graph, const std::vect
     calibration = own.get();
   }
   ActivationScales out;
-  for (const auto& [name, result] : calibration->choose(settings.method, settings.calibration, names)) {
+  CalibrationOptions options = settings.calibration;
+  options.format = settings.format;
+  for (const auto& [name, result] : calibration->choose(settings.method, options, names)) {
     out.scales[name] = result.scale;
     const AbsHistogram& histogram = calibration->histogram(name);
     out.tensors[name] = {{"amax", result.amax},          {"observed_amax", histogram.amax()},
@@ -72,8 +74,8 @@ nlohmann::json check_on_held_out(const Graph& graph, const AutoSearchResult& sea
   const GraphComparer held_out(
       graph, {data.images.begin() + static_cast<std::ptrdiff_t>(searched), data.images.end()},
       settings.backend, settings.threads);
-  const OutputError error = held_out.compare(
-      fp8_graph(graph, search.fp8_layers, scales, settings.per_channel_weights, settings.fallback));
+  const OutputError error = held_out.compare(fp8_graph(
+      graph, search.fp8_layers, scales, settings.per_channel_weights, settings.fallback, settings.format));
   return {{"images", data.images.size() - searched},
           {"logit_error", error.logit_error},
           {"agreement", error.agreement},
@@ -89,8 +91,13 @@ std::vector<std::string> search_auto_layers(Graph& graph, const std::vector<std:
   GraphComparer comparer(graph,
                          {data.images.begin(), data.images.begin() + static_cast<std::ptrdiff_t>(count)},
                          settings.backend, settings.threads);
-  AutoSearchInput input{
-      &graph, candidates, &scales, settings.per_channel_weights, settings.fallback, settings.auto_target};
+  AutoSearchInput input{&graph,
+                        candidates,
+                        &scales,
+                        settings.per_channel_weights,
+                        settings.fallback,
+                        settings.auto_target,
+                        settings.format};
   const AutoSearchResult search = search_auto_recipe(input, comparer);
   report["auto"] = search.to_json(settings.auto_target);
   report["auto"]["images"] = count;
@@ -102,24 +109,25 @@ std::vector<std::string> search_auto_layers(Graph& graph, const std::vector<std:
 }  // namespace
 
 nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const CalibrationImages& data) {
-  require(settings.fallback != Precision::kF8, "fp8: the fallback precision must be fp32 or fp16");
+  const std::string_view name = precision_name(precision_of(settings.format));
+  require(!is_quantized(settings.fallback), name, ": the fallback precision must be fp32, fp16 or bf16");
   const bool fixed = settings.fixed_layers.has_value();
-  require(!fixed || settings.cached_scales, "fp8: fixed FP8 layers need their activation scales");
+  require(!fixed || settings.cached_scales, name, ": fixed quantized layers need their activation scales");
   const bool automatic = settings.recipe == "auto" && !fixed;
-  require(!data.images.empty() || (settings.cached_scales && !automatic),
-          "fp8: calibration needs at least one image");
+  require(!data.images.empty() || (settings.cached_scales && !automatic), name,
+          ": calibration needs at least one image");
   const std::vector<std::string> candidates = fixed ? *settings.fixed_layers
                                               : automatic
                                                   ? quantizable_layers(graph)
                                                   : select_layers(graph, parse_recipe(settings.recipe));
-  require(fixed || !candidates.empty(), "fp8: recipe '", settings.recipe, "' selects no convolution");
+  require(fixed || !candidates.empty(), name, ": recipe '", settings.recipe, "' selects no convolution");
 
   ActivationScales activations = settings.cached_scales
                                      ? cached_activation_scales(graph, candidates, *settings.cached_scales)
                                      : calibrate_activation_scales(graph, candidates, settings, data);
   std::map<std::string, float>& scales = activations.scales;
   nlohmann::json report = {
-      {"format", "fp8-e4m3"},
+      {"format", quant_format_name(settings.format)},
       {"recipe", settings.recipe},
       {"weights", settings.per_channel_weights ? "per-channel" : "per-tensor"},
       {"activations", "per-tensor"},
@@ -134,7 +142,8 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
 
   const std::vector<std::string> layers =
       automatic ? search_auto_layers(graph, candidates, scales, settings, data, report) : candidates;
-  const std::vector<Fp8Layer> rewritten = rewrite_to_fp8(graph, layers, scales, settings.per_channel_weights);
+  const std::vector<Fp8Layer> rewritten =
+      rewrite_to_fp8(graph, layers, scales, settings.per_channel_weights, settings.format);
   for (const Fp8Layer& layer : rewritten) {
     report["layers"].push_back({{"layer", layer.layer},
                                 {"input", layer.activation},
@@ -142,9 +151,11 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
                                 {"weight_scale_min", layer.weight_scale_min},
                                 {"weight_scale_max", layer.weight_scale_max}});
   }
-  report["fp8_layers"] = rewritten.size();
+  report["quantized_layers"] = rewritten.size();
+  if (settings.format == QuantFormat::kE4M3) report["fp8_layers"] = rewritten.size();
   report["tensors"] = activations.tensors;
   report["calibration_cache"] = {{"format", kCalibrationCacheFormat},
+                                 {"grid", quant_format_name(settings.format)},
                                  {"calibration", calibration_method_name(settings.method)},
                                  {"data", data.source},
                                  {"scales", scales}};

@@ -1,6 +1,7 @@
-// FP8 post-training quantization of a graph, end to end: choose the layers (a recipe, or the auto
-// search), calibrate the tensors they read, rewrite them with quantize points. The builder calls this
-// between its graph passes and precision assignment (builder/build_plan.h); the report it returns is
+// FP8 or int8 post-training quantization of a graph, end to end: choose the layers (a recipe, or the auto
+// search), calibrate the tensors they read on the format's grid, rewrite them with quantize points. Both
+// formats share everything here but the grid, so that a study compares them on equal terms. The builder calls
+// this between its graph passes and precision assignment (builder/build_plan.h); the report it returns is
 // stored in the plan (PlanInfo::quantization).
 #pragma once
 
@@ -21,7 +22,8 @@
 namespace kiln {
 
 struct Fp8Settings {
-  std::string recipe = "all";  // all | nose | nose-L1 | auto | include=...;exclude=...
+  QuantFormat format = QuantFormat::kE4M3;  // FP8 E4M3, or int8
+  std::string recipe = "all";               // all | nose | nose-L1 | auto | include=...;exclude=...
   CalibrationMethod method = CalibrationMethod::kMax;
   CalibrationOptions calibration;
   bool per_channel_weights = true;

@@ -10,21 +10,30 @@ namespace {
 
 NodeId find_quantizable(const Graph& graph, const std::string& layer) {
   const auto id = graph.find_node(layer);
-  require(id.has_value(), "fp8: no layer named '", layer, "'");
+  require(id.has_value(), "quantization: no layer named '", layer, "'");
   const Node& node = graph.node(*id);
   require(node.op == OpKind::kConv2d && node.inputs.size() >= 2 && graph.value(node.inputs[1]).is_constant(),
-          "fp8: layer '", layer, "' is not a convolution with a constant weight");
-  require(node.precision != Precision::kF8, "fp8: layer '", layer, "' is already FP8");
+          "quantization: layer '", layer, "' is not a convolution with a constant weight");
+  require(!is_quantized(node.precision), "quantization: layer '", layer, "' is already ",
+          precision_name(node.precision));
   return *id;
 }
 
-// E4M3 codes of weight / scale, one scale per output channel.
-Tensor weight_codes(const Tensor& weight, const std::vector<float>& scales) {
+// Codes of weight / scale, one scale per output channel: E4M3 codes, or int8 codes rounded as activations
+// are (quantize_to_int8), which never reach -128 because the scale maps amax to 127.
+Tensor weight_codes(const Tensor& weight, const std::vector<float>& scales, QuantFormat format) {
   const Tensor f32 = weight.dtype() == DType::kF32 ? weight : weight.to(DType::kF32);
-  Tensor codes(DType::kF8E4M3, f32.shape());
+  const bool int8 = format == QuantFormat::kInt8;
+  Tensor codes(int8 ? DType::kI8 : DType::kF8E4M3, f32.shape());
   const auto values = f32.f32();
-  auto* out = codes.mutable_data<std::uint8_t>();
   const std::size_t per_channel = values.size() / scales.size();
+  if (int8) {
+    auto* out = codes.mutable_data<std::int8_t>();
+    for (std::size_t i = 0; i < values.size(); ++i)
+      out[i] = std::max<std::int8_t>(-127, quantize_to_int8(values[i], 1.0f / scales[i / per_channel]));
+    return codes;
+  }
+  auto* out = codes.mutable_data<std::uint8_t>();
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = f32_to_e4m3(values[i] / scales[i / per_channel]);
   return codes;
 }
@@ -42,7 +51,9 @@ std::vector<ValueId> fp8_activation_inputs(const Graph& graph, const std::vector
 
 std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string>& layers,
                                      const std::map<std::string, float>& activation_scales,
-                                     bool per_channel_weights) {
+                                     bool per_channel_weights, QuantFormat format) {
+  const bool int8 = format == QuantFormat::kInt8;
+  const std::string_view suffix = int8 ? "int8" : "fp8";
   std::map<ValueId, ValueId> quantized;  // tensor -> its quantize point's output
   std::vector<Fp8Layer> report;
   for (const std::string& layer : layers) {
@@ -50,21 +61,22 @@ std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string
     const ValueId x = graph.node(id).inputs[0];
     const std::string x_name = graph.value(x).name;  // a copy: adding nodes moves the values
     const auto scale = activation_scales.find(x_name);
-    require(scale != activation_scales.end(), "fp8: no calibrated scale for '", x_name,
-            "', the input of layer '", layer, "'");
+    require(scale != activation_scales.end(), precision_name(precision_of(format)),
+            ": no calibrated scale for '", x_name, "', the input of layer '", layer, "'");
     auto point = quantized.find(x);
     if (point == quantized.end()) {
       const ValueId q =
-          graph.add_node(OpKind::kQuantize, x_name + ".quantize", {x}, QuantizeAttrs{scale->second});
+          graph.add_node(OpKind::kQuantize, x_name + ".quantize", {x}, QuantizeAttrs{scale->second, int8});
       point = quantized.emplace(x, q).first;
     }
 
     const Tensor weight = graph.value(graph.node(id).inputs[1]).constant;
-    std::vector<float> scales =
-        per_channel_weights
-            ? per_channel_weight_scales(weight)
-            : std::vector<float>(static_cast<std::size_t>(weight.dim(0)), per_tensor_weight_scale(weight));
-    const ValueId codes = graph.add_constant(layer + ".weight_fp8", weight_codes(weight, scales));
+    std::vector<float> scales = per_channel_weights
+                                    ? per_channel_weight_scales(weight, format)
+                                    : std::vector<float>(static_cast<std::size_t>(weight.dim(0)),
+                                                         per_tensor_weight_scale(weight, format));
+    const ValueId codes =
+        graph.add_constant(cat(layer, ".weight_", suffix), weight_codes(weight, scales, format));
     const ValueId scale_values =
         graph.add_constant(layer + ".weight_scale", Tensor::from_f32({weight.dim(0)}, scales));
     const ValueId dequantized =
@@ -73,7 +85,7 @@ std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string
     Node& node = graph.node(id);  // re-fetched: add_node may have moved the node storage
     node.inputs[0] = point->second;
     node.inputs[1] = dequantized;
-    node.precision = Precision::kF8;
+    node.precision = precision_of(format);
     const auto [low, high] = std::minmax_element(scales.begin(), scales.end());
     report.push_back({layer, x_name, scale->second, *low, *high});
   }

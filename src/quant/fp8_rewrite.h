@@ -1,12 +1,13 @@
-// Rewriting chosen convolutions of an fp32 graph into FP8 layers, where a real FP8 engine has its
-// quantization points:
+// Rewriting chosen convolutions of an fp32 graph into FP8 or int8 layers, where a real quantized engine
+// has its quantization points:
 //
 //   x --kQuantize(scale_x)--> conv (Precision::kF8) <--kDequantize-- E4M3 codes [O, I, kh, kw], scales [O]
+//   x --kQuantize(scale_x, int8)--> conv (Precision::kI8) <--kDequantize-- I8 codes, scales [O]
 //
-// The weight codes and per-channel scales (amax / 448 of the batch-norm-folded kernel) are computed
-// here, once; the activation scale per tensor comes from calibration. Convolutions reading the same
-// tensor share one quantize point, as they share its scale. The bias stays f32 and the layer writes
-// fp16 (see graph/precision_assignment.h).
+// The weight codes and per-channel scales (amax / 448, or amax / 127 for int8, of the batch-norm-folded
+// kernel) are computed here, once; the activation scale per tensor comes from calibration. Convolutions
+// reading the same tensor share one quantize point, as they share its scale. The bias stays f32; an FP8
+// layer writes fp16, an int8 layer f32 (see graph/precision_assignment.h).
 #pragma once
 
 #include <map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "quant/quant_format.h"
 
 namespace kiln {
 
@@ -34,6 +36,7 @@ struct Fp8Layer {
 // channel, or one for the whole tensor when `per_channel_weights` is false.
 std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string>& layers,
                                      const std::map<std::string, float>& activation_scales,
-                                     bool per_channel_weights = true);
+                                     bool per_channel_weights = true,
+                                     QuantFormat format = QuantFormat::kE4M3);
 
 }  // namespace kiln

@@ -94,7 +94,7 @@ std::vector<std::string> quantizable_layers(const Graph& graph) {
   std::vector<std::string> layers;
   for (const NodeId id : graph.topological_order()) {
     const Node& node = graph.node(id);
-    if (node.op != OpKind::kConv2d || node.precision == Precision::kF8 || node.inputs.size() < 2) continue;
+    if (node.op != OpKind::kConv2d || is_quantized(node.precision) || node.inputs.size() < 2) continue;
     if (!graph.value(node.inputs[1]).is_constant()) continue;
     layers.push_back(node.name);
   }

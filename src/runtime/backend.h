@@ -92,15 +92,19 @@ class Backend {
   // Whether compiling times kernels to choose among them (a plan built for such a backend stores the
   // choices, so that loading it does not time them again).
   virtual bool chooses_tactics() const { return false; }
-  // Why this backend cannot run layers of `precision` here, or empty when it can. bf16 is opt-in: a
-  // backend runs it only where it says so, so that none takes bf16 layers for fp32 ones.
+  // Why this backend cannot run layers of `precision` here, or empty when it can. bf16 and int8 are
+  // opt-in: a backend runs them only where it says so, so that none takes bf16 layers for fp32 ones or
+  // runs an int8 layer on its dequantized values as if it were fp32.
   virtual std::string precision_refusal(Precision precision) const {
-    return precision == Precision::kBf16 ? std::string("it has no bf16 kernels") : std::string();
+    if (precision == Precision::kBf16) return "it has no bf16 kernels";
+    if (precision == Precision::kI8) return "it has no int8 kernels (build int8 for cpu or cpu-reference)";
+    return {};
   }
   // The precision a build of `graph` that asked for none should use instead of the manifest's
   // `requested`, where this backend runs another one faster (pipeline/build_settings.h); empty to keep
   // `requested`.
-  virtual std::optional<PrecisionAdvice> better_default(const Graph& /*graph*/, Precision /*requested*/) const {
+  virtual std::optional<PrecisionAdvice> better_default(const Graph& /*graph*/,
+                                                        Precision /*requested*/) const {
     return std::nullopt;
   }
   // What this backend runs on: its libraries' versions and its device. Never fails: a missing device is

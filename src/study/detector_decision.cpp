@@ -88,7 +88,7 @@ DetectorDecision decide_detector(const DetectorStudySpec& spec, const std::vecto
     const VariantResult& r = variants[i];
     if (r.variant.name == spec.study.baseline)
       decision.held_out_images = static_cast<std::int64_t>(quality[i].parity.images);
-    if (r.variant.precision != Precision::kF8) continue;
+    if (!is_quantized(r.variant.precision)) continue;
     DetectorVerdict verdict = judge_detector_variant(spec, r, quality[i], timings_sound);
     if (verdict.outcome == ShipOutcome::kShip && r.speedup.median > best_speedup) {
       best_speedup = r.speedup.median;

@@ -84,7 +84,7 @@ std::string recipe_list(const StudyResult& result) {
   std::ostringstream md;
   std::set<std::string> listed;
   for (const VariantResult& r : result.variants) {
-    if (r.variant.precision != Precision::kF8 || !listed.insert(r.variant.recipe).second) continue;
+    if (!is_quantized(r.variant.precision) || !listed.insert(r.variant.recipe).second) continue;
     const auto text = family.recipes.find(r.variant.recipe);
     md << "- `" << r.variant.recipe
        << "`: " << (text != family.recipes.end() ? text->second : generic_recipe_text(r.variant.recipe));
@@ -223,7 +223,7 @@ const MatrixCell* fastest_fp8(const StudyResult& result, std::int64_t batch) {
   for (const MatrixCell& c : result.matrix.cells) {
     const VariantResult* r = find_variant(result, c.variant);
     if (c.batch != batch || c.opt_level != result.inputs.spec.opt_level || r == nullptr ||
-        r->variant.precision != Precision::kF8)
+        !is_quantized(r->variant.precision))
       continue;
     if (best == nullptr || c.speedup > best->speedup) best = &c;
   }
@@ -252,7 +252,7 @@ std::string not_tried_section(const StudyResult& result) {
   const StudySpec& spec = result.inputs.spec;
   std::set<std::string> recipes, calibrators;
   for (const StudyVariant& v : spec.variants) {
-    if (v.precision != Precision::kF8) continue;
+    if (!is_quantized(v.precision)) continue;
     recipes.insert(v.recipe);
     calibrators.insert(std::string(calibration_method_name(v.method)));
   }

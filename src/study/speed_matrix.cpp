@@ -96,9 +96,9 @@ std::vector<StudyVariant> matrix_variants(const StudySpec& spec) {
     if (v.name == spec.baseline) chosen.insert(chosen.begin(), v);
   }
   for (const StudyVariant& v : spec.variants) {
-    if (v.precision != Precision::kF8 || v.recipe == "auto") continue;
+    if (!is_quantized(v.precision) || v.recipe == "auto") continue;
     const bool seen = std::any_of(chosen.begin(), chosen.end(), [&](const StudyVariant& c) {
-      return c.precision == Precision::kF8 && c.recipe == v.recipe;
+      return c.precision == v.precision && c.recipe == v.recipe;
     });
     if (!seen) chosen.push_back(v);
   }

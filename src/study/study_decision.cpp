@@ -91,10 +91,9 @@ CriterionVerdict judge_criterion(const std::string& criterion, const std::string
                                  const PairedComparison& comparison, double max_drop,
                                  std::vector<std::string>& reasons) {
   CriterionVerdict verdict{criterion, max_drop, judge_drop(comparison.drop, max_drop), std::nullopt};
-  std::string text =
-      cat(what, " drops by ", drop_text(comparison.drop),
-          ", McNemar exact p ", p_value_text(comparison.mcnemar_p), " (", comparison.counts.baseline_only,
-          " vs ", comparison.counts.variant_only, " discordant images): ");
+  std::string text = cat(what, " drops by ", drop_text(comparison.drop), ", McNemar exact p ",
+                         p_value_text(comparison.mcnemar_p), " (", comparison.counts.baseline_only, " vs ",
+                         comparison.counts.variant_only, " discordant images): ");
   text += drop_verdict_text(verdict.verdict, max_drop);
   if (verdict.verdict == DropVerdict::kUndecided)
     verdict.images_to_decide = images_to_decide(comparison.counts, max_drop);
@@ -307,7 +306,7 @@ StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& re
   bool any_open = false;
   std::int64_t most_needed_images = 0;
   for (const VariantResult& r : results) {
-    if (r.variant.precision != Precision::kF8) continue;
+    if (!is_quantized(r.variant.precision)) continue;
     VariantVerdict verdict = judge_variant(spec, r, decision.labelled, timings_sound);
     if (verdict.outcome == ShipOutcome::kShip && r.speedup.median > best_speedup) {
       best_speedup = r.speedup.median;

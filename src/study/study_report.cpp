@@ -113,7 +113,7 @@ std::string recipe_section(const StudyResult& result) {
   MarkdownTable table(
       {{"variant"}, {"precision"}, {"recipe"}, {"calibrator"}, {"FP8 convolutions", Align::kRight}});
   for (const VariantResult& r : result.variants) {
-    const bool fp8 = r.variant.precision == Precision::kF8;
+    const bool fp8 = is_quantized(r.variant.precision);
     table.add_row({r.variant.name, std::string(precision_name(r.variant.precision)),
                    fp8 ? r.variant.recipe : "-",
                    fp8 ? std::string(calibration_method_name(r.variant.method)) : "-",

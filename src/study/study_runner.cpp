@@ -49,14 +49,16 @@ Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,
   options.strict_precision = inputs.strict_precision;
   // Variants share convolution shapes: a backend that times kernels (cuda) times each shape once.
   options.tactic_cache = (inputs.out_dir / "plans" / "tactics.txt").string();
-  if (variant.precision == Precision::kF8) {
+  if (is_quantized(variant.precision)) {
     Fp8Settings settings;
+    settings.format = quant_format_of(variant.precision);
     settings.recipe = variant.recipe;
     settings.method = variant.method;
     settings.auto_target = inputs.spec.auto_target;
     settings.sensitivity_images = inputs.spec.sensitivity_images;
-    settings.fallback = Precision::kF16;
-    options.fp8_fallback = Precision::kF16;
+    // fp16 beside FP8, the GPU's pair; fp32 beside int8, the CPU's (which emulates fp16).
+    settings.fallback = variant.precision == Precision::kI8 ? Precision::kF32 : Precision::kF16;
+    options.fp8_fallback = settings.fallback;
     // Not owned: the calibration images outlive the build.
     options.quantizer = fp8_quantizer(
         settings, std::shared_ptr<const CalibrationImages>(std::shared_ptr<void>(), &calibration));
@@ -68,7 +70,7 @@ Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,
 
 void share_calibration_between_variants(const StudySpec& spec, CalibrationImages& calibration) {
   const auto fp8 = std::count_if(spec.variants.begin(), spec.variants.end(),
-                                 [](const StudyVariant& v) { return v.precision == Precision::kF8; });
+                                 [](const StudyVariant& v) { return is_quantized(v.precision); });
   if (fp8 >= 2) calibration.shared = std::make_shared<SharedCalibration>();
 }
 
@@ -82,18 +84,21 @@ void check_backend_runs(const std::string& backend, const StudySpec& spec) {
     Graph probe;
     ValueId x = probe.add_input("x", {1, 16, 8, 8});
     ValueId w = probe.add_constant("w", Tensor(DType::kF32, {16, 16, 1, 1}));
-    if (variant.precision == Precision::kF8) {
-      x = probe.add_node(OpKind::kQuantize, "x.quantize", {x}, QuantizeAttrs{1.0f});
-      const ValueId codes = probe.add_constant("w.fp8", Tensor(DType::kF8E4M3, {16, 16, 1, 1}));
+    if (is_quantized(variant.precision)) {
+      const bool int8 = variant.precision == Precision::kI8;
+      x = probe.add_node(OpKind::kQuantize, "x.quantize", {x}, QuantizeAttrs{1.0f, int8});
+      const ValueId codes =
+          probe.add_constant("w.codes", Tensor(int8 ? DType::kI8 : DType::kF8E4M3, {16, 16, 1, 1}));
       const ValueId scales =
           probe.add_constant("w.scale", Tensor::from_f32({16}, std::vector<float>(16, 1.0f)));
       w = probe.add_node(OpKind::kDequantize, "w.dequantize", {codes, scales});
     }
     const ValueId y = probe.add_node(OpKind::kConv2d, "conv", {x, w}, ConvAttrs{});
     probe.node(probe.value(y).producer).precision = variant.precision;
-    require(be->supports(probe, probe.node(probe.value(y).producer)), "the ", backend, " backend cannot run ",
-            precision_name(variant.precision), " layers (variant '", variant.name,
-            "'): leave the variant out with --variants, or study it on a CPU backend");
+    require(be->precision_refusal(variant.precision).empty() &&
+                be->supports(probe, probe.node(probe.value(y).producer)),
+            "the ", backend, " backend cannot run ", precision_name(variant.precision), " layers (variant '",
+            variant.name, "'): leave the variant out with --variants, or study it on a CPU backend");
   }
 }
 
@@ -199,7 +204,7 @@ std::shared_ptr<const Plan> build_and_write_variant(const StudyInputs& inputs,
   for (const Node& node : plan->graph.nodes()) {
     if (node.dead || node.op != OpKind::kConv2d) continue;
     ++r.convolutions;
-    r.fp8_layers += node.precision == Precision::kF8 ? 1 : 0;
+    r.fp8_layers += is_quantized(node.precision) ? 1 : 0;
   }
   r.quantization = plan->info.quantization;
   return plan;
@@ -303,7 +308,7 @@ FakeQuantCheck fake_quant_check(const StudyInputs& inputs, const Dataset& datase
                                 const VariantEngines& built, const std::vector<VariantResult>& variants) {
   std::vector<Fp8Engine> fp8;
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    if (variants[i].variant.precision == Precision::kF8)
+    if (is_quantized(variants[i].variant.precision))
       fp8.push_back({variants[i].variant.name, built.plans[i], built.engines[i].get()});
   }
   return check_fake_quantization(fp8, dataset, s.split.held_out, inputs.spec.fake_quant_images,

@@ -53,7 +53,8 @@ class StudyReader {
 std::vector<std::string> split_study_variants(std::string_view list) {
   const auto starts_variant = [&](std::size_t at) {
     while (at < list.size() && list[at] == ' ') ++at;
-    return list.substr(at).starts_with("fp");
+    const std::string_view rest = list.substr(at);
+    return rest.starts_with("fp") || rest.starts_with("bf16") || rest.starts_with("int8");
   };
   std::vector<std::string> variants;
   std::size_t begin = 0;
@@ -67,7 +68,7 @@ std::vector<std::string> split_study_variants(std::string_view list) {
 
 bool has_fp8_variant(const std::vector<StudyVariant>& variants) {
   return std::any_of(variants.begin(), variants.end(),
-                     [](const StudyVariant& v) { return v.precision == Precision::kF8; });
+                     [](const StudyVariant& v) { return is_quantized(v.precision); });
 }
 
 StudyVariant parse_study_variant(std::string_view text) {
@@ -76,12 +77,13 @@ StudyVariant parse_study_variant(std::string_view text) {
   for (std::string word; words >> word;) parts.push_back(word);
   StudyVariant variant;
   variant.name = std::string(text);
-  const std::string usage = "expected fp32, fp16 or 'fp8 RECIPE CALIBRATOR' (e.g. 'fp8 nose max')";
+  const std::string usage =
+      "expected fp32, fp16, bf16, 'fp8 RECIPE CALIBRATOR' or 'int8 RECIPE CALIBRATOR' (e.g. 'fp8 nose max')";
   require(!parts.empty(), "study variant '", text, "': ", usage);
   const auto precision = precision_from_name(parts[0]);
   require(precision.has_value(), "study variant '", text, "': ", usage);
   variant.precision = *precision;
-  if (*precision != Precision::kF8) {
+  if (!is_quantized(*precision)) {
     require(parts.size() == 1, "study variant '", text, "': ", usage);
     return variant;
   }
@@ -100,8 +102,9 @@ void check_study_variants(const std::vector<StudyVariant>& variants, const std::
           kMaxStudyVariants, " at most)");
   std::map<std::string, std::string> seen;  // what a variant does -> its name as first given
   for (const StudyVariant& variant : variants) {
-    const std::string what = variant.precision == Precision::kF8
-                                 ? cat("fp8 ", variant.recipe, " ", calibration_method_name(variant.method))
+    const std::string what = is_quantized(variant.precision)
+                                 ? cat(precision_name(variant.precision), " ", variant.recipe, " ",
+                                       calibration_method_name(variant.method))
                                  : std::string(precision_name(variant.precision));
     const auto [first, inserted] = seen.emplace(what, variant.name);
     if (inserted) continue;

@@ -29,10 +29,10 @@
 //   [study.recipes]               # per recipe name: the convolutions it puts in FP8 in this family
 //   all = "..."
 //
-// A variant is "fp32", "fp16" or "fp8 RECIPE CALIBRATOR" (RECIPE as `kiln build --recipe`, CALIBRATOR
-// max | percentile | entropy | mse). The thresholds are held against 95% intervals of the held-out
-// figures, not their point estimates (study_decision.h). sensitivity_images (default 16): the auto
-// recipe searches on the first that many calibration images, never on held-out ones.
+// A variant is "fp32", "fp16", "bf16", "fp8 RECIPE CALIBRATOR" or "int8 RECIPE CALIBRATOR" (RECIPE as
+// `kiln build --recipe`, CALIBRATOR max | percentile | entropy | mse). The thresholds are held against 95%
+// intervals of the held-out figures, not their point estimates (study_decision.h). sensitivity_images
+// (default 16): the auto recipe searches on the first that many calibration images, never on held-out ones.
 #pragma once
 
 #include <filesystem>
@@ -69,7 +69,8 @@ void check_study_variants(const std::vector<StudyVariant>& variants, const std::
 bool has_fp8_variant(const std::vector<StudyVariant>& variants);
 
 // A comma-separated list of variants ("fp32,fp16,fp8 exclude=*.conv_dw,*.se.* max"): a comma starts the
-// next variant only where one of fp32, fp16 or fp8 follows it, so a pattern recipe keeps its own commas.
+// next variant only where one of fp32, fp16, bf16, fp8 or int8 follows it, so a pattern recipe keeps its
+// own commas.
 std::vector<std::string> split_study_variants(std::string_view list);
 
 // The family described by its manifest, for the report; empty where the manifest says nothing.

@@ -150,11 +150,45 @@ TEST(CliFp8, ACalibrationCacheOnANonFp8BuildIsAUsageError) {
       run_kiln("build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
                (kTiny / "model.safetensors").string() + " -o " + (scratch.dir() / "a.kplan").string() +
                " --precision fp16 --calib-cache " + cache.string());
-  expect_one_line_error(result,
-                        "--calib-cache applies only to --precision fp8, but --precision fp16 was given");
+  expect_one_line_error(
+      result, "--calib-cache applies only to --precision fp8 or int8, but --precision fp16 was given");
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_FALSE(fs::exists(scratch.dir() / "a.kplan"));
   EXPECT_FALSE(fs::exists(cache));
+}
+
+// int8 goes through the same options: its plan runs on cpu and cpu-reference, records its grid, and refuses
+// a calibration cache of the other grid.
+TEST(CliInt8, BuildRunsAndKeepsItsGrid) {
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "int8.kplan", report = scratch.dir() / "build.json";
+  const fs::path cache = scratch.dir() / "int8_scales.json";
+  const std::string build = "build " + (kFamilies / "timm_resnest").string() + " --checkpoint " +
+                            (kTiny / "model.safetensors").string() + " --precision int8 ";
+  const auto built = run_kiln(build + "--recipe nose --calib " + kPhotos.string() +
+                              " --images 4 --calib-method mse --calib-cache " + cache.string() + " -o " +
+                              plan.string() + " --json " + report.string());
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  EXPECT_NE(built.output.find("int8 convolutions, the rest fp32"), std::string::npos) << built.output;
+  const nlohmann::json q = read_json(report).at("quantization");
+  EXPECT_EQ(q.at("format"), "int8");
+  EXPECT_EQ(q.at("quantized_layers"), q.at("layers").size());
+  EXPECT_FALSE(q.contains("fp8_layers"));
+  EXPECT_FALSE(q.at("built_on").at("onednn_isa").get<std::string>().empty());
+  EXPECT_EQ(read_json(cache).at("grid"), "int8");
+  for (const std::string backend : {"cpu", "cpu-reference"}) {
+    const auto ran = run_kiln("run " + plan.string() + " --backend " + backend + " --input " +
+                              (kPhotos / "dog.jpg").string());
+    EXPECT_EQ(ran.exit_code, 0) << backend << ": " << ran.output;
+  }
+  // An FP8 build on the int8 cache, and an int8 build on a cache from before grids were recorded.
+  expect_one_line_error(run_kiln(fp8_build(scratch.dir() / "fp8.kplan", "--calib-cache " + cache.string())),
+                        "holds int8 scales and this build is fp8-e4m3");
+  const fs::path old_cache =
+      scratch.file("old.json", R"({"format": "kiln-fp8-calibration", "scales": {"x": 0.1}})");
+  expect_one_line_error(
+      run_kiln(build + "--calib-cache " + old_cache.string() + " -o " + plan.string() + "2"),
+      "records no grid, so it holds E4M3 scales");
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ TEST(ExitCodes, TwoForAMissingOption) {
 TEST(ExitCodes, TwoForAMalformedOrUnknownOption) {
   const std::string build = "build " + kResnest + " --checkpoint " + kCheckpoint + " -o x.kplan ";
   for (const auto& [arguments, mention] : std::vector<std::pair<std::string, std::string>>{
-           {build + "--precision int8", "--precision: expected fp32, fp16, bf16 or fp8, got 'int8'"},
+           {build + "--precision int4", "--precision: expected fp32, fp16, bf16, fp8 or int8, got 'int4'"},
            {build + "--precision fp8 --calib-method kl",
             "--calib-method: expected max, percentile, entropy or mse, got 'kl'"},
            {build + "--precision fp8 --fp8-fallback fp8", "--fp8-fallback: expected fp16 or fp32, got 'fp8'"},

@@ -54,11 +54,12 @@ TEST(CliOptions, Fp8OptionsOnAnotherPrecisionAreRefusedNamingBoth) {
   const Scratch scratch;
   const fs::path plan = scratch.dir() / "p.kplan", cache = scratch.dir() / "scales.json";
   expect_usage_error(build(plan, "--precision fp16 --recipe nose"),
-                     "--recipe applies only to --precision fp8, but --precision fp16 was given");
+                     "--recipe applies only to --precision fp8 or int8, but --precision fp16 was given");
   expect_usage_error(build(plan, "--precision fp32 --calib " + kPhotos.string()),
-                     "--calib applies only to --precision fp8, but --precision fp32 was given");
-  expect_usage_error(build(plan, "--calib-method entropy"),
-                     "--calib-method applies only to --precision fp8, but the manifest's precision is fp16");
+                     "--calib applies only to --precision fp8 or int8, but --precision fp32 was given");
+  expect_usage_error(
+      build(plan, "--calib-method entropy"),
+      "--calib-method applies only to --precision fp8 or int8, but the manifest's precision is fp16");
   expect_usage_error(build(plan, "--precision fp16 --calib-cache " + cache.string()),
                      "--calib-cache applies only");
   const std::string fp8 = "--precision fp8 --calib " + kPhotos.string() + " --images 1 ";

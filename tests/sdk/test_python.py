@@ -162,7 +162,7 @@ class BuildTest(unittest.TestCase):
             with self.assertRaises(kiln.Error) as caught:
                 kiln.build("timm_resnest", str(checkpoint), f"{out}/x.kplan", precision="fp7",
                            families_dir=str(SOURCE / "families"))
-            self.assertIn("precision: expected fp32, fp16, bf16 or fp8, got 'fp7'", str(caught.exception))
+            self.assertIn("precision: expected fp32, fp16, bf16, fp8 or int8, got 'fp7'", str(caught.exception))
 
 
 def cuda_engine():

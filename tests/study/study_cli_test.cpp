@@ -159,6 +159,29 @@ TEST(StudyCli, LabelledStudyJudgesTopOneAndAutoOnHeldOutImages) {
   for (const std::string& error : errors) ADD_FAILURE() << error;
 }
 
+// int8 variants beside FP8 ones: built on the same calibration images, judged by the same decision.
+TEST(StudyCli, Int8VariantsAreStudiedBesideFp8Ones) {
+  const Scratch scratch;
+  const fs::path out = scratch.dir() / "int8";
+  const auto ran =
+      run_kiln("study " + (kFamilies / "timm_resnest").string() +
+               " --variants fp32,fp16,'fp8 all max','int8 all max','int8 nose entropy' --rounds 1 "
+               "--seconds-per-round 50ms --batches 1 -o " +
+               out.string());
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  std::ifstream in(out / "study.json");
+  const nlohmann::json study = nlohmann::json::parse(in);
+  ASSERT_EQ(study.at("variants").size(), 5u);
+  for (const std::size_t i : {3u, 4u}) {
+    const nlohmann::json& v = study.at("variants")[i];
+    EXPECT_EQ(v.at("quantization").at("format"), "int8") << v.at("name");
+    EXPECT_GT(v.at("quantization").at("quantized_layers").get<int>(), 0) << v.at("name");
+  }
+  EXPECT_EQ(study.at("variants")[4].at("quantization").at("calibration"), "entropy");
+  EXPECT_EQ(study.at("decision").at("variants").size(), 3u) << "a verdict per FP8 and int8 variant";
+  EXPECT_NE(read_text(out / "STUDY.md").find("int8 all max"), std::string::npos);
+}
+
 TEST(StudyCli, BadArgumentsAreOneLineErrors) {
   const Scratch scratch;
   testing::expect_one_line_error(

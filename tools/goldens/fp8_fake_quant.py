@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Apply kiln's FP8 quantization as fake quantization in PyTorch on the timm model, independently.
+"""Apply kiln's FP8 or int8 quantization as fake quantization in PyTorch on the timm model, independently.
 
-kiln simulates an FP8 build on the CPU. This script re-implements the same recipe on timm's own
-module, from kiln's build report (`kiln build --precision fp8 --json REPORT`) alone: which
-convolutions are FP8 and each one's activation scale. Everything else is recomputed here:
+kiln simulates an FP8 or int8 build on the CPU. This script re-implements the same recipe on timm's own
+module, from kiln's build report (`kiln build --precision fp8|int8 --json REPORT`) alone: which
+convolutions are quantized, in which format (the report's "format") and each one's activation scale.
+Everything else is recomputed here:
 
   * each FP8 convolution's batch norm (the next module timm runs after it) is folded into it;
   * weight scales are amax / 448 per output channel of the folded kernel, the kernel becomes
     clamp(w / s, +-448) cast to float8_e4m3fn and back, times s;
   * the convolution's input goes through the same fake quantization with its per-tensor scale;
   * its output is rounded to float16 (kiln's FP8 layers write fp16) and widened again.
+
+For an int8 report (format "int8") the grid is PyTorch's own int8 fake quantization instead:
+weights torch.fake_quantize_per_channel_affine(w, amax / 127, 0, axis 0, -127, 127), inputs
+torch.fake_quantize_per_tensor_affine(x, scale, 0, -128, 127), and the output stays float32 (kiln's
+int8 layers write f32).
 
 All other layers run in float32 with TF32 off, so the kiln plan to compare with is built with
 `--fp8-fallback fp32`. Writes OUT.npy (float64 copy of the float32 logits) and prints where
@@ -33,11 +39,21 @@ from golden_io import load_weights, log, versions  # noqa: E402
 from timm_access import import_timm  # noqa: E402
 
 E4M3_MAX = 448.0
+INT8_MAX = 127.0
 
 
 def fake_quantize(x: torch.Tensor, scale) -> torch.Tensor:
     q = torch.clamp(x / scale, -E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn).to(torch.float32)
     return q * scale
+
+
+def int8_weights(w: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    zero = torch.zeros(scale.shape, dtype=torch.int32, device=w.device)
+    return torch.fake_quantize_per_channel_affine(w, scale.float(), zero, 0, -127, 127)
+
+
+def int8_input(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return torch.fake_quantize_per_tensor_affine(x, scale, 0, -128, 127)
 
 
 def create_model(timm, golden: Path) -> nn.Module:
@@ -67,9 +83,9 @@ def execution_order(model: nn.Module, x: torch.Tensor):
 
 
 class Fp8Conv(nn.Module):
-    """conv (+ its folded batch norm) with fake-quantized input and weights, output rounded to fp16."""
+    """conv (+ its folded batch norm) with fake-quantized input and weights; FP8: output rounded to fp16."""
 
-    def __init__(self, conv: nn.Conv2d, bn, input_scale: float):
+    def __init__(self, conv: nn.Conv2d, bn, input_scale: float, int8: bool = False):
         super().__init__()
         w = conv.weight.detach().float()
         b = conv.bias.detach().float() if conv.bias is not None else torch.zeros(w.shape[0], device=w.device)
@@ -77,18 +93,21 @@ class Fp8Conv(nn.Module):
             factor = bn.weight.detach().float() / torch.sqrt(bn.running_var.detach().float() + bn.eps)
             w = w * factor.view(-1, 1, 1, 1)
             b = (b - bn.running_mean.detach().float()) * factor + bn.bias.detach().float()
+        top = INT8_MAX if int8 else E4M3_MAX
         amax = w.abs().amax(dim=(1, 2, 3))
-        self.weight_scale = torch.where(amax > 0, amax / E4M3_MAX, torch.full_like(amax, 1.0 / E4M3_MAX))
-        self.weight = fake_quantize(w, self.weight_scale.view(-1, 1, 1, 1))
+        self.weight_scale = torch.where(amax > 0, amax / top, torch.full_like(amax, 1.0 / top))
+        self.weight = (int8_weights(w, self.weight_scale) if int8
+                       else fake_quantize(w, self.weight_scale.view(-1, 1, 1, 1)))
         self.bias = b
-        self.input_scale = torch.tensor(input_scale, dtype=torch.float32, device=w.device)
+        self.int8 = int8
+        self.input_scale = input_scale if int8 else torch.tensor(input_scale, dtype=torch.float32, device=w.device)
         self.conv = conv
 
     def forward(self, x):
         c = self.conv
-        y = nn.functional.conv2d(fake_quantize(x, self.input_scale), self.weight, self.bias, c.stride, c.padding,
-                                 c.dilation, c.groups)
-        return y.half().float()
+        xq = int8_input(x, self.input_scale) if self.int8 else fake_quantize(x, self.input_scale)
+        y = nn.functional.conv2d(xq, self.weight, self.bias, c.stride, c.padding, c.dilation, c.groups)
+        return y if self.int8 else y.half().float()
 
 
 def set_module(model: nn.Module, path: str, module: nn.Module) -> None:
@@ -96,7 +115,7 @@ def set_module(model: nn.Module, path: str, module: nn.Module) -> None:
     setattr(model.get_submodule(parent) if parent else model, leaf, module)
 
 
-def fake_quantized_logits(timm, golden: Path, layers, x: torch.Tensor, device):
+def fake_quantized_logits(timm, golden: Path, layers, x: torch.Tensor, device, int8=False):
     """timm's model with `layers` (name -> input scale) fake-quantized; returns (logits, BNs folded)."""
     model = create_model(timm, golden).to(device)
     order = execution_order(model, x[:1])
@@ -113,7 +132,7 @@ def fake_quantized_logits(timm, golden: Path, layers, x: torch.Tensor, device):
             folded += 1
         else:
             bn = None
-        set_module(model, layer, Fp8Conv(conv, bn, scale))
+        set_module(model, layer, Fp8Conv(conv, bn, scale, int8))
     with torch.no_grad():
         return model(x).double().cpu().numpy(), folded
 
@@ -121,7 +140,7 @@ def fake_quantized_logits(timm, golden: Path, layers, x: torch.Tensor, device):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--golden", type=Path, required=True)
-    p.add_argument("--report", type=Path, required=True, help="kiln build --json report of an fp8 build")
+    p.add_argument("--report", type=Path, required=True, help="kiln build --json report of an fp8 or int8 build")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--device", default="cpu")
     p.add_argument("--each-layer", action="store_true",
@@ -137,16 +156,17 @@ def main(argv=None) -> int:
     quant = report.get("quantization", report)
     assert quant.get("fallback") == "fp32", "build the kiln plan with --fp8-fallback fp32"
     layers = {entry["layer"]: entry["input_scale"] for entry in quant["layers"]}
+    int8 = quant.get("format") == "int8"
 
     x = torch.from_numpy(np.load(args.golden / "input.npy")).float().to(device)
     if args.each_layer:
-        logits = np.stack([fake_quantized_logits(timm, args.golden, {layer: scale}, x, device)[0]
+        logits = np.stack([fake_quantized_logits(timm, args.golden, {layer: scale}, x, device, int8)[0]
                            for layer, scale in layers.items()])
         folded = -1
     else:
-        logits, folded = fake_quantized_logits(timm, args.golden, layers, x, device)
+        logits, folded = fake_quantized_logits(timm, args.golden, layers, x, device, int8)
     np.save(args.out, logits)
-    log(f"{args.golden.name}: {len(layers)} FP8 convolutions ({folded} with a folded batch norm), "
+    log(f"{args.golden.name}: {len(layers)} {'int8' if int8 else 'FP8'} convolutions ({folded} with a folded batch norm), "
         f"logits {logits.shape} -> {args.out} [{device}, torch {versions().get('torch')}]")
     return 0
 

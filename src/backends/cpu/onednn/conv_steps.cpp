@@ -6,8 +6,8 @@
 #include <string>
 
 #include "backends/cpu/onednn/activation.h"
-#include "backends/cpu/onednn/program_builder.h"
 #include "backends/cpu/onednn/precision.h"
+#include "backends/cpu/onednn/program_builder.h"
 #include "core/error.h"
 
 namespace kiln::onednn {
@@ -80,6 +80,7 @@ void ProgramBuilder::add_grouped_winograd(const Node& conv, const Tensor& w, con
 }
 
 void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
+  if (conv.precision == Precision::kI8) return add_int8_conv(conv, fused_add);
   const ConvAttrs& a = conv.attr<ConvAttrs>();
   const ValueId x = conv.inputs[0];
   const Value& weight = graph_.value(conv.inputs[1]);
@@ -111,12 +112,7 @@ void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
     }
   }
 
-  dnnl::post_ops ops;
-  append_activation(ops, a.activation);
-  if (fused_add != nullptr) {
-    ops.append_sum(1.0f);
-    append_activation(ops, fused_add->attr<AddAttrs>().activation);
-  }
+  const dnnl::post_ops ops = conv_post_ops(conv, fused_add);
   // bf16: bf16 activations and weights, f32 bias; the output in bf16 where every reader takes it so,
   // else in f32 (rounded to bf16 by the step).
   const DataType type = kernel_type(conv.precision);
@@ -133,25 +129,38 @@ void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
   if (has_bias) args[DNNL_ARG_BIAS] = pack_constant(b, bias_desc, pd.bias_desc());
   note(cat("conv ", layout_name(pd.src_desc()), "->", layout_name(pd.dst_desc()), " ", pd.impl_info_str()));
   args[DNNL_ARG_SRC] = input_as(x, pd.src_desc());
-
-  if (fused_add == nullptr) {
-    args[DNNL_ARG_DST] = output(y, pd.dst_desc());
-  } else {
-    const ValueId other = Fusions::other_operand(graph_, *fused_add, graph_.value(conv.output).producer);
-    const bool read_by_conv = std::find(conv.inputs.begin(), conv.inputs.end(), other) != conv.inputs.end();
-    if (!read_by_conv && last_read_here(other, graph_.value(conv.output).producer) &&
-        slot(other).desc == pd.dst_desc()) {
-      // Accumulate straight into the other operand's buffer: nobody reads it after this step.
-      note("+ sum in place");
-      args[DNNL_ARG_DST] = output_in_place(y, other);
-    } else {
-      note("+ sum on a copy");
-      const dnnl::memory source = stored_input(other);
-      args[DNNL_ARG_DST] = output(y, pd.dst_desc());
-      reorder(source, args[DNNL_ARG_DST]);
-    }
-  }
+  bind_conv_output(conv, fused_add, pd.dst_desc(), args);
   call(primitive_call(dnnl::convolution_forward(pd), std::move(args)));
+}
+
+dnnl::post_ops ProgramBuilder::conv_post_ops(const Node& conv, const Node* fused_add) const {
+  dnnl::post_ops ops;
+  append_activation(ops, conv.attr<ConvAttrs>().activation);
+  if (fused_add != nullptr) {
+    ops.append_sum(1.0f);
+    append_activation(ops, fused_add->attr<AddAttrs>().activation);
+  }
+  return ops;
+}
+
+void ProgramBuilder::bind_conv_output(const Node& conv, const Node* fused_add, const Desc& dst, Args& args) {
+  if (fused_add == nullptr) {
+    args[DNNL_ARG_DST] = output(conv.output, dst);
+    return;
+  }
+  const ValueId y = fused_add->output;
+  const ValueId other = Fusions::other_operand(graph_, *fused_add, graph_.value(conv.output).producer);
+  const bool read_by_conv = std::find(conv.inputs.begin(), conv.inputs.end(), other) != conv.inputs.end();
+  if (!read_by_conv && last_read_here(other, graph_.value(conv.output).producer) && slot(other).desc == dst) {
+    // Accumulate straight into the other operand's buffer: nobody reads it after this step.
+    note("+ sum in place");
+    args[DNNL_ARG_DST] = output_in_place(y, other);
+  } else {
+    note("+ sum on a copy");
+    const dnnl::memory source = stored_input(other);
+    args[DNNL_ARG_DST] = output(y, dst);
+    reorder(source, args[DNNL_ARG_DST]);
+  }
 }
 
 }  // namespace kiln::onednn

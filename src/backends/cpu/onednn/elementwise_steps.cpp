@@ -76,16 +76,31 @@ void ProgramBuilder::add_flatten(const Node& node) {
 
 void ProgramBuilder::add_quantize(const Node& node) {
   const ValueId x = node.inputs[0];
-  const dnnl::memory src = input(x);
   const float scale = node.attr<QuantizeAttrs>().scale;
-  note("fp8 fake quantization");
+  const bool int8 = node.attr<QuantizeAttrs>().int8;
+  if (int8 && shape(node.output).size() == 4 && all_readers_int8_convs(node.output)) {
+    // The codes themselves, in the channels-last layout oneDNN's int8 convolutions read: one pass, and
+    // no step of its readers converts again.
+    const Desc codes(to_dims(shape(node.output)), dnnl::memory::data_type::s8,
+                     dnnl::memory::format_tag::acdb);
+    const dnnl::memory source = input(x);
+    note(cat("int8 quantization ", layout_name(source.get_desc()), "->", layout_name(codes)));
+    scaled_reorder(source, output(node.output, codes), 1.0f / scale);
+    return;
+  }
+  const dnnl::memory src = input(x);
+  note(int8 ? "int8 fake quantization" : "fp8 fake quantization");
   // Element-wise, so any layout will do; the zero padding of blocked layouts stays zero.
   const dnnl::memory dst = output(node.output, read_desc(x));
-  call([src, dst, scale](const dnnl::stream&) {
+  call([src, dst, scale, int8](const dnnl::stream&) {
     const auto* in = static_cast<const float*>(src.get_data_handle());
     auto* out = static_cast<float*>(dst.get_data_handle());
     const auto count = static_cast<std::int64_t>(src.get_desc().get_size() / sizeof(float));
-    parallel_for(count, true, [&](std::int64_t i) { out[i] = fake_quantize_e4m3(in[i], scale); });
+    if (int8) {
+      parallel_for(count, true, [&](std::int64_t i) { out[i] = fake_quantize_int8(in[i], scale); });
+    } else {
+      parallel_for(count, true, [&](std::int64_t i) { out[i] = fake_quantize_e4m3(in[i], scale); });
+    }
   });
 }
 

@@ -4,10 +4,10 @@
 
 #include "backends/cpu/onednn/compiled_model.h"
 #include "backends/cpu/onednn/onednn_isa.h"
-#include "graph/multiply_adds.h"
 #include "backends/cpu/onednn/program_builder.h"
 #include "backends/cpu/onednn/support.h"
 #include "backends/cpu/onednn/thread_scope.h"
+#include "graph/multiply_adds.h"
 #include "passes/fold_dequantized_weights.h"
 
 namespace kiln {
@@ -20,10 +20,12 @@ std::unique_ptr<CompiledModel> OnednnBackend::compile(const Graph& graph,
                                                       const CompileOptions& options) const {
   // Primitives size their work split by the thread count at creation: create them with the run's count.
   const onednn::ThreadScope threads(options.threads);
-  // This backend computes in f32: FP8 weights become the f32 constants they dequantize to.
+  // FP8 weights become the f32 constants they dequantize to (this backend computes FP8 layers in f32);
+  // int8 convolutions keep their codes and scales for oneDNN's int8 kernels.
+  std::map<std::string, onednn::Int8Weights> int8_weights = onednn::int8_conv_weights(graph);
   Graph lowered = graph;
   if (!fold_dequantized_weights(lowered).empty()) lowered.compact();
-  onednn::ProgramBuilder builder(lowered, options);
+  onednn::ProgramBuilder builder(lowered, options, std::move(int8_weights));
   return std::make_unique<onednn::CompiledProgram>(lowered, options, builder.build());
 }
 
@@ -42,20 +44,20 @@ std::optional<PrecisionAdvice> OnednnBackend::better_default(const Graph& graph,
   // of it (docs/log/PERFORMANCE_LOG.md). Networks in between were not measured; 1 G splits the two.
   constexpr std::int64_t kBf16PaysFrom = 1'000'000'000;
   const std::int64_t work = multiply_adds_per_image(graph);
-  const std::string size = cat(std::fixed, std::setprecision(2), static_cast<double>(work) / 1e9,
-                               " G multiply-adds per image");
+  const std::string size =
+      cat(std::fixed, std::setprecision(2), static_cast<double>(work) / 1e9, " G multiply-adds per image");
   const std::string emulated = "not the manifest's fp16, which the cpu backend emulates on fp32 kernels";
   const std::string isa = cat("oneDNN ISA ", onednn::isa_name());
   if (!onednn::runs_bf16()) {
-    return PrecisionAdvice{Precision::kF32,
-                           cat("fp32, ", emulated, " (slower than fp32); this CPU has no bf16 kernels (", isa,
-                               ")")};
+    return PrecisionAdvice{
+        Precision::kF32,
+        cat("fp32, ", emulated, " (slower than fp32); this CPU has no bf16 kernels (", isa, ")")};
   }
   if (work < kBf16PaysFrom) {
-    return PrecisionAdvice{Precision::kF32, cat("fp32, ", emulated, "; this CPU runs bf16 (", isa,
-                                                "), but at ",
-                                                size, " bf16's conversions cost more than its kernels save "
-                                                "(it pays from 1 G)")};
+    return PrecisionAdvice{Precision::kF32,
+                           cat("fp32, ", emulated, "; this CPU runs bf16 (", isa, "), but at ", size,
+                               " bf16's conversions cost more than its kernels save "
+                               "(it pays from 1 G)")};
   }
   return PrecisionAdvice{Precision::kBf16, cat("bf16, ", emulated, ": this CPU runs bf16 natively (", isa,
                                                ") and at ", size, " it pays (from 1 G)")};

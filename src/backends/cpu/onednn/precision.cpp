@@ -22,6 +22,8 @@ bool precision_supported(Precision precision) {
     case Precision::kF8:
     case Precision::kBf16:  // where the CPU runs it: OnednnBackend::precision_refusal says where not
       return true;
+    case Precision::kI8:  // int8 convolutions only (support.cpp)
+      return true;
   }
   return false;
 }
@@ -43,7 +45,9 @@ bool reads_rounded(Precision precision) {
   return precision == Precision::kF16 || precision == Precision::kBf16;
 }
 
-bool writes_rounded(Precision precision) { return precision != Precision::kF32; }
+bool writes_rounded(Precision precision) {
+  return precision != Precision::kF32 && precision != Precision::kI8;
+}
 
 namespace {
 
@@ -116,6 +120,7 @@ void round_to_bf16_chunks(const float* in, float* out, std::int64_t count) {
 void round_to_storage(const float* in, float* out, std::size_t count, Precision precision) {
   switch (precision) {
     case Precision::kF32:
+    case Precision::kI8:  // int8 layers write f32
       if (in != out) std::copy(in, in + count, out);
       return;
     case Precision::kF16:

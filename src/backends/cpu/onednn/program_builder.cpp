@@ -14,8 +14,13 @@ namespace kiln::onednn {
 
 using DataType = dnnl::memory::data_type;
 
-ProgramBuilder::ProgramBuilder(const Graph& graph, const CompileOptions& options)
-    : graph_(graph), options_(options), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+ProgramBuilder::ProgramBuilder(const Graph& graph, const CompileOptions& options,
+                               std::map<std::string, Int8Weights> int8_weights)
+    : graph_(graph),
+      options_(options),
+      int8_weights_(std::move(int8_weights)),
+      engine_(dnnl::engine::kind::cpu, 0),
+      stream_(engine_) {
   require(options.batch >= 1, "onednn backend: batch must be at least 1, got ", options.batch);
   program_.engine = engine_;
   program_.workspace = std::make_unique<Workspace>(engine_);
@@ -203,11 +208,15 @@ dnnl::memory ProgramBuilder::pack_constant(const Tensor& values, const Desc& pla
   return packed;
 }
 
-bool ProgramBuilder::all_readers_take_bf16(ValueId value) const {
+bool ProgramBuilder::only_read_by(ValueId value, const std::function<bool(NodeId)>& accepts) const {
   const auto& outputs = graph_.outputs();
   if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return false;
   const auto& readers = consumers_[static_cast<std::size_t>(value)];
-  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](NodeId id) {
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), accepts);
+}
+
+bool ProgramBuilder::all_readers_take_bf16(ValueId value) const {
+  return only_read_by(value, [&](NodeId id) {
     const Node& reader = graph_.node(id);
     if (reader.precision != Precision::kBf16) return false;
     const OpKind op = reader.op;

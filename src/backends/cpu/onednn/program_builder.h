@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu/onednn/fusion.h"
+#include "backends/cpu/onednn/int8_weights.h"
 #include "backends/cpu/onednn/layout.h"
 #include "backends/cpu/onednn/step.h"
 #include "backends/cpu/onednn/support.h"
@@ -41,7 +42,9 @@ struct Program {
 
 class ProgramBuilder {
  public:
-  ProgramBuilder(const Graph& graph, const CompileOptions& options);
+  // `int8_weights`: the codes and scales of the graph's int8 convolutions (int8_weights.h).
+  ProgramBuilder(const Graph& graph, const CompileOptions& options,
+                 std::map<std::string, Int8Weights> int8_weights = {});
   Program build();
 
  private:
@@ -88,6 +91,8 @@ class ProgramBuilder {
   // residual adds fused into a convolution); a bf16 convolution writes f32 otherwise, rounded in place,
   // which costs one pass where each reader's widened copy would cost one.
   bool all_readers_take_bf16(ValueId value) const;
+  // Whether `value` is no graph output and every node reading it is one `accepts`.
+  bool only_read_by(ValueId value, const std::function<bool(NodeId)>& accepts) const;
   // A buffer used only by the current step.
   dnnl::memory temporary(const Desc& desc);
   // A second view of the buffer of `value`'s slot with another layout of the same bytes.
@@ -114,6 +119,20 @@ class ProgramBuilder {
 
   void add_conv(const Node& conv, const Node* fused_add);  // conv_steps.cpp
   void add_grouped_winograd(const Node& conv, const Tensor& weights, const Tensor* bias);
+  // The activation, and the fused residual add with its activation, as post-ops.
+  dnnl::post_ops conv_post_ops(const Node& conv, const Node* fused_add) const;
+  // The convolution's dst in `dst`: a new buffer, or the fused add's other operand (in place or copied).
+  void bind_conv_output(const Node& conv, const Node* fused_add, const Desc& dst, Args& args);
+  void add_int8_conv(const Node& conv, const Node* fused_add);  // int8_conv_steps.cpp
+  float int8_input_scale(const Node& conv) const;
+  // The int8 codes of `x` at `scale`, in `desc` (s8): as the quantize step stored them, or made by a scaled
+  // reorder of its f32 values in the current step.
+  dnnl::memory int8_codes(ValueId x, float scale, const Desc& desc);
+  // Whether every reader of `value` is an int8 convolution reading it as its input, so that it may be
+  // stored as s8 codes.
+  bool all_readers_int8_convs(ValueId value) const;
+  // dst = src x scale, rounded to nearest even and saturated where dst is an integer type.
+  void scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst, float scale);
   void add_batch_norm(const Node& node);  // elementwise_steps.cpp
   void add_activation(const Node& node);
   void add_add(const Node& node);
@@ -137,6 +156,7 @@ class ProgramBuilder {
 
   const Graph& graph_;
   CompileOptions options_;
+  std::map<std::string, Int8Weights> int8_weights_;
   dnnl::engine engine_;
   dnnl::stream stream_;  // for packing constants at compile time
   Program program_;

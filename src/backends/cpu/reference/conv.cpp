@@ -2,6 +2,7 @@
 // (input channel, kernel tap) contribution; the innermost loop runs along an output row over the
 // columns whose input lies inside the image, so padding never needs a branch per element.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "backends/cpu/reference/checks.h"
@@ -30,9 +31,11 @@ std::int64_t conv_extent(std::int64_t in, std::int64_t kernel, std::int64_t stri
   return span / stride + 1;
 }
 
-}  // namespace
-
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const ConvAttrs& attrs) {
+// The convolution of x and weight (both f32; their values may be int8 codes) as one double plane per
+// (image, output channel), each plane starting at initial(oc) and handed to finish(oc, plane, y_plane).
+template <typename Initial, typename Finish>
+Tensor convolve(const Tensor& x, const Tensor& weight, const ConvAttrs& attrs, Initial initial,
+                Finish finish) {
   detail::require_rank(kOp, "input", x, 4);
   detail::require_rank(kOp, "weight", weight, 4);
   check_attrs(attrs);
@@ -52,7 +55,6 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const C
   const Shape expected_weight{out_channels, group_in, kernel_h, kernel_w};
   require(weight.shape() == expected_weight, kOp, ": expected weight of shape ", shape_str(expected_weight),
           " for input ", shape_str(x.shape()), " with groups ", groups, ", got ", shape_str(weight.shape()));
-  if (bias != nullptr) detail::require_vector(kOp, "bias", *bias, out_channels);
 
   const std::int64_t out_h = conv_extent(in_h, kernel_h, stride_h, dilation_h, pad_top, pad_bottom);
   const std::int64_t out_w = conv_extent(in_w, kernel_w, stride_w, dilation_w, pad_left, pad_right);
@@ -66,8 +68,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const C
   for (std::int64_t n = 0; n < batch; ++n) {
     for (std::int64_t oc = 0; oc < out_channels; ++oc) {
       const std::int64_t group = oc / group_out;
-      const double initial = bias != nullptr ? static_cast<double>(bias->f32()[oc]) : 0.0;
-      std::fill(plane.begin(), plane.end(), initial);
+      std::fill(plane.begin(), plane.end(), initial(oc));
 
       for (std::int64_t gc = 0; gc < group_in; ++gc) {
         const float* x_plane = xs.data() + ((n * in_channels + group * group_in + gc) * in_h) * in_w;
@@ -96,14 +97,49 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const C
           }
         }
       }
-
-      float* y_plane = out.data() + (n * out_channels + oc) * out_h * out_w;
-      for (std::size_t i = 0; i < plane.size(); ++i) {
-        y_plane[i] = static_cast<float>(detail::activate(plane[i], attrs.activation));
-      }
+      finish(oc, plane, out.data() + (n * out_channels + oc) * out_h * out_w);
     }
   }
   return y;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const ConvAttrs& attrs) {
+  detail::require_rank(kOp, "weight", weight, 4);
+  if (bias != nullptr) detail::require_vector(kOp, "bias", *bias, weight.dim(0));
+  const auto initial = [&](std::int64_t oc) {
+    return bias != nullptr ? static_cast<double>(bias->f32()[oc]) : 0.0;
+  };
+  return convolve(x, weight, attrs, initial, [&](std::int64_t, const std::vector<double>& plane, float* y) {
+    for (std::size_t i = 0; i < plane.size(); ++i)
+      y[i] = static_cast<float>(detail::activate(plane[i], attrs.activation));
+  });
+}
+
+Tensor conv2d_int8(const Tensor& x_codes, float x_scale, const Tensor& weight_codes,
+                   const Tensor& weight_scales, const Tensor* bias, const ConvAttrs& attrs) {
+  constexpr std::string_view kInt8 = "int8 conv2d";
+  detail::require_f32(kInt8, "input codes", x_codes);
+  require(std::isfinite(x_scale) && x_scale > 0.0f, kInt8, ": expected a positive finite input scale, got ",
+          x_scale);
+  const Tensor w = weight_codes.dtype() == DType::kF32 ? weight_codes : weight_codes.to(DType::kF32);
+  detail::require_rank(kInt8, "weight codes", w, 4);
+  detail::require_vector(kInt8, "weight scales", weight_scales, w.dim(0));
+  if (bias != nullptr) detail::require_vector(kInt8, "bias", *bias, w.dim(0));
+  const auto scales = weight_scales.f32();
+  // Integer codes: every product and partial sum is an integer below 2^53, so the double planes hold the
+  // int32 accumulator exactly, whatever the order.
+  return convolve(
+      x_codes, w, attrs, [](std::int64_t) { return 0.0; },
+      [&](std::int64_t oc, const std::vector<double>& plane, float* y) {
+        const double dequantize = static_cast<double>(x_scale) * static_cast<double>(scales[oc]);
+        const float b = bias != nullptr ? bias->f32()[oc] : 0.0f;
+        for (std::size_t i = 0; i < plane.size(); ++i) {
+          const float value = static_cast<float>(plane[i] * dequantize) + b;
+          y[i] = static_cast<float>(detail::activate(value, attrs.activation));
+        }
+      });
 }
 
 }  // namespace kiln::reference

@@ -2,6 +2,7 @@
 
 #include "backends/cpu/reference/kernels.h"
 #include "core/error.h"
+#include "graph/op_info.h"
 #include "graph/precision_assignment.h"
 #include "graph/shape_inference.h"
 
@@ -17,9 +18,35 @@ Tensor stored(const Tensor& tensor, Precision precision) {
   return rounded;
 }
 
-// fp16 and bf16 layers read their activations rounded to their storage; fp8 layers read theirs
+// fp16 and bf16 layers read their activations rounded to their storage; fp8 and int8 layers read theirs
 // through kQuantize.
 bool reads_rounded(Precision precision) { return storage_dtype(precision).has_value(); }
+
+// The node writing `value`, required to be a quantize point of `op`.
+const Node& quantize_point(const Graph& graph, const Node& layer, ValueId value, OpKind op) {
+  const NodeId producer = graph.value(value).producer;
+  require(producer != kNoNode && graph.node(producer).op == op &&
+              (op != OpKind::kQuantize || graph.node(producer).attr<QuantizeAttrs>().int8),
+          "int8 layer '", layer.name, "': expected its ", op == OpKind::kQuantize ? "input" : "weight",
+          " from an int8 ", op_kind_name(op), ", got '", graph.value(value).name, "'");
+  return graph.node(producer);
+}
+
+// An int8 convolution on the codes and scales of its quantize points: the input's codes are recovered
+// exactly from the quantized values, the weight's are the dequantize's constant inputs.
+Tensor run_int8_conv(const Graph& graph, const Node& node, const std::vector<const Tensor*>& inputs) {
+  const float x_scale =
+      quantize_point(graph, node, node.inputs[0], OpKind::kQuantize).attr<QuantizeAttrs>().scale;
+  const Node& weights = quantize_point(graph, node, node.inputs[1], OpKind::kDequantize);
+  const Value& codes = graph.value(weights.inputs[0]);
+  const Value& scales = graph.value(weights.inputs[1]);
+  require(codes.is_constant() && scales.is_constant(), "int8 layer '", node.name,
+          "': expected constant weight codes and scales");
+  return reference::conv2d_int8(
+      reference::int8_codes_of(*inputs[0], x_scale), x_scale, codes.constant,
+      scales.constant.dtype() == DType::kF32 ? scales.constant : scales.constant.to(DType::kF32),
+      inputs.size() > 2 ? inputs[2] : nullptr, node.attr<ConvAttrs>());
+}
 
 }  // namespace
 
@@ -62,7 +89,9 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
         node_inputs.push_back(&tensor);
       }
     }
-    Tensor output = reference::run_op(node, node_inputs);
+    const bool int8_conv = node.op == OpKind::kConv2d && node.precision == Precision::kI8;
+    Tensor output =
+        int8_conv ? run_int8_conv(graph, node, node_inputs) : reference::run_op(node, node_inputs);
     if (node.precision != Precision::kF32) output = stored(output, node.precision);
     if (observer) observer(node, output);
     values[static_cast<std::size_t>(node.output)] = std::move(output);

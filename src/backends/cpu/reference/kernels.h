@@ -12,6 +12,12 @@
 namespace kiln::reference {
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const ConvAttrs& attrs);
+// An int8 convolution as int8 hardware computes it: the products of int8 codes (x_codes holds integer
+// values in [-128, 127], or NaN, as f32; weight_codes int8 codes as I8 or f32) summed exactly, the sum
+// dequantized by x_scale * weight_scales[oc] in f64 and rounded once to f32, then the f32 epilogue: plus the
+// bias in f32, then the activation.
+Tensor conv2d_int8(const Tensor& x_codes, float x_scale, const Tensor& weight_codes,
+                   const Tensor& weight_scales, const Tensor* bias, const ConvAttrs& attrs);
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
                   const Tensor& var, float epsilon);
 Tensor activation(const Tensor& x, Activation activation);
@@ -24,9 +30,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias);
 Tensor radix_sum(const Tensor& x, const RadixAttrs& attrs);
 Tensor radix_softmax(const Tensor& logits, const RadixAttrs& attrs);
 Tensor radix_weighted_sum(const Tensor& x, const Tensor& weights, const RadixAttrs& attrs);
-// x fake-quantized to E4M3 with one scale (core/dtype.h's fake_quantize_e4m3).
-Tensor quantize(const Tensor& x, float scale);
-// E4M3 codes (or their f32 values) times one scale per output channel (axis 0).
+// x fake-quantized with one scale to E4M3 (core/dtype.h's fake_quantize_e4m3) or, when `int8`, to int8
+// codes (fake_quantize_int8).
+Tensor quantize(const Tensor& x, float scale, bool int8);
+// The int8 codes a quantize with `scale` wrote: x * (1 / scale) rounded (exact for values it wrote); NaN
+// stays NaN.
+Tensor int8_codes_of(const Tensor& quantized, float scale);
+// E4M3 or int8 codes (or their f32 values) times one scale per output channel (axis 0).
 Tensor dequantize(const Tensor& codes, const Tensor& scales);
 // x [N, C, H, W] times gate [N, C, 1, 1]: every pixel of channel c of image n scaled by gate[n, c].
 Tensor channel_scale(const Tensor& x, const Tensor& gate);

@@ -9,6 +9,10 @@ Tensor run_op(const Node& node, const std::vector<const Tensor*>& in) {
   const auto optional_input = [&](std::size_t index) { return in.size() > index ? in[index] : nullptr; };
   switch (node.op) {
     case OpKind::kConv2d:
+      // The codes and scales an int8 layer computes with sit in its quantize points: the reference
+      // executor reads them there (run_int8_conv), a single kernel call cannot.
+      require(node.precision != Precision::kI8, "layer '", node.name,
+              "': an int8 convolution runs with its quantize points (run_reference), not alone");
       return conv2d(*in[0], *in[1], optional_input(2), node.attr<ConvAttrs>());
     case OpKind::kBatchNorm:
       return batch_norm(*in[0], *in[1], *in[2], *in[3], *in[4], node.attr<BatchNormAttrs>().epsilon);
@@ -33,7 +37,7 @@ Tensor run_op(const Node& node, const std::vector<const Tensor*>& in) {
     case OpKind::kRadixWeightedSum:
       return radix_weighted_sum(*in[0], *in[1], node.attr<RadixAttrs>());
     case OpKind::kQuantize:
-      return quantize(*in[0], node.attr<QuantizeAttrs>().scale);
+      return quantize(*in[0], node.attr<QuantizeAttrs>().scale, node.attr<QuantizeAttrs>().int8);
     case OpKind::kDequantize:
       return dequantize(*in[0], *in[1]);
     case OpKind::kChannelScale:

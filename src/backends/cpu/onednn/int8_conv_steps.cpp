@@ -1,0 +1,100 @@
+// int8 convolutions on oneDNN's int8 kernels: the input's codes made by a scaled reorder (x * (1 / scale),
+// rounded to nearest even and saturated, as core/dtype.h's quantize_to_int8 does), s8
+// weight codes, s32 accumulation, and the dequantization (input scale x weight scale per output channel)
+// as the primitive's output scales, then the activation and fused residual add as for f32 (conv_steps.cpp).
+//
+// oneDNN 2.x adds the bias to the s32 accumulator before the output scale, so the bias goes in divided
+// by each channel's scale; the result differs from cpu-reference's (accumulator x scale) + bias only in
+// f32 rounding.
+#include "backends/cpu/onednn/activation.h"
+#include "backends/cpu/onednn/program_builder.h"
+#include "core/error.h"
+
+namespace kiln::onednn {
+namespace {
+
+using Tag = dnnl::memory::format_tag;
+using DataType = dnnl::memory::data_type;
+
+}  // namespace
+
+float ProgramBuilder::int8_input_scale(const Node& conv) const {
+  const NodeId producer = graph_.value(conv.inputs[0]).producer;
+  require(producer != kNoNode && graph_.node(producer).op == OpKind::kQuantize &&
+              graph_.node(producer).attr<QuantizeAttrs>().int8,
+          "int8 layer '", conv.name, "': expected its input from an int8 quantize point");
+  return graph_.node(producer).attr<QuantizeAttrs>().scale;
+}
+
+bool ProgramBuilder::all_readers_int8_convs(ValueId value) const {
+  return only_read_by(value, [&](NodeId id) {
+    const Node& reader = graph_.node(id);
+    return reader.op == OpKind::kConv2d && reader.precision == Precision::kI8 && reader.inputs[0] == value;
+  });
+}
+
+void ProgramBuilder::scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst, float scale) {
+  dnnl::primitive_attr attr = attributes();
+  attr.set_output_scales(0, {scale});
+  dnnl::reorder::primitive_desc pd(engine_, src.get_desc(), engine_, dst.get_desc(), attr);
+  call(primitive_call(dnnl::reorder(pd),
+                      {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}}));
+}
+
+dnnl::memory ProgramBuilder::int8_codes(ValueId x, float scale, const Desc& desc) {
+  // Codes the quantize step wrote (s8) need at most a change of layout.
+  if (slot(x).desc.data_type() == DataType::s8) return input_as(x, desc);
+  const dnnl::memory source = input(x);
+  const dnnl::memory codes = temporary(desc);
+  note(cat("(quantize ", layout_name(source.get_desc()), "->", layout_name(desc), ")"));
+  scaled_reorder(source, codes, 1.0f / scale);
+  return codes;
+}
+
+void ProgramBuilder::add_int8_conv(const Node& conv, const Node* fused_add) {
+  const auto weights = int8_weights_.find(conv.name);
+  require(weights != int8_weights_.end(), "int8 layer '", conv.name, "': no int8 weight codes");
+  const ConvAttrs& a = conv.attr<ConvAttrs>();
+  const ValueId x = conv.inputs[0];
+  const ValueId y = fused_add != nullptr ? fused_add->output : conv.output;
+  const Shape& xs = shape(x);
+  const Shape& ws = weights->second.codes.shape();
+  const Shape& ys = shape(y);
+  const std::int64_t groups = a.groups;
+  const Shape w_dims = groups == 1 ? ws : Shape{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
+
+  const float x_scale = int8_input_scale(conv);
+  std::vector<float> scales;
+  for (const float w_scale : weights->second.scales) scales.push_back(x_scale * w_scale);
+  dnnl::primitive_attr attr = attributes(conv_post_ops(conv, fused_add));
+  attr.set_output_scales(1 << 1, scales);  // per output channel of dst [N, C, H, W]
+
+  const bool has_bias = conv.inputs.size() > 2;
+  const Desc bias_desc = has_bias ? plain_desc({ws[0]}) : Desc();
+  const auto any = [](const Shape& s, DataType t) { return Desc(to_dims(s), t, Tag::any); };
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(xs, DataType::s8),
+      any(w_dims, DataType::s8), bias_desc, any(ys, DataType::f32), {a.stride[0], a.stride[1]},
+      {a.dilation[0] - 1, a.dilation[1] - 1}, {a.padding[0], a.padding[1]}, {a.padding[2], a.padding[3]});
+  const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
+
+  Args args{{DNNL_ARG_WEIGHTS,
+             pack_constant(weights->second.codes,
+                           Desc(to_dims(w_dims), DataType::s8, groups == 1 ? Tag::oihw : Tag::goihw),
+                           pd.weights_desc())},
+            {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
+  if (has_bias) {
+    Tensor bias = graph_.value(conv.inputs[2]).constant.clone();
+    auto values = bias.mutable_f32();
+    for (std::size_t o = 0; o < values.size(); ++o) values[o] /= scales[o];
+    args[DNNL_ARG_BIAS] = pack_constant(bias, bias_desc, pd.bias_desc());
+  }
+  note(cat("int8 conv ", layout_name(pd.src_desc()), "->", layout_name(pd.dst_desc()), " ",
+           pd.impl_info_str()));
+  // The quantize point's values are codes x scale rounded once in f32: the reorder recovers the codes.
+  args[DNNL_ARG_SRC] = int8_codes(x, x_scale, pd.src_desc());
+  bind_conv_output(conv, fused_add, pd.dst_desc(), args);
+  call(primitive_call(dnnl::convolution_forward(pd), std::move(args)));
+}
+
+}  // namespace kiln::onednn
