@@ -1,7 +1,7 @@
 // Timing a plan in a `kiln bench` process of its own. On the cuda backend an engine's graph replays run
-// about 6% slower once a second network has been compiled in the same process, and stay slower after it is
-// gone (ResNet-50 fp16 on the H200: 0.309 ms alone, 0.328 ms after; a library handle, a stream or a CUDA
-// graph alone does not do it, benchmarks/engine_state_probe.cpp). A study holds an engine per variant and
+// measurably slower once a second network has been compiled in the same process, and stay slower after it
+// is gone (a library handle, a stream or a CUDA graph alone does not do it,
+// benchmarks/engine_state_probe.cpp). A study holds an engine per variant and
 // the fp32 reference, so timed in its own process it would not time a plan as `kiln bench` does; each of
 // its device timings runs `kiln bench` on the plan file instead, the same code over the same region.
 #pragma once

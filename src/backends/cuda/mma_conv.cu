@@ -50,7 +50,7 @@ __device__ inline PixelOrigin origin_of(int pixel, const MmaConvShape& s) {
 // A tap's input pixel for one of a lane's rows: where its channels start, and whether it lies inside the
 // image. Outside (the padding, or a row past the last pixel) `at` is x itself and the value read is
 // dropped: with a null pointer there and the load behind a null check, compute-sanitizer caught the
-// kernel reading address 0 on the H200.
+// kernel reading address 0.
 struct TapPixel {
   const __half* at;
   bool inside;

@@ -19,13 +19,13 @@ namespace {
 constexpr int kTileChannels = 64;
 constexpr int kRows = kTileChannels / (kBlock / 32);  // gate values a warp computes at once: one round
 constexpr int kMaxChannels = 4096, kMaxHidden = 1024;
-constexpr int kWantedBlocks = 6 * 132;  // two waves of three blocks per multiprocessor of an H200
+constexpr int kWantedBlocks = 6 * 132;  // two waves of three blocks per multiprocessor of a 132-SM Hopper
 constexpr int kPacksAtOnce = 4;         // packs a thread scales per pass
 
 // Loads (then scales and stores) up to kPacksAtOnce packs of the block's pixel run: pack i0 + j * kBlock.
 // The packs wait in their storage type (half the registers of f32 for fp16), which with the launch bound
 // below (80 registers) lets three blocks share a multiprocessor: at 128 registers a thread, two did, and
-// the batch-32 excites of EfficientNet-B0 moved 0.2-1.2 TB/s (Nsight Compute on the H200).
+// the large excites moved a fraction of the memory's bandwidth (Nsight Compute).
 template <typename T, int V>
 struct ScalePass {
   alignas(16) T v[kPacksAtOnce][V];

@@ -7,7 +7,7 @@
 // x NHWC [n, hw, c]; W1 [hidden][c] and W2 [c][hidden] dense and row-major, as [O, I, 1, 1] weights are;
 // every vector stored in e, as the unfused layers store them, and every sum in f32 in a fixed order (the
 // bits do not depend on how the blocks were scheduled). At a single image, the gate had cost a cluster
-// launch of its own (8-13 us on the H200 for EfficientNet-B0's gates) on top of the pool and the scale.
+// launch of its own, as long as the pool and the scale together on small gates.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -281,17 +281,14 @@ bool squeeze_mlp_fits(int in, int hidden, int out, int groups1, int groups2) {
 
 // The pool in the gate's launch runs on one cluster (16 blocks) per image instead of a grid sized to the
 // chip; it saves the pool's own launch and the pooled vector's round trip, but every block then adds
-// in x 16 partial sums over distributed shared memory. Measured on the H200 (fp16, batch 1, in a CUDA
-// graph; fused against pool launch + gate launch): ResNeSt-50d's layer4 gate 10.0 against 10.4 us,
-// layer3 8.1 against 9.7, layer1 (56 x 56, radix 2) 8.7 against 10.2, EfficientNet-B0's first gate
-// (112 x 112 x 32) 8.5 against 9.8; but 1152 channels over 7 x 7 pixels 12.0 against 11.1 and 2304
-// over 19 x 19 18.7 against 14.5: the partial sums cost more than the launch saves beyond 512 channels.
-// Bandwidth bounds the other side: 16 blocks of 512 threads with four 16-byte loads each in flight
-// stream about 0.5 TB/s from L2, against about 3.5 TB/s for a chip-wide pool, so fusing pays while
-// bytes / 0.5 TB/s <= bytes / 3.5 TB/s + 2 us (a launch), i.e. while an image's pool reads at most about
-// 1.1 MB (B0's first gate reads 0.8 MB in fp16; B7's first, 300 x 300 x 64, 11.5 MB keeps its pool).
-// The rule is per image: at batch 32 the two ways measured within 5% of each other (the images alone
-// fill the chip, and the launch saved is small against the pool).
+// in x 16 partial sums over distributed shared memory. Measured (fp16, batch 1, in a CUDA graph; fused
+// against pool launch + gate launch), the fused launch won on ResNeSt-50d's and EfficientNet-B0's gates
+// up to 512 channels and lost beyond: the partial sums then cost more than the launch saves.
+// Bandwidth bounds the other side: one cluster streams the image from L2 at a fraction of what a
+// chip-wide pool reads (about 1/7), so fusing pays while that slower read costs less than the launch it
+// saves, i.e. while an image's pool reads at most about 1.1 MB (B0's first gate reads 0.8 MB in fp16;
+// B7's first, 300 x 300 x 64, 11.5 MB keeps its pool). The rule is per image: with many images the two
+// ways measured alike (the images alone fill the chip, and the launch saved is small against the pool).
 bool squeeze_mlp_pools_fast(std::int64_t hw, std::int64_t radix, std::int64_t channels,
                             std::size_t elem_bytes) {
   constexpr std::int64_t kMaxPooledChannels = 512;

@@ -1,8 +1,7 @@
 // The attention gate's launch for batches above one (squeeze_mlp.h has the one for a single image): the
-// two 1x1 convolutions of the gate on an already pooled vector, one cluster of 8 blocks per image. On the
-// H200 at batch 32, fp16 EfficientNet-B0 ran in 1.28 ms with this kernel and 1.41 ms with squeeze_mlp.h's
-// (16-36 us per gate there), ResNeSt-50d in 1.94 and 2.05 ms; at batch 1 squeeze_mlp.h's was faster
-// (ResNeSt-50d 0.60 ms against 0.62) and also computes the pool:
+// two 1x1 convolutions of the gate on an already pooled vector, one cluster of 8 blocks per image. With
+// many images it beats squeeze_mlp.h's launch (whose per-image clusters then queue); with one image
+// squeeze_mlp.h's is faster and also computes the pool (docs/log/PERFORMANCE_LOG.md has the figures):
 //   y[n, :] = act2(W2 · act1(W1 · x[n, :] + b1) + b2)
 // x [n, in], W1 [hidden, in], W2 [out, hidden] (row-major), b1 [hidden], b2 [out], y [n, out], all of
 // element type e, accumulated in f32; the hidden vector is rounded to e, as the unfused layers store it.
@@ -15,9 +14,8 @@
 namespace kiln::cuda {
 
 // Whether squeeze_mlp_batched takes these sizes and beats two cuDNN launches on them. Its 8 blocks read the
-// weights at a fraction of the chip's bandwidth: measured on the H200 (ResNeSt-50d, batch 1), a gate
-// with 6k weights took 3.9 us against about 5.8 us for the two convolutions, one with 24k about the
-// same, and ones with 98k and 393k weights 7.6 and 15.3 us; so gates above 32k weights stay on cuDNN.
+// weights at a fraction of the chip's bandwidth: measured, small gates beat the two convolutions, gates of
+// about 24k weights tie, and larger ones lose, so gates above 32k weights stay on cuDNN.
 bool squeeze_mlp_batched_fits(int in, int hidden, int out);
 
 // act2 kNone: the attention gate's logits (ResNeSt); kSigmoid: squeeze-excite's gate.

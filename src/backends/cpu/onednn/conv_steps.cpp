@@ -25,8 +25,8 @@ Tensor rows(const Tensor& t, std::int64_t first, std::int64_t count) {
 }
 
 // Grouped 3x3 convolutions (ResNeSt's split attention) run faster as one Winograd convolution per group
-// than as one direct grouped convolution: measured on this project's AVX-512 machine, 1.7x for the
-// 28x28 and 56x56 images of the first stages, less at 14x14, nothing at 7x7. oneDNN's Winograd kernels
+// than as one direct grouped convolution: measured on an AVX-512 CPU, most on the 28x28 and 56x56 images
+// of the first stages, less at 14x14, nothing at 7x7. oneDNN's Winograd kernels
 // take no groups and want nChw16c, where with batch 1 a group's channels are one contiguous run of
 // blocks. Its transforms add rounding of a few 1e-7 relative to the output (F(2x2, 3x3) and F(4x4, 3x3),
 // measured against double accumulation), well inside what the tests allow.

@@ -39,9 +39,9 @@ std::string OnednnBackend::precision_refusal(Precision precision) const {
 std::optional<PrecisionAdvice> OnednnBackend::better_default(const Graph& graph, Precision requested) const {
   if (requested != Precision::kF16) return std::nullopt;
   // bf16 kernels about halve the convolutions' time on large images and many channels, but every
-  // conversion between them and the f32 steps is a step of its own: on the 32x32 demo network (0.01 G
-  // multiply-adds) bf16 took 1.6x fp32's time, on ResNet-50 and ResNeSt-50d (4.1 and 5.4 G) 0.52 and 0.68
-  // of it (docs/log/PERFORMANCE_LOG.md). Networks in between were not measured; 1 G splits the two.
+  // conversion between them and the f32 steps is a step of its own: bf16 lost to fp32 on the 32x32 demo
+  // network (0.01 G multiply-adds) and won on ResNet-50 and ResNeSt-50d (4.1 and 5.4 G; the figures are
+  // in docs/log/PERFORMANCE_LOG.md). Networks in between were not measured; 1 G splits the two.
   constexpr std::int64_t kBf16PaysFrom = 1'000'000'000;
   const std::int64_t work = multiply_adds_per_image(graph);
   const std::string size =
