@@ -36,12 +36,7 @@ void check_cuda_options(const CLI::App& command, const BuildChoices& choices, co
   refuse_unless(backend == "cuda", command, {"--cuda-option"}, "to --backend cuda",
                 choices.backend ? "--backend " + backend + " was given"
                                 : "the manifest's backend is " + backend + " (give --backend cuda)");
-  const std::unique_ptr<Backend> cuda = make_backend(backend);  // not built in: the usual error
-  try {
-    cuda->resolve_options(*choices.cuda_options);
-  } catch (const Error& e) {
-    usage_error(cat("--cuda-option: ", e.what()));
-  }
+  resolved_cuda_options(*choices.cuda_options, backend);
 }
 
 }  // namespace

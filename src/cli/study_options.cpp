@@ -22,12 +22,7 @@ BackendOptions study_backend_options(const StudyCommandOptions& options, const s
   if (options.cuda_options.empty()) return {};
   if (backend != "cuda")
     usage_error(cat("--cuda-option applies only to --backend cuda, but the study runs on ", backend));
-  const std::unique_ptr<Backend> cuda = make_backend(backend);  // not built in: the usual error
-  try {
-    return cuda->resolve_options(options.cuda_options);
-  } catch (const Error& e) {
-    usage_error(cat("--cuda-option: ", e.what()));
-  }
+  return resolved_cuda_options(options.cuda_options, backend);
 }
 
 void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec) {
