@@ -50,6 +50,7 @@ struct BuildArguments {
   py::object config, precision, recipe, calibration_data, calibration_images, backend, batch, opt_level,
       families;
   bool strict_backend = false;
+  py::object cuda_options;  // a list of "NAME=VALUE", as `kiln build --cuda-option` takes them
 };
 
 pipeline::BuildOverrides overrides(const BuildArguments& a) {
@@ -63,6 +64,7 @@ pipeline::BuildOverrides overrides(const BuildArguments& a) {
   o.batch = optional_argument<std::int64_t>(a.batch);
   o.opt_level = optional_argument<std::int64_t>(a.opt_level);
   o.strict_backend = a.strict_backend;
+  if (!a.cuda_options.is_none()) o.backend_options = a.cuda_options.cast<std::vector<std::string>>();
   o.fp8.recipe = optional_argument<std::string>(a.recipe);
   if (const auto data = optional_path(a.calibration_data)) o.fp8.calib_data = data->string();
   o.fp8.calib_images = optional_argument<std::size_t>(a.calibration_images);
@@ -90,6 +92,7 @@ py::dict build(const BuildArguments& a) {
                   py::arg("precision") = std::string(precision_name(options.precision)),
                   py::arg("batch") = options.batch, py::arg("backend") = options.backend,
                   py::arg("opt_level") = options.opt_level,
+                  py::arg("backend_options") = result.plan.info.backend_options,
                   py::arg("fallback_layers") = result.fallback_layers,
                   py::arg("quantization") = to_python(result.plan.info.quantization));
 }
@@ -176,18 +179,21 @@ void add_build(py::module_& m) {
          const py::object& config, const py::object& precision, const py::object& recipe,
          const py::object& calibration_data, const py::object& calibration_images, const py::object& backend,
          const py::object& batch, const py::object& opt_level, const py::object& families_dir,
-         bool strict_backend) {
+         bool strict_backend, const py::object& cuda_options) {
         return build({manifest, checkpoint, output, config, precision, recipe, calibration_data,
-                      calibration_images, backend, batch, opt_level, families_dir, strict_backend});
+                      calibration_images, backend, batch, opt_level, families_dir, strict_backend,
+                      cuda_options});
       },
       py::arg("manifest"), py::arg("checkpoint"), py::arg("output"), py::arg("config") = py::none(),
       py::arg("precision") = py::none(), py::arg("recipe") = py::none(),
       py::arg("calibration_data") = py::none(), py::arg("calibration_images") = py::none(),
       py::arg("backend") = py::none(), py::arg("batch") = py::none(), py::arg("opt_level") = py::none(),
       py::arg("families_dir") = py::none(), py::arg("strict_backend") = false,
+      py::arg("cuda_options") = py::none(),
       "Builds a plan file as `kiln build` does: `manifest` is a family name, its folder or a manifest.toml;\n"
       "precision 'fp32' | 'fp16' | 'bf16' | 'fp8' | 'int8' (fp8, int8: recipe and calibration_data, a folder "
       "or webdataset shards);\n"
+      "cuda_options: ['NAME=VALUE', ...] for the cuda backend (kiln build --help lists them);\n"
       "anything not given comes from the manifest. Returns the build's summary as a dict.");
   m.def(
       "study",

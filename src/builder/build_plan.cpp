@@ -36,6 +36,9 @@ PlanInfo plan_info(const BuildInput& input, const BuildOptions& options, const P
   info.precision_reason = options.precision_reason;
   info.opt_level = options.opt_level;
   info.batch = options.batch;
+  // Every option, so that the plan runs the way it was built even where a later kiln changes a default.
+  info.backend_options = options.backend_options.empty() ? make_backend(options.backend)->resolve_options({})
+                                                         : options.backend_options;
   info.checkpoint_name = input.checkpoint_name;
   info.checkpoint_sha256 = input.checkpoint_sha256;
   for (const auto& run : passes.runs) info.passes.push_back(run.name);
@@ -51,6 +54,7 @@ void choose_tactics(BuildResult& result, const BuildOptions& options,
   compile.opt_level = options.opt_level;
   compile.tactic_cache = options.tactic_cache;
   compile.strict_backend = options.strict_backend;
+  compile.backend_options = options.backend_options;
   compile.layer_data = known;
   const Engine engine(std::make_shared<const Plan>(result.plan), options.backend, compile);
   result.plan.info.layer_data = engine.layer_data();

@@ -41,6 +41,8 @@ struct BuildOptions {
   // Backends that time kernels (cuda) choose them while building, on this machine's device; the plan
   // stores the choices. A file of timed tactics to reuse and extend (empty: none).
   std::string tactic_cache;
+  // The backend's options, resolved (Backend::resolve_options); the plan records them.
+  std::map<std::string, std::string> backend_options;
   std::set<std::string> disabled_passes;
   bool strict_backend = false;  // refuse layers the backend does not run instead of timing the rest
   // FP8 layers stay FP8 even where the backend times their fp16 convolution faster (without it, a

@@ -29,6 +29,16 @@ void check_fp8_settings(const CLI::App& command, const BuildChoices& choices) {
                 "no --calib was given (the scales come from --calib-cache)");
 }
 
+// --cuda-option only for the cuda backend, each NAME=VALUE one the backend takes (a usage error naming
+// the option and its values otherwise).
+void check_cuda_options(const CLI::App& command, const BuildChoices& choices, const std::string& backend) {
+  if (choices.cuda_options == nullptr || choices.cuda_options->empty()) return;
+  refuse_unless(backend == "cuda", command, {"--cuda-option"}, "to --backend cuda",
+                choices.backend ? "--backend " + backend + " was given"
+                                : "the manifest's backend is " + backend + " (give --backend cuda)");
+  resolved_cuda_options(*choices.cuda_options, backend);
+}
+
 }  // namespace
 
 void check_build_options(const CLI::App& command, const BuildChoices& choices) {
@@ -48,6 +58,7 @@ void check_build_options(const CLI::App& command, const BuildChoices& choices) {
                 choices.opt_level ? "--opt-level 0 (no graph pass) was given"
                                   : "the manifest's opt_level is 0 (no graph pass)");
   const std::string backend = choices.backend.value_or(manifest.backends.front());
+  check_cuda_options(command, choices, backend);
   // Precisions are chosen per layer only where kernels are timed (opt level 1 and above).
   refuse_unless(opt_level > 0, command, {"--strict-precision"}, "with --opt-level 1 or more",
                 "at --opt-level 0 no kernel is timed and every FP8 layer stays FP8");

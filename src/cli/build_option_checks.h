@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "manifest/manifest.h"
 #include "pipeline/fp8_settings.h"
@@ -17,6 +18,7 @@ struct BuildChoices {
   std::optional<std::string> backend;    // --backend as given
   std::optional<std::int64_t> opt_level;  // --opt-level as given
   const pipeline::Fp8Options* fp8 = nullptr;
+  const std::vector<std::string>* cuda_options = nullptr;  // --cuda-option NAME=VALUE as given
 };
 
 void check_build_options(const CLI::App& command, const BuildChoices& choices);

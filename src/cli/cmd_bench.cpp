@@ -208,6 +208,9 @@ void bench(const BenchOptions& options, const CLI::App& command) {
   // What the backend runs on (oneDNN's ISA and bf16, the GPU), as kiln study's environment table has it.
   for (const BackendFact& fact : facts) report["environment"][fact.key] = fact.value;
   if (!plan->info.precision_reason.empty()) report["precision_reason"] = plan->info.precision_reason;
+  // The options the plan was built with, which the engine runs (Engine takes the plan's record).
+  if (!plan->info.backend_options.empty() && plan->info.backend == engine.backend())
+    report["backend_options"] = plan->info.backend_options;
   if (options.end_to_end)
     report["end_to_end"] = end_to_end_report(engine, input, options.settings, compile.batch);
   // What the backend compiled, step by step (the CUDA backend lists each layer's chosen tactic).

@@ -42,6 +42,7 @@ struct BuildCommandOptions {
   std::vector<std::string> disabled_passes;
   std::filesystem::path families_dir{default_families_dir()};
   std::string tactic_cache;
+  std::vector<std::string> cuda_options;  // --cuda-option NAME=VALUE, in the order given
   pipeline::Fp8Options fp8;
   bool list_passes = false;
   bool verbose = false;
@@ -61,6 +62,7 @@ pipeline::BuildOverrides build_overrides(const BuildCommandOptions& options) {
   overrides.backend = options.backend;
   overrides.disabled_passes = {options.disabled_passes.begin(), options.disabled_passes.end()};
   overrides.tactic_cache = options.tactic_cache;
+  overrides.backend_options = options.cuda_options;
   overrides.strict_backend = options.strict_backend;
   overrides.strict_precision = options.strict_precision;
   overrides.fp8 = options.fp8;
@@ -155,8 +157,8 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
   const auto start = std::chrono::steady_clock::now();
   const Manifest manifest = pipeline::load_validated_manifest(options.manifest, options.families_dir);
   refuse_outputs_over_inputs(options, manifest.path);
-  check_build_options(command,
-                      {&manifest, options.precision, options.backend, options.opt_level, &options.fp8});
+  check_build_options(command, {&manifest, options.precision, options.backend, options.opt_level,
+                                &options.fp8, &options.cuda_options});
   pipeline::ModelSource source = pipeline::load_model_source(manifest, options.checkpoint, options.config);
   refuse_batch_beyond_host_memory(source.input.graph, options.batch.value_or(manifest.batch_sizes.front()),
                                   options.backend.value_or(manifest.backends.front()));
@@ -218,6 +220,20 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
     if (is_quantized(build_options.precision)) report["quantization"] = result.plan.info.quantization;
     write_json_file(*options.json, report);
   }
+}
+
+// --cuda-option's help: the cuda backend's own options (Backend::options_help), where it is built in.
+std::string cuda_option_help() {
+  std::string help =
+      "cuda: set one of the backend's options (repeatable); the plan records every option, so it runs the "
+      "way it was built";
+  for (const std::string_view name : backend_names()) {
+    if (name != "cuda") continue;
+    std::istringstream lines(make_backend(name)->options_help());
+    for (std::string line; std::getline(lines, line);) help += "\n  " + line;
+    return help;
+  }
+  return help + " (this kiln has no cuda backend)";
 }
 
 // The options that choose, calibrate and search an FP8 or int8 plan's layers (each says "fp8, int8:").
@@ -323,6 +339,7 @@ void add_build_command(CLI::App& app) {
                 "fp16 (the plan and --verbose list them)");
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "cuda: file of timed tactics to reuse and extend, so rebuilds pick the same kernels fast");
+  cmd->add_option("--cuda-option", options->cuda_options, cuda_option_help())->type_name("NAME=VALUE");
   cmd->add_option("--disable-pass", options->disabled_passes, "Skip a graph pass by name (repeatable)");
   cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")
       ->capture_default_str();

@@ -131,6 +131,8 @@ void print_plan(const InspectOptions& options) {
                            {"layers_by_precision", by_precision},
                            {"fp8_convolutions", fp8_convolutions},
                            {"parameters", graph.parameter_count()}};
+  // The backend's options as the build resolved them (absent on backends without options).
+  if (!info.backend_options.empty()) report["backend_options"] = info.backend_options;
   if (!info.quantization.empty()) {
     nlohmann::json summary = info.quantization;
     summary.erase("layers");
@@ -149,8 +151,9 @@ void print_plan(const InspectOptions& options) {
   write_json_report(options.json, report);
   if (json_to_stdout(options.json)) return;
   std::cout << print_graph(graph);
-  for (const char* key : {"family", "backend", "precision", "opt_level", "batch", "checkpoint", "layers",
-                          "layers_by_precision", "fp8_convolutions", "parameters", "quantization"}) {
+  for (const char* key :
+       {"family", "backend", "backend_options", "precision", "opt_level", "batch", "checkpoint", "layers",
+        "layers_by_precision", "fp8_convolutions", "parameters", "quantization"}) {
     if (report.contains(key)) std::cout << key << ": " << report[key].dump() << "\n";
   }
   if (tactics.empty()) return;

@@ -85,6 +85,7 @@ void study(const StudyCommandOptions& options) {
                            options.calibration_data.value_or(""),
                            std::nullopt};
   study_inputs.strict_precision = options.strict_precision;
+  study_inputs.backend_options = study_backend_options(options, backend);
   study_inputs.timing_program = running_program();
   const StudyResult result = run_study(study_inputs);
   for (const std::string& warning : result.all_warnings()) std::cerr << "kiln: warning: " << warning << "\n";
@@ -200,6 +201,10 @@ void add_study_command(CLI::App& app) {
                 "cuda: FP8 variants keep every layer their recipe chose in FP8, and a layer cuda has no FP8 "
                 "kernel for fails the variant (default: such a layer, or one whose fp16 convolution times "
                 "faster, stays fp16, and the report counts them)");
+  cmd->add_option("--cuda-option", options->cuda_options,
+                  "cuda: set one of the backend's options for every variant's build (repeatable; the "
+                  "options of kiln build --help)")
+      ->type_name("NAME=VALUE");
   cmd->add_option("-o,--output", options->output,
                   "Report folder (default: study-FAMILY); one holding a report is refused unless --force");
   cmd->add_flag("--force", options->force,

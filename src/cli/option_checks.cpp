@@ -6,6 +6,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/error.h"
+#include "runtime/backend.h"
 
 namespace kiln::cli {
 
@@ -43,6 +45,16 @@ CLI::Validator real_between(double low, double high) {
         return {};
       },
       "[" + number_text(low) + ", " + number_text(high) + "]");
+}
+
+std::map<std::string, std::string> resolved_cuda_options(const std::vector<std::string>& assignments,
+                                                         const std::string& backend) {
+  const std::unique_ptr<Backend> cuda = make_backend(backend);
+  try {
+    return cuda->resolve_options(assignments);
+  } catch (const Error& e) {
+    usage_error(cat("--cuda-option: ", e.what()));
+  }
 }
 
 std::string alternatives_text(const std::vector<std::string>& names) {

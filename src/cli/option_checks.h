@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ CLI::Validator known_backend();
 
 // "a, b or c", for messages.
 std::string alternatives_text(const std::vector<std::string>& names);
+
+// --cuda-option's NAME=VALUE list resolved by `backend` (Backend::resolve_options: every option, for the
+// plan to record); a bad name or value is a usage error naming the option and the values it takes. An
+// unknown backend fails as it always does.
+std::map<std::string, std::string> resolved_cuda_options(const std::vector<std::string>& assignments,
+                                                         const std::string& backend);
 
 // A number as a person writes it (0.25, 1, 1e-09), whatever the stream's precision elsewhere.
 std::string number_text(double value);

@@ -101,6 +101,7 @@ void study_detector(const StudyCommandOptions& options, const Manifest& manifest
       notes,
       sources.demo};
   inputs.study.strict_precision = options.strict_precision;
+  inputs.study.backend_options = study_backend_options(options, backend);
   inputs.study.timing_program = running_program();
   const DetectorStudyResult result = pipeline::run_detector_study(inputs);
   for (const std::string& warning : result.study.all_warnings())

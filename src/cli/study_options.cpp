@@ -18,6 +18,13 @@ void refuse_strict_precision_without_timing(const StudyCommandOptions& options, 
   }
 }
 
+BackendOptions study_backend_options(const StudyCommandOptions& options, const std::string& backend) {
+  if (options.cuda_options.empty()) return {};
+  if (backend != "cuda")
+    usage_error(cat("--cuda-option applies only to --backend cuda, but the study runs on ", backend));
+  return resolved_cuda_options(options.cuda_options, backend);
+}
+
 void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec) {
   if (options.batch) spec.batch = *options.batch;
   if (!options.batches.empty()) spec.batches = options.batches;

@@ -9,6 +9,7 @@
 
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
+#include "runtime/backend.h"
 #include "study/study_spec.h"
 
 namespace kiln::cli {
@@ -21,6 +22,7 @@ struct StudyCommandOptions {
   std::string backend;
   bool strict_backend = false;
   bool strict_precision = false;
+  std::vector<std::string> cuda_options;  // --cuda-option NAME=VALUE, in the order given
   std::optional<std::filesystem::path> output;
   std::optional<std::int64_t> batch;
   std::vector<std::int64_t> batches;  // the speed matrix's, instead of the manifest's
@@ -45,6 +47,9 @@ struct StudyCommandOptions {
 void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec);
 // --strict-precision only changes builds on a backend that times kernels (cuda): elsewhere it is refused.
 void refuse_strict_precision_without_timing(const StudyCommandOptions& options, const std::string& backend);
+// --cuda-option resolved by the cuda backend (every option, for the variants' builds); refused on another
+// backend, and a bad NAME=VALUE is a usage error. Empty where none was given: the backend's defaults.
+BackendOptions study_backend_options(const StudyCommandOptions& options, const std::string& backend);
 
 // The -o folder: never over the study's inputs, never a mix with an earlier run (--force).
 void prepare_output_folder(const StudyCommandOptions& options, const Manifest& manifest,

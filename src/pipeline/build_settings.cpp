@@ -28,6 +28,7 @@ BuildOptions plain_options(const Manifest& manifest, const BuildOverrides& overr
   options.batch = overrides.batch.value_or(manifest.batch_sizes.front());
   options.disabled_passes = overrides.disabled_passes;
   options.tactic_cache = overrides.tactic_cache;
+  options.backend_options = make_backend(options.backend)->resolve_options(overrides.backend_options);
   options.strict_backend = overrides.strict_backend;
   options.strict_precision = overrides.strict_precision;
   return options;

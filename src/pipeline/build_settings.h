@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "builder/build_plan.h"
 #include "manifest/manifest.h"
@@ -20,6 +21,8 @@ struct BuildOverrides {
   std::optional<std::string> backend;  // default: the manifest's first backend
   std::set<std::string> disabled_passes;
   std::string tactic_cache;
+  // "NAME=VALUE" for the backend's options (--cuda-option), in the order given.
+  std::vector<std::string> backend_options;
   bool strict_backend = false;    // refuse layers the backend cannot run instead of a CPU fallback
   bool strict_precision = false;  // FP8 layers stay FP8 where fp16 times faster (BuildOptions)
   Fp8Options fp8;                 // used when the precision is fp8

@@ -375,6 +375,7 @@ DetectorStudyResult run_detector_study(const DetectorStudyInputs& inputs) {
   compile.batch = inputs.spec.study.batch;
   compile.strict_backend = inputs.study.strict_backend;
   const DetectedVariants built = build_and_detect(inputs, set.dataset, s, compile, study.variants);
+  study.environment.backend_options = built.plans.front()->info.backend_options;
   result.quality = judge_boxes(inputs.spec, built, set.dataset, labels, classes);
   time_variants(inputs, set.dataset, s, compile, built, study);
   result.decision = decide_detector(inputs.spec, study.variants, result.quality, !study.timing.loaded());

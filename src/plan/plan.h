@@ -32,6 +32,9 @@ struct PlanInfo {
   std::string checkpoint_name;      // e.g. "model.safetensors"
   std::string checkpoint_sha256;    // 64 lower-case hex digits, or empty
   std::vector<std::string> passes;  // graph passes applied, in order
+  // The backend's options as the build resolved them (every one, NAME -> VALUE; empty for a backend
+  // without options and in older plans, which run the backend's defaults).
+  std::map<std::string, std::string> backend_options;
   // Backend data per layer (chosen layout, tactic, ...), keyed by node name. Only live nodes may
   // have an entry.
   std::map<std::string, nlohmann::json> layer_data;

@@ -23,7 +23,9 @@
 //   build:        {kiln_version, backend, precision ("fp32" | "fp16" | "fp8" | "bf16" | "int8"), opt_level,
 //   batch,
 //                  passes: [pass names in the order they ran], precision_reason (optional: why the
-//                  build chose its precision when none was asked for)}
+//                  build chose its precision when none was asked for), backend_options (optional:
+//                  {NAME: VALUE} strings, every option of the backend as the build resolved them,
+//                  e.g. the cuda backend's {"fp8-gemm": "race", ...}; absent: the backend's defaults)}
 //   bundle:       {family, checkpoint: {name, sha256 (64 hex digits, or "")},
 //                  config: {architecture, num_classes, label_names: [...],
 //                           preprocess: {input_size, interpolation ("bilinear" | "bicubic" |

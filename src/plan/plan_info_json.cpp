@@ -1,6 +1,7 @@
 #include "plan/plan_info_json.h"
 
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -87,6 +88,14 @@ ModelConfig config_from_json(const JsonField& field) {
   return config;
 }
 
+// NAME -> VALUE, every value a string; the backend checks names and values when it compiles the plan.
+std::map<std::string, std::string> backend_options_from(const JsonField& field) {
+  if (!field.json().is_object()) field.fail("expected an object of option names to values");
+  std::map<std::string, std::string> options;
+  for (const auto& item : field.json().items()) options[item.key()] = field[item.key()].as_string();
+  return options;
+}
+
 }  // namespace
 
 void write_plan_info(const PlanInfo& info, const ModelConfig& config, nlohmann::json& header) {
@@ -102,6 +111,7 @@ void write_plan_info(const PlanInfo& info, const ModelConfig& config, nlohmann::
       {"passes", info.passes},
   };
   if (!info.precision_reason.empty()) header["build"]["precision_reason"] = info.precision_reason;
+  if (!info.backend_options.empty()) header["build"]["backend_options"] = info.backend_options;
   header["bundle"] = {
       {"family", info.family},
       {"checkpoint", {{"name", info.checkpoint_name}, {"sha256", info.checkpoint_sha256}}},
@@ -122,6 +132,8 @@ void read_plan_info(const JsonField& header, PlanInfo& info, ModelConfig& config
   info.batch = build["batch"].as_int();
   info.passes = build["passes"].as_string_vector();
   if (const auto reason = build.find("precision_reason")) info.precision_reason = reason->as_string();
+  if (const auto options = build.find("backend_options"))
+    info.backend_options = backend_options_from(*options);
 
   const JsonField bundle = header["bundle"];
   info.family = bundle["family"].as_string();

@@ -23,6 +23,10 @@ struct LayerTime {
   double milliseconds = 0.0;
 };
 
+// A backend's own build options, NAME -> VALUE (`kiln build --cuda-option NAME=VALUE`). A plan records
+// the complete set its build resolved (Backend::resolve_options), so that it runs the way it was built.
+using BackendOptions = std::map<std::string, std::string>;
+
 struct CompileOptions {
   std::int64_t batch = 1;  // compiled models run this batch size only
   int threads = 0;         // 0: the choice made at start (one per core on an idle machine)
@@ -38,6 +42,9 @@ struct CompileOptions {
   // Refuse a graph with a node the backend does not support instead of running that node on the CPU
   // fallback (Engine, compile_with_fallback in runtime/partitioned_model.h).
   bool strict_backend = false;
+  // The backend's own options (Backend::resolve_options); empty: its defaults. Engine takes the plan's
+  // record when none are given.
+  BackendOptions backend_options;
 };
 
 class CompiledModel {
@@ -110,6 +117,16 @@ class Backend {
   // What this backend runs on: its libraries' versions and its device. Never fails: a missing device is
   // itself a fact ("none: ...").
   virtual std::vector<BackendFact> environment() const { return {}; }
+  // Every option of this backend, with `assignments` ("NAME=VALUE", applied in order) over the defaults:
+  // what a plan built with them records. One line naming the option and the values it takes for a bad
+  // one; a backend without options refuses any.
+  virtual BackendOptions resolve_options(const std::vector<std::string>& assignments) const {
+    require(assignments.empty(), "the ", name(), " backend takes no options, got '",
+            assignments.empty() ? std::string() : assignments.front(), "'");
+    return {};
+  }
+  // One line per option, "NAME=VALUES: what it chooses", the default value first (empty: none).
+  virtual std::string options_help() const { return {}; }
 };
 
 // The backends built into this binary, in order of preference ("cpu" first), and lookup by name.

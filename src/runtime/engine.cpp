@@ -39,6 +39,9 @@ Engine::Engine(std::shared_ptr<const Plan> plan, const Backend& backend, const B
   if (options_.opt_level < 0) options_.opt_level = plan_->info.opt_level;
   if (options_.layer_data.empty() && plan_->info.backend == backend_)
     options_.layer_data = plan_->info.layer_data;
+  // A plan runs with the options it was built with, on the backend it was built for.
+  if (options_.backend_options.empty() && plan_->info.backend == backend_)
+    options_.backend_options = plan_->info.backend_options;
   FallbackCompile compiled = compile_with_fallback(graph, backend, fallback, options_);
   compiled_ = std::move(compiled.model);
   fallback_layers_ = std::move(compiled.fallback_layers);

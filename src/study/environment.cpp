@@ -111,6 +111,7 @@ nlohmann::json Environment::to_json() const {
                          {"load_average", load_average},
                          {"load_above_hardware_threads", overloaded()}};
   for (const BackendFact& fact : backend_facts) json[fact.key] = fact.value;
+  if (!backend_options.empty()) json["backend_options"] = backend_options;
   return json;
 }
 

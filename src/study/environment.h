@@ -22,6 +22,9 @@ struct Environment {
   // Every built-in backend's facts (libraries, device), and for each of kRequiredBackendFacts one row
   // even where that backend is not built in.
   std::vector<BackendFact> backend_facts;
+  // The studied backend's options as its plans record them (PlanInfo::backend_options; empty for a
+  // backend without options), set once the plans are built.
+  BackendOptions backend_options;
   // Other work held more than every hardware thread when the study started: host timings are inflated.
   bool overloaded() const;
   nlohmann::json to_json() const;

@@ -172,6 +172,12 @@ std::string environment_section(const StudyResult& result) {
   table.add_row({"OS", env.os});
   for (const BackendFact& fact : env.backend_facts) table.add_row({fact.label, fact.value});
   table.add_row({"backend studied", result.inputs.backend});
+  if (!env.backend_options.empty()) {
+    std::string options;
+    for (const auto& [name, value] : env.backend_options)
+      options += cat(options.empty() ? "" : ", ", name, "=", value);
+    table.add_row({"backend options", options});
+  }
   table.add_row({"kiln", cat(env.kiln_version, " (commit ", env.kiln_commit, ")")});
   table.add_row({"compiler", env.compiler});
   table.add_row({"family", result.family});

@@ -47,6 +47,7 @@ Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,
   options.backend = inputs.backend;
   options.strict_backend = inputs.strict_backend;
   options.strict_precision = inputs.strict_precision;
+  options.backend_options = inputs.backend_options;
   // Variants share convolution shapes: a backend that times kernels (cuda) times each shape once.
   options.tactic_cache = (inputs.out_dir / "plans" / "tactics.txt").string();
   if (is_quantized(variant.precision)) {
@@ -353,6 +354,7 @@ StudyResult run_study(const StudyInputs& inputs) {
   compile.batch = spec.batch;
   compile.strict_backend = inputs.strict_backend;
   const VariantEngines built = build_and_evaluate(inputs, dataset, sample, compile, result);
+  result.environment.backend_options = built.plans.front()->info.backend_options;
 
   const Tensor batch = timing_batch(dataset, sample, inputs.model.config.preprocess, spec.batch);
   const std::optional<ChildTiming> child = child_timing_for(inputs, *built.engines.front());

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -42,6 +43,9 @@ struct StudyInputs {
   std::optional<DetectorSection> detector;  // a detector family's: every variant's plan carries it
   // FP8 variants keep every recipe layer in FP8 (BuildOptions::strict_precision).
   bool strict_precision = false;
+  // The backend's options every variant is built with (resolved: Backend::resolve_options); empty: its
+  // defaults.
+  std::map<std::string, std::string> backend_options = {};
   // A kiln executable that times each plan of a backend timing device replays (cuda) in a process of
   // its own (child_timing.h says why); empty: such plans are timed in this process.
   std::filesystem::path timing_program = {};

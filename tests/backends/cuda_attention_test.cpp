@@ -1,5 +1,5 @@
 // kiln's attention kernels (backends/cuda/attention_kernels.h) called directly, against the reference
-// attention: the split-key kernel and the first (tiled) one, at YOLOv10n's and YOLOv10s's PSA sizes at
+// attention: the split-key kernel and the tensor-core one, at YOLOv10n's and YOLOv10s's PSA sizes at
 // batch 1 (several key splits) and batch 8 (one), at pixel counts that are no multiple of the tiles,
 // and at the widest key and value widths the kernels hold; in f32 and fp16. Then how the keys are split.
 // Skips the kernels without a GPU.
@@ -80,13 +80,6 @@ TEST_P(CudaAttentionKernelTest, SplitKernelMatchesTheReference) {
   cuda::check(cudaDeviceSynchronize(), "running the attention kernel");
   EXPECT_LE(testing::relative_difference(result(), ref_), bound())
       << cuda::attention_split(shape).splits << " key splits";
-}
-
-TEST_P(CudaAttentionKernelTest, TiledKernelMatchesTheReference) {
-  cuda::check(cuda::attention_tiled(qkv_.data(), y_.data(), elem(), shape_of(GetParam()), nullptr),
-              "launching the tiled attention kernel");
-  cuda::check(cudaDeviceSynchronize(), "running the tiled attention kernel");
-  EXPECT_LE(testing::relative_difference(result(), ref_), bound());
 }
 
 // The tensor-core kernel, on the shapes it takes (fp16, key_dim 32, head_dim 64). Its weights are rounded

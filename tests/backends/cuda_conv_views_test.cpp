@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <vector>
 
 #include "cuda_test_util.h"
@@ -200,20 +199,19 @@ TEST(CudaChannelViewsTest, BlocksWithViewsMatchTheReference) {
                                      : sppf_block().g.graph;
     const Tensor x = testing::random_tensor({4, 16, 20, 20}, 71);
     const Tensor ref = testing::run_on("cpu-reference", graph, {x}).at(0);
-    for (const char* views : {"1", "0"}) {
+    for (const std::string views : {"on", "off"}) {
       SCOPED_TRACE(cat(block == 0   ? "C2f, shortcut"
                        : block == 1 ? "C2f"
                                     : "neck",
-                       ", KILN_CUDA_VIEWS=", views));
-      ::setenv("KILN_CUDA_VIEWS", views, 1);
+                       ", channel-views=", views));
       CompileOptions options;
       options.batch = 4;
       options.opt_level = 3;
+      options.backend_options = {{"channel-views", views}};
       const auto model = make_backend("cuda")->compile(graph, options);
-      ::unsetenv("KILN_CUDA_VIEWS");
       const bool in_place = model->describe().find("written in place") != std::string::npos ||
                             model->describe().find("concat") == std::string::npos;
-      EXPECT_EQ(in_place, std::string(views) == "1") << model->describe();
+      EXPECT_EQ(in_place, views == "on") << model->describe();
       EXPECT_LE(testing::relative_difference(model->run({x}).front(), ref), 2e-3);
     }
   }

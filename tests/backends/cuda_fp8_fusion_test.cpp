@@ -1,10 +1,9 @@
 // FP8 networks on the CUDA backend with their quantize points fused into the producers of the tensors
 // they read (src/backends/cuda/quantize_fusion.h): no quantize step is left, and the outputs are bit
-// for bit those of the program that quantizes in steps of its own (KILN_CUDA_FUSE_QUANTIZE=0) running
+// for bit those of the program that quantizes in steps of its own (fuse-quantize=off) running
 // the same tactics. Skips without a GPU.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -67,16 +66,12 @@ std::map<std::string, nlohmann::json> without_codes(std::map<std::string, nlohma
   return layer_data;
 }
 
-// Compiles with KILN_CUDA_FUSE_QUANTIZE=0 for the program quantizing in steps of its own. Both without
-// cuBLASLt's FP8 GEMM (KILN_CUDA_FP8_GEMM=0): writing codes as its E4M3 D it rounds once from f32, not
-// bit for bit as kiln's epilogues (gemm_fp8.h; cuda_fp8_gemm_test.cpp bounds the difference).
-std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options, bool fuse) {
-  if (!fuse) ::setenv("KILN_CUDA_FUSE_QUANTIZE", "0", 1);
-  ::setenv("KILN_CUDA_FP8_GEMM", "0", 1);
-  auto model = make_backend("cuda")->compile(graph, options);
-  ::unsetenv("KILN_CUDA_FUSE_QUANTIZE");
-  ::unsetenv("KILN_CUDA_FP8_GEMM");
-  return model;
+// Compiles with fuse-quantize=off for the program quantizing in steps of its own. Both without cuBLASLt's
+// FP8 GEMM (fp8-gemm=off), so that every FP8 convolution of either program runs on cuDNN's or kiln's
+// kernels, whose epilogues are the ones compared.
+std::unique_ptr<CompiledModel> compile(const Graph& graph, CompileOptions options, bool fuse) {
+  options.backend_options = {{"fuse-quantize", fuse ? "on" : "off"}, {"fp8-gemm", "off"}};
+  return make_backend("cuda")->compile(graph, options);
 }
 
 TEST(CudaFp8FusionTest, ProducersWriteTheCodesBitForBit) {

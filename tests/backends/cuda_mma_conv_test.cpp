@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -175,23 +174,6 @@ TEST(CudaMmaConvTest, AStoredTileShapeRestoresOnlyWhereTheKernelTakesIt) {
   EXPECT_FALSE(conv.restore({true, 1 * 16 + 8, 0, 0.05, {}}));  // 32 outputs: not 8 tiles of 8
   EXPECT_FALSE(conv.restore({true, 0, 0, 0.05, {}}));
   EXPECT_NE(conv.key().find("pitch32x32x32"), std::string::npos) << conv.key();  // packed: c, k, k
-}
-
-TEST(CudaMmaConvTest, KilnCudaMmaConvSwitchesTheKernelOnAndOff) {
-  EXPECT_TRUE(cuda::mma_conv_enabled());  // unset: on
-  ::setenv("KILN_CUDA_MMA_CONV", "0", 1);
-  EXPECT_FALSE(cuda::mma_conv_enabled());
-  ::setenv("KILN_CUDA_MMA_CONV", "1", 1);
-  EXPECT_TRUE(cuda::mma_conv_enabled());
-  ::setenv("KILN_CUDA_MMA_CONV", "off", 1);
-  try {
-    cuda::mma_conv_enabled();
-    ADD_FAILURE() << "a value other than 0 or 1 was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("KILN_CUDA_MMA_CONV: expected 0 or 1, got 'off'"), std::string::npos)
-        << e.what();
-  }
-  ::unsetenv("KILN_CUDA_MMA_CONV");
 }
 
 TEST(CudaMmaConvFragmentsTest, EachLaneHoldsItsOutputChannelsPairsOfInputChannels) {

@@ -1,12 +1,11 @@
-// Fused SiLU and sigmoid epilogues on cuDNN's runtime-compiled engines (conv_graph.h): the switch that
-// turns them off (host), and on a GPU: fp16 convolutions with those epilogues, built at opt level 3,
+// Fused SiLU and sigmoid epilogues on cuDNN's runtime-compiled engines (conv_graph.h), on a GPU: fp16
+// convolutions with those epilogues, built at opt level 3,
 // against the reference backend with runtime fusion on and off; that the H200-class GPUs this backend
 // targets pick them for YOLOv10-like layers; and a plan's runtime-compiled tactic restored from its
 // serialized engine giving the built engine's bits. The GPU tests skip without a device.
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -16,30 +15,12 @@
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
 
-#if KILN_HAVE_CUDA
-#include "backends/cuda/conv_graph.h"
-#endif
-
 namespace kiln {
 namespace {
 
 using testing::conv_attrs;
 using testing::random_tensor;
 using testing::SmallGraph;
-
-#if KILN_HAVE_CUDA
-TEST(CudaRuntimeFusionTest, SwitchComesFromTheEnvironment) {
-  ::unsetenv("KILN_CUDA_RUNTIME_FUSION");
-  EXPECT_TRUE(cuda::runtime_fusion_enabled());
-  ::setenv("KILN_CUDA_RUNTIME_FUSION", "0", 1);
-  EXPECT_FALSE(cuda::runtime_fusion_enabled());
-  ::setenv("KILN_CUDA_RUNTIME_FUSION", "1", 1);
-  EXPECT_TRUE(cuda::runtime_fusion_enabled());
-  ::setenv("KILN_CUDA_RUNTIME_FUSION", "yes", 1);
-  EXPECT_THROW(cuda::runtime_fusion_enabled(), Error);
-  ::unsetenv("KILN_CUDA_RUNTIME_FUSION");
-}
-#endif
 
 // One fp16 convolution with an activation, as the Engine hands an fp16 plan's graph over.
 struct ConvCase {
@@ -68,16 +49,12 @@ const ConvCase kCases[] = {{32, 32, 80, 1, 1, 8, Activation::kSilu},
                            {24, 144, 56, 1, 1, 2, Activation::kSilu},
                            {64, 64, 28, 1, 1, 2, Activation::kSigmoid}};
 
-class RuntimeFusionSwitch {
- public:
-  explicit RuntimeFusionSwitch(bool on) { ::setenv("KILN_CUDA_RUNTIME_FUSION", on ? "1" : "0", 1); }
-  ~RuntimeFusionSwitch() { ::unsetenv("KILN_CUDA_RUNTIME_FUSION"); }
-};
-
-CompileOptions level3(std::int64_t batch) {
+// `runtime_fusion`: the cuda backend's runtime-fusion option (cuda_options.h).
+CompileOptions level3(std::int64_t batch, bool runtime_fusion = true) {
   CompileOptions options;
   options.batch = batch;
   options.opt_level = 3;
+  options.backend_options = {{"runtime-fusion", runtime_fusion ? "on" : "off"}};
   return options;
 }
 
@@ -88,11 +65,10 @@ TEST(CudaRuntimeFusionTest, MatchesTheReferenceWithRuntimeFusionOnAndOff) {
   KILN_SKIP_WITHOUT_GPU();
   bool any_runtime_compiled = false;
   for (const bool on : {true, false}) {
-    const RuntimeFusionSwitch fusion(on);
     for (const ConvCase& z : kCases) {
       SCOPED_TRACE(cat(z.name(), on ? ", runtime fusion on" : ", runtime fusion off"));
       const Graph graph = conv_graph(z);
-      const auto model = make_backend("cuda")->compile(graph, level3(z.batch));
+      const auto model = make_backend("cuda")->compile(graph, level3(z.batch, on));
       const bool runtime_compiled = model->describe().find("runtime-compiled") != std::string::npos;
       if (!on) {
         EXPECT_FALSE(runtime_compiled) << model->describe();

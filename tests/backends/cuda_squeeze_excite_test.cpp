@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -154,7 +153,7 @@ TEST(CudaSqueezeExciteTest, RepeatedRunsAreBitIdentical) {
 
 // Early launch (kernel_launch.cuh) lets the squeeze and excite kernels be scheduled before the kernel ahead
 // of them has finished; each waits for it before touching memory, so the bits are those of launches in
-// stream order. KILN_CUDA_EARLY_LAUNCH takes 0 or 1 only.
+// stream order. A compile given another value than on or off is refused, naming the option.
 TEST(CudaSqueezeExciteTest, EarlyLaunchGivesTheBitsOfOrderedLaunches) {
   KILN_SKIP_WITHOUT_GPU();
   const SqueezeExcite t = make_squeeze_excite(144, 6, 56, true);
@@ -163,17 +162,18 @@ TEST(CudaSqueezeExciteTest, EarlyLaunchGivesTheBitsOfOrderedLaunches) {
   const Tensor x = random_tensor({3, 144, 56, 56}, 43);
   Tensor outputs[2];
   for (const int on : {0, 1}) {
-    ::setenv("KILN_CUDA_EARLY_LAUNCH", on ? "1" : "0", 1);
+    options.backend_options = {{"early-launch", on ? "on" : "off"}};
     outputs[on] = make_backend("cuda")->compile(t.g.graph, options)->run({x}).front();
   }
-  ::setenv("KILN_CUDA_EARLY_LAUNCH", "yes", 1);
+  options.backend_options = {{"early-launch", "yes"}};
   try {
     make_backend("cuda")->compile(t.g.graph, options);
-    ADD_FAILURE() << "KILN_CUDA_EARLY_LAUNCH=yes was accepted";
+    ADD_FAILURE() << "early-launch=yes was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("KILN_CUDA_EARLY_LAUNCH"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cuda option early-launch: expected on or off, got 'yes'"),
+              std::string::npos)
+        << e.what();
   }
-  ::unsetenv("KILN_CUDA_EARLY_LAUNCH");
   ASSERT_EQ(outputs[0].nbytes(), outputs[1].nbytes());
   EXPECT_EQ(std::memcmp(outputs[0].bytes(), outputs[1].bytes(), outputs[0].nbytes()), 0);
 }

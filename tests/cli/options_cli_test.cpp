@@ -50,6 +50,41 @@ TEST(CliOptions, NumbersOutOfBoundsSayTheBoundsAndTheValueAsGiven) {
   EXPECT_FALSE(fs::exists(plan));
 }
 
+// --cuda-option is the cuda backend's: refused for another backend, and each NAME=VALUE checked before the
+// checkpoint is read (a usage error, exit 2, naming the option and its values). Where the cuda backend is
+// not built in, --backend cuda is the unknown backend it always is; without a GPU a good option gets as far
+// as the GPU.
+TEST(CliOptions, CudaOptionsAreTheCudaBackendsAndCheckedFirst) {
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "p.kplan";
+  expect_usage_error(build(plan, "--cuda-option fp8-gemm=off"),
+                     "--cuda-option applies only to --backend cuda, but the manifest's backend is cpu (give "
+                     "--backend cuda)");
+  expect_usage_error(build(plan, "--backend cpu-reference --cuda-option early-launch=off"),
+                     "--cuda-option applies only to --backend cuda, but --backend cpu-reference was given");
+  const auto probe = run_kiln(build(plan, "--backend cuda --cuda-option fp8-gemm=yes"));
+  if (probe.output.find("kiln: error: unknown backend 'cuda'") != std::string::npos) {
+    EXPECT_EQ(probe.exit_code, 1) << probe.output;
+    GTEST_SKIP() << "the CUDA backend is not built";
+  }
+  expect_usage_error(build(plan, "--backend cuda --cuda-option fp8-gemm=yes"),
+                     "--cuda-option: cuda option fp8-gemm: expected race, off or only, got 'yes'");
+  expect_usage_error(build(plan, "--backend cuda --cuda-option mma-conv=off --cuda-option views=off"),
+                     "--cuda-option: unknown cuda option 'views': expected fp8-gemm, fuse-quantize, "
+                     "runtime-fusion, early-launch, channel-views or mma-conv");
+  expect_usage_error(build(plan, "--backend cuda --cuda-option early-launch"),
+                     "--cuda-option: cuda option 'early-launch': expected NAME=VALUE");
+  EXPECT_FALSE(fs::exists(plan));
+  const auto help = run_kiln("build --help");
+  EXPECT_NE(help.output.find("fp8-gemm=race|off|only"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("channel-views=on|off"), std::string::npos) << help.output;
+  if (fs::exists("/dev/nvidiactl")) return;  // a GPU would build the plan
+  const auto good = run_kiln(build(plan, "--precision fp16 --backend cuda --cuda-option early-launch=off"));
+  EXPECT_EQ(good.exit_code, 1) << good.output;
+  EXPECT_NE(good.output.find("kiln: error: no CUDA device"), std::string::npos) << good.output;
+  EXPECT_FALSE(fs::exists(plan));
+}
+
 TEST(CliOptions, Fp8OptionsOnAnotherPrecisionAreRefusedNamingBoth) {
   const Scratch scratch;
   const fs::path plan = scratch.dir() / "p.kplan", cache = scratch.dir() / "scales.json";

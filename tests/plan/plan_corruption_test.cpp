@@ -233,6 +233,15 @@ TEST_F(PlanCorruption, MissingSection) {
                "header key 'graph.values': expected an array");
 }
 
+// The backend's options are names to string values; which names and values it takes is the backend's to
+// say when it compiles the plan.
+TEST_F(PlanCorruption, BackendOptionsAreStrings) {
+  expect_error(edited([](nlohmann::json& h) { h["build"]["backend_options"] = "fp8-gemm=off"; }),
+               "header key 'build.backend_options': expected an object of option names to values");
+  expect_error(edited([](nlohmann::json& h) { h["build"]["backend_options"]["fp8-gemm"] = 0; }),
+               "header key 'build.backend_options.fp8-gemm': expected a string");
+}
+
 TEST_F(PlanCorruption, UnknownOperator) {
   expect_error(edited([](nlohmann::json& h) { h["graph"]["layers"][1]["op"] = "conv3d"; }),
                "header key 'graph.layers[1].op': unknown operator 'conv3d' (made by a newer kiln?)");

@@ -40,6 +40,7 @@ void fill_info(Plan& plan) {
   info.checkpoint_name = "model.safetensors";
   info.checkpoint_sha256 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
   info.passes = {"fold_batch_norm", "fuse_activation", "assign_precision"};
+  info.backend_options = {{"early-launch", "off"}, {"fp8-gemm", "only"}};
   info.layer_data["conv1"] = {{"layout", "nhwc"}, {"tactic", 17}, {"workspace", 1.5}};
   info.layer_data["fc"] = {{"tactic", "gemm_128x64"}, {"split_k", nullptr}, {"list", {1, 2, 3}}};
   info.quantization = {{"fp8", {{"conv1", {{"input_scale", 0.0125}, {"weight_scale", 0.5}}}}},
@@ -249,6 +250,7 @@ void expect_same_info(const PlanInfo& expected, const PlanInfo& actual) {
   EXPECT_EQ(expected.checkpoint_name, actual.checkpoint_name);
   EXPECT_EQ(expected.checkpoint_sha256, actual.checkpoint_sha256);
   EXPECT_EQ(expected.passes, actual.passes);
+  EXPECT_EQ(expected.backend_options, actual.backend_options);
   EXPECT_EQ(expected.layer_data, actual.layer_data);
   EXPECT_EQ(expected.quantization, actual.quantization);
 }

@@ -163,6 +163,12 @@ class BuildTest(unittest.TestCase):
                 kiln.build("timm_resnest", str(checkpoint), f"{out}/x.kplan", precision="fp7",
                            families_dir=str(SOURCE / "families"))
             self.assertIn("precision: expected fp32, fp16, bf16, fp8 or int8, got 'fp7'", str(caught.exception))
+            self.assertEqual(report["backend_options"], {})  # the reference backend has none
+            with self.assertRaises(kiln.Error) as caught:
+                kiln.build("timm_resnest", str(checkpoint), f"{out}/x.kplan", precision="fp32",
+                           backend="cpu-reference", cuda_options=["fp8-gemm=off"],
+                           families_dir=str(SOURCE / "families"))
+            self.assertIn("the cpu-reference backend takes no options, got 'fp8-gemm=off'", str(caught.exception))
 
 
 def cuda_engine():

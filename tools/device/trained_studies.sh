@@ -23,6 +23,8 @@
 #                        tactic search the first one made)
 #   --model-dir DIR      no training: study the checkpoint in DIR (model.safetensors, config.json, train.json;
 #                        DIR/tactics.txt, when there, seeds the study's tactic cache)
+#   --cuda-option N=V    passed to kiln study (repeatable): a cuda option every variant is built with,
+#                        e.g. fp8-gemm=off
 #   --tactics FILE       seed the study's tactic cache from FILE (plain or .xz): the tactics a study on
 #                        another trained checkpoint of the same model timed (a cache entry names shapes,
 #                        precisions and epilogues, never weights or scales, so it applies to any
@@ -103,7 +105,7 @@ model=${1:-}
   || { echo "usage: $0 resnet50|resnest50d|efficientnet_b0 [options]"; exit 2; }
 shift || true
 deadline=570 stages="" variants="" fake_quant=48 strict=--strict-backend study_reserve=360 precision="" keep=0 model_dir=""
-tactics=""
+tactics="" cuda_options=()
 while (( $# > 0 )); do
   case "$1" in
     --deadline) deadline=$2; shift ;;
@@ -116,6 +118,7 @@ while (( $# > 0 )); do
     --keep) keep=1 ;;
     --model-dir) model_dir=$2; shift ;;
     --tactics) tactics=$2; shift ;;
+    --cuda-option) cuda_options+=(--cuda-option "$2"); shift ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
   shift
@@ -239,6 +242,7 @@ study_args=(study "families/$family" --checkpoint "$checkpoint_dir/model.safeten
   --rounds "$rounds" --seconds-per-round "$round" --fake-quant-images "$fake_quant" "${variant_args[@]}"
   -o "$WORK/study")
 [[ -n $strict ]] && study_args+=("$strict")
+study_args+=("${cuda_options[@]}")
 # Every recipe layer stays FP8 (no precision tactic): the study measures what FP8 costs in accuracy on
 # the layers the recipe names, and its fp16 compiles would take the time the evaluation needs. Not for
 # EfficientNet: a third of its convolutions have channel counts cuDNN's FP8 kernels cannot take, which a

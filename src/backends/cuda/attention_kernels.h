@@ -45,9 +45,4 @@ bool attention_mma_fits(Elem e, const AttentionShape& shape);
 bool attention_uses_mma(Elem e, const AttentionShape& shape);
 cudaError_t attention_mma(const void* qkv, void* y, Elem e, const AttentionShape& shape, cudaStream_t stream);
 
-// The first kernel: one block per 32 queries, head and image over all keys; no workspace. Slower where
-// those blocks do not fill the GPU.
-cudaError_t attention_tiled(const void* qkv, void* y, Elem e, const AttentionShape& shape,
-                            cudaStream_t stream);
-
 }  // namespace kiln::cuda

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "backends/cuda/cuda_util.h"
 #include "passes/rewrite_util.h"
 
 namespace kiln::cuda {
@@ -127,8 +126,6 @@ std::size_t ChannelViews::count() const {
       std::count_if(of.begin(), of.end(), [](const ChannelView& v) { return v.root != kNoValue; }));
 }
 
-bool channel_views_enabled() { return env_switch("KILN_CUDA_VIEWS", true); }
-
 bool conv_takes_views(const Graph& graph, const Fusions& f, NodeId conv, bool runtime_fused_convs) {
   if (!runtime_fused_convs || conv == kNoNode) return false;
   const Node& node = graph.node(conv);
@@ -142,8 +139,8 @@ bool conv_takes_views(const Graph& graph, const Fusions& f, NodeId conv, bool ru
 
 ChannelViews find_channel_views(const Graph& graph, const std::vector<NodeId>& order, const Fusions& fusions,
                                 const std::vector<Shape>& shapes, bool runtime_fused_convs) {
-  ViewFinder finder(graph, fusions, shapes, runtime_fused_convs && channel_views_enabled());
-  if (runtime_fused_convs && channel_views_enabled()) {
+  ViewFinder finder(graph, fusions, shapes, runtime_fused_convs);
+  if (runtime_fused_convs) {
     for (const NodeId id : order) {
       if (graph.node(id).op == OpKind::kConcat) finder.place_inputs(id);
     }

@@ -11,7 +11,7 @@
 // On the H200 (cuDNN 9.19) no precompiled engine took views (a convolution without activation found none);
 // runtime-compiled ones do, but ran YOLOv10n's head convolutions (no activation) 2-5x slower than the
 // precompiled engines on packed tensors, costing more than the concats they saved: those keep copying.
-// KILN_CUDA_VIEWS=0 turns views off. Host code only.
+// The channel-views option (cuda_options.h) turns views off. Host code only.
 #pragma once
 
 #include <cstdint>
@@ -42,12 +42,9 @@ struct ChannelViews {
   std::size_t count() const;  // values that are views
 };
 
-// Whether KILN_CUDA_VIEWS allows views (unset or "1" yes, "0" no; anything else is an error).
-bool channel_views_enabled();
-
 // `runtime_fused_convs`: the program's fp16 SiLU and sigmoid convolutions are offered cuDNN's
 // runtime-compiled fused engines (the only cuDNN engines found to take views; kiln's mma kernel takes them
-// too). Nothing is a view otherwise.
+// too) and the channel-views option is on. Nothing is a view otherwise.
 ChannelViews find_channel_views(const Graph& graph, const std::vector<NodeId>& order, const Fusions& fusions,
                                 const std::vector<Shape>& shapes, bool runtime_fused_convs);
 

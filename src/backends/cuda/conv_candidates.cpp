@@ -39,7 +39,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::graph_candidate(
     const ConvLayer& layer, const ConvGeometry& geometry, const ConvBuffers& io, const char* api,
     bool search_here, const std::optional<TacticRecord>& stored) {
   auto conv = std::make_shared<CudnnGraphConv>(handles_.cudnn, elem_, geometry, act_of(layer.activation),
-                                               layer.residual, layer.fp8, layer.codes, graph_engines());
+                                               layer.residual, layer.fp8, layer.codes, graph_engines(),
+                                               cuda_.runtime_fusion);
   return candidate(api, std::move(conv), io, search_here, stored);
 }
 
@@ -74,32 +75,29 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::cublaslt_candidate(
                    stored);
 }
 
-// An FP8 pointwise convolution as one cuBLASLt FP8 GEMM (gemm_fp8.h). A layer writing E4M3 codes gets
-// the GEMM with an E4M3 D where only FP8 layers read its output (y null); one that must write fp16 y as
-// well (a dual write) gets nothing: the GEMM writes one D, so it races there as the GEMM followed by the
-// quantize kernel (choose_candidate()). Nothing either for layers it does not compute: not FP8, or a
-// shape or activation it does not take.
+// An FP8 pointwise convolution as one cuBLASLt FP8 GEMM (gemm_fp8.h), writing fp16 y. A layer writing
+// E4M3 codes gets nothing here: it races as the GEMM followed by the quantize kernel (choose_candidate()).
+// Nothing either for layers it does not compute (not FP8, or a shape or activation it does not take) or
+// with the fp8-gemm option off.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
     const ConvLayer& layer, bool search_here, const std::optional<TacticRecord>& stored,
     std::string_view stored_key) {
   const ConvGeometry& g = layer.geometry;
   const Act act = act_of(layer.activation);
   const ConvBuffers& b = layer.buffers;
-  const bool writes_one_output = layer.codes ? b.y == nullptr && fp8_gemm_e4m3_enabled() : b.y != nullptr;
-  if (!layer.fp8 || elem_ != Elem::kF16 || !writes_one_output ||
-      fp8_gemm_preference() == Fp8GemmPreference::kNever || !CublasLtFp8Conv::takes(g, act)) {
+  if (!layer.fp8 || elem_ != Elem::kF16 || layer.codes || b.y == nullptr ||
+      cuda_.fp8_gemm == Fp8GemmChoice::kOff || !CublasLtFp8Conv::takes(g, act)) {
     return std::nullopt;
   }
-  const Fp8Output output = layer.codes ? Fp8Output::kE4m3 : Fp8Output::kF16;
   // cuBLASLt's FP8 kernels with an fp16 C take an fp16 bias.
   const Tensor bias = bias_of(*layer.node, g.k);
-  const Fp8GemmBuffers io{b.x, b.weight, keep(upload(bias, Elem::kF16)), b.residual, b.y, b.codes.codes};
-  const Fp8GemmScales scales = fp8_gemm_scales(layer, output);
+  const Fp8GemmBuffers io{b.x, b.weight, keep(upload(bias, Elem::kF16)), b.residual, b.y};
+  const Fp8GemmScales scales = fp8_gemm_scales(layer);
   // The outer-vector scales where cuBLASLt runs them, else the per-row alpha, else (one scale for every
   // channel) the tensor-wide scale (gemm_fp8.h).
   for (const Fp8Scaling scaling : {Fp8Scaling::kOuterVector, Fp8Scaling::kAlphaVector, Fp8Scaling::kScalar}) {
-    if (!fp8_gemm_supports(scaling, output) || (scaling == Fp8Scaling::kScalar && !scales.uniform)) continue;
-    const Fp8GemmConfig config{act, layer.residual, scaling, output};
+    if (scaling == Fp8Scaling::kScalar && !scales.uniform) continue;
+    const Fp8GemmConfig config{act, layer.residual, scaling};
     auto gemm = std::make_shared<CublasLtFp8Conv>(handles_.cublaslt, g, config, scales);
     if (stored && gemm->key() != stored_key) continue;  // a plan's tactic restores its own variant only
     if (auto c = candidate(kApiCublasLtFp8, std::move(gemm), io, search_here, stored)) return c;
@@ -108,7 +106,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::fp8_gemm_candidate(
 }
 
 // The constants an FP8 GEMM of `layer` reads besides its buffers (gemm_fp8.h), on the device.
-Fp8GemmScales ProgramBuilder::fp8_gemm_scales(const ConvLayer& layer, Fp8Output output) {
+Fp8GemmScales ProgramBuilder::fp8_gemm_scales(const ConvLayer& layer) {
   const ConvGeometry& g = layer.geometry;
   Fp8GemmScales scales;
   scales.channel = layer.buffers.scale;
@@ -117,26 +115,19 @@ Fp8GemmScales ProgramBuilder::fp8_gemm_scales(const ConvLayer& layer, Fp8Output 
   const Tensor weight_scales = constant(dequantize.inputs[1]).to(DType::kF32);
   const std::span<const float> w = weight_scales.f32();
   scales.uniform = std::ranges::all_of(w, [&](float v) { return v == w.front(); });
-  if (output == Fp8Output::kF16) {
-    // B's outer-vector scale is a factor per row of x, all ones: the input's scale is in A's
-    // per-channel vector.
-    Tensor ones(DType::kF32, {std::int64_t{g.n} * g.out_h * g.out_w});
-    std::ranges::fill(ones.mutable_f32(), 1.0f);
-    scales.row = static_cast<const float*>(keep(upload(ones, Elem::kF32)));
-  } else {
-    // D's scale multiplies: the reciprocal of the readers' quantize scale (E4m3Out divides by it).
-    Tensor reciprocal(DType::kF32, {1});
-    reciprocal.mutable_f32()[0] = 1.0f / layer.buffers.codes.scale;
-    scales.output = static_cast<const float*>(keep(upload(reciprocal, Elem::kF32)));
-  }
+  // B's outer-vector scale is a factor per row of x, all ones: the input's scale is in A's per-channel
+  // vector.
+  Tensor ones(DType::kF32, {std::int64_t{g.n} * g.out_h * g.out_w});
+  std::ranges::fill(ones.mutable_f32(), 1.0f);
+  scales.row = static_cast<const float*>(keep(upload(ones, Elem::kF32)));
   return scales;
 }
 
-// KILN_CUDA_FP8_GEMM=only: a layer the GEMM takes offers nothing but the GEMM. One writing codes with no
-// GEMM of its own (a dual write, or no E4M3-D algorithm) then runs as the GEMM followed by the quantize
-// kernel (choose_candidate()). Where cuBLASLt offers no algorithm the others still serve.
+// fp8-gemm=only: a layer the GEMM takes offers nothing but the GEMM. One writing codes then runs as the
+// GEMM followed by the quantize kernel (choose_candidate()). Where cuBLASLt offers no algorithm the others
+// still serve.
 bool ProgramBuilder::fp8_gemm_only(const ConvLayer& layer, bool offered) const {
-  if (fp8_gemm_preference() != Fp8GemmPreference::kOnly || !layer.fp8) return false;
+  if (cuda_.fp8_gemm != Fp8GemmChoice::kOnly || !layer.fp8) return false;
   return offered || (layer.codes && elem_ == Elem::kF16 &&
                      CublasLtFp8Conv::takes(layer.geometry, act_of(layer.activation)));
 }
@@ -153,24 +144,22 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::depthwise_candidate(
   return candidate(kApiKilnDepthwise, std::move(conv), io, true, stored);
 }
 
-// kiln's kernel for few input channels, its weights taps-major; nothing for other layers.
+// kiln's kernel for RGB stems, its weights taps-major on the host; nothing for other layers.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::narrow_candidate(
     const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
-  if (layer.linear || layer.fp8 || layer.codes || !KilnNarrowConv::takes(layer.geometry)) return std::nullopt;
-  ConvBuffers io = layer.buffers;
+  if (layer.linear || layer.fp8 || layer.codes || !KilnNarrowConv::takes(layer.geometry, layer.residual))
+    return std::nullopt;
   const Tensor taps = narrow_conv_taps(layer.weights);
-  io.weight = keep(upload(taps, elem_));
   const Tensor bias = bias_of(*layer.node, layer.geometry.k).to(DType::kF32);
-  auto conv = std::make_shared<KilnNarrowConv>(elem_, layer.geometry, act_of(layer.activation),
-                                               layer.residual, taps, bias);
-  return candidate(kApiKilnNarrow, std::move(conv), io, true, stored);
+  auto conv = std::make_shared<KilnNarrowConv>(elem_, layer.geometry, act_of(layer.activation), taps, bias);
+  return candidate(kApiKilnNarrow, std::move(conv), layer.buffers, true, stored);
 }
 
 // kiln's tensor-core kernel for fp16 layers of few channels, its weights in fragment order; nothing for
 // other layers. It takes channel views.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::mma_candidate(
     const ConvLayer& layer, const std::optional<TacticRecord>& stored) {
-  if (elem_ != Elem::kF16 || layer.linear || layer.fp8 || layer.codes || !mma_conv_enabled() ||
+  if (elem_ != Elem::kF16 || layer.linear || layer.fp8 || layer.codes || !cuda_.mma_conv ||
       !KilnMmaConv::takes(layer.geometry))
     return std::nullopt;
   ConvBuffers io = layer.buffers;
@@ -203,7 +192,7 @@ std::size_t ProgramBuilder::graph_engines() const {
 }
 
 bool ProgramBuilder::runtime_fused_convs() const {
-  return elem_ == Elem::kF16 && graph_engines() >= kGraphEngines && runtime_fusion_enabled();
+  return elem_ == Elem::kF16 && graph_engines() >= kGraphEngines && cuda_.runtime_fusion;
 }
 
 // The plan's tactic, on the library it names where that library may run the layer.
@@ -286,7 +275,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   if (fp16 && !layer.linear && groups > 1 &&
       ((search && wide && groups <= 4) || ((layer.fp8 || layer.codes) && !best)))
     consider(dense_candidate(layer, std::nullopt));
-  // kiln's depthwise and narrow-input kernels against cuDNN's, by time only.
+  // kiln's depthwise and RGB stem kernels against cuDNN's, by time only.
   if (search) consider(depthwise_candidate(layer, std::nullopt));
   if (search) consider(narrow_candidate(layer, std::nullopt));
   return best;
@@ -307,7 +296,9 @@ ProgramBuilder::Candidate ProgramBuilder::choose_candidate(const ConvLayer& laye
   }
   require(best.has_value(), "cuda backend: layer '", layer.name, "': no ", layer.fp8 ? "FP8 " : "",
           "cuDNN or cuBLASLt tactic runs it",
-          layer.geometry.packed() ? "" : " on channel views (KILN_CUDA_VIEWS=0 builds without them)");
+          layer.geometry.packed()
+              ? ""
+              : " on channel views (--cuda-option channel-views=off builds without them)");
   return std::move(*best);
 }
 
@@ -352,9 +343,7 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
   workspace_bytes_ = std::max(workspace_bytes_, t.workspace);
   program_->layer_data[layer.name] = tactic_entry({chosen.api, chosen.key, t}, device_name_);
   program_->layers.push_back(chosen.layer);
-  // A GEMM writing the codes without the quantize kernel has D = E4M3.
   const bool gemm = chosen.api == kApiCublasLtFp8;
-  const bool e4m3_d = gemm && layer.codes && !chosen.quantize_kernel;
   add_step(
       layer.reported,
       cat(layer.linear ? "linear "
@@ -366,8 +355,7 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
           : t.compiled.empty() ? " fused"
                                : " fused, runtime-compiled",
           " #", t.algorithm, " act ", activation_name(layer.activation), layer.residual ? " +residual" : "",
-          codes_label(layer.producer), e4m3_d ? " (cuBLASLt writes the E4M3 codes)" : "",
-          chosen.quantize_kernel ? " (quantize kernel)" : "",
+          codes_label(layer.producer), chosen.quantize_kernel ? " (quantize kernel)" : "",
           t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
       std::move(chosen.launch));
 }

@@ -44,17 +44,15 @@ cudnnPointwiseMode_t activation_mode(Act act) {
 
 }  // namespace
 
-bool runtime_fusion_enabled() { return env_switch("KILN_CUDA_RUNTIME_FUSION", true); }
-
 CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual,
-                               bool fp8, bool codes, std::size_t engines)
+                               bool fp8, bool codes, std::size_t engines, bool runtime_fusion)
     : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual), fp8_(fp8), engines_(engines) {
   // SiLU and sigmoid fuse as pointwise stages too; FP8 layers keep fusing only what they always did.
   // cuDNN's fused stages compute in f32 and cannot round to fp16 before quantizing: codes run unfused.
   can_fuse_ = !codes && (act == Act::kNone || act == Act::kRelu ||
                          (!fp8 && (act == Act::kSilu || act == Act::kSigmoid)));
   runtime_fusion_ = can_fuse_ && elem == Elem::kF16 && (act == Act::kSilu || act == Act::kSigmoid) &&
-                    engines >= kGraphEngines && runtime_fusion_enabled();
+                    engines >= kGraphEngines && runtime_fusion;
   key_ =
       cat("graph", cudnnGetVersion(), ":", fp8 ? "fp8-" : "", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n,
           "c", g.c, "h", g.h, "w", g.w, "k", g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u",

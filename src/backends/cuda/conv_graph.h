@@ -5,8 +5,8 @@
 // Engines that compile kernels at run time (NVRTC) are skipped, so building an engine stays fast and
 // repeatable, except in two cases. A fused SiLU or sigmoid epilogue, which no precompiled engine takes,
 // is offered its heuristics' first runtime-compiled engine in the widest search (kGraphEngines), raced
-// against the unfused graph; KILN_CUDA_RUNTIME_FUSION=0 turns that off. And FP8 layers (fp8: E4M3
-// input and weights on Hopper's FP8 tensor cores, f32 accumulation, conv -> x per-channel scale -> + f32
+// against the unfused graph, unless the runtime-fusion option is off (cuda_options.h). And FP8 layers (fp8:
+// E4M3 input and weights on Hopper's FP8 tensor cores, f32 accumulation, conv -> x per-channel scale -> + f32
 // bias [-> + residual] [-> ReLU] -> fp16), whose fused graphs only runtime-compiled engines take;
 // unfused, the FP8 convolution writes f32 and kiln's scale_bias_act kernel applies the epilogue. Every
 // candidate is timed with its epilogue kernel, if any.
@@ -39,10 +39,6 @@ inline constexpr std::size_t kGraphEngines = 4;
 // Runtime-compiled engines an fp16 fused SiLU or sigmoid graph times (each compiles for about a second).
 inline constexpr std::size_t kRuntimeFusedEngines = 1;
 
-// Whether fused SiLU and sigmoid epilogues may use runtime-compiled engines (KILN_CUDA_RUNTIME_FUSION:
-// unset or "1" yes, "0" no; anything else is an error).
-bool runtime_fusion_enabled();
-
 // Takes part in pick_tactic() (tactic.h).
 class CudnnGraphConv {
  public:
@@ -52,9 +48,11 @@ class CudnnGraphConv {
   // offered then, since kiln's epilogue kernel writes them as the quantize kernel would.
   // engines: how many working engine configurations of each graph a timed search tries (the heuristics'
   // best first); a smaller number is part of the key, so a narrower search's choice never stands in for
-  // a wider one's.
+  // a wider one's. runtime_fusion: a fused SiLU or sigmoid epilogue may take a runtime-compiled engine
+  // (the runtime-fusion option, cuda_options.h).
   CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& geometry, Act act, bool residual,
-                 bool fp8 = false, bool codes = false, std::size_t engines = kGraphEngines);
+                 bool fp8 = false, bool codes = false, std::size_t engines = kGraphEngines,
+                 bool runtime_fusion = true);
   ~CudnnGraphConv();
   CudnnGraphConv(const CudnnGraphConv&) = delete;
   CudnnGraphConv& operator=(const CudnnGraphConv&) = delete;

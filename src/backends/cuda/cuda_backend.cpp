@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "backends/cuda/cuda_options.h"
 #include "backends/cuda/op_table.h"
 #include "backends/cuda/program.h"
 #include "core/error.h"
@@ -15,6 +16,12 @@ bool CudaBackend::supports(const Graph& graph, const Node& node) const {
 std::string CudaBackend::unsupported_reason(const Graph& graph, const Node& node) const {
   return cuda::unsupported_reason(graph, node);
 }
+
+BackendOptions CudaBackend::resolve_options(const std::vector<std::string>& assignments) const {
+  return cuda::cuda_option_values(cuda::parse_cuda_options(assignments));
+}
+
+std::string CudaBackend::options_help() const { return cuda::cuda_options_help(); }
 
 std::unique_ptr<CompiledModel> CudaBackend::compile(const Graph& graph, const CompileOptions& options) const {
   int devices = 0;

@@ -18,6 +18,9 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
   bool chooses_tactics() const override { return true; }
   std::vector<BackendFact> environment() const override;  // cuda_environment.cpp
+  // The backend's options (cuda_options.h).
+  BackendOptions resolve_options(const std::vector<std::string>& assignments) const override;
+  std::string options_help() const override;
 };
 
 }  // namespace kiln

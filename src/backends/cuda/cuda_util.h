@@ -7,7 +7,6 @@
 #include <cudnn.h>
 
 #include <cstddef>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,16 +14,6 @@
 #include "core/error.h"
 
 namespace kiln::cuda {
-
-// A "0" / "1" environment switch for comparisons and tests: `unset` when the variable is not set, an
-// error naming it for any other value.
-inline bool env_switch(const char* name, bool unset) {
-  const char* value = std::getenv(name);
-  if (value == nullptr) return unset;
-  const std::string_view v(value);
-  require(v == "0" || v == "1", name, ": expected 0 or 1, got '", v, "'");
-  return v == "1";
-}
 
 inline void check(cudaError_t status, std::string_view what) {
   if (status != cudaSuccess) fail("cuda backend: ", what, ": ", cudaGetErrorString(status));

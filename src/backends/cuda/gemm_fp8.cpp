@@ -1,8 +1,6 @@
 #include "backends/cuda/gemm_fp8.h"
 
 #include <cstdint>
-#include <cstdlib>
-#include <string_view>
 
 #include "backends/cuda/cuda_util.h"
 
@@ -37,16 +35,6 @@ std::int64_t gemm_rows(const ConvGeometry& g) { return std::int64_t{g.n} * g.out
 
 }  // namespace
 
-Fp8GemmPreference fp8_gemm_preference() {
-  const char* value = std::getenv("KILN_CUDA_FP8_GEMM");
-  if (value == nullptr) return Fp8GemmPreference::kRace;
-  const std::string_view v(value);
-  if (v == "0") return Fp8GemmPreference::kNever;
-  if (v == "only") return Fp8GemmPreference::kOnly;
-  require(v == "1", "KILN_CUDA_FP8_GEMM: expected 0, 1 or only, got '", v, "'");
-  return Fp8GemmPreference::kRace;
-}
-
 bool CublasLtFp8Conv::takes(const ConvGeometry& g, Act act) {
   // 1x1 at stride 1 keeps the extents exactly when nothing is padded.
   const bool pointwise = g.r == 1 && g.s == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
@@ -57,28 +45,19 @@ bool CublasLtFp8Conv::takes(const ConvGeometry& g, Act act) {
          (act == Act::kNone || act == Act::kRelu);
 }
 
-bool fp8_gemm_e4m3_enabled() { return env_switch("KILN_CUDA_FP8_GEMM_E4M3", false); }
-
-bool fp8_gemm_supports(Fp8Scaling scaling, Fp8Output output) {
-  return scaling != Fp8Scaling::kOuterVector || output == Fp8Output::kF16;
-}
-
 CublasLtFp8Conv::CublasLtFp8Conv(cublasLtHandle_t handle, const ConvGeometry& geometry,
                                  const Fp8GemmConfig& config, const Fp8GemmScales& scales)
     : handle_(handle), config_(config), channel_scale_(scales.channel) {
   const bool outer = config.scaling == Fp8Scaling::kOuterVector;
   const bool scalar = config.scaling == Fp8Scaling::kScalar;
-  const bool e4m3 = config.output == Fp8Output::kE4m3;
   key_ = cat("cublaslt-fp8", cublaslt_key_prefix(), ":rows", gemm_rows(geometry), ":c", geometry.c, ":k",
              geometry.k, ":act", static_cast<int>(config.act), config.residual ? ":residual" : "",
              outer    ? ":outer"
              : scalar ? ":scalar"
-                      : ":alpha",
-             e4m3 ? ":e4m3" : "");
-  const bool scales_given = scales.channel != nullptr && (!outer || scales.row != nullptr) &&
-                            (!scalar || scales.uniform) && (!e4m3 || scales.output != nullptr);
-  described_ = takes(geometry, config.act) && fp8_gemm_supports(config.scaling, config.output) &&
-               scales_given && describe(geometry, config.act, scales);
+                      : ":alpha");
+  const bool scales_given =
+      scales.channel != nullptr && (!outer || scales.row != nullptr) && (!scalar || scales.uniform);
+  described_ = takes(geometry, config.act) && scales_given && describe(geometry, config.act, scales);
 }
 
 CublasLtFp8Conv::~CublasLtFp8Conv() = default;  // the descriptors' owners destroy them
@@ -97,20 +76,18 @@ bool CublasLtFp8Conv::describe(const ConvGeometry& g, Act act, const Fp8GemmScal
       set(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<std::int32_t>(CUDA_R_16F)) &&
       describe_scaling(scales);
   // Column-major views of the row-major tensors, as in CublasLtLinear: W [K, C] is A = [C x K] (used
-  // transposed), x [rows, C] is B = [C x rows], the residual [rows, K] is C = [K x rows] and y (or its
-  // codes) D, of the same extents.
+  // transposed), x [rows, C] is B = [C x rows], the residual [rows, K] is C = [K x rows] and y D, of the
+  // same extents.
   const std::int64_t rows = gemm_rows(g);
-  const bool e4m3 = config_.output == Fp8Output::kE4m3;
   weight_layout_ = packed_column_major(CUDA_R_8F_E4M3, g.c, g.k);
   x_layout_ = packed_column_major(CUDA_R_8F_E4M3, g.c, rows);
   c_layout_ = packed_column_major(CUDA_R_16F, g.k, rows);
-  d_layout_ = packed_column_major(e4m3 ? CUDA_R_8F_E4M3 : CUDA_R_16F, g.k, rows);
+  d_layout_ = packed_column_major(CUDA_R_16F, g.k, rows);
   preference_ = heuristic_preference();
   return configured && weight_layout_ && x_layout_ && c_layout_ && d_layout_;
 }
 
-// The per-channel scale (Fp8Scaling) and, for an E4M3 D, D's scale: cuBLASLt multiplies the epilogue's
-// result by it before the conversion (D = scale_D * act(alpha * A B + beta * C + bias)).
+// The per-channel scale (Fp8Scaling).
 bool CublasLtFp8Conv::describe_scaling(const Fp8GemmScales& scales) {
   cublasLtMatmulDesc_t desc = matmul_desc_.get();
   bool configured = true;
@@ -128,10 +105,6 @@ bool CublasLtFp8Conv::describe_scaling(const Fp8GemmScales& scales) {
     // A's scale in the default tensor-wide mode reads one f32: the vector's first, every channel's.
     configured = set(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scales.channel));
   }
-  if (config_.output == Fp8Output::kE4m3) {
-    configured = configured &&
-                 set(desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(scales.output));
-  }
   return configured;
 }
 
@@ -148,22 +121,19 @@ cublasStatus_t CublasLtFp8Conv::matmul(const cublasLtMatmulAlgo_t& algo, std::si
   const cublasStatus_t status = cublasLtMatmulDescSetAttribute(
       matmul_desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
   if (status != CUBLAS_STATUS_SUCCESS) return status;
-  // The residual is C with beta = 1. Without one beta = 0 and C is not read: it names an fp16 y only
-  // because cuBLASLt wants a matrix there, and nothing in front of E4M3 codes (a C of another type).
+  // The residual is C with beta = 1. Without one beta = 0 and C is not read: it names y only because
+  // cuBLASLt wants a matrix there.
   const float one = 1.0f, beta = config_.residual ? 1.0f : 0.0f;
   const void* alpha =
       config_.scaling == Fp8Scaling::kAlphaVector ? channel_scale_ : static_cast<const void*>(&one);
-  const bool e4m3 = config_.output == Fp8Output::kE4m3;
-  void* d = e4m3 ? b.codes : b.y;
-  const void* c = config_.residual ? b.residual : (e4m3 ? nullptr : b.y);
+  const void* c = config_.residual ? b.residual : b.y;
   return cublasLtMatmul(handle_, matmul_desc_.get(), alpha, b.weight, weight_layout_.get(), b.x,
-                        x_layout_.get(), &beta, c, c_layout_.get(), d, d_layout_.get(), &algo, workspace,
+                        x_layout_.get(), &beta, c, c_layout_.get(), b.y, d_layout_.get(), &algo, workspace,
                         workspace_bytes, stream);
 }
 
 bool CublasLtFp8Conv::usable(const Fp8GemmBuffers& b) const {
-  const void* d = config_.output == Fp8Output::kE4m3 ? b.codes : b.y;
-  return aligned(b.x) && aligned(b.weight) && aligned(b.bias) && d != nullptr && aligned(d) &&
+  return aligned(b.x) && aligned(b.weight) && aligned(b.bias) && b.y != nullptr && aligned(b.y) &&
          (b.residual != nullptr) == config_.residual && aligned(b.residual);
 }
 

@@ -7,14 +7,10 @@
 // the column-major product (Fp8Scaling says how). The residual is C (fp16, beta = 1); the bias is fp16,
 // the type cuBLASLt's FP8 kernels take with an fp16 C.
 //
-// Where only FP8 layers read y, D may be E4M3 instead (Fp8Output::kE4m3): cuBLASLt multiplies the f32
-// result by D's scale, 1 / the readers' quantize scale, and converts it to E4M3 in its epilogue, so the
-// layer writes the codes its readers take (E4m3Out) with no fp16 y and no quantize kernel. C stays fp16
-// and the bias fp16 (cuBLASLt's FP8 kernels take C and the bias of one type, fp16 or bf16, for an E4M3
-// D). The codes can differ from kiln's quantize kernel's by one step where y lies next to a rounding
-// midpoint: that kernel rounds y to fp16 first and divides by the scale, cuBLASLt converts the f32
-// value times the reciprocal once. Overflow saturates at +-448 as kiln's quantizer does (Hopper's f32 to
-// E4M3 conversion, cvt.rn.satfinite, has no non-saturating form; cuda_fp8_gemm_test checks it).
+// D is always fp16: a layer whose readers take E4M3 codes runs the GEMM followed by kiln's quantize
+// kernel. cuBLASLt's E4M3 D converts the f32 result times a reciprocal scale once, without kiln's
+// rounding to fp16 first, and so gives codes other than kiln's quantizer's; no per-row alpha algorithm
+// takes such a D, and the tensor-wide scale's codes were steps away from kiln's on small values.
 //
 // The layout is CublasLtLinear's (gemm.h): one "TN" GEMM of column-major views, no copies. cuBLASLt's FP8
 // kernels need 16-byte aligned buffers and leading dimensions: C and K must be multiples of 16.
@@ -40,8 +36,7 @@ struct Fp8GemmBuffers {
   const void* weight = nullptr;    // [K, C] E4M3 codes
   const void* bias = nullptr;      // [K] fp16
   const void* residual = nullptr;  // [rows, K] fp16
-  void* y = nullptr;               // [rows, K] fp16 (Fp8Output::kF16)
-  void* codes = nullptr;           // [rows, K] E4M3 codes (Fp8Output::kE4m3)
+  void* y = nullptr;               // [rows, K] fp16
 };
 
 // How cuBLASLt applies the per-channel scale: as A's outer-vector scale (CUBLASLT_MATMUL_MATRIX_SCALE_
@@ -52,19 +47,10 @@ struct Fp8GemmBuffers {
 // scaling every FP8 kernel takes.
 enum class Fp8Scaling : std::uint8_t { kOuterVector, kAlphaVector, kScalar };
 
-// What D holds: y in fp16, or the E4M3 codes of y for FP8 readers (y / their quantize scale).
-enum class Fp8Output : std::uint8_t { kF16, kE4m3 };
-
-// Whether cuBLASLt runs the scaling with that D: its outer-vector mode has no D scale and writes fp16,
-// bf16 or f32 only (cuBLAS documentation, outer vector scaling for FP8 data types), so an E4M3 D takes
-// the per-row alpha or the tensor-wide scale.
-bool fp8_gemm_supports(Fp8Scaling scaling, Fp8Output output);
-
 // The scale vectors, device f32 constants that outlive the layer.
 struct Fp8GemmScales {
   const float* channel = nullptr;  // [K]: input scale * weight scale[k]
   const float* row = nullptr;      // [rows]: ones (kOuterVector only)
-  const float* output = nullptr;   // [1]: 1 / the readers' quantize scale (Fp8Output::kE4m3 only)
   bool uniform = false;            // every channel's scale is the same (kScalar needs it)
 };
 
@@ -73,20 +59,7 @@ struct Fp8GemmConfig {
   Act act = Act::kNone;
   bool residual = false;
   Fp8Scaling scaling = Fp8Scaling::kOuterVector;
-  Fp8Output output = Fp8Output::kF16;
 };
-
-// Which FP8 layers take the GEMM (KILN_CUDA_FP8_GEMM): kRace (unset or "1") races it against cuDNN's
-// candidates, kNever ("0") never offers it, kOnly ("only") runs every layer it takes on it, to compare
-// or test it on its own.
-enum class Fp8GemmPreference : std::uint8_t { kRace, kNever, kOnly };
-Fp8GemmPreference fp8_gemm_preference();
-
-// Whether layers writing E4M3 codes are offered the E4M3-D GEMM: only with KILN_CUDA_FP8_GEMM_E4M3=1.
-// Measured on the H200 (cuBLASLt 13.1): no algorithm takes the per-row alpha with an E4M3 D, and the
-// tensor-wide scale's codes differed from kiln's quantization by up to 7 steps on small values, so by
-// default such layers race the fp16-D GEMM followed by the quantize kernel instead.
-bool fp8_gemm_e4m3_enabled();
 
 // Takes part in pick_tactic() (tactic.h).
 class CublasLtFp8Conv {
@@ -103,14 +76,14 @@ class CublasLtFp8Conv {
   CublasLtFp8Conv(const CublasLtFp8Conv&) = delete;
   CublasLtFp8Conv& operator=(const CublasLtFp8Conv&) = delete;
 
-  // cuBLASLt's version, the device, the shape, the activation, the residual, the scaling and D's type, as
-  // one token.
+  // cuBLASLt's version, the device, the shape, the activation, the residual and the scaling, as one
+  // token.
   const std::string& key() const { return key_; }
   // Selects a stored tactic's algorithm from a fresh heuristic query; false if the heuristics no longer
   // offer it.
   bool restore(const TacticRecord& stored);
   // The usable heuristic results, best ranked first, that fit in `workspace_limit` bytes; none where a
-  // buffer is not 256-byte aligned (the alignment the heuristics assume) or D's buffer is missing.
+  // buffer is not 256-byte aligned (the alignment the heuristics assume) or y is missing.
   void offer_candidates(TacticRace<Tactic>& race, const Fp8GemmBuffers& buffers, void* workspace,
                         std::size_t workspace_limit);
   void use(const Tactic& chosen);

@@ -19,7 +19,7 @@ Tensor block_diagonal(const Tensor& grouped_krsc, std::int64_t channels_in, std:
 // [kh, kw, C], each tap's weights for all channels together.
 Tensor depthwise_taps(const Tensor& depthwise_krsc);
 
-// KRSC weights ([O, kh, kw, I]) as kiln's narrow-input convolution kernel reads them: [kh, kw, I, O], each
+// KRSC weights ([O, kh, kw, I]) as kiln's RGB stem kernel reads them: [kh, kw, I, O], each
 // tap's and input channel's weights for all output channels together.
 Tensor narrow_conv_taps(const Tensor& krsc);
 

@@ -9,12 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <string_view>
 #include <utility>
 
 #include "backends/cuda/device_math.cuh"
 #include "backends/cuda/kernel_types.h"
+#include "backends/cuda/launch_context.h"
 
 namespace kiln::cuda {
 
@@ -73,7 +72,7 @@ inline unsigned blocks_for(std::int64_t threads) {
 // stream's, the kernel's first statement is start_after_previous_kernel(), which returns once the kernel
 // ahead has finished and its writes are visible (at once where there was no early launch); what overlaps
 // is the launch itself, which at batch 1 costs about as much as a small kernel's work. On by default;
-// KILN_CUDA_EARLY_LAUNCH=0 turns it off (the CUDA program checks the value, cuda_util.h's env_switch).
+// the early-launch option turns it off (cuda_options.h), through the launching thread's LaunchContext.
 __device__ inline void start_after_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -83,13 +82,8 @@ __device__ inline void start_after_previous_kernel() {
 #endif
 }
 
-inline bool early_launch_on() {
-  const char* value = std::getenv("KILN_CUDA_EARLY_LAUNCH");
-  return value == nullptr || std::string_view(value) != "0";
-}
-
-// kernel<<<grid, block, shared, stream>>>(args...), launched early where early_launch_on(). The kernel
-// must begin with start_after_previous_kernel().
+// kernel<<<grid, block, shared, stream>>>(args...), launched early where the launch context allows it.
+// The kernel must begin with start_after_previous_kernel().
 template <typename... Params, typename... Args>
 cudaError_t launch_early(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared,
                          cudaStream_t stream, Args&&... args) {
@@ -102,7 +96,7 @@ cudaError_t launch_early(void (*kernel)(Params...), dim3 grid, dim3 block, std::
   config.dynamicSmemBytes = shared;
   config.stream = stream;
   config.attrs = early;
-  config.numAttrs = early_launch_on() ? 1 : 0;
+  config.numAttrs = launch_context().early_launch ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 

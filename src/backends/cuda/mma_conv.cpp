@@ -33,8 +33,6 @@ bool square_dense(const ConvGeometry& g) {
 
 }  // namespace
 
-bool mma_conv_enabled() { return env_switch("KILN_CUDA_MMA_CONV", true); }
-
 bool KilnMmaConv::takes(const ConvGeometry& g) {
   if (!square_dense(g)) return false;
   const MmaConvShape s = mma_shape(g);

@@ -18,10 +18,6 @@ struct MmaConvTactic {
   double milliseconds = 0;
 };
 
-// Whether KILN_CUDA_MMA_CONV lets the kernel race (unset or "1" yes, "0" no: for same-call comparisons; a
-// plan whose layer chose the kernel then takes another tactic when it loads).
-bool mma_conv_enabled();
-
 // Takes part in pick_tactic() (tactic.h). ConvBuffers::weight holds the weights in fragment order
 // (mma_conv_fragments()), fp16.
 class KilnMmaConv {

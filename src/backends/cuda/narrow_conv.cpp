@@ -13,30 +13,24 @@ NarrowConvShape narrow_shape(const ConvGeometry& g) {
 
 }  // namespace
 
-bool KilnNarrowConv::takes(const ConvGeometry& g) {
-  return g.groups == 1 && narrow_conv_takes(narrow_shape(g));
+bool KilnNarrowConv::takes(const ConvGeometry& g, bool residual) {
+  return g.groups == 1 && narrow_conv_is_stem(narrow_shape(g), residual);
 }
 
-KilnNarrowConv::KilnNarrowConv(Elem elem, const ConvGeometry& g, Act act, bool residual, const Tensor& taps,
+KilnNarrowConv::KilnNarrowConv(Elem elem, const ConvGeometry& g, Act act, const Tensor& taps,
                                const Tensor& bias)
-    : elem_(elem), shape_(narrow_shape(g)), act_(act), residual_(residual) {
-  if (narrow_conv_is_stem(shape_, residual)) {
-    // As the device copies hold them: rounded to the storage type.
-    const DType stored = elem == Elem::kF32 ? DType::kF32 : DType::kF16;
-    stem_taps_ = taps.to(stored).to(DType::kF32);
-    stem_bias_ = bias.to(stored).to(DType::kF32);
-  }
+    : elem_(elem), shape_(narrow_shape(g)), act_(act) {
+  // As the other candidates' device copies hold them: rounded to the storage type.
+  const DType stored = elem == Elem::kF32 ? DType::kF32 : DType::kF16;
+  taps_ = taps.to(stored).to(DType::kF32);
+  bias_ = bias.to(stored).to(DType::kF32);
   key_ = cat("kiln-narrow:", elem == Elem::kF32 ? "f32" : "f16", ":n", g.n, "c", g.c, "h", g.h, "w", g.w, "k",
              g.k, "r", g.r, "s", g.s, "p", g.pad_h, "x", g.pad_w, "u", g.stride_h, "x", g.stride_w, "d",
-             g.dilation_h, "x", g.dilation_w, ":act", static_cast<int>(act), ":res", residual ? 1 : 0);
+             g.dilation_h, "x", g.dilation_w, ":act", static_cast<int>(act), ":res0");
 }
 
 cudaError_t KilnNarrowConv::launch(const ConvBuffers& b, cudaStream_t stream) const {
-  if (narrow_conv_is_stem(shape_, residual_)) {
-    return stem_conv(b.x, stem_taps_.f32().data(), stem_bias_.f32().data(), b.y, elem_, shape_, act_, stream);
-  }
-  return narrow_conv(b.x, b.weight, b.bias, residual_ ? b.residual : nullptr, b.y, elem_, shape_, act_,
-                     stream);
+  return stem_conv(b.x, taps_.f32().data(), bias_.f32().data(), b.y, elem_, shape_, act_, stream);
 }
 
 void KilnNarrowConv::offer_candidates(TacticRace<Tactic>& race, const ConvBuffers& buffers, void*,

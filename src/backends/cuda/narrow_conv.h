@@ -1,6 +1,6 @@
-// A convolution over few input channels (an RGB stem) on kiln's own kernel (narrow_conv_kernels.h), a
-// candidate raced against cuDNN's in pick_tactic() (tactic.h) when tactics are timed. Its epilogue (bias,
-// residual, any activation) is always fused.
+// An RGB stem convolution on kiln's own kernel (narrow_conv_kernels.h), a candidate raced against cuDNN's
+// in pick_tactic() (tactic.h) when tactics are timed. Its epilogue (bias, any activation) is always
+// fused.
 #pragma once
 
 #include <string>
@@ -17,19 +17,18 @@ struct NarrowConvTactic {
   double milliseconds = 0;
 };
 
-// Takes part in pick_tactic() (tactic.h). ConvBuffers::weight holds [r, s, c, k] weights
-// (narrow_conv_taps()); an RGB stem (narrow_conv_is_stem()) runs its own kernel on the host copies of its
-// weights and bias given to the constructor.
+// Takes part in pick_tactic() (tactic.h). The kernel runs on the host copies of the weights and bias given
+// to the constructor.
 class KilnNarrowConv {
  public:
   using Tactic = NarrowConvTactic;
 
-  // Whether the kernel computes `geometry`: dense, within the limits of narrow_conv_kernels.h.
-  static bool takes(const ConvGeometry& geometry);
+  // Whether the kernel computes `geometry` with or without a residual: a dense RGB stem
+  // (narrow_conv_is_stem()).
+  static bool takes(const ConvGeometry& geometry, bool residual);
 
-  // `taps` [r, s, c, k] and `bias` [k]: the weights as ConvBuffers holds them, f32 on the host.
-  KilnNarrowConv(Elem elem, const ConvGeometry& geometry, Act act, bool residual, const Tensor& taps,
-                 const Tensor& bias);
+  // `taps` [r, s, c, k] (narrow_conv_taps()) and `bias` [k], f32 on the host.
+  KilnNarrowConv(Elem elem, const ConvGeometry& geometry, Act act, const Tensor& taps, const Tensor& bias);
 
   const std::string& key() const { return key_; }
   bool restore(const TacticRecord&) { return true; }  // nothing to re-create
@@ -45,8 +44,7 @@ class KilnNarrowConv {
   Elem elem_;
   NarrowConvShape shape_;
   Act act_;
-  bool residual_;
-  Tensor stem_taps_, stem_bias_;  // f32, for a stem's kernel only
+  Tensor taps_, bias_;  // f32, rounded to the storage type as a device copy would be
   std::string key_;
 };
 

@@ -21,6 +21,7 @@
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/graph_io.h"
 #include "backends/cuda/kernel_types.h"
+#include "backends/cuda/launch_context.h"
 #include "backends/cuda/tactic.h"
 #include "runtime/backend.h"
 
@@ -95,6 +96,7 @@ class CudaProgram final : public CompiledModel {
   std::vector<Tensor> read_outputs();
 
   CompileOptions options_;
+  LaunchContext launch_;  // how the program's kernels launch (its early-launch option)
   LibraryHandles handles_;
   std::unique_ptr<Program> program_;  // declared after the handles: destroyed before them
   cudaGraph_t graph_ = nullptr;

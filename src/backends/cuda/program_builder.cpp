@@ -1,8 +1,6 @@
 #include "backends/cuda/program_builder.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 
 #include "backends/cuda/layout_kernels.h"
 #include "backends/cuda/op_table.h"
@@ -14,13 +12,6 @@ namespace {
 
 // Workspace cuDNN candidates may use while tactics are searched; larger ones are skipped.
 constexpr std::size_t kSearchWorkspace = std::size_t{256} << 20;
-
-// KILN_CUDA_FUSE_QUANTIZE=0 keeps every quantize point in a step of its own (quantize_fusion.h), to
-// compare the fused program against.
-bool quantize_fusion_enabled() {
-  const char* value = std::getenv("KILN_CUDA_FUSE_QUANTIZE");
-  return value == nullptr || std::string_view(value) != "0";
-}
 
 // [N, C, H, W], [N, C, L] or [N, C] as the conversion kernels see it: images, channels, pixels per image.
 struct ImageExtents {
@@ -52,6 +43,7 @@ ProgramBuilder::ProgramBuilder(const Graph& graph, const CompileOptions& options
                                const LibraryHandles& handles, std::string device_name)
     : graph_(graph),
       options_(options),
+      cuda_(cuda_options_from(options.backend_options)),
       handles_(handles),
       device_name_(std::move(device_name)),
       program_(std::make_unique<Program>()),
@@ -60,14 +52,13 @@ ProgramBuilder::ProgramBuilder(const Graph& graph, const CompileOptions& options
 std::unique_ptr<Program> ProgramBuilder::build() {
   order_ = graph_.topological_order();
   require(!order_.empty(), "cuda backend: the graph has no layers");
-  // The kernels read KILN_CUDA_EARLY_LAUNCH themselves (kernel_launch.cuh); a bad value stops here.
-  env_switch("KILN_CUDA_EARLY_LAUNCH", true);
   elem_ = storage_elem(graph_, order_);
   program_->elem = elem_;
   shapes_ = infer_shapes(graph_, batch_input_shapes());
-  fusions_ = find_fusions(graph_, order_, quantize_fusion_enabled(), options_.batch);
+  fusions_ = find_fusions(graph_, order_, cuda_.fuse_quantize, options_.batch);
   schedule_ = schedule_steps(graph_, order_, fusions_);
-  views_ = find_channel_views(graph_, order_, fusions_, shapes_, runtime_fused_convs());
+  views_ =
+      find_channel_views(graph_, order_, fusions_, shapes_, runtime_fused_convs() && cuda_.channel_views);
   const std::size_t elem_size = elem_bytes(elem_);
   arena_ = assign_arena(graph_, order_, schedule_, shapes_, elem_size, views_);
   program_->arena = DeviceBuffer(arena_.layout.total_bytes);

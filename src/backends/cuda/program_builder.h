@@ -15,6 +15,7 @@
 
 #include "backends/cuda/arena.h"
 #include "backends/cuda/conv.h"
+#include "backends/cuda/cuda_options.h"
 #include "backends/cuda/fusion.h"
 #include "backends/cuda/program.h"
 #include "backends/cuda/stored_tactic.h"
@@ -24,7 +25,6 @@ namespace kiln::cuda {
 
 struct CudaOp;
 struct Fp8GemmScales;
-enum class Fp8Output : std::uint8_t;
 
 // Extents as the kernels take them.
 inline int to_int(std::int64_t v) { return static_cast<int>(v); }
@@ -140,8 +140,9 @@ class ProgramBuilder {
   std::optional<Candidate> fp8_gemm_candidate(const ConvLayer& layer, bool search_here,
                                               const std::optional<TacticRecord>& stored,
                                               std::string_view stored_key = {});
-  Fp8GemmScales fp8_gemm_scales(const ConvLayer& layer, Fp8Output output);
-  // KILN_CUDA_FP8_GEMM=only: whether `layer` skips every other candidate (`offered`: the GEMM runs it).
+  Fp8GemmScales fp8_gemm_scales(const ConvLayer& layer);
+  // fp8-gemm=only (cuda_options.h): whether `layer` skips every other candidate (`offered`: the GEMM runs
+  // it).
   bool fp8_gemm_only(const ConvLayer& layer, bool offered) const;
   void add_layer_step(const ConvLayer& layer, Candidate chosen);
 
@@ -183,6 +184,7 @@ class ProgramBuilder {
 
   const Graph& graph_;
   const CompileOptions& options_;
+  CudaOptions cuda_;  // the backend's own options (options_.backend_options)
   const LibraryHandles& handles_;
   std::string device_name_;
   std::unique_ptr<Program> program_;

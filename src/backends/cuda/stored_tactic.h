@@ -21,7 +21,7 @@ inline constexpr const char* kApiDense =
 inline constexpr const char* kApiCublasLt = "cublaslt";  // a linear layer as one cuBLASLt matmul
 inline constexpr const char* kApiCublasLtFp8 = "cublaslt-fp8";  // an FP8 pointwise convolution as one GEMM
 inline constexpr const char* kApiKilnDepthwise = "kiln-depthwise";  // kiln's depthwise kernel
-inline constexpr const char* kApiKilnNarrow = "kiln-narrow";        // kiln's kernel for few input channels
+inline constexpr const char* kApiKilnNarrow = "kiln-narrow";        // kiln's kernel for RGB stems
 inline constexpr const char* kApiKilnMma = "kiln-mma";  // kiln's tensor-core kernel for few channels
 inline constexpr const char* kApiKilnHopper = "kiln-hopper";  // kiln's Hopper pointwise kernel (wgmma, TMA)
 

@@ -36,8 +36,8 @@ ValueId fp8_conv_relu(SmallGraph& g, ValueId x) {
   return fp8_conv(g, quantize(g, x, kScale), kChannels, conv_attrs(3, 1, 1, 1, Activation::kRelu), true, 41);
 }
 
-// Pointwise: on the CUDA backend also cuBLASLt's FP8 GEMM, which writes the codes as its E4M3 D where
-// no fp16 output is read (KILN_CUDA_FP8_GEMM=only runs it there).
+// Pointwise: on the CUDA backend also cuBLASLt's FP8 GEMM, followed by the quantize kernel writing the
+// codes, where it wins its race (the fp8-gemm=only option runs it there).
 ValueId fp8_pointwise_conv_relu(SmallGraph& g, ValueId x) {
   return fp8_conv(g, quantize(g, x, kScale), kChannels, conv_attrs(1, 1, 0, 1, Activation::kRelu), true, 61);
 }
