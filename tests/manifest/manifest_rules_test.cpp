@@ -90,7 +90,7 @@ TEST(ManifestRules, BadPrecision) {
   const std::string message = error_of(with("precision = \"fp16\"", "precision = \"fp64\""));
   EXPECT_EQ(
       message,
-      "families/test/manifest.toml: key 'build.precision': expected one of fp32, fp16, bf16, fp8, got 'fp64'");
+      "families/test/manifest.toml: key 'build.precision': expected one of fp32, fp16, bf16, fp8, int8, got 'fp64'");
 }
 
 TEST(ManifestRules, BadTask) {
