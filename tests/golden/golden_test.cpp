@@ -66,6 +66,18 @@ Comparison compare(const Tensor& y, const Tensor& ref) {
   return result;
 }
 
+// Runs `plan` on the golden model's input with the cpu and cpu-reference backends, outputs by backend.
+void run_on_cpu_backends(const fs::path& plan, const fs::path& dir, const fs::path& scratch,
+                         std::map<std::string, Tensor>& outputs) {
+  for (const std::string backend : {"cpu", "cpu-reference"}) {
+    const fs::path output = scratch / (dir.filename().string() + "." + backend + ".npy");
+    const auto ran = testing::run_kiln("run " + plan.string() + " --backend " + backend + " --input " +
+                                       (dir / "input.npy").string() + " --save-output " + output.string());
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+    outputs[backend] = read_npy(output);
+  }
+}
+
 TEST(Golden, ModelsArePresent) {
   // Guards against a vacuous pass: the goldens below must exist for these checks to mean anything.
   EXPECT_GE(golden_models().size(), 2u) << "no golden models under " << kGoldenDir;
@@ -144,13 +156,7 @@ TEST(Golden, Bf16PlansMatchTimmFloat64LogitsAndTheSimulation) {
                           (dir / "model.safetensors").string() + " --precision bf16 -o " + plan.string());
     ASSERT_EQ(built.exit_code, 0) << built.output;
     std::map<std::string, Tensor> outputs;
-    for (const std::string backend : {"cpu", "cpu-reference"}) {
-      const fs::path output = scratch / (dir.filename().string() + "." + backend + ".npy");
-      const auto ran = testing::run_kiln("run " + plan.string() + " --backend " + backend + " --input " +
-                                         (dir / "input.npy").string() + " --save-output " + output.string());
-      ASSERT_EQ(ran.exit_code, 0) << ran.output;
-      outputs[backend] = read_npy(output);
-    }
+    ASSERT_NO_FATAL_FAILURE(run_on_cpu_backends(plan, dir, scratch, outputs));
     const Comparison timm = compare(outputs["cpu"], read_npy(dir / "logits.npy"));
     EXPECT_LE(timm.relative_error, 0.16);
     EXPECT_EQ(timm.top1_disagreements, 0);
@@ -189,13 +195,7 @@ TEST(Golden, Int8PlansOnTheCpuBackendMatchTheSimulation) {
         (fs::path(KILN_TEST_DATA_DIR) / "photos").string() + " --images 8 --every 1 -o " + plan.string());
     ASSERT_EQ(built.exit_code, 0) << built.output;
     std::map<std::string, Tensor> outputs;
-    for (const std::string backend : {"cpu", "cpu-reference"}) {
-      const fs::path output = scratch / (dir.filename().string() + "." + backend + ".npy");
-      const auto ran = testing::run_kiln("run " + plan.string() + " --backend " + backend + " --input " +
-                                         (dir / "input.npy").string() + " --save-output " + output.string());
-      ASSERT_EQ(ran.exit_code, 0) << ran.output;
-      outputs[backend] = read_npy(output);
-    }
+    ASSERT_NO_FATAL_FAILURE(run_on_cpu_backends(plan, dir, scratch, outputs));
     const Comparison simulation = compare(outputs["cpu"], outputs["cpu-reference"]);
     const bool gates = family_of(dir) == "timm_efficientnet";
     EXPECT_LE(simulation.relative_error,
