@@ -8,9 +8,11 @@
 
 #include "cli/command_names.h"
 #include "cli/commands.h"
+#include "core/build_info.h"
 #include "core/error.h"
-#include "io/user_json.h"
 #include "io/temp_files.h"
+#include "io/user_json.h"
+#include "runtime/backend.h"
 
 namespace {
 
@@ -24,6 +26,15 @@ std::string one_line(std::string text) {
   return text;
 }
 
+// `kiln --version`: what a bug report needs first.
+std::string version_text() {
+  std::string backends;
+  for (const std::string_view name : kiln::backend_names())
+    backends += kiln::cat(backends.empty() ? "" : ", ", name);
+  return kiln::cat("kiln ", kiln::kiln_version(), " (commit ", kiln::kiln_commit(),
+                   ")\nbackends: ", backends);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -31,7 +42,8 @@ int main(int argc, char** argv) {
   CLI::App app{"kiln " KILN_VERSION
                ": engine builder, runtime and quantization study tool for vision models"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "kiln " KILN_VERSION);
+  app.set_version_flag("--version", version_text,
+                       "Print kiln's version, commit and built-in backends, and exit");
   app.footer(
       "Run `kiln SUBCOMMAND --help` for a subcommand's options.\n"
       "Exit status: 0 on success, 2 for a usage error (an unknown command, an unknown, missing or malformed "

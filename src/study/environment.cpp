@@ -10,8 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "core/build_info.h"
 #include "core/error.h"
-#include "kiln_git_commit.h"  // generated at build time (cmake/KilnGitCommit.cmake)
 
 namespace kiln {
 namespace {
@@ -129,8 +129,8 @@ Environment capture_environment() {
 #elif defined(__GNUC__)
   env.compiler = "g++ " __VERSION__;
 #endif
-  env.kiln_version = KILN_VERSION;
-  env.kiln_commit = KILN_GIT_COMMIT;
+  env.kiln_version = std::string(kiln_version());
+  env.kiln_commit = std::string(kiln_commit());
   env.load_average = load_average();
   env.backend_facts = backend_facts();
   return env;

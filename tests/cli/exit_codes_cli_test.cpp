@@ -27,6 +27,15 @@ TEST(ExitCodes, ZeroOnSuccess) {
   EXPECT_EQ(ran.exit_code, 0) << ran.output;
 }
 
+TEST(ExitCodes, VersionNamesTheCommitAndTheBackendsBuiltIn) {
+  const auto version = run_kiln("--version");
+  ASSERT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.output.find("kiln 0."), std::string::npos) << version.output;
+  EXPECT_NE(version.output.find("(commit "), std::string::npos) << version.output;
+  EXPECT_NE(version.output.find("backends: "), std::string::npos) << version.output;
+  EXPECT_NE(version.output.find("cpu-reference"), std::string::npos) << version.output;
+}
+
 TEST(ExitCodes, TwoForAMissingOption) {
   const Scratch scratch;
   const std::string out = " -o " + (scratch.dir() / "x.kplan").string();
