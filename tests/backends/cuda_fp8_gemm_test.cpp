@@ -197,6 +197,24 @@ TEST(CudaFp8GemmTest, CodeWritingLayersRunTheGemmThenTheQuantizeKernel) {
   }
 }
 
+// A profile reports the quantize kernel after a layer as quantization, not as the layer's convolution.
+TEST(CudaFp8GemmTest, AProfileReportsTheQuantizeKernelAsQuantization) {
+  KILN_SKIP_WITHOUT_GPU();
+  const GemmCase t{256, 64, 14, Activation::kRelu, false, true};
+  const Graph graph = pointwise_graph(t, false);
+  CompileOptions options;
+  options.batch = 8;
+  options.opt_level = 0;
+  options.profile = true;
+  const auto model = compile(graph, options, "only");
+  ASSERT_EQ(occurrences(model->describe(), "(quantize kernel)"), 1u) << model->describe();
+  model->run(case_inputs(graph, 8));
+  const std::vector<LayerTime> profile = model->last_profile();
+  const auto quantize_entries = std::ranges::count_if(
+      profile, [](const LayerTime& l) { return l.op == OpKind::kQuantize && l.milliseconds > 0.0; });
+  EXPECT_GE(quantize_entries, 1) << model->describe();
+}
+
 // Layers the GEMM does not take stay on cuDNN, even when forced: SiLU, 3x3, strided.
 TEST(CudaFp8GemmTest, OtherLayersStayOnCudnn) {
   KILN_SKIP_WITHOUT_GPU();

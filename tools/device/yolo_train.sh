@@ -23,6 +23,8 @@
 #   --variants LIST the study's variants instead of the manifest's (kiln study --variants)
 #   --strict-precision  every recipe layer FP8 (kiln study --strict-precision); by default layers cuda has
 #                   no FP8 kernel for, or whose fp16 convolution times faster, stay fp16
+#   --no-study      train only and bring the checkpoint back ($OUT/model/model.safetensors, about 11 MB):
+#                   needs no kiln, so only `carry: [".carry/fashion", ".carry/shared"]`
 # Usage (build machine): tools/device/yolo_train.sh --prepare [--train-items N] [--test-items N]
 #   --prepare       writes .carry/fashion: the first N items of Fashion-MNIST's training and test IDX pairs
 #                   (defaults 6000 and 2500, gzip) from /usr/share/datasets/fashion-mnist, copies
@@ -87,7 +89,7 @@ prepare() {
 
 [[ ${1:-} == --prepare ]] && { shift; prepare "$@"; exit $?; }
 
-train_images=4000 val_images=1000 minutes=3 deadline=560 model="" peer=$PEER_CARRY study_args=()
+train_images=4000 val_images=1000 minutes=3 deadline=560 model="" peer=$PEER_CARRY study_args=() study=1
 while (( $# > 0 )); do
   case "$1" in
     --train-images) train_images=$2; shift ;;
@@ -98,6 +100,7 @@ while (( $# > 0 )); do
     --peer) peer=$2; shift ;;
     --variants) study_args+=(--variants "$2"); shift ;;
     --strict-precision) study_args+=(--strict-precision) ;;
+    --no-study) study=0 ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
   shift
@@ -108,9 +111,13 @@ elapsed() { echo $(( $(date +%s) - start )); }
 pack_logs() { (cd "$OUT" && tar czf logs.tgz --ignore-failed-read make_data.log train.log study.log gpu.txt 2>/dev/null \
   && rm -f make_data.log train.log study.log gpu.txt); }
 trap pack_logs EXIT
-# cuda_env.sh unpacks what is in .carry/bin (xz) and finds kiln there.
-[[ -d .carry/gpubin ]] && mkdir -p .carry/bin && cp .carry/gpubin/* .carry/bin/
-source tools/device/cuda_env.sh
+# cuda_env.sh unpacks what is in .carry/bin (xz) and finds kiln there; training alone needs no kiln.
+if (( study )); then
+  [[ -d .carry/gpubin ]] && mkdir -p .carry/bin && cp .carry/gpubin/* .carry/bin/
+  source tools/device/cuda_env.sh
+else
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+fi
 
 # Makes the validation split and trains; leaves the checkpoint in $KEEP.
 make_data_and_train() {
@@ -150,6 +157,10 @@ fi
 [[ -f $model/model.safetensors && -d $model/fashion_val ]] || { log "$model: no model.safetensors or fashion_val"; exit 1; }
 mkdir -p "$OUT/model" && cp "$model/config.json" "$OUT/model/" && cp "$model/summary.json" "$OUT/train_summary.json"
 sha256sum "$model/model.safetensors" | tee -a "$OUT/summary.txt"
+if (( ! study )); then
+  cp "$model/model.safetensors" "$OUT/model/" && log "checkpoint in \$OUT/model at $(elapsed) s"
+  exit 0
+fi
 
 # The study: every validation image (one in ten calibrates, the rest are held out); a trained model's
 # boxes are compared from score 0.25, as `kiln eval` compares them. The plans stay on the machine.

@@ -10,9 +10,11 @@ re-estimated on the letterboxed photos, then written in the Hub layout kiln's yo
   OUT/yolov10X/one2one.npy        float32 (B, 4 + 80, anchors): the decoded one-to-one head before top-k,
                                   computed in float64 on the CPU (boxes as centre x, y, width, height)
 The network's input is input_u8 / 255 in float32.
+With --checkpoint DIR (a trained checkpoint in that layout, e.g. tools/device/yolo_train.sh's), its weights,
+class names and input size are used instead of a random network, and OUT/yolov10n holds its copy.
 
 Usage: python3 tools/goldens/make_yolo_goldens.py --peer PATH/TO/yolov10 --photos DIR --out DIR
-       [--models n,s] [--photo-names dog.jpg,horses.jpg] [--seed 11] [--imgsz 640]
+       [--models n,s] [--photo-names dog.jpg,horses.jpg] [--seed 11] [--imgsz 640] [--checkpoint DIR]
 """
 import argparse
 import json
@@ -69,6 +71,34 @@ def coco_names(peer):
     return {str(k): v for k, v in names.items()}
 
 
+def read_safetensors(path):
+    """The tensors of a safetensors file (float32 and float16 only), without the safetensors package."""
+    raw = Path(path).read_bytes()
+    size = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + size])
+    dtypes = {"F32": np.float32, "F16": np.float16}
+    tensors = {}
+    for key, info in header.items():
+        if key == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        array = np.frombuffer(raw[8 + size + begin:8 + size + end], dtype=dtypes[info["dtype"]])
+        tensors[key] = torch.from_numpy(array.reshape(info["shape"]).astype(np.float32))
+    return tensors
+
+
+def trained_model(checkpoint):
+    """The authors' network with a trained checkpoint's weights, its class names and input size."""
+    from ultralytics.nn.tasks import YOLOv10DetectionModel
+    config = json.loads((Path(checkpoint) / "config.json").read_text())
+    model = YOLOv10DetectionModel(config["model"], nc=len(config["names"]), verbose=False)
+    state = {k[len("model."):]: v for k, v in read_safetensors(Path(checkpoint) / "model.safetensors").items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or [k for k in missing if not k.endswith("num_batches_tracked")]:
+        sys.exit(f"make_yolo_goldens: {checkpoint}: keys missing {missing[:5]}, unexpected {unexpected[:5]}")
+    return model.eval(), config
+
+
 def make_one(name, args, photos, names):
     from safetensors.torch import save_file
     from ultralytics.data.augment import LetterBox
@@ -98,6 +128,24 @@ def make_one(name, args, photos, names):
                       "one2one": list(head.shape), "seed": args.seed}), flush=True)
 
 
+def make_from_checkpoint(args, photos):
+    """Goldens of a trained checkpoint: its files copied, the photos letterboxed to its input size, and the
+    authors' float64 one-to-one head on them."""
+    import shutil
+    from ultralytics.data.augment import LetterBox
+    model, config = trained_model(args.checkpoint)
+    out = Path(args.out) / Path(config["model"]).stem
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("model.safetensors", "config.json"):
+        shutil.copyfile(Path(args.checkpoint) / name, out / name)
+    u8 = letterbox_photos(LetterBox, photos, config["imgsz"])
+    np.save(out / "input_u8.npy", u8)
+    with torch.no_grad():
+        head = one2one_head(model.double(), torch.from_numpy(u8).double() / 255)
+    np.save(out / "one2one.npy", head.numpy().astype(np.float32))
+    print(json.dumps({"model": str(out.name), "checkpoint": str(args.checkpoint), "one2one": list(head.shape)}))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--peer", required=True, help="the YOLOv10 authors' repository (its ultralytics package)")
@@ -107,10 +155,14 @@ def main():
     p.add_argument("--photo-names", default="dog.jpg,horses.jpg")
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--imgsz", type=int, default=640)
+    p.add_argument("--checkpoint", type=Path, help="a trained checkpoint's folder instead of random networks")
     args = p.parse_args()
     sys.path.insert(0, str(Path(args.peer).resolve()))
     torch.set_grad_enabled(False)
     photos = [args.photos / n for n in args.photo_names.split(",")]
+    if args.checkpoint:
+        make_from_checkpoint(args, photos)
+        return
     names = coco_names(args.peer)
     for name in args.models.split(","):
         make_one(name, args, photos, names)

@@ -31,8 +31,12 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::candidate(
   if (!tactic) return std::nullopt;
   Layer* raw = layer.get();
   const DeviceBuffer* workspace = &program_->workspace;
-  return Candidate{api, layer->key(), *tactic, std::move(layer),
-                   [workspace, raw, io](cudaStream_t s) { raw->enqueue(io, workspace->data(), s); }};
+  return Candidate{api,
+                   layer->key(),
+                   *tactic,
+                   std::move(layer),
+                   [workspace, raw, io](cudaStream_t s) { raw->enqueue(io, workspace->data(), s); },
+                   {}};
 }
 
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::graph_candidate(
@@ -178,8 +182,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::hopper_candidate(
   }
   ConvBuffers io = layer.buffers;
   if (!layer.fp8) io.bias = keep(upload(bias_of(*layer.node, layer.geometry.k).to(DType::kF32), Elem::kF32));
-  auto conv = std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation), layer.residual,
-                                               io.codes);
+  auto conv = std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation),
+                                               layer.residual, io.codes);
   return candidate(kApiKilnHopper, std::move(conv), io, true, stored);
 }
 
@@ -329,11 +333,7 @@ ProgramBuilder::Candidate ProgramBuilder::then_quantize(const ConvLayer& layer, 
     require(ms.has_value(), "cuda backend: layer '", layer.name, "': the quantize kernel did not run");
     c.tactic.milliseconds += *ms;
   }
-  c.launch = [conv = std::move(c.launch), quantize](cudaStream_t s) {
-    conv(s);
-    check(quantize(s), "quantizing to E4M3");
-  };
-  c.quantize_kernel = true;
+  c.quantize_kernel = [quantize](cudaStream_t s) { check(quantize(s), "quantizing to E4M3"); };
   c.key = cat(c.key, kThenQuantizeKey);
   return c;
 }
@@ -358,6 +358,11 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
           codes_label(layer.producer), chosen.quantize_kernel ? " (quantize kernel)" : "",
           t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
       std::move(chosen.launch));
+  if (chosen.quantize_kernel) {
+    add_step(layer.reported, cat("quantize to E4M3 (after ", chosen.api, ")"),
+             std::move(chosen.quantize_kernel));
+    program_->steps.back().reported_op = OpKind::kQuantize;
+  }
 }
 
 }  // namespace kiln::cuda

@@ -1,6 +1,7 @@
 #include "backends/cuda/program.h"
 
 #include <cstring>
+#include <map>
 
 #include "backends/cuda/cuda_options.h"
 #include "backends/cuda/launch_context.h"
@@ -94,7 +95,8 @@ void CudaProgram::profile_steps() {
   enqueue_all();
   check(cudaStreamSynchronize(handles_.stream), "running the network");
   profile_.clear();
-  std::vector<int> entry(node_names_.size(), -1);
+  // One entry per layer and reported operation, in the order the steps first run.
+  std::map<std::pair<NodeId, OpKind>, std::size_t> entry;
   for (const Step& step : program_->steps) {
     if (step.node == kNoNode) continue;
     const auto ms = time_launch(handles_.stream, [&](cudaStream_t s) {
@@ -102,13 +104,10 @@ void CudaProgram::profile_steps() {
       return true;
     });
     require(ms.has_value(), "cuda backend: could not time step '", step.label, "'");
-    int& index = entry[static_cast<std::size_t>(step.node)];
-    if (index < 0) {
-      index = static_cast<int>(profile_.size());
-      profile_.push_back({node_names_[static_cast<std::size_t>(step.node)],
-                          node_ops_[static_cast<std::size_t>(step.node)], 0.0});
-    }
-    profile_[static_cast<std::size_t>(index)].milliseconds += *ms;
+    const OpKind op = step.reported_op.value_or(node_ops_[static_cast<std::size_t>(step.node)]);
+    const auto [at, added] = entry.try_emplace({step.node, op}, profile_.size());
+    if (added) profile_.push_back({node_names_[static_cast<std::size_t>(step.node)], op, 0.0});
+    profile_[at->second].milliseconds += *ms;
   }
 }
 

@@ -32,6 +32,9 @@ struct Step {
   std::string label;      // what runs, e.g. "conv cudnn-graph fused #0 act relu"
   std::function<void(cudaStream_t)> launch;
   std::optional<IoBinding> io;  // set on the input and output conversions (graph_io.h)
+  // The operation a profile reports the step's time as, when it is not the node's own: the quantize
+  // kernel writing a convolution's codes after it is quantization, not convolution time.
+  std::optional<OpKind> reported_op;
 };
 
 // The stream and the library handles every step runs on, destroyed after what was made with them.

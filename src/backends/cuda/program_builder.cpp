@@ -151,7 +151,7 @@ void ProgramBuilder::add_node(NodeId id) {
 }
 
 void ProgramBuilder::add_step(NodeId node, std::string label, std::function<void(cudaStream_t)> launch) {
-  program_->steps.push_back({node, std::move(label), std::move(launch), std::nullopt});
+  program_->steps.push_back({node, std::move(label), std::move(launch), std::nullopt, std::nullopt});
 }
 
 void* ProgramBuilder::ptr(ValueId value) const {

@@ -80,7 +80,9 @@ class ProgramBuilder {
     TacticRecord tactic;
     std::shared_ptr<void> layer;  // what `launch` calls into
     std::function<void(cudaStream_t)> launch;
-    bool quantize_kernel = false;  // launch ends with kiln's quantize kernel writing the layer's codes
+    // kiln's quantize kernel writing the layer's codes from its output after `launch`; empty when the
+    // candidate writes them itself or the layer writes none.
+    std::function<void(cudaStream_t)> quantize_kernel;
   };
 
   // program_builder.cpp
@@ -135,7 +137,8 @@ class ProgramBuilder {
   std::optional<Candidate> narrow_candidate(const ConvLayer& layer,
                                             const std::optional<TacticRecord>& stored);
   std::optional<Candidate> mma_candidate(const ConvLayer& layer, const std::optional<TacticRecord>& stored);
-  std::optional<Candidate> hopper_candidate(const ConvLayer& layer, const std::optional<TacticRecord>& stored);
+  std::optional<Candidate> hopper_candidate(const ConvLayer& layer,
+                                            const std::optional<TacticRecord>& stored);
   // `stored_key`: the plan's key for `stored`, which restores only the GEMM variant it names.
   std::optional<Candidate> fp8_gemm_candidate(const ConvLayer& layer, bool search_here,
                                               const std::optional<TacticRecord>& stored,
