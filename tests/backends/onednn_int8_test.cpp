@@ -78,6 +78,29 @@ TEST(OnednnInt8, ConvolutionChainWithReluAgreesWithTheSimulation) {
   expect_int8_agrees(g.graph, random_tensor({2, 8, 12, 12}, 5));
 }
 
+// Between int8 layers the activations stay int8: a convolution whose only reader is a quantize point
+// feeding int8 convolutions writes that point's codes itself, with no quantization step between them.
+TEST(OnednnInt8, ConvolutionsFeedingInt8LayersWriteTheirCodes) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  SmallGraph g;
+  const ValueId x = g.input("x", {8, 12, 12});
+  const ValueId a = g.conv(x, 16, conv_attrs(3, 1, 1, 1, Activation::kRelu));
+  const ValueId b = g.conv(a, 24, conv_attrs(1, 1, 0));
+  g.output(g.conv(b, 8, conv_attrs(1, 1, 0)));
+  const Tensor input = random_tensor({2, 8, 12, 12}, 9);
+  const Graph int8 = as_int8(g.graph, input);
+  CompileOptions options;
+  const std::string steps = make_backend("cpu")->compile(int8, options)->describe();
+  const auto count = [&](const std::string& text) {
+    std::size_t n = 0;
+    for (auto at = steps.find(text); at != std::string::npos; at = steps.find(text, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("writes the next layer's codes"), 2u) << steps;
+  EXPECT_EQ(count("int8 codes written by the convolution before it"), 2u) << steps;
+  expect_int8_agrees(g.graph, input);
+}
+
 TEST(OnednnInt8, ResidualAddFusedIntoAnInt8ConvolutionAgrees) {
   SmallGraph g;
   const ValueId x = g.input("x", {16, 10, 10});

@@ -78,6 +78,12 @@ void ProgramBuilder::add_quantize(const Node& node) {
   const ValueId x = node.inputs[0];
   const float scale = node.attr<QuantizeAttrs>().scale;
   const bool int8 = node.attr<QuantizeAttrs>().int8;
+  if (int8 && slot(x).desc.data_type() == dnnl::memory::data_type::s8) {
+    // The int8 convolution before it wrote these codes (int8_chain_quantize): nothing left to do.
+    note("int8 codes written by the convolution before it");
+    output_in_place(node.output, x);
+    return;
+  }
   if (int8 && shape(node.output).size() == 4 && all_readers_int8_convs(node.output)) {
     // The codes themselves, in the channels-last layout oneDNN's int8 convolutions read: one pass, and
     // no step of its readers converts again.

@@ -33,6 +33,20 @@ bool ProgramBuilder::all_readers_int8_convs(ValueId value) const {
   });
 }
 
+const Node* ProgramBuilder::int8_chain_quantize(const Node& conv) const {
+  // Only an activation that commutes with a positive scale may follow the rescaled accumulator.
+  const Activation activation = conv.attr<ConvAttrs>().activation;
+  if (activation != Activation::kNone && activation != Activation::kRelu) return nullptr;
+  const auto& readers = consumers_[static_cast<std::size_t>(conv.output)];
+  if (readers.size() != 1) return nullptr;
+  const Node& reader = graph_.node(readers.front());
+  const bool chained = reader.op == OpKind::kQuantize && reader.attr<QuantizeAttrs>().int8 &&
+                       shape(reader.output).size() == 4 && all_readers_int8_convs(reader.output);
+  const auto& outputs = graph_.outputs();
+  return chained && std::find(outputs.begin(), outputs.end(), conv.output) == outputs.end() ? &reader
+                                                                                            : nullptr;
+}
+
 void ProgramBuilder::scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst, float scale) {
   dnnl::primitive_attr attr = attributes();
   attr.set_output_scales(0, {scale});
@@ -66,16 +80,24 @@ void ProgramBuilder::add_int8_conv(const Node& conv, const Node* fused_add) {
   const float x_scale = int8_input_scale(conv);
   std::vector<float> scales;
   for (const float w_scale : weights->second.scales) scales.push_back(x_scale * w_scale);
+  // Writing the next quantize point's codes: the output scale also divides by that point's scale, and the
+  // activation (ReLU commutes with a positive scale) and oneDNN's rounding to s8 follow as for f32.
+  const Node* requantize = fused_add == nullptr ? int8_chain_quantize(conv) : nullptr;
+  std::vector<float> output_scales = scales;
+  if (requantize != nullptr) {
+    for (float& scale : output_scales) scale /= requantize->attr<QuantizeAttrs>().scale;
+  }
   dnnl::primitive_attr attr = attributes(conv_post_ops(conv, fused_add));
-  attr.set_output_scales(1 << 1, scales);  // per output channel of dst [N, C, H, W]
+  attr.set_output_scales(1 << 1, output_scales);  // per output channel of dst [N, C, H, W]
 
   const bool has_bias = conv.inputs.size() > 2;
   const Desc bias_desc = has_bias ? plain_desc({ws[0]}) : Desc();
   const auto any = [](const Shape& s, DataType t) { return Desc(to_dims(s), t, Tag::any); };
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(xs, DataType::s8),
-      any(w_dims, DataType::s8), bias_desc, any(ys, DataType::f32), {a.stride[0], a.stride[1]},
-      {a.dilation[0] - 1, a.dilation[1] - 1}, {a.padding[0], a.padding[1]}, {a.padding[2], a.padding[3]});
+      any(w_dims, DataType::s8), bias_desc, any(ys, requantize != nullptr ? DataType::s8 : DataType::f32),
+      {a.stride[0], a.stride[1]}, {a.dilation[0] - 1, a.dilation[1] - 1}, {a.padding[0], a.padding[1]},
+      {a.padding[2], a.padding[3]});
   const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
 
   Args args{{DNNL_ARG_WEIGHTS,
@@ -89,8 +111,8 @@ void ProgramBuilder::add_int8_conv(const Node& conv, const Node* fused_add) {
     for (std::size_t o = 0; o < values.size(); ++o) values[o] /= scales[o];
     args[DNNL_ARG_BIAS] = pack_constant(bias, bias_desc, pd.bias_desc());
   }
-  note(cat("int8 conv ", layout_name(pd.src_desc()), "->", layout_name(pd.dst_desc()), " ",
-           pd.impl_info_str()));
+  note(cat("int8 conv ", layout_name(pd.src_desc()), "->", layout_name(pd.dst_desc()),
+           requantize != nullptr ? " (writes the next layer's codes) " : " ", pd.impl_info_str()));
   // The quantize point's values are codes x scale rounded once in f32: the reorder recovers the codes.
   args[DNNL_ARG_SRC] = int8_codes(x, x_scale, pd.src_desc());
   bind_conv_output(conv, fused_add, pd.dst_desc(), args);

@@ -131,6 +131,9 @@ class ProgramBuilder {
   // Whether every reader of `value` is an int8 convolution reading it as its input, so that it may be
   // stored as s8 codes.
   bool all_readers_int8_convs(ValueId value) const;
+  // The int8 quantize point that alone reads `conv`'s output and whose codes only int8 convolutions read:
+  // `conv` then writes those codes itself (activations stay int8 between int8 layers). nullptr otherwise.
+  const Node* int8_chain_quantize(const Node& conv) const;
   // dst = src x scale, rounded to nearest even and saturated where dst is an integer type.
   void scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst, float scale);
   void add_batch_norm(const Node& node);  // elementwise_steps.cpp
