@@ -5,7 +5,8 @@
     compare_outputs.py WORK --timings 1,8 ROUNDS     # speed: {kiln,ort}.{fp32,int8}.bB.R.json
 
 Exits 1 when ONNX Runtime's fp32 model disagrees with kiln's fp32 plan beyond float roundoff (then the two
-are not the same network, and nothing else here means anything).
+are not the same network, and nothing else here means anything), or its int8 model with kiln's int8 plan
+beyond what its extra quantization points explain.
 """
 import json
 import statistics
@@ -15,6 +16,10 @@ import numpy as np
 
 # fp32 through two libraries differs by accumulation order only: about 1e-6 relative on these networks.
 SAME_NETWORK_BOUND = 1e-3
+# kiln's int8 plans are within about 1e-2 of fp32 on these networks, and ONNX Runtime's int8 model, with
+# more tensors quantized, as far again: 5e-2 leaves room for both and still fails a model with a wrong
+# scale or an unquantized layer mistaken for an int8 one (whose error is of the order of 1).
+SAME_INT8_BOUND = 5e-2
 
 
 def accuracy(work):
@@ -31,6 +36,9 @@ def accuracy(work):
     if errors["ort fp32", "kiln fp32"] > SAME_NETWORK_BOUND:
         sys.exit(f"ONNX Runtime's fp32 model differs from kiln's fp32 plan by {errors['ort fp32', 'kiln fp32']:.2e} "
                  f"(> {SAME_NETWORK_BOUND}): not the same network")
+    if errors["ort int8", "kiln int8"] > SAME_INT8_BOUND:
+        sys.exit(f"ONNX Runtime's int8 model differs from kiln's int8 plan by {errors['ort int8', 'kiln int8']:.2e} "
+                 f"(> {SAME_INT8_BOUND}): not the same quantization")
 
 
 def timings(work, batches, rounds):

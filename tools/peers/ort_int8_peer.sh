@@ -5,10 +5,11 @@
 # four are timed in interleaved rounds (each round times each once, in turn, so the machine's drift hits them
 # alike) at each batch.
 #
-#   tools/peers/ort_int8_peer.sh --ort DIR [--kiln build/cpu/kiln] [--batches 1,8] [--threads 2] [--rounds 2] \
+#   tools/peers/ort_int8_peer.sh [--ort DIR] [--kiln build/cpu/kiln] [--batches 1,8] [--threads 2] [--rounds 2] \
 #       [--duration 3] [--photos tests/data/photos] resnet50|resnest50d CHECKPOINT_DIR
 #
-# --ort: a folder where `npm install --ignore-scripts onnxruntime-node` ran. Needs node, /usr/bin/python3 with
+# --ort: a folder where `npm install --ignore-scripts onnxruntime-node` ran (default: where node finds the
+# package itself, e.g. through NODE_PATH or a global install). Needs node, /usr/bin/python3 with
 # numpy and python3-onnx (Debian). CHECKPOINT_DIR: model.safetensors + config.json (tools/random_checkpoint.py).
 # int8 is calibrated (max) on 8 of the photos, as tools/cpu_precisions.sh does.
 set -eu
@@ -25,14 +26,15 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-usage="usage: $0 --ort DIR [--kiln K] [--batches 1,8] [--threads T] [--rounds N] [--duration S] [--photos DIR] resnet50|resnest50d CHECKPOINT_DIR"
-[ $# -eq 2 ] && [ -n "$ort" ] || { echo "$usage" >&2; exit 2; }
+usage="usage: $0 [--ort DIR] [--kiln K] [--batches 1,8] [--threads T] [--rounds N] [--duration S] [--photos DIR] resnet50|resnest50d CHECKPOINT_DIR"
+[ $# -eq 2 ] || { echo "$usage" >&2; exit 2; }
 arch=$1 checkpoint=$2
 case "$arch" in resnet50) family=timm_resnet ;; resnest50d) family=timm_resnest ;; *) echo "$usage" >&2; exit 2 ;; esac
-[ -d "$ort/node_modules/onnxruntime-node" ] || { echo "$0: no $ort/node_modules/onnxruntime-node; run \`npm install --ignore-scripts onnxruntime-node\` in $ort" >&2; exit 2; }
+[ -z "$ort" ] || export NODE_PATH="$ort/node_modules"
+node -e "require('onnxruntime-node')" 2>/dev/null ||
+  { echo "$0: node cannot load onnxruntime-node; run \`npm install --ignore-scripts onnxruntime-node\` in a folder and give it with --ort" >&2; exit 2; }
 here=$(dirname "$0")
 family_dir=$here/../../families/$family
-export NODE_PATH="$ort/node_modules"
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 
 # Plans (one per batch and precision, batch 1 always: the accuracy check runs it); the int8 ones share one
