@@ -5,8 +5,10 @@
 #   ort_int8_peer_test.sh KILN SOURCE_DIR
 set -eu
 kiln=$1 src=$2
-command -v node >/dev/null && node -e "require('onnxruntime-node')" 2>/dev/null ||
-  { echo "skipped: node cannot load onnxruntime-node (npm install --ignore-scripts onnxruntime-node, then NODE_PATH)"; exit 77; }
+if ! command -v node >/dev/null || ! node -e "require('onnxruntime-node')" 2>/dev/null; then
+  echo "skipped: node cannot load onnxruntime-node (npm install --ignore-scripts onnxruntime-node, then NODE_PATH)"
+  exit 77
+fi
 /usr/bin/python3 -c "import numpy, onnx" 2>/dev/null || { echo "skipped: /usr/bin/python3 lacks numpy or onnx (python3-onnx)"; exit 77; }
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 /usr/bin/python3 "$src/tools/random_checkpoint.py" resnet50 "$work/resnet50"

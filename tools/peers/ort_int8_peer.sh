@@ -50,8 +50,8 @@ for b in $(echo "1,$batches" | tr , '\n' | sort -nu); do
 done
 /usr/bin/python3 "$here/qdq_model.py" "$arch" "$checkpoint" "$work/fp32.onnx"
 set --
-for f in "$photos"/*.jpg "$photos"/*.jpeg "$photos"/*.png "$photos"/*.webp; do [ ! -f "$f" ] || set -- "$@" "$f"; done
-"$kiln" preprocess --config "$checkpoint/config.json" -o "$work/x.npy" $(printf -- '--input %s ' "$@") >/dev/null
+for f in "$photos"/*.jpg "$photos"/*.jpeg "$photos"/*.png "$photos"/*.webp; do [ ! -f "$f" ] || set -- "$@" --input "$f"; done
+"$kiln" preprocess --config "$checkpoint/config.json" -o "$work/x.npy" "$@" >/dev/null
 # The outputs ONNX Runtime quantizes and kiln does not (qdq_model.py says which) take the max of |x| over the photos.
 quant="--int8 $work/int8.b1.build.json --calib-cache $work/calib.json"
 # shellcheck disable=SC2086  # the options are separate words
