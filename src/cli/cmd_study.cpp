@@ -55,6 +55,7 @@ void study(const StudyCommandOptions& options) {
     usage_error("kiln study needs --data with a --checkpoint (a folder of images or webdataset shards)");
   const std::string backend = options.backend.empty() ? default_backend() : options.backend;
   refuse_strict_precision_without_timing(options, backend);
+  leave_out_variants_backend_refuses(options, backend, spec);
   const std::filesystem::path out =
       options.output.value_or(std::filesystem::path("study-" + manifest.family));
   prepare_output_folder(options, manifest, spec, checkpoint, data, out);

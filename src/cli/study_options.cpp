@@ -1,6 +1,7 @@
 #include "cli/study_options.h"
 
 #include <algorithm>
+#include <iostream>
 
 #include "cli/option_checks.h"
 #include "core/error.h"
@@ -53,6 +54,20 @@ void apply_study_overrides(const StudyCommandOptions& options, StudySpec& spec) 
     usage_error(
         "--calib gives images to calibrate FP8 variants on, but the study has none ('fp8 RECIPE "
         "CALIBRATOR')");
+}
+
+void leave_out_variants_backend_refuses(const StudyCommandOptions& options, const std::string& backend,
+                                        StudySpec& spec) {
+  // The manifest lists variants for every machine (bf16 pays where the CPU has bf16 kernels, int8 runs
+  // on the CPU backends); one this machine cannot run is left out with its reason. A variant asked for
+  // with --variants is run or refused, never dropped.
+  if (!options.variants.empty()) return;
+  std::erase_if(spec.variants, [&](const StudyVariant& variant) {
+    if (variant.name == spec.baseline) return false;  // the baseline's refusal stays an error
+    const std::string refusal = variant_refusal(backend, variant);
+    if (!refusal.empty()) std::cerr << "kiln study: variant '" << variant.name << "' left out: " << refusal << "\n";
+    return !refusal.empty();
+  });
 }
 
 void prepare_output_folder(const StudyCommandOptions& options, const Manifest& manifest,

@@ -52,6 +52,11 @@ void refuse_strict_precision_without_timing(const StudyCommandOptions& options, 
 BackendOptions study_backend_options(const StudyCommandOptions& options, const std::string& backend);
 
 // The -o folder: never over the study's inputs, never a mix with an earlier run (--force).
+// Drops the manifest's variants `backend` cannot run on this machine (bf16 without bf16 kernels, int8 on
+// cuda), saying so in one line each; variants given with --variants are kept (the study refuses them).
+void leave_out_variants_backend_refuses(const StudyCommandOptions& options, const std::string& backend,
+                                        StudySpec& spec);
+
 void prepare_output_folder(const StudyCommandOptions& options, const Manifest& manifest,
                            const StudySpec& spec, const std::filesystem::path& checkpoint,
                            const std::string& data, const std::filesystem::path& out);

@@ -16,6 +16,14 @@ std::string unsound_headline(const std::vector<std::string>& warnings) {
              ".");
 }
 
+// "FP8", "int8" or "bf16": what the shipped variant runs in (FP8 where the variant is not among the
+// results, as in a decision read back without them).
+std::string shipped_precision(const StudyResult& result) {
+  const VariantResult* shipped = find_variant(result, result.decision.variant);
+  if (shipped == nullptr || shipped->variant.precision == Precision::kF8) return "FP8";
+  return std::string(precision_name(shipped->variant.precision));
+}
+
 }  // namespace
 
 std::string decision_headline(const StudyResult& result) {
@@ -27,7 +35,7 @@ std::string decision_headline(const StudyResult& result) {
   }
   switch (decision.outcome) {
     case ShipOutcome::kShip:
-      return cat("**Ship FP8: ", decision.variant, ".** It meets every threshold below at 95% confidence.");
+      return cat("**Ship ", shipped_precision(result), ": ", decision.variant, ".** It meets every threshold below at 95% confidence.");
     case ShipOutcome::kCannotTell:
       return cat("**Cannot tell with ", decision.held_out_images,
                  " held-out images** whether an FP8 variant meets the thresholds: no variant is shown to "

@@ -81,9 +81,13 @@ std::string cpu_isa_from_flags(const std::string& flags) {
   for (const char* kind : {"amx_bf16", "amx_int8", "amx_fp16"}) {
     if (has(kind)) amx_kinds += cat(amx_kinds.empty() ? "" : ", ", std::string(kind).substr(4));
   }
+  // The dot-product and narrow-float extensions are what int8 and bf16 plans run fast on.
   const std::vector<std::pair<std::string, bool>> extensions = {
       {"AVX2", has("avx2")},
+      {"AVX-VNNI", has("avx_vnni")},
       {"AVX-512", has("avx512f")},
+      {"AVX512-VNNI", has("avx512_vnni")},
+      {"AVX512-BF16", has("avx512_bf16")},
       {"AVX512-FP16", has("avx512_fp16")},
       {amx_kinds.empty() ? "AMX" : "AMX (" + amx_kinds + ")", has("amx_tile")}};
   std::string yes, no;

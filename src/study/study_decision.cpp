@@ -306,7 +306,10 @@ StudyDecision decide(const StudySpec& spec, const std::vector<VariantResult>& re
   bool any_open = false;
   std::int64_t most_needed_images = 0;
   for (const VariantResult& r : results) {
-    if (!is_quantized(r.variant.precision)) continue;
+    // The candidates to ship in the baseline's place: FP8, int8 and bf16 (the CPU's narrow float, which
+    // pays where its kernels are native); fp32 and fp16 are the references they are judged against.
+    if (is_baseline(spec, r) || (!is_quantized(r.variant.precision) && r.variant.precision != Precision::kBf16))
+      continue;
     VariantVerdict verdict = judge_variant(spec, r, decision.labelled, timings_sound);
     if (verdict.outcome == ShipOutcome::kShip && r.speedup.median > best_speedup) {
       best_speedup = r.speedup.median;

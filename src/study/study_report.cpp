@@ -49,7 +49,7 @@ std::string drop_cell(const std::optional<PairedComparison>& comparison) {
 std::string decision_rule(const StudyResult& result) {
   const StudySpec& spec = result.inputs.spec;
   std::ostringstream md;
-  md << "An FP8 variant ships when its median speed-up over " << spec.baseline << " is at least "
+  md << "A bf16, FP8 or int8 variant ships when its median speed-up over " << spec.baseline << " is at least "
      << fixed(spec.min_speedup, 2) << "x, no output is NaN/Inf, and the upper end of the 95% interval of "
      << "each accuracy drop against " << spec.baseline << " on the same " << result.decision.held_out_images
      << " held-out images is within its threshold: " << fixed(100.0 * spec.max_agreement_drop, 2)

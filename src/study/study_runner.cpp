@@ -75,31 +75,35 @@ void share_calibration_between_variants(const StudySpec& spec, CalibrationImages
   if (fp8 >= 2) calibration.shared = std::make_shared<SharedCalibration>();
 }
 
+std::string variant_refusal(const std::string& backend, const StudyVariant& variant) {
+  const auto be = make_backend(backend);
+  // A one-convolution graph in the variant's precision, as the builder would make it.
+  Graph probe;
+  ValueId x = probe.add_input("x", {1, 16, 8, 8});
+  ValueId w = probe.add_constant("w", Tensor(DType::kF32, {16, 16, 1, 1}));
+  if (is_quantized(variant.precision)) {
+    const bool int8 = variant.precision == Precision::kI8;
+    x = probe.add_node(OpKind::kQuantize, "x.quantize", {x}, QuantizeAttrs{1.0f, int8});
+    const ValueId codes =
+        probe.add_constant("w.codes", Tensor(int8 ? DType::kI8 : DType::kF8E4M3, {16, 16, 1, 1}));
+    const ValueId scales = probe.add_constant("w.scale", Tensor::from_f32({16}, std::vector<float>(16, 1.0f)));
+    w = probe.add_node(OpKind::kDequantize, "w.dequantize", {codes, scales});
+  }
+  const ValueId y = probe.add_node(OpKind::kConv2d, "conv", {x, w}, ConvAttrs{});
+  probe.node(probe.value(y).producer).precision = variant.precision;
+  if (std::string refusal = be->precision_refusal(variant.precision); !refusal.empty()) return refusal;
+  if (be->supports(probe, probe.node(probe.value(y).producer))) return {};
+  return cat("the ", backend, " backend cannot run ", precision_name(variant.precision), " layers");
+}
+
 namespace {
 
 // Fails before any work when the backend cannot run a variant's precision.
 void check_backend_runs(const std::string& backend, const StudySpec& spec) {
-  const auto be = make_backend(backend);
   for (const StudyVariant& variant : spec.variants) {
-    // A one-convolution graph in the variant's precision, as the builder would make it.
-    Graph probe;
-    ValueId x = probe.add_input("x", {1, 16, 8, 8});
-    ValueId w = probe.add_constant("w", Tensor(DType::kF32, {16, 16, 1, 1}));
-    if (is_quantized(variant.precision)) {
-      const bool int8 = variant.precision == Precision::kI8;
-      x = probe.add_node(OpKind::kQuantize, "x.quantize", {x}, QuantizeAttrs{1.0f, int8});
-      const ValueId codes =
-          probe.add_constant("w.codes", Tensor(int8 ? DType::kI8 : DType::kF8E4M3, {16, 16, 1, 1}));
-      const ValueId scales =
-          probe.add_constant("w.scale", Tensor::from_f32({16}, std::vector<float>(16, 1.0f)));
-      w = probe.add_node(OpKind::kDequantize, "w.dequantize", {codes, scales});
-    }
-    const ValueId y = probe.add_node(OpKind::kConv2d, "conv", {x, w}, ConvAttrs{});
-    probe.node(probe.value(y).producer).precision = variant.precision;
-    require(be->precision_refusal(variant.precision).empty() &&
-                be->supports(probe, probe.node(probe.value(y).producer)),
-            "the ", backend, " backend cannot run ", precision_name(variant.precision), " layers (variant '",
-            variant.name, "'): leave the variant out with --variants, or study it on a CPU backend");
+    const std::string refusal = variant_refusal(backend, variant);
+    require(refusal.empty(), refusal, " (variant '", variant.name,
+            "'): leave the variant out with --variants, or study it on a CPU backend");
   }
 }
 

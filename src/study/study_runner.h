@@ -98,6 +98,10 @@ struct StudyResult {
 
 StudyResult run_study(const StudyInputs& inputs);
 
+// Why `backend` cannot run `variant`'s precision here (bf16 on a CPU without bf16 kernels, int8 on cuda),
+// or "" when it can.
+std::string variant_refusal(const std::string& backend, const StudyVariant& variant);
+
 // The speed matrix of spec.batches x spec.opt_levels (speed_matrix.h): plans[i] is variants[i]'s at the
 // study's level (others are built from inputs.model), `input` makes a timing batch of a given size.
 SpeedMatrix time_speed_matrix(const StudyInputs& inputs, const CalibrationImages& calibration,

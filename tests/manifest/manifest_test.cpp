@@ -39,7 +39,10 @@ TEST(ShippedManifests, TimmResnestParsesAndValidates) {
   expect_fp8_study_recipe(manifest);
   ASSERT_TRUE(manifest.study.is_object());
   EXPECT_EQ(manifest.study.at("baseline"), "fp16");
-  EXPECT_EQ(manifest.study.at("variants").size(), 7u);
+  // The demo compares every precision the CPU may ship: fp32, fp16, bf16, five FP8 recipes and int8.
+  EXPECT_EQ(manifest.study.at("variants").size(), 9u);
+  EXPECT_EQ(manifest.study.at("variants").at(2), "bf16");
+  EXPECT_EQ(manifest.study.at("variants").at(8), "int8 all max");
 }
 
 TEST(ShippedManifests, TimmResnetParsesAndValidates) {

@@ -47,6 +47,12 @@ TEST(DecisionHeadline, WithoutWarningsTheOutcomeSpeaks) {
   result.decision.outcome = ShipOutcome::kShip;
   result.decision.variant = "fp8 nose max";
   EXPECT_EQ(decision_headline(result).rfind("**Ship FP8: fp8 nose max.**", 0), 0u);
+  VariantResult int8;
+  int8.variant.name = "int8 all max";
+  int8.variant.precision = Precision::kI8;
+  result.variants.push_back(int8);
+  result.decision.variant = "int8 all max";
+  EXPECT_EQ(decision_headline(result).rfind("**Ship int8: int8 all max.**", 0), 0u);
 }
 
 TEST(DecisionHeadline, ALoadedMachineIsSaidAndNoSpeedReasonIsDrawn) {

@@ -196,6 +196,15 @@ TEST(StudyDecision, TheStudyShipsTheFastestShippingVariantOverUndecidedOnes) {
   EXPECT_EQ(d.verdicts[3].outcome, ShipOutcome::kDoNotShip);
 }
 
+TEST(StudyDecision, Bf16AndInt8AreCandidatesAndFp32IsNot) {
+  const StudyDecision d = decide_on({variant("fp32", Precision::kF32, variant_eval(0, 0), {3.0, 3.0, 3.0}),
+                                     variant("bf16", Precision::kBf16, variant_eval(0, 0), {1.6, 1.6, 1.6}),
+                                     variant("int8 all max", Precision::kI8, variant_eval(1, 0), {2.2, 2.2, 2.2})});
+  ASSERT_EQ(d.verdicts.size(), 2u);
+  EXPECT_EQ(d.outcome, ShipOutcome::kShip);
+  EXPECT_EQ(d.variant, "int8 all max");
+}
+
 TEST(StudyDecision, AgreementWithFp32IsPairedAgainstTheBaselinesAgreement) {
   // The labels are class 1 on every image and fp32 says 0: the variant leaves fp32 on 60 images, which
   // raises its top-1 by 3 points but drops its agreement with fp32 by as much. Each is judged apart.

@@ -217,10 +217,15 @@ TEST(StudySpec, ReadsTheFamilysWords) {
 }
 
 TEST(Environment, NamesTheCpusVectorExtensions) {
-  EXPECT_EQ(cpu_isa_from_flags("fpu sse2 avx2 avx512f avx512_fp16 amx_tile amx_bf16 amx_int8"),
-            "AVX2, AVX-512, AVX512-FP16, AMX (bf16, int8)");
-  EXPECT_EQ(cpu_isa_from_flags("fpu sse2 avx2"), "AVX2; no AVX-512, AVX512-FP16, AMX");
-  EXPECT_EQ(cpu_isa_from_flags("fp asimd"), "none of AVX2, AVX-512, AVX512-FP16, AMX");
+  EXPECT_EQ(cpu_isa_from_flags("fpu sse2 avx2 avx_vnni avx512f avx512_vnni avx512_bf16 avx512_fp16 amx_tile amx_bf16 "
+                               "amx_int8"),
+            "AVX2, AVX-VNNI, AVX-512, AVX512-VNNI, AVX512-BF16, AVX512-FP16, AMX (bf16, int8)");
+  EXPECT_EQ(cpu_isa_from_flags("fpu sse2 avx2 avx512f avx512_vnni avx512_bf16"),
+            "AVX2, AVX-512, AVX512-VNNI, AVX512-BF16; no AVX-VNNI, AVX512-FP16, AMX");
+  EXPECT_EQ(cpu_isa_from_flags("fpu sse2 avx2"),
+            "AVX2; no AVX-VNNI, AVX-512, AVX512-VNNI, AVX512-BF16, AVX512-FP16, AMX");
+  EXPECT_EQ(cpu_isa_from_flags("fp asimd"),
+            "none of AVX2, AVX-VNNI, AVX-512, AVX512-VNNI, AVX512-BF16, AVX512-FP16, AMX");
   EXPECT_NE(cpu_isa_from_flags("").find("unknown"), std::string::npos);
 }
 
