@@ -9,6 +9,8 @@ they write lands in the temp folder. Nothing in a command is changed. `kiln` is 
 
 A command passes when it exits 0 and, where its trailing comment says `prints "TEXT"`, its output (stdout
 and stderr) contains TEXT; `prints "TEXT" first`: the first ranked line (`1.`, the best class) holds it.
+A command that draws kiln's warning about an old option name or a bare-number duration fails: the README
+writes every option by its current name.
 
 Markers, HTML comments on the line before a block (invisible in the rendered README):
   <!-- readme-test: skip-block: REASON -->      no command of the block runs (each is listed as skipped
@@ -34,6 +36,7 @@ import time
 
 MARKER = re.compile(r"^<!--\s*readme-test:\s*(.*?)\s*-->\s*$")
 PRINTS = re.compile(r'prints "([^"]+)"( first)?')
+OLD_NAME = re.compile(r"^kiln: warning: .*(is an old name of|is deprecated)", re.MULTILINE)
 RANKED_FIRST = re.compile(r"^\s*1\.\s")  # kiln run's best class: "  1.  89.73%  Ankle boot (9)"
 
 
@@ -186,6 +189,9 @@ def run_blocks(blocks, work, env, no_gpu):
                         problems.append(f'the best class is not "{expected}" (first ranked line: "{best.strip()}")')
                 elif expected not in output:
                     problems.append(f'the output lacks "{expected}"')
+            old = OLD_NAME.search(output)
+            if old:
+                problems.append(f'an old option name: "{old.group(0)}"')
             ran += 1
             state = "FAIL" if problems else "ok  "
             print(f"{state} {where} ({seconds:.1f} s): {shown}", flush=True)
