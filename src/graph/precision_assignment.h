@@ -5,7 +5,7 @@
 // backend computes exactly that (the reference executor simulates it), so results agree across them.
 // bf16 is the same with bfloat16 storage (8 exponent bits like fp32, 8 significant bits): the reference
 // executor simulates it exactly; the cpu backend runs it on oneDNN's bf16 kernels, which round where the
-// simulation does except inside a convolution with a fused residual add (docs/ACCURACY.md).
+// simulation does except inside a convolution with a fused residual add (docs/log/ACCURACY_LOG.md, bf16).
 #pragma once
 
 #include <optional>

@@ -34,7 +34,7 @@ log "== checkpoint: resnest50d, sha256 $(sha256sum "$model/model.safetensors" | 
 
 # The same FP8 plan on cuda (E4M3 tensor cores) and on the CPU reference (exact simulation). A
 # full-size random network under FP8 is chaotic: the CPU backends disagree with each other on the same
-# plan by about 0.09 (docs/ACCURACY.md), so these figures are reported, and the tight per-layer check is
+# plan by about 0.09 (docs/log/ACCURACY_LOG.md), so these figures are reported, and the tight per-layer check is
 # the unit test Fp8ConvolutionsMatchTheReference.
 for recipe in nose-L1 all; do
   plan="$WORK/resnest50d.fp8.$recipe.kplan"
