@@ -28,18 +28,6 @@ std::string family_of(std::string_view path) {
   return slash == std::string_view::npos ? "" : std::string(rest.substr(0, slash));
 }
 
-// Paths that belong to another layer than their folder's (see include_boundaries.h), most specific
-// first: a file's layer is the first entry its path (without extension) starts with.
-struct PlacedPath {
-  std::string_view prefix;
-  std::string_view layer;
-};
-constexpr std::array<PlacedPath, 3> kPlacedPaths = {{
-    {"src/backends/cpu/reference/reference_backend", "backends"},
-    {"src/backends/cpu/reference/", "reference"},
-    {"src/runtime/backend", "backends"},
-}};
-
 int rank_of(std::string_view layer) {
   const auto& order = layer_order();
   const auto found = std::find(order.begin(), order.end(), layer);
@@ -123,10 +111,6 @@ const std::vector<std::string_view>& layer_order() {
 std::optional<std::string> layer_of(const std::string& path) {
   if (starts_with(path, kFamilies)) return "families";
   if (!starts_with(path, "src/")) return std::nullopt;
-  const std::string stem = fs::path(path).replace_extension().generic_string();
-  for (const auto& placed : kPlacedPaths) {
-    if (starts_with(stem, placed.prefix)) return std::string(placed.layer);
-  }
   const std::string_view rest = std::string_view(path).substr(4);
   const std::size_t slash = rest.find('/');
   if (slash == std::string_view::npos) return std::nullopt;

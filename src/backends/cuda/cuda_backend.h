@@ -6,7 +6,7 @@
 // fails with "no CUDA device: ...".
 #pragma once
 
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 
