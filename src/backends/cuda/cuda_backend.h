@@ -21,6 +21,7 @@ class CudaBackend final : public Backend {
   // The backend's options (cuda_options.h).
   BackendOptions resolve_options(const std::vector<std::string>& assignments) const override;
   std::string options_help() const override;
+  const Device* device() const override;  // cuda_device.cpp
 };
 
 }  // namespace kiln
