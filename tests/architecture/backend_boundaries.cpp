@@ -1,6 +1,5 @@
 #include "backend_boundaries.h"
 
-#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <string_view>
@@ -19,11 +18,6 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 // The files that may know the backends: the backends themselves and the registry that makes them.
 bool knows_the_backends(const std::string& file) {
   return starts_with(file, "src/backends/") || file == "src/runtime/backend_registry.cpp";
-}
-
-bool is_source(const fs::path& path) {
-  static const std::vector<std::string> kExtensions = {".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh", ".inl"};
-  return std::find(kExtensions.begin(), kExtensions.end(), path.extension().string()) != kExtensions.end();
 }
 
 }  // namespace
@@ -48,13 +42,7 @@ IncludeScan scan_backend_boundaries(const fs::path& root_dir) {
   const fs::path root = root_dir.lexically_normal();
   IncludeScan scan;
   for (const char* top : {"src", "families", "python"}) {
-    if (!fs::is_directory(root / top)) continue;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
-      if (entry.is_regular_file() && is_source(entry.path())) files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& path : files) {
+    for (const auto& path : source_files(root, top)) {
       ++scan.files_scanned;
       const std::string file = path.lexically_normal().lexically_relative(root).generic_string();
       std::ifstream in(path);

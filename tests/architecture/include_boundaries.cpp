@@ -1,5 +1,7 @@
 #include "include_boundaries.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <array>
 #include <fstream>
@@ -126,21 +128,33 @@ std::optional<std::string> include_violation(const std::string& from, const std:
   return layer_violation(from, to);
 }
 
+std::vector<fs::path> source_files(const fs::path& root, std::string_view top) {
+  std::vector<fs::path> files;
+  if (!fs::is_directory(root / top)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
+    const std::string extension = entry.path().extension().string();
+    const bool source =
+        std::find(kSourceExtensions.begin(), kSourceExtensions.end(), extension) != kSourceExtensions.end();
+    if (entry.is_regular_file() && source) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void expect_no_violations(const IncludeScan& scan, const fs::path& root) {
+  EXPECT_GT(scan.files_scanned, 10) << "scanned too few files under " << root;
+  for (const auto& violation : scan.violations) {
+    ADD_FAILURE() << violation.file << ":" << violation.line << ": " << violation.include_line << "  -- "
+                  << violation.reason;
+  }
+}
+
 IncludeScan scan_include_boundaries(const fs::path& root_dir) {
   const fs::path root = root_dir.lexically_normal();
   static const std::regex kInclude(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
   IncludeScan scan;
   for (const char* top : {"src", "families", "benchmarks", "testing"}) {
-    if (!fs::is_directory(root / top)) continue;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
-      const std::string extension = entry.path().extension().string();
-      const bool source =
-          std::find(kSourceExtensions.begin(), kSourceExtensions.end(), extension) != kSourceExtensions.end();
-      if (entry.is_regular_file() && source) files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
+    for (const auto& file : source_files(root, top)) {
       ++scan.files_scanned;
       const std::string from = file.lexically_normal().lexically_relative(root).generic_string();
       std::ifstream in(file);

@@ -50,6 +50,12 @@ struct IncludeScan {
 // Why `from` may not include `to` (both repository-relative, '/'-separated); nullopt when it may.
 std::optional<std::string> include_violation(const std::string& from, const std::string& to);
 
+// The C++ sources and headers under ROOT/TOP, sorted; none when the folder is missing.
+std::vector<std::filesystem::path> source_files(const std::filesystem::path& root, std::string_view top);
+
+// Fails the running test with one line per violation of `scan`, which must have read some files.
+void expect_no_violations(const IncludeScan& scan, const std::filesystem::path& root);
+
 // Scans every C++ source and header under ROOT/src, ROOT/families, ROOT/benchmarks and ROOT/testing.
 IncludeScan scan_include_boundaries(const std::filesystem::path& root);
 
