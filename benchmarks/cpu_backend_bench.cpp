@@ -25,7 +25,7 @@
 #include "io/safetensors.h"
 #include "io/timm_config.h"
 #include "passes/pass_manager.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 #include "testing/random_tensor.h"
 #include "testing/resnest_like_graph.h"
 #if KILN_HAVE_ONEDNN

@@ -3,7 +3,7 @@
 
 #include "py_arrays.h"
 #include "py_module.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 PYBIND11_MODULE(_kiln, m) {
   namespace py = pybind11;

@@ -1,9 +1,5 @@
 #include "py_arrays.h"
 
-#if KILN_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 #include <cstdint>
 
 namespace kiln::python {
@@ -56,24 +52,15 @@ std::size_t float_bytes(const Shape& shape) {
 
 // CUDA array interface v2/v3: its `stream` (1: legacy default, 2: per-thread default, else a handle) is
 // where the producer wrote the data; kiln's stream waits for it.
-void wait_for_producer([[maybe_unused]] const py::object& producer_stream, [[maybe_unused]] void* stream) {
-#if KILN_HAVE_CUDA
-  if (producer_stream.is_none()) return;
+void wait_for_producer(const py::object& producer_stream, void* stream, const Device* device) {
+  if (producer_stream.is_none() || device == nullptr) return;
   const auto value = producer_stream.cast<std::uintptr_t>();
-  const auto producer = reinterpret_cast<cudaStream_t>(value);
-  const auto ours = static_cast<cudaStream_t>(stream);
-  // The interface names the legacy default stream 1 (cudaStreamLegacy); kiln takes it as null.
-  if (producer == ours || (producer == cudaStreamLegacy && ours == nullptr)) return;
-  cudaEvent_t ready = nullptr;
-  require(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming) == cudaSuccess, "creating a CUDA event");
-  const bool ordered =
-      cudaEventRecord(ready, producer) == cudaSuccess && cudaStreamWaitEvent(ours, ready, 0) == cudaSuccess;
-  cudaEventDestroy(ready);
-  require(ordered, "cannot order kiln's stream after the array's stream ", value);
-#endif
+  require(device->wait_for(stream, reinterpret_cast<void*>(value)),
+          "cannot order kiln's stream after the array's stream ", value);
 }
 
-std::optional<DeviceTensor> from_cuda_array_interface(const py::object& object, void* stream) {
+std::optional<DeviceTensor> from_cuda_array_interface(const py::object& object, void* stream,
+                                                      const Device* device) {
   const py::dict interface = object.attr("__cuda_array_interface__").cast<py::dict>();
   const auto typestr = interface["typestr"].cast<std::string>();
   if (typestr != "<f4")
@@ -86,7 +73,7 @@ std::optional<DeviceTensor> from_cuda_array_interface(const py::object& object, 
     require_contiguous(shape, strides, "device array");
   }
   const auto data = interface["data"].cast<py::tuple>()[0].cast<std::uintptr_t>();
-  if (interface.contains("stream")) wait_for_producer(interface["stream"], stream);
+  if (interface.contains("stream")) wait_for_producer(interface["stream"], stream, device);
   return DeviceTensor{{reinterpret_cast<void*>(data), float_bytes(shape), shape}, object};
 }
 
@@ -126,8 +113,8 @@ void* stream_argument(const py::object& stream) {
   return reinterpret_cast<void*>(stream.cast<std::uintptr_t>());
 }
 
-std::optional<DeviceTensor> device_tensor(const py::object& object, void* stream) {
-  if (py::hasattr(object, "__cuda_array_interface__")) return from_cuda_array_interface(object, stream);
+std::optional<DeviceTensor> device_tensor(const py::object& object, void* stream, const Device* device) {
+  if (py::hasattr(object, "__cuda_array_interface__")) return from_cuda_array_interface(object, stream, device);
   if (py::hasattr(object, "__dlpack__") && py::hasattr(object, "__dlpack_device__"))
     return from_dlpack(object, stream);
   return std::nullopt;

@@ -8,6 +8,7 @@
 
 #include <optional>
 
+#include "backends/device.h"
 #include "sdk/sdk_engine.h"
 
 namespace kiln::python {
@@ -25,8 +26,9 @@ struct DeviceTensor {
 void* stream_argument(const py::object& stream);
 
 // `object` as a device tensor when it is CUDA memory (__cuda_array_interface__ or a CUDA __dlpack__),
-// else nullopt. Work the producer announced on another stream is waited for on `stream`.
-std::optional<DeviceTensor> device_tensor(const py::object& object, void* stream);
+// else nullopt. Work the producer announced on another stream is waited for on `stream` of `device` (the
+// engine's; null on a host engine, which refuses device tensors).
+std::optional<DeviceTensor> device_tensor(const py::object& object, void* stream, const Device* device);
 
 // A float32 numpy array of `object` (C-contiguous; any other dtype is an InvalidArgument).
 py::array_t<float> host_array(const py::object& object, const char* what);
@@ -34,7 +36,7 @@ py::array_t<float> host_array(const py::object& object, const char* what);
 // Registers kiln.DeviceArray: device memory kiln allocates for outputs, with __cuda_array_interface__.
 void add_device_array(py::module_& module);
 
-// A new DeviceArray of `shape`, its interface naming `stream` as where it is written.
-py::object new_device_array(const Shape& shape, void* stream);
+// A new DeviceArray of `shape` in `device`'s memory, its interface naming `stream` as where it is written.
+py::object new_device_array(const Device& device, const Shape& shape, void* stream);
 
 }  // namespace kiln::python

@@ -2,30 +2,19 @@
 // through __cuda_array_interface__ (torch.as_tensor(a, device="cuda"), cupy.asarray(a), numba).
 #include "py_arrays.h"
 
-#if KILN_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 namespace kiln::python {
 
 namespace {
 
 class DeviceArray {
  public:
-  DeviceArray(Shape shape, void* stream) : shape_(std::move(shape)), stream_(stream) {
+  // The device outlives the array (backends/device.h), whichever engine made it.
+  DeviceArray(const Device& device, Shape shape, void* stream)
+      : device_(device), shape_(std::move(shape)), stream_(stream) {
     bytes_ = static_cast<std::size_t>(shape_numel(shape_)) * sizeof(float);
-#if KILN_HAVE_CUDA
-    require(cudaMalloc(&data_, std::max<std::size_t>(bytes_, 1)) == cudaSuccess, "allocating ", bytes_,
-            " bytes of device memory");
-#else
-    throw embed::Unsupported("device arrays need kiln built with CUDA");
-#endif
+    data_ = device_.allocate(bytes_);
   }
-  ~DeviceArray() {
-#if KILN_HAVE_CUDA
-    if (data_ != nullptr) cudaFree(data_);  // cudaFree waits for work still using it
-#endif
-  }
+  ~DeviceArray() { device_.release(data_); }  // after the work still using it
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
 
@@ -45,20 +34,16 @@ class DeviceArray {
   // A host copy, after the stream that writes the array has finished.
   py::array_t<float> to_numpy() const {
     py::array_t<float> host(shape_);
-#if KILN_HAVE_CUDA
     py::gil_scoped_release release;
-    const auto stream = static_cast<cudaStream_t>(stream_);
-    require(
-        cudaMemcpyAsync(host.mutable_data(), data_, bytes_, cudaMemcpyDeviceToHost, stream) == cudaSuccess &&
-            cudaStreamSynchronize(stream) == cudaSuccess,
-        "copying a device array to the host");
-#endif
+    device_.copy_to_host(host.mutable_data(), data_, bytes_, stream_, "copying a device array to the host");
+    device_.synchronize(stream_, "copying a device array to the host");
     return host;
   }
 
   const Shape& shape() const { return shape_; }
 
  private:
+  const Device& device_;
   Shape shape_;
   void* stream_ = nullptr;
   void* data_ = nullptr;
@@ -78,8 +63,8 @@ void add_device_array(py::module_& module) {
       .def("to_numpy", &DeviceArray::to_numpy, "A host copy (waits for the run's stream).");
 }
 
-py::object new_device_array(const Shape& shape, void* stream) {
-  return py::cast(std::make_unique<DeviceArray>(shape, stream));
+py::object new_device_array(const Device& device, const Shape& shape, void* stream) {
+  return py::cast(std::make_unique<DeviceArray>(device, shape, stream));
 }
 
 }  // namespace kiln::python

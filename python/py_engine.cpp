@@ -41,7 +41,8 @@ class PyEngine {
 
   py::list run(const py::object& input, const py::object& out, const py::object& stream) {
     void* cuda_stream = stream_argument(stream);
-    if (auto device = device_tensor(input, cuda_stream)) return run_device(*device, out, cuda_stream);
+    if (auto device = device_tensor(input, cuda_stream, engine_->device()))
+      return run_device(*device, out, cuda_stream);
     if (!out.is_none()) throw InvalidArgument("out= is for device runs (a CUDA input)");
     const py::array_t<float> array = host_array(input, "input");
     embed::BufferView in{const_cast<float*>(array.data()), static_cast<std::size_t>(array.nbytes()),
@@ -87,7 +88,8 @@ class PyEngine {
 
  private:
   py::list run_device(const DeviceTensor& input, const py::object& out, void* stream) {
-    if (engine_->backend() != "cuda") {
+    const Device* device = engine_->device();
+    if (device == nullptr) {
       throw embed::Unsupported(cat("a CUDA array runs on a cuda engine; this one runs on ",
                                    engine_->backend(), ": pass a numpy array"));
     }
@@ -95,13 +97,13 @@ class PyEngine {
     py::list results;
     if (out.is_none()) {
       for (const auto& info : engine_->outputs()) {
-        py::object array = new_device_array(info.shape, stream);
-        outputs.push_back(*device_tensor(array, stream));
+        py::object array = new_device_array(*device, info.shape, stream);
+        outputs.push_back(*device_tensor(array, stream, device));
         results.append(array);
       }
     } else {
       for (const py::handle item : out) {
-        auto tensor = device_tensor(py::reinterpret_borrow<py::object>(item), stream);
+        auto tensor = device_tensor(py::reinterpret_borrow<py::object>(item), stream, device);
         if (!tensor) throw InvalidArgument("out=: expected CUDA arrays");
         outputs.push_back(*tensor);
         results.append(item);

@@ -1,13 +1,13 @@
 // YOLOv10's NMS-free selection: from the decoded one-to-one predictions [N, 4 + classes, anchors], the
 // `max_det` anchors with the highest best-class score, then the `max_det` highest (anchor, class) scores
 // among those anchors; boxes converted to corners. The algorithm is the detect_select operator's reference
-// kernel (backends/cpu/reference/detect_select.h), so host and graph selections cannot drift apart.
+// kernel (reference/detect_select.h), so host and graph selections cannot drift apart.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "backends/cpu/reference/detect_select.h"
+#include "reference/detect_select.h"
 #include "core/tensor.h"
 
 namespace kiln {

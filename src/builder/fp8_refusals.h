@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 

@@ -33,7 +33,7 @@ void check_fp8_settings(const CLI::App& command, const BuildChoices& choices) {
 // the option and its values otherwise).
 void check_cuda_options(const CLI::App& command, const BuildChoices& choices, const std::string& backend) {
   if (choices.cuda_options == nullptr || choices.cuda_options->empty()) return;
-  refuse_unless(backend == "cuda", command, {"--cuda-option"}, "to --backend cuda",
+  refuse_unless(backend_takes_options(backend), command, {"--cuda-option"}, "to --backend cuda",
                 choices.backend ? "--backend " + backend + " was given"
                                 : "the manifest's backend is " + backend + " (give --backend cuda)");
   resolved_cuda_options(*choices.cuda_options, backend);

@@ -228,8 +228,9 @@ std::string cuda_option_help() {
       "cuda: set one of the backend's options (repeatable); the plan records every option, so it runs the "
       "way it was built";
   for (const std::string_view name : backend_names()) {
-    if (name != "cuda") continue;
-    std::istringstream lines(make_backend(name)->options_help());
+    const std::unique_ptr<Backend> backend = make_backend(name);
+    if (!backend->takes_options()) continue;
+    std::istringstream lines(backend->options_help());
     for (std::string line; std::getline(lines, line);) help += "\n  " + line;
     return help;
   }

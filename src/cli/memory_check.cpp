@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "backends/backend.h"
 #include "core/error.h"
 
 namespace kiln::cli {
@@ -99,7 +100,11 @@ void refuse_batch_beyond_memory(const Graph& graph, std::int64_t batch, const Me
 }
 
 void refuse_batch_beyond_host_memory(const Graph& graph, std::int64_t batch, const std::string& backend) {
-  if (backend == "cuda") return;
+  // A backend with a device keeps activations in the device's memory, not the host's; one this kiln lacks
+  // is refused by the step that needs it.
+  const std::vector<std::string_view> built_in = backend_names();
+  if (std::find(built_in.begin(), built_in.end(), backend) == built_in.end()) return;
+  if (make_backend(backend)->device() != nullptr) return;
   refuse_batch_beyond_memory(graph, batch, host_memory_budget());
 }
 

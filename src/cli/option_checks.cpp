@@ -6,8 +6,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "backends/backend.h"
 #include "core/error.h"
-#include "runtime/backend.h"
 
 namespace kiln::cli {
 
@@ -45,6 +45,12 @@ CLI::Validator real_between(double low, double high) {
         return {};
       },
       "[" + number_text(low) + ", " + number_text(high) + "]");
+}
+
+bool backend_takes_options(const std::string& backend) {
+  const std::vector<std::string_view> built_in = backend_names();
+  if (std::find(built_in.begin(), built_in.end(), backend) == built_in.end()) return true;
+  return make_backend(backend)->takes_options();
 }
 
 std::map<std::string, std::string> resolved_cuda_options(const std::vector<std::string>& assignments,

@@ -37,6 +37,10 @@ std::string alternatives_text(const std::vector<std::string>& names);
 // --cuda-option's NAME=VALUE list resolved by `backend` (Backend::resolve_options: every option, for the
 // plan to record); a bad name or value is a usage error naming the option and the values it takes. An
 // unknown backend fails as it always does.
+// Whether --cuda-option applies to `backend`: one with options of its own (Backend::takes_options). A
+// backend this kiln lacks passes, to fail where it is made, with the reason.
+bool backend_takes_options(const std::string& backend);
+
 std::map<std::string, std::string> resolved_cuda_options(const std::vector<std::string>& assignments,
                                                          const std::string& backend);
 

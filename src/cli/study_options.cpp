@@ -21,7 +21,7 @@ void refuse_strict_precision_without_timing(const StudyCommandOptions& options, 
 
 BackendOptions study_backend_options(const StudyCommandOptions& options, const std::string& backend) {
   if (options.cuda_options.empty()) return {};
-  if (backend != "cuda")
+  if (!backend_takes_options(backend))
     usage_error(cat("--cuda-option applies only to --backend cuda, but the study runs on ", backend));
   return resolved_cuda_options(options.cuda_options, backend);
 }

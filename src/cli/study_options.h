@@ -9,7 +9,7 @@
 
 #include "manifest/manifest.h"
 #include "manifest/manifest_location.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 #include "study/study_spec.h"
 
 namespace kiln::cli {

@@ -15,7 +15,7 @@
 
 #include "eval/metrics.h"
 #include "plan/plan.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 

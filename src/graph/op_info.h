@@ -3,9 +3,9 @@
 // in five files:
 //   1. here: its OpKind entry and its row in kOpTable (and its attribute struct, if new, in attributes.h);
 //   2. graph/shape_inference.cpp: its output shape;
-//   3. its kernel in its family's file under backends/cpu/reference/ (conv, dense, pooling, ...);
-//   4. the kernel's declaration in backends/cpu/reference/kernels.h;
-//   5. its case in backends/cpu/reference/run_op.cpp.
+//   3. its kernel in its family's file under reference/ (conv, dense, pooling, ...);
+//   4. the kernel's declaration in reference/kernels.h;
+//   5. its case in reference/run_op.cpp.
 // Shape inference and run_op switch over OpKind without a default case, so the compiler lists 2 and 5.
 #pragma once
 

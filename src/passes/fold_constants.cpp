@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/cpu/reference/executor.h"
+#include "reference/executor.h"
 #include "core/error.h"
 #include "passes/pass.h"
 

@@ -1,6 +1,6 @@
 #include "passes/fold_dequantized_weights.h"
 
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "core/error.h"
 
 namespace kiln {

@@ -1,7 +1,7 @@
 #include "pipeline/build_settings.h"
 
 #include "core/error.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln::pipeline {
 

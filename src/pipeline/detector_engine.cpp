@@ -7,15 +7,8 @@
 #include "core/error.h"
 #include "passes/pass.h"
 #include "pipeline/detector_plan.h"
-#include "pipeline/model_loading.h"
-#if KILN_HAVE_CUDA
 #include "pipeline/device_letterbox_run.h"
-#else
-namespace kiln::pipeline {
-// Without the CUDA backend nothing letterboxes on a device; the type only completes DetectorEngine's member.
-class DeviceLetterboxRun {};
-}  // namespace kiln::pipeline
-#endif
+#include "pipeline/model_loading.h"
 
 namespace kiln::pipeline {
 
@@ -47,6 +40,7 @@ void DetectorEngine::start(std::shared_ptr<const Plan> plan, const std::string& 
   detector_ = &plan_detector(*plan, name);
   config_ = yolo_config(*plan->detector);
   engine_ = std::make_unique<Engine>(std::move(plan), backend, options);
+  device_ = make_backend(backend)->device();
 }
 
 DetectorEngine::~DetectorEngine() = default;
@@ -54,11 +48,7 @@ DetectorEngine::DetectorEngine(DetectorEngine&&) noexcept = default;
 DetectorEngine& DetectorEngine::operator=(DetectorEngine&&) noexcept = default;
 
 bool DetectorEngine::letterboxes_on_device() const {
-#if KILN_HAVE_CUDA
-  return engine_->backend() == "cuda" && engine_->fallback_layers().empty();
-#else
-  return false;
-#endif
+  return device_ != nullptr && engine_->fallback_layers().empty();
 }
 
 DetectorRun DetectorEngine::detect(const std::vector<Image>& images) {
@@ -70,13 +60,11 @@ DetectorRun DetectorEngine::detect(const std::vector<Image>& images) {
   for (const Image& image : images) boxes.push_back(detector_->place(image.width, image.height, size));
   DetectorRun run;
   if (letterboxes_on_device()) {
-#if KILN_HAVE_CUDA
-    if (!device_) device_ = std::make_unique<DeviceLetterboxRun>(*engine_);
+    if (!device_run_) device_run_ = std::make_unique<DeviceLetterboxRun>(*device_, *engine_);
     const auto start = std::chrono::steady_clock::now();
-    std::vector<Tensor> outputs = device_->run(*engine_, images, boxes, kLetterboxGrey);
+    std::vector<Tensor> outputs = device_run_->run(*engine_, images, boxes, kLetterboxGrey);
     run = finish(std::move(outputs),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-#endif
   } else {
     run = detect_letterboxed(letterbox_on_host(images, *detector_, size));
   }

@@ -57,14 +57,16 @@ class DetectorEngine {
              const CompileOptions& options);
   // The boxes of the graph's outputs, and the time they took.
   DetectorRun finish(std::vector<Tensor> outputs, double seconds) const;
-  // On cuda with no layer on the CPU fallback, photos are letterboxed on the device (device_letterbox_run.h).
+  // On a backend with a device and no layer on the CPU fallback, photos are letterboxed on the device
+  // (device_letterbox_run.h).
   bool letterboxes_on_device() const;
 
   const DetectorInfo* detector_ = nullptr;
   YoloConfig config_;
   std::vector<std::string> unused_keys_;
   std::unique_ptr<Engine> engine_;
-  std::unique_ptr<DeviceLetterboxRun> device_;  // made on the first batch of photos on cuda
+  const Device* device_ = nullptr;                  // the backend's (backends/device.h); null on a host one
+  std::unique_ptr<DeviceLetterboxRun> device_run_;  // made on the first batch of photos on a device
 };
 
 }  // namespace kiln::pipeline

@@ -1,12 +1,12 @@
-// A detector's batch on the cuda backend with its letterbox made on the device: the decoded images go up
-// once, backends/cuda/device_preprocess.h letterboxes each into its batch slot (equal to the host's
-// letterbox_tensor bit for bit), the graph reads them in place and only its outputs come back. Built only
-// with the CUDA backend.
+// A detector's batch on a backend with a device (backends/device.h) with its letterbox made there: the
+// decoded images go up once, the device letterboxes each into its batch slot (equal to the host's
+// letterbox_tensor bit for bit), the graph reads them in place and only its outputs come back.
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "backends/device.h"
 #include "families/registry.h"
 #include "io/image.h"
 #include "runtime/engine.h"
@@ -15,7 +15,7 @@ namespace kiln::pipeline {
 
 class DeviceLetterboxRun {
  public:
-  explicit DeviceLetterboxRun(const Engine& engine);
+  DeviceLetterboxRun(const Device& device, const Engine& engine);
   ~DeviceLetterboxRun();
   DeviceLetterboxRun(const DeviceLetterboxRun&) = delete;
   DeviceLetterboxRun& operator=(const DeviceLetterboxRun&) = delete;

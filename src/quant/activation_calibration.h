@@ -13,7 +13,7 @@
 #include "graph/graph.h"
 #include "quant/calibrator.h"
 #include "quant/histogram.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 

@@ -7,7 +7,7 @@
 #include "eval/metrics.h"
 #include "graph/precision_assignment.h"
 #include "quant/fp8_rewrite.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 bool AutoTarget::met_by(double agreement, double logit_error) const {

@@ -1,7 +1,7 @@
 // The list of backends built into kiln.
 #include "backends/cpu/reference/reference_backend.h"
 #include "core/error.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 #if KILN_HAVE_ONEDNN
 #include "backends/cpu/onednn/onednn_backend.h"
 #endif

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "plan/plan.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/backend.h"
+#include "backends/backend.h"
 #include "runtime/partition.h"
 
 namespace kiln {

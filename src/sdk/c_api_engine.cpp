@@ -136,7 +136,7 @@ kiln_status context_run_device(kiln_context* context, const kiln_tensor* inputs,
                                kiln_error** error) {
   return guard(error, [&] {
     kiln_context& handle = checked(context, "context");
-    if (handle.context.engine().backend() != "cuda") {
+    if (handle.context.engine().device() == nullptr) {
       throw embed::Unsupported(
           cat("device buffers need a cuda engine, this one runs on ", handle.context.engine().backend()));
     }

@@ -1,13 +1,13 @@
-// A context's image runs on the cuda backend: each decoded image goes to the device once, its
-// preprocessing runs there into its batch slot (backends/cuda/device_preprocess.h, equal to the host path
-// bit for bit), the graph runs once reading the batch in place and only the outputs come back. Built only
-// with the CUDA backend.
+// A context's image runs on a backend with a device (backends/device.h): each decoded image goes to the
+// device once, its preprocessing runs there into its batch slot (equal to the host path bit for bit), the
+// graph runs once reading the batch in place and only the outputs come back.
 #pragma once
 
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "backends/device.h"
 #include "core/tensor.h"
 #include "io/image.h"
 #include "io/timm_config.h"
@@ -18,7 +18,7 @@ class SdkContext;
 
 class DeviceImageRunner {
  public:
-  explicit DeviceImageRunner(const SdkContext& context);
+  DeviceImageRunner(const Device& device, const SdkContext& context);
   ~DeviceImageRunner();
   DeviceImageRunner(const DeviceImageRunner&) = delete;
   DeviceImageRunner& operator=(const DeviceImageRunner&) = delete;

@@ -3,19 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#if KILN_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
-#include "sdk/tensor_checks.h"
-#if KILN_HAVE_CUDA
+#include "backends/device.h"
 #include "sdk/device_images.h"
-#else
-namespace kiln::embed {
-// Without the CUDA backend no image is preprocessed on a device; the type only completes SdkContext's member.
-class DeviceImageRunner {};
-}  // namespace kiln::embed
-#endif
+#include "sdk/tensor_checks.h"
 
 namespace kiln::embed {
 
@@ -54,22 +44,14 @@ EngineSettings resolved(EngineSettings settings, const Plan& plan) {
   return settings;
 }
 
-// Host runs take host memory: a CUDA device buffer is refused naming the tensor.
-void refuse_device_buffers([[maybe_unused]] std::span<const BufferView> buffers,
-                           [[maybe_unused]] const char* role) {
-#if KILN_HAVE_CUDA
+// Host runs take host memory: device memory is refused naming the tensor.
+void refuse_device_buffers(const Device& device, std::span<const BufferView> buffers, const char* role) {
   for (std::size_t i = 0; i < buffers.size(); ++i) {
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, buffers[i].data) != cudaSuccess) {
-      cudaGetLastError();  // a pointer CUDA does not know is host memory
-      continue;
-    }
-    if (attributes.type == cudaMemoryTypeDevice) {
-      throw InvalidArgument(cat(role, " ", i, ": CUDA device memory; a host run takes host buffers (device ",
-                                "buffers go to a device run: context_run_device)"));
+    if (device.holds(buffers[i].data)) {
+      throw InvalidArgument(cat(role, " ", i, ": ", device.kind(), " device memory; a host run takes host ",
+                                "buffers (device buffers go to a device run: context_run_device)"));
     }
   }
-#endif
 }
 
 // The engine's input must be a batch of images the eval transform makes, with room for `count` of them.
@@ -112,24 +94,21 @@ void require_backend(const std::string& backend) {
   }
 }
 
-void select_device(const std::string& backend, int device) {
-  if (backend != "cuda") {
+void select_device(const std::string& backend, int device) { select_device(*make_backend(backend), device); }
+
+void select_device(const Backend& backend, int device) {
+  const Device* on = backend.device();
+  if (on == nullptr) {
     if (device != 0)
-      throw InvalidArgument(cat("device ", device, ": the ", backend, " backend has device 0 only"));
+      throw InvalidArgument(cat("device ", device, ": the ", backend.name(), " backend has device 0 only"));
     return;
   }
-#if KILN_HAVE_CUDA
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    throw Unsupported("cuda backend: no CUDA device on this machine");
-  }
+  const int count = on->count();
+  if (count == 0) throw Unsupported(cat(backend.name(), " backend: no ", on->kind(), " device on this machine"));
   if (device < 0 || device >= count) {
-    throw InvalidArgument(cat("device ", device, ": no such CUDA device (", count, " found)"));
+    throw InvalidArgument(cat("device ", device, ": no such ", on->kind(), " device (", count, " found)"));
   }
-  require(cudaSetDevice(device) == cudaSuccess, "device ", device,
-          ": cannot make it the current CUDA device");
-#endif
+  require(on->select(device), "device ", device, ": cannot make it the current ", on->kind(), " device");
 }
 
 SdkEngine::SdkEngine(std::shared_ptr<const Plan> plan, EngineSettings settings)
@@ -137,7 +116,8 @@ SdkEngine::SdkEngine(std::shared_ptr<const Plan> plan, EngineSettings settings)
       settings_(resolved(std::move(settings), *plan_)),
       compile_(compile_options(settings_)) {
   require_backend(settings_.backend);
-  select_device(settings_.backend, settings_.device);
+  backend_ = make_backend(settings_.backend);
+  select_device(*backend_, settings_.device);
   spare_ = std::make_unique<Engine>(plan_, settings_.backend, compile_);
   fallback_layers_ = spare_->fallback_layers();
   compile_.layer_data = spare_->layer_data();
@@ -150,7 +130,7 @@ std::unique_ptr<Engine> SdkEngine::make_program() const {
     const std::lock_guard lock(spare_mutex_);
     if (spare_) return std::move(spare_);
   }
-  select_device(settings_.backend, settings_.device);
+  select_device(*backend_, settings_.device);
   return std::make_unique<Engine>(plan_, settings_.backend, compile_);
 }
 
@@ -162,14 +142,13 @@ SdkContext::~SdkContext() = default;
 std::vector<Tensor> SdkContext::run_eval_transform(std::span<const Image> images,
                                                    const PreprocessConfig& config) {
   check_eval_batch(*engine_, images.size(), config);
-#if KILN_HAVE_CUDA
-  // The device path is a device run, which needs every layer on cuda; a CPU fallback takes the host path.
-  if (engine_->backend() == "cuda" && engine_->fallback_layers().empty()) {
-    select_device(engine_->backend(), engine_->settings().device);
-    if (!device_images_) device_images_ = std::make_unique<DeviceImageRunner>(*this);
+  // The device path is a device run, which needs every layer on the device; a CPU fallback takes the host
+  // path.
+  if (const Device* device = engine_->device(); device != nullptr && engine_->fallback_layers().empty()) {
+    select_device(engine_->runs_on(), engine_->settings().device);
+    if (!device_images_) device_images_ = std::make_unique<DeviceImageRunner>(*device, *this);
     return device_images_->run_eval_transform(*this, images, config);
   }
-#endif
   Tensor batch(DType::kF32, engine_->inputs().front().shape);
   std::fill_n(batch.mutable_data<float>(), batch.numel(), 0.0f);
   const std::int64_t slot = batch.numel() / engine_->batch();
@@ -187,14 +166,14 @@ void SdkContext::run_eval_transform(std::span<const Image> images, const Preproc
 }
 
 std::vector<Tensor> SdkContext::run(const Tensor& input) {
-  select_device(engine_->backend(), engine_->settings().device);
+  select_device(engine_->runs_on(), engine_->settings().device);
   return program_->run(input);
 }
 
 void SdkContext::run_host(std::span<const BufferView> inputs, std::span<const BufferView> outputs) {
   check_buffers(inputs, engine_->inputs(), "input");
-  // On a cuda engine device buffers are likely; reading one as host memory would crash.
-  if (engine_->backend() == "cuda") refuse_device_buffers(inputs, "input");
+  // On a device engine device buffers are likely; reading one as host memory would crash.
+  if (const Device* device = engine_->device()) refuse_device_buffers(*device, inputs, "input");
   check_host_outputs(outputs);
   const TensorInfo& info = engine_->inputs().front();
   const Tensor input = Tensor::view(DType::kF32, info.shape, inputs.front().data, nullptr);
@@ -203,7 +182,7 @@ void SdkContext::run_host(std::span<const BufferView> inputs, std::span<const Bu
 
 void SdkContext::check_host_outputs(std::span<const BufferView> outputs) const {
   check_buffers(outputs, engine_->outputs(), "output");
-  if (engine_->backend() == "cuda") refuse_device_buffers(outputs, "output");
+  if (const Device* device = engine_->device()) refuse_device_buffers(*device, outputs, "output");
 }
 
 void SdkContext::run_device(std::span<const BufferView> inputs, std::span<const BufferView> outputs,
@@ -214,7 +193,7 @@ void SdkContext::run_device(std::span<const BufferView> inputs, std::span<const 
   for (const BufferView& input : inputs) device_inputs.push_back(input.data);
   std::vector<void*> device_outputs;
   for (const BufferView& output : outputs) device_outputs.push_back(output.data);
-  select_device(engine_->backend(), engine_->settings().device);
+  select_device(engine_->runs_on(), engine_->settings().device);
   program_->run_device(device_inputs, device_outputs, stream);
 }
 

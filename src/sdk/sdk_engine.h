@@ -74,6 +74,9 @@ class SdkEngine {
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
   const std::vector<std::string>& fallback_layers() const { return fallback_layers_; }
+  const Backend& runs_on() const { return *backend_; }
+  // The backend's device (backends/device.h): a device engine runs on device buffers; null on a host one.
+  const Device* device() const { return backend_->device(); }
   // A compiled program for a new context: the first compile once, fresh ones after it.
   std::unique_ptr<Engine> make_program() const;
 
@@ -82,6 +85,7 @@ class SdkEngine {
   EngineSettings settings_;
   std::vector<TensorInfo> inputs_;
   std::vector<TensorInfo> outputs_;
+  std::unique_ptr<Backend> backend_;
   std::vector<std::string> fallback_layers_;
   CompileOptions compile_;
   mutable std::mutex spare_mutex_;
@@ -117,7 +121,7 @@ class SdkContext {
  private:
   std::shared_ptr<const SdkEngine> engine_;
   std::unique_ptr<Engine> program_;
-  std::unique_ptr<DeviceImageRunner> device_images_;  // made on the first image run on cuda
+  std::unique_ptr<DeviceImageRunner> device_images_;  // made on the first image run on a device
 };
 
 // Fails with InvalidArgument unless 1 <= count <= batch: the images a batch of `batch` slots takes.
@@ -126,7 +130,9 @@ void check_image_count(std::size_t count, std::int64_t batch);
 // Fails with Unsupported (naming the backends built in) when this kiln lacks `backend`.
 void require_backend(const std::string& backend);
 
-// Makes `device` the calling thread's CUDA device when `backend` is cuda; checks it is 0 elsewhere.
+// Makes `device` the calling thread's current device on a backend with one (backends/device.h); checks it is
+// 0 elsewhere.
 void select_device(const std::string& backend, int device);
+void select_device(const Backend& backend, int device);
 
 }  // namespace kiln::embed

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 

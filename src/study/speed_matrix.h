@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "plan/plan.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 #include "study/child_timing.h"
 #include "study/study_spec.h"
 

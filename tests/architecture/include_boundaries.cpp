@@ -1,5 +1,7 @@
 #include "include_boundaries.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <array>
 #include <fstream>
@@ -27,18 +29,6 @@ std::string family_of(std::string_view path) {
   const std::size_t slash = rest.find('/');
   return slash == std::string_view::npos ? "" : std::string(rest.substr(0, slash));
 }
-
-// Paths that belong to another layer than their folder's (see include_boundaries.h), most specific
-// first: a file's layer is the first entry its path (without extension) starts with.
-struct PlacedPath {
-  std::string_view prefix;
-  std::string_view layer;
-};
-constexpr std::array<PlacedPath, 3> kPlacedPaths = {{
-    {"src/backends/cpu/reference/reference_backend", "backends"},
-    {"src/backends/cpu/reference/", "reference"},
-    {"src/runtime/backend", "backends"},
-}};
 
 int rank_of(std::string_view layer) {
   const auto& order = layer_order();
@@ -123,10 +113,6 @@ const std::vector<std::string_view>& layer_order() {
 std::optional<std::string> layer_of(const std::string& path) {
   if (starts_with(path, kFamilies)) return "families";
   if (!starts_with(path, "src/")) return std::nullopt;
-  const std::string stem = fs::path(path).replace_extension().generic_string();
-  for (const auto& placed : kPlacedPaths) {
-    if (starts_with(stem, placed.prefix)) return std::string(placed.layer);
-  }
   const std::string_view rest = std::string_view(path).substr(4);
   const std::size_t slash = rest.find('/');
   if (slash == std::string_view::npos) return std::nullopt;
@@ -142,21 +128,33 @@ std::optional<std::string> include_violation(const std::string& from, const std:
   return layer_violation(from, to);
 }
 
+std::vector<fs::path> source_files(const fs::path& root, std::string_view top) {
+  std::vector<fs::path> files;
+  if (!fs::is_directory(root / top)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
+    const std::string extension = entry.path().extension().string();
+    const bool source =
+        std::find(kSourceExtensions.begin(), kSourceExtensions.end(), extension) != kSourceExtensions.end();
+    if (entry.is_regular_file() && source) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void expect_no_violations(const IncludeScan& scan, const fs::path& root) {
+  EXPECT_GT(scan.files_scanned, 10) << "scanned too few files under " << root;
+  for (const auto& violation : scan.violations) {
+    ADD_FAILURE() << violation.file << ":" << violation.line << ": " << violation.include_line << "  -- "
+                  << violation.reason;
+  }
+}
+
 IncludeScan scan_include_boundaries(const fs::path& root_dir) {
   const fs::path root = root_dir.lexically_normal();
   static const std::regex kInclude(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
   IncludeScan scan;
   for (const char* top : {"src", "families", "benchmarks", "testing"}) {
-    if (!fs::is_directory(root / top)) continue;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
-      const std::string extension = entry.path().extension().string();
-      const bool source =
-          std::find(kSourceExtensions.begin(), kSourceExtensions.end(), extension) != kSourceExtensions.end();
-      if (entry.is_regular_file() && source) files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
+    for (const auto& file : source_files(root, top)) {
       ++scan.files_scanned;
       const std::string from = file.lexically_normal().lexically_relative(root).generic_string();
       std::ifstream in(file);

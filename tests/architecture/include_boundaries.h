@@ -5,13 +5,9 @@
 //   core < io < data < graph < plan < reference < passes < backends < runtime < builder < eval < quant
 //        < manifest < study < families < pipeline < sdk < cli
 //
-// A layer is a folder of src/ (families/ is one layer), with these placed by what they are rather than by
-// their folder:
-//   - src/backends/cpu/reference/ (the reference kernels and the graph executor on them) is the
-//     reference layer: the semantics of every operator, which passes (constant folding) and every
-//     backend build on; its ReferenceBackend class, a Backend like the others, is in the backends layer;
-//   - src/runtime/backend.h, the Backend interface every backend implements, is part of the backends
-//     layer (the backends include it; the runtime's registry and Engine above them use it).
+// A layer is a folder of src/ (families/ is one layer), with no exceptions: the reference kernels (every
+// operator's meaning, which constant folding and every backend build on) are src/reference/, the Backend
+// interface every backend implements is src/backends/backend.h.
 // Sub-folders of src/backends (common, cpu, cuda) are one layer. A src/ folder missing from the order is
 // itself a violation: add it.
 //
@@ -53,6 +49,12 @@ struct IncludeScan {
 
 // Why `from` may not include `to` (both repository-relative, '/'-separated); nullopt when it may.
 std::optional<std::string> include_violation(const std::string& from, const std::string& to);
+
+// The C++ sources and headers under ROOT/TOP, sorted; none when the folder is missing.
+std::vector<std::filesystem::path> source_files(const std::filesystem::path& root, std::string_view top);
+
+// Fails the running test with one line per violation of `scan`, which must have read some files.
+void expect_no_violations(const IncludeScan& scan, const std::filesystem::path& root);
 
 // Scans every C++ source and header under ROOT/src, ROOT/families, ROOT/benchmarks and ROOT/testing.
 IncludeScan scan_include_boundaries(const std::filesystem::path& root);

@@ -8,7 +8,7 @@
 
 #include "cuda_test_util.h"
 #include "onednn_test_util.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 namespace {

@@ -14,7 +14,7 @@
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "backends/cuda/attention_kernels.h"
 #endif
 

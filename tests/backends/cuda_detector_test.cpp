@@ -23,7 +23,7 @@
 #include "testing/random_tensor.h"
 
 #if KILN_HAVE_CUDA
-#include "backends/cpu/reference/detect_select.h"
+#include "reference/detect_select.h"
 #include "backends/cuda/detect_select_kernels.h"
 #include "backends/cuda/fusion.h"
 #include "cuda_kernel_test_util.h"

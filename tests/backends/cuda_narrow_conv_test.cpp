@@ -15,7 +15,7 @@
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "backends/cuda/host_constants.h"
 #include "backends/cuda/narrow_conv.h"
 #endif

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 #if KILN_HAVE_CUDA
 #include "backends/cuda/cuda_options.h"

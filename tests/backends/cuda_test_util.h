@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 #if KILN_HAVE_CUDA
 #include <cuda_runtime_api.h>

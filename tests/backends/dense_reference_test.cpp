@@ -1,7 +1,7 @@
 // global_avg_pool, flatten and linear against explicit sums.
 #include <vector>
 
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "core/error.h"
 #include "reference_test_util.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "core/error.h"
 #include "graph/shape_inference.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "core/error.h"
 #include "reference_test_util.h"
 

@@ -15,7 +15,7 @@
 #include <cmath>
 #include <map>
 
-#include "backends/cpu/reference/executor.h"
+#include "reference/executor.h"
 #include "graph/precision_assignment.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"

@@ -11,7 +11,7 @@
 
 #include "graph/graph.h"
 #include "reference_test_util.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln::testing {
 

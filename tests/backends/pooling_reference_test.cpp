@@ -4,7 +4,7 @@
 #include <limits>
 #include <vector>
 
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "core/error.h"
 #include "reference_test_util.h"
 

@@ -16,7 +16,7 @@
 #include "io/safetensors.h"
 #include "io/timm_config.h"
 #include "plan/plan.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln::testing {
 

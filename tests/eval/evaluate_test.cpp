@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "data/open_dataset.h"
 #include "eval_test_models.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 namespace {

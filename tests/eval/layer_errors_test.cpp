@@ -8,7 +8,7 @@
 
 #include "eval_test_models.h"
 #include "io/npy.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "backends/cpu/reference/executor.h"
+#include "reference/executor.h"
 #include "families/timm_efficientnet/builder.h"
 #include "families/timm_resnest/builder.h"
 #include "families/timm_resnet/builder.h"

@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "core/error.h"
 #include "families/yolov10/postprocess.h"
 #include "testing/random_tensor.h"

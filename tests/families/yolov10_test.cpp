@@ -15,7 +15,7 @@
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "passes/pass_manager.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 #include "tests/families/family_test_util.h"
 
 namespace kiln {

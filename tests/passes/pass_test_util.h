@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/reference/executor.h"
+#include "reference/executor.h"
 #include "graph/graph.h"
 #include "testing/random_tensor.h"
 

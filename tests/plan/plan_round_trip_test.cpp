@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "backends/cpu/reference/executor.h"
+#include "reference/executor.h"
 #include "core/error.h"
 #include "plan/plan_reader.h"
 #include "plan/plan_writer.h"

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <random>
 
-#include "backends/cpu/reference/executor.h"
-#include "backends/cpu/reference/kernels.h"
+#include "reference/executor.h"
+#include "reference/kernels.h"
 #include "families/timm_resnest/builder.h"
 #include "graph/precision_assignment.h"
 #include "passes/pass_manager.h"
@@ -18,7 +18,7 @@
 #include "quant/fp8_rewrite.h"
 #include "quant/layer_selection.h"
 #include "quant/shared_calibration.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 #include "tests/families/family_test_util.h"
 #include "tests/families/synthetic_checkpoint.h"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/reference/executor.h"
+#include "reference/executor.h"
 #include "core/dtype.h"
 #include "graph/precision_assignment.h"
 #include "quant/calibrator.h"

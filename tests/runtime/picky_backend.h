@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln::testing {
 

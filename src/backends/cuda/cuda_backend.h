@@ -6,7 +6,7 @@
 // fails with "no CUDA device: ...".
 #pragma once
 
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 
@@ -21,6 +21,7 @@ class CudaBackend final : public Backend {
   // The backend's options (cuda_options.h).
   BackendOptions resolve_options(const std::vector<std::string>& assignments) const override;
   std::string options_help() const override;
+  const Device* device() const override;  // cuda_device.cpp
 };
 
 }  // namespace kiln

@@ -9,18 +9,14 @@
 #include <cstdint>
 
 #include "backends/cuda/cuda_util.h"
+#include "backends/device.h"
 #include "io/image.h"
 #include "io/timm_config.h"
 
 namespace kiln::cuda {
 
-// Where YOLO's letterbox puts the scaled image in its size x size square (the family computes it).
-struct LetterboxPlacement {
-  std::int64_t size = 0;
-  std::int64_t scaled_width = 0, scaled_height = 0;
-  std::int64_t left = 0, top = 0;
-  std::uint8_t fill = 0;
-};
+// The placement the interface names (backends/device.h), which the family computes.
+using LetterboxPlacement = kiln::LetterboxPlacement;
 
 // Holds the device buffers between calls (they grow to the largest image seen). Work is queued on the
 // caller's stream and the host's image may be freed on return; calls on one object use one stream, or

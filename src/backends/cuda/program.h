@@ -23,7 +23,7 @@
 #include "backends/cuda/kernel_types.h"
 #include "backends/cuda/launch_context.h"
 #include "backends/cuda/tactic.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln::cuda {
 

@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "op_case.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln::testing {
 namespace {

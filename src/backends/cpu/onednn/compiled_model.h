@@ -2,7 +2,7 @@
 #pragma once
 
 #include "backends/cpu/onednn/program_builder.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln::onednn {
 

@@ -5,7 +5,7 @@
 
 #include "backends/cpu/onednn/program_builder.h"
 #include "backends/cpu/onednn/precision.h"
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "core/error.h"
 
 namespace kiln::onednn {

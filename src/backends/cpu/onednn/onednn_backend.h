@@ -4,7 +4,7 @@
 // kernels.
 #pragma once
 
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 

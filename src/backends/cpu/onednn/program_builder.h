@@ -18,7 +18,7 @@
 #include "backends/cpu/onednn/step.h"
 #include "backends/cpu/onednn/support.h"
 #include "backends/cpu/onednn/workspace.h"
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln::onednn {
 

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "backends/cpu/reference/executor.h"
+#include "reference/executor.h"
 #include "core/error.h"
 
 namespace kiln {

@@ -1,7 +1,7 @@
 // The reference backend: every operator, node by node, on the reference kernels. Slow and exact.
 #pragma once
 
-#include "runtime/backend.h"
+#include "backends/backend.h"
 
 namespace kiln {
 

@@ -1,6 +1,6 @@
-#include "backends/cpu/reference/executor.h"
+#include "reference/executor.h"
 
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "core/error.h"
 #include "graph/op_info.h"
 #include "graph/precision_assignment.h"

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference/kernels.h"
+#include "reference/checks.h"
+#include "reference/kernels.h"
 
 namespace kiln::reference {
 namespace {

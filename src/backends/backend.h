@@ -16,6 +16,8 @@
 
 namespace kiln {
 
+class Device;  // backends/device.h
+
 // Time spent in one layer over a profiled run.
 struct LayerTime {
   std::string name;  // node name, e.g. "layer1.0.conv2.conv"
@@ -127,6 +129,11 @@ class Backend {
   }
   // One line per option, "NAME=VALUES: what it chooses", the default value first (empty: none).
   virtual std::string options_help() const { return {}; }
+  bool takes_options() const { return !options_help().empty(); }
+  // The device this backend runs on, or null for a host backend. A backend with one runs on device
+  // buffers (CompiledModel::run_device), preprocesses images there, and keeps activations in the device's
+  // memory rather than the host's.
+  virtual const Device* device() const { return nullptr; }
 };
 
 // The backends built into this binary, in order of preference ("cpu" first), and lookup by name.

@@ -1,6 +1,6 @@
 // The dispatch from a node to its reference kernel, shared by the reference executor and by faster
 // backends that fall back to the reference kernels for a node.
-#include "backends/cpu/reference/kernels.h"
+#include "reference/kernels.h"
 #include "core/error.h"
 
 namespace kiln::reference {

@@ -1,8 +1,8 @@
 // Per-element operators: inference batch norm, activations and the residual add.
 #include <cmath>
 
-#include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference/kernels.h"
+#include "reference/checks.h"
+#include "reference/kernels.h"
 
 namespace kiln::reference {
 

@@ -1,9 +1,9 @@
-#include "backends/cpu/reference/detect_select.h"
+#include "reference/detect_select.h"
 
 #include <algorithm>
 
-#include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference/kernels.h"
+#include "reference/checks.h"
+#include "reference/kernels.h"
 #include "core/ranking.h"
 
 namespace kiln::reference {

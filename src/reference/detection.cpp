@@ -5,8 +5,8 @@
 #include <limits>
 #include <vector>
 
-#include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference/kernels.h"
+#include "reference/checks.h"
+#include "reference/kernels.h"
 
 namespace kiln::reference {
 

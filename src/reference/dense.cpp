@@ -1,6 +1,6 @@
 // The classifier head: global average pooling, flatten and the fully connected layer.
-#include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference/kernels.h"
+#include "reference/checks.h"
+#include "reference/kernels.h"
 
 namespace kiln::reference {
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference/kernels.h"
+#include "reference/checks.h"
+#include "reference/kernels.h"
 
 namespace kiln::reference {
 namespace {

@@ -2,8 +2,8 @@
 // dequantization of E4M3 or int8 weight codes.
 #include <cmath>
 
-#include "backends/cpu/reference/checks.h"
-#include "backends/cpu/reference/kernels.h"
+#include "reference/checks.h"
+#include "reference/kernels.h"
 
 namespace kiln::reference {
 
