@@ -6,13 +6,13 @@
 #include <new>
 #include <string>
 
+#include "backends/backend.h"
 #include "cli/command_names.h"
 #include "cli/commands.h"
 #include "core/build_info.h"
 #include "core/error.h"
 #include "io/temp_files.h"
 #include "io/user_json.h"
-#include "runtime/backend.h"
 
 namespace {
 
