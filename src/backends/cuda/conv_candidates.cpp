@@ -232,8 +232,12 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::planned_candidate(const
     return std::nullopt;
   }
   std::optional<Candidate> c = stored_candidate(layer, *planned);
-  if ((!c || c->key != planned->key) && layer.codes) {
-    c = stored_candidate(without_codes(layer), *planned);
+  if ((!c || c->key != planned->key) && layer.codes && planned->key.ends_with(kThenQuantizeKey)) {
+    // The tactic itself was stored under its own key, which candidates that check a stored key (the FP8
+    // GEMM's variants) compare against.
+    StoredTactic plain = *planned;
+    plain.key.resize(plain.key.size() - std::string_view(kThenQuantizeKey).size());
+    c = stored_candidate(without_codes(layer), plain);
     if (c) c = then_quantize(layer, std::move(*c), false);
   }
   if (!c || c->key != planned->key) {
