@@ -61,6 +61,9 @@ std::map<std::string, nlohmann::json> without_codes(std::map<std::string, nlohma
     std::string key = entry["tactic"]["key"].get<std::string>();
     // ":e4m3" may be followed by other parts (":engines1" below opt level 3).
     if (const auto at = key.find(":e4m3"); at != std::string::npos) key.erase(at, 5);
+    // A layer that ran a tactic followed by the quantize kernel runs that tactic alone without codes.
+    const std::string then_quantize = "+quantize-kernel";
+    if (key.ends_with(then_quantize)) key.resize(key.size() - then_quantize.size());
     entry["tactic"]["key"] = key;
   }
   return layer_data;
