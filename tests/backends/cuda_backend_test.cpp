@@ -22,6 +22,7 @@ namespace kiln {
 namespace {
 
 using testing::conv_attrs;
+using testing::count_of;
 using testing::cuda_built;
 using testing::gpu_present;
 using GraphMaker = testing::SmallGraph;
@@ -210,12 +211,6 @@ TEST(CudaBackendTest, ReplaysSeeEachRunsOwnInput) {
   const auto replay_ms = model->time_device_replays(3);
   ASSERT_TRUE(replay_ms.has_value());
   EXPECT_GT(*replay_ms, 0.0);
-}
-
-std::size_t count_of(const std::string& text, const std::string& what) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
-  return count;
 }
 
 TEST(CudaBackendTest, GatesAndClassifierRunOnTheirOwnKernels) {

@@ -21,6 +21,8 @@
 namespace kiln {
 namespace {
 
+using testing::count_of;
+
 const std::filesystem::path kGolden =
     std::filesystem::path(KILN_TEST_DATA_DIR) / "golden" / "efficientnet_tiny";
 
@@ -55,12 +57,6 @@ Graph efficientnet_tiny(const Variant& v) {
     widen_constants_to_f32(graph);  // as the Engine hands an fp16 plan's graph to backends
   }
   return graph;
-}
-
-std::size_t count_of(const std::string& text, const std::string& what) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
-  return count;
 }
 
 std::size_t nodes_of(const Graph& graph, OpKind op) {

@@ -122,12 +122,9 @@ std::unique_ptr<CompiledModel> compile(const Graph& graph, CompileOptions option
   return make_backend("cuda")->compile(graph, options);
 }
 
-std::size_t occurrences(const std::string& describe, const std::string& text) {
-  std::size_t count = 0;
-  for (auto at = describe.find(text); at != std::string::npos; at = describe.find(text, at + 1)) ++count;
-  return count;
+std::size_t gemm_steps(const std::string& describe) {
+  return testing::count_of(describe, "fp8 gemm (cuBLASLt)");
 }
-std::size_t gemm_steps(const std::string& describe) { return occurrences(describe, "fp8 gemm (cuBLASLt)"); }
 
 void expect_close(const std::vector<Tensor>& ours, const std::vector<Tensor>& ref, double tolerance,
                   const char* what) {
@@ -188,8 +185,8 @@ TEST(CudaFp8GemmTest, CodeWritingLayersRunTheGemmThenTheQuantizeKernel) {
       const auto model = compile(graph, options, "only");
       const std::string steps = model->describe();
       EXPECT_EQ(gemm_steps(steps), 2u) << steps;
-      EXPECT_EQ(occurrences(steps, "(dual write) (quantize kernel)"), dual ? 1u : 0u) << steps;
-      EXPECT_EQ(occurrences(steps, "(quantize kernel)"), 1u) << steps;
+      EXPECT_EQ(testing::count_of(steps, "(dual write) (quantize kernel)"), dual ? 1u : 0u) << steps;
+      EXPECT_EQ(testing::count_of(steps, "(quantize kernel)"), 1u) << steps;
       const std::vector<Tensor> inputs = case_inputs(graph, 8);
       expect_close(model->run(inputs), testing::run_on("cpu-reference", graph, inputs), kFp8Tolerance,
                    "against the reference");
@@ -207,7 +204,7 @@ TEST(CudaFp8GemmTest, AProfileReportsTheQuantizeKernelAsQuantization) {
   options.opt_level = 0;
   options.profile = true;
   const auto model = compile(graph, options, "only");
-  ASSERT_EQ(occurrences(model->describe(), "(quantize kernel)"), 1u) << model->describe();
+  ASSERT_EQ(testing::count_of(model->describe(), "(quantize kernel)"), 1u) << model->describe();
   model->run(case_inputs(graph, 8));
   const std::vector<LayerTime> profile = model->last_profile();
   const auto quantize_entries = std::ranges::count_if(

@@ -15,13 +15,13 @@
 #include <cmath>
 #include <map>
 
-#include "reference/executor.h"
 #include "graph/precision_assignment.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
 #include "quant/fake_quant.h"
 #include "quant/fp8_rewrite.h"
 #include "quant/layer_selection.h"
+#include "reference/executor.h"
 
 namespace kiln {
 namespace {
@@ -91,13 +91,8 @@ TEST(OnednnInt8, ConvolutionsFeedingInt8LayersWriteTheirCodes) {
   const Graph int8 = as_int8(g.graph, input);
   CompileOptions options;
   const std::string steps = make_backend("cpu")->compile(int8, options)->describe();
-  const auto count = [&](const std::string& text) {
-    std::size_t n = 0;
-    for (auto at = steps.find(text); at != std::string::npos; at = steps.find(text, at + 1)) ++n;
-    return n;
-  };
-  EXPECT_EQ(count("writes the next layer's codes"), 2u) << steps;
-  EXPECT_EQ(count("int8 codes written by the convolution before it"), 2u) << steps;
+  EXPECT_EQ(testing::count_of(steps, "writes the next layer's codes"), 2u) << steps;
+  EXPECT_EQ(testing::count_of(steps, "int8 codes written by the convolution before it"), 2u) << steps;
   expect_int8_agrees(g.graph, input);
 }
 

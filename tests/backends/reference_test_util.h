@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/tensor.h"
@@ -33,6 +34,13 @@ inline constexpr double kRelTolerance = 1e-6;
 inline std::vector<float> values(const Tensor& t) {
   const auto s = t.f32();
   return {s.begin(), s.end()};
+}
+
+// How often `what` occurs in `text` (overlaps counted), e.g. a kind of step in a compiled model's describe().
+inline std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
 }
 
 }  // namespace kiln::testing

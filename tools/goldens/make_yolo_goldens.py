@@ -24,6 +24,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from golden_io import load_weights  # noqa: E402
+
 
 
 def letterbox_photos(letterbox_cls, photos, size):
@@ -71,28 +74,13 @@ def coco_names(peer):
     return {str(k): v for k, v in names.items()}
 
 
-def read_safetensors(path):
-    """The tensors of a safetensors file (float32 and float16 only), without the safetensors package."""
-    raw = Path(path).read_bytes()
-    size = int.from_bytes(raw[:8], "little")
-    header = json.loads(raw[8:8 + size])
-    dtypes = {"F32": np.float32, "F16": np.float16}
-    tensors = {}
-    for key, info in header.items():
-        if key == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        array = np.frombuffer(raw[8 + size + begin:8 + size + end], dtype=dtypes[info["dtype"]])
-        tensors[key] = torch.from_numpy(array.reshape(info["shape"]).astype(np.float32))
-    return tensors
-
-
 def trained_model(checkpoint):
     """The authors' network with a trained checkpoint's weights, its class names and input size."""
     from ultralytics.nn.tasks import YOLOv10DetectionModel
     config = json.loads((Path(checkpoint) / "config.json").read_text())
     model = YOLOv10DetectionModel(config["model"], nc=len(config["names"]), verbose=False)
-    state = {k[len("model."):]: v for k, v in read_safetensors(Path(checkpoint) / "model.safetensors").items()}
+    weights = load_weights(Path(checkpoint) / "model.safetensors")
+    state = {k[len("model."):]: v.float() for k, v in weights.items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if unexpected or [k for k in missing if not k.endswith("num_batches_tracked")]:
         sys.exit(f"make_yolo_goldens: {checkpoint}: keys missing {missing[:5]}, unexpected {unexpected[:5]}")
