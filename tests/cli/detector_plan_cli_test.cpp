@@ -167,7 +167,7 @@ TEST_F(DetectorPlanCli, RefusesPlansAndInputsThatDoNotFit) {
                         "notes.jpg: not a JPEG, PNG or WebP image");
 }
 
-TEST_F(DetectorPlanCli, RefusesAConfigOfTheWrongImageSize) {
+TEST_F(DetectorPlanCli, BuildsAtItsConfigsImageSizeAndRefusesOthers) {
   std::ifstream in(kYolo / "config.json");
   const std::string config((std::istreambuf_iterator<char>(in)), {});
   const auto with_size = [&](const std::string& size) {
@@ -182,9 +182,13 @@ TEST_F(DetectorPlanCli, RefusesAConfigOfTheWrongImageSize) {
   std::ofstream(folder / "config.json") << with_size("100");
   expect_one_line_error(run_kiln(build_command(folder / "model.safetensors", folder / "x.kplan", "")),
                         "key 'imgsz': expected a multiple of 32");
-  std::ofstream(folder / "config.json") << with_size("640");
-  expect_one_line_error(run_kiln(build_command(folder / "model.safetensors", folder / "x.kplan", "")),
-                        "key 'imgsz': 640 differs from the input size 320 that");
+  // Another multiple of 32 builds at that size (the manifest's is its Hub checkpoint's), and says so.
+  std::ofstream(folder / "config.json") << with_size("416");
+  const auto resized = run_kiln(build_command(folder / "model.safetensors", folder / "x.kplan", ""));
+  EXPECT_EQ(resized.exit_code, 0) << resized.output;
+  EXPECT_NE(resized.output.find("building at 416x416"), std::string::npos) << resized.output;
+  const auto inspected = run_kiln("inspect " + (folder / "x.kplan").string());
+  EXPECT_NE(inspected.output.find("images [-1, 3, 416, 416]"), std::string::npos) << inspected.output;
   // A plan carries its config: another one beside it is refused rather than silently ignored.
   expect_one_line_error(
       run_kiln("run " + plan("fp32").string() + " --config " + (folder / "config.json").string() +

@@ -31,11 +31,6 @@ done
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }
 source tools/device/cuda_env.sh
 SHARED=.carry/shared
-# The YOLOv10 goldens made here are 640 x 640, as the Hub's checkpoints; families/yolov10 builds the shipped
-# 320 x 320 one (a config's imgsz must equal the manifest's size), so these build from a copy at 640.
-YOLO640="$WORK/yolov10_640"
-mkdir -p "$YOLO640" && sed 's/^size = 320$/size = 640/' families/yolov10/manifest.toml >"$YOLO640/manifest.toml"
-manifest_of() { if [[ $1 == yolov10 ]]; then echo "$YOLO640"; else echo "$1"; fi; }
 
 family_of() {
   case "$1" in resnest*) echo timm_resnest ;; resnet*) echo timm_resnet ;; efficientnet*) echo timm_efficientnet ;;
@@ -74,7 +69,7 @@ check_model() {  # NAME
   ref="$dir/logits.npy"; [[ $family == yolov10 ]] && ref="$dir/one2one.npy"
   for precision in fp32 fp16; do
     local plan="$WORK/$name.$precision.kplan"
-    "$KILN" build "$(manifest_of "$family")" --checkpoint "$dir/model.safetensors" --precision $precision --batch "$batch" \
+    "$KILN" build "$family" --checkpoint "$dir/model.safetensors" --precision $precision --batch "$batch" \
       --backend cuda --strict-backend --tactic-cache "$WORK/tactics.txt" -o "$plan" >>"$OUT/checks.log" 2>&1 \
       || { log "  $name $precision: build failed: $(tail -1 "$OUT/checks.log" | cut -c1-200)"; continue; }
     "$KILN" run "$plan" --backend cuda --input "$dir/input.npy" --save-output "$WORK/y.npy" >>"$OUT/checks.log" 2>&1 \
@@ -105,7 +100,7 @@ bench_model() {  # NAME
   [[ -f "$ckpt" ]] || { log "  $name: no checkpoint to bench"; return; }
   for batch in 1 32; do
     local plan="$WORK/$name.fp16.b$batch.kplan"
-    "$KILN" build "$(manifest_of "$family")" --checkpoint "$ckpt" --precision fp16 --batch $batch --backend cuda --strict-backend \
+    "$KILN" build "$family" --checkpoint "$ckpt" --precision fp16 --batch $batch --backend cuda --strict-backend \
       --tactic-cache "$WORK/tactics.txt" -o "$plan" >>"$OUT/bench.log" 2>&1 \
       || { log "  $name b$batch: build failed: $(tail -1 "$OUT/bench.log" | cut -c1-200)"; continue; }
     "$KILN" bench "$plan" --backend cuda --warmup 1s --duration 3s --profile --profile-iterations 20 \

@@ -52,14 +52,7 @@ if [[ ! -f $ckpt ]]; then
 fi
 
 plan="$WORK/$model.fp16.b$batch.kplan"
-# The YOLOv10 goldens made here are 640 x 640; families/yolov10 builds the shipped 320 x 320 checkpoint (a
-# config's imgsz must equal the manifest's size), so these build from a copy of it at 640.
-manifest=$family
-if [[ $family == yolov10 ]]; then
-  manifest="$WORK/yolov10_640" && mkdir -p "$manifest"
-  sed 's/^size = 320$/size = 640/' families/yolov10/manifest.toml >"$manifest/manifest.toml"
-fi
-build=("$KILN" build "$manifest" --checkpoint "$ckpt" --precision fp16 --batch "$batch" --backend cuda
+build=("$KILN" build "$family" --checkpoint "$ckpt" --precision fp16 --batch "$batch" --backend cuda
   --tactic-cache "$WORK/tactics.txt" -o "$plan")
 filter=(); [[ -n $kernels ]] && filter=(--kernel-name "regex:$kernels")
 metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
