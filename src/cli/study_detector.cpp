@@ -84,8 +84,8 @@ void study_detector(const StudyCommandOptions& options, const Manifest& manifest
   std::vector<std::string> notes;
   if (config.imgsz != manifest.input_size) {
     notes.push_back(cat("built at ", config.imgsz, " x ", config.imgsz, ", the input size of `",
-                        sources.config.filename().string(), "`; the manifest's ", manifest.input_size,
-                        " is for ", manifest.hub_id.empty() ? manifest.family : manifest.hub_id));
+                        sources.config.filename().string(), "`; the manifest builds at ", manifest.input_size,
+                        " x ", manifest.input_size));
   }
   Manifest sized = manifest;
   sized.input_size = config.imgsz;

@@ -42,14 +42,10 @@ YoloConfig yolo_config(const DetectorSection& section) {
   return config;
 }
 
-ModelSource load_detector_source(const DetectorInfo& detector, const Manifest& manifest,
-                                 const std::filesystem::path& checkpoint,
+ModelSource load_detector_source(const DetectorInfo& detector, const std::filesystem::path& checkpoint,
                                  const std::optional<std::filesystem::path>& config_path,
                                  const std::string& digest) {
   DetectorModel model = load_detector(detector, checkpoint, config_path, -1);
-  const std::filesystem::path config = config_path.value_or(checkpoint.parent_path() / "config.json");
-  require(model.config.imgsz == manifest.input_size, config.string(), ": key 'imgsz': ", model.config.imgsz,
-          " differs from the input size ", manifest.input_size, " that ", manifest.path.string(), " builds");
   ModelSource source;
   source.detector = detector_section(model.config, model.graph);
   source.input = BuildInput{std::move(model.graph), detector_bundle_config(model.config),

@@ -27,10 +27,9 @@ ModelConfig detector_bundle_config(const YoloConfig& config);
 // What the detector's postprocessing reads, back from a plan's section.
 YoloConfig yolo_config(const DetectorSection& section);
 
-// A detector family's checkpoint and config.json as `kiln build` loads it: fails when the config's imgsz
-// differs from the manifest's input size. FP8 calibration images are letterboxed.
-ModelSource load_detector_source(const DetectorInfo& detector, const Manifest& manifest,
-                                 const std::filesystem::path& checkpoint,
+// A detector family's checkpoint and config.json as `kiln build` loads it, at the config's imgsz. FP8
+// calibration images are letterboxed.
+ModelSource load_detector_source(const DetectorInfo& detector, const std::filesystem::path& checkpoint,
                                  const std::optional<std::filesystem::path>& config_path,
                                  const std::string& digest);
 

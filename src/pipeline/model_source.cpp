@@ -20,7 +20,8 @@ std::vector<std::string> known_family_names() {
 namespace {
 
 // The manifest's input size is its Hub checkpoint's; a checkpoint trained at another size (its config.json
-// says so) is built at its own, as timm would run it, and the difference is said once.
+// says so: a classifier's input size, a detector's imgsz) is built at its own, as timm and the YOLOv10
+// authors' code would run it, and the difference is said once.
 void note_own_input_size(const Manifest& manifest, const std::filesystem::path& checkpoint,
                          std::int64_t config_size) {
   if (config_size == manifest.input_size) return;
@@ -43,8 +44,11 @@ ModelSource load_model_source(const Manifest& manifest, const std::filesystem::p
   const bool pinned = pin == Sha256Pin::kEnforce && !manifest.checkpoint_sha256.empty();
   require(!pinned || manifest.checkpoint_sha256 == digest, checkpoint.string(), ": sha256 ", digest,
           " differs from the ", manifest.checkpoint_sha256, " that ", manifest.path.string(), " pins");
-  if (const DetectorInfo* detector = find_detector(manifest.family))
-    return load_detector_source(*detector, manifest, checkpoint, config_path, digest);
+  if (const DetectorInfo* detector = find_detector(manifest.family)) {
+    ModelSource source = load_detector_source(*detector, checkpoint, config_path, digest);
+    note_own_input_size(manifest, checkpoint, source.detector->image_size);
+    return source;
+  }
   LoadedModel model = load_model(manifest.family, checkpoint, config_path);
   note_own_input_size(manifest, checkpoint, model.config.preprocess.input_size);
   ModelSource source;

@@ -124,8 +124,8 @@ std::string demo_note(const DetectorStudyResult& result) {
              : cat(static_cast<char>(std::toupper(static_cast<unsigned char>(description[0]))),
                    description.substr(1)))
      << " (`" << result.study.inputs.model.checkpoint_name
-     << "`). The figures are real for this model on these images, but they say nothing about a trained "
-        "detector's FP8 behaviour. For that, run the study on a trained checkpoint"
+     << "`). The figures are real for this model on these images, but a demo's few images are no ground "
+        "for judging a detector's FP8 behaviour. For that, run the study on a trained checkpoint"
      << (hub.empty() ? "" : cat(" (such as `", hub, "`)"))
      << " and a labelled detection set in the YOLO layout, on a GPU for FP8's speed:\n>\n> `kiln study "
         "families/"

@@ -96,8 +96,8 @@ TEST(Cli, RunPrintsTopKForPhotos) {
 }
 
 // The detector path: letterboxed photos through yolov10n, boxes with class names in the photo's pixels,
-// JSON and PNG drawings written. The golden model's weights are random, so its scores are small (below
-// 0.02): a low --min-score makes boxes appear.
+// JSON and PNG drawings written. The golden detector is trained to find Fashion-MNIST items, of which
+// dog.jpg has none, so its scores there are small (below 0.02): a low --min-score makes boxes appear.
 TEST(Cli, DetectorPrintsBoxesWithNamesAndDraws) {
   const Scratch scratch;
   const fs::path yolo = kData / "golden" / "yolov10n";
@@ -106,9 +106,10 @@ TEST(Cli, DetectorPrintsBoxesWithNamesAndDraws) {
                                " --input " + (kData / "photos" / "dog.jpg").string() + " --min-score 0.005" +
                                " --json " + json.string() + " --draw " + png.string());
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  // The authors' top detection for dog.jpg: class 73 (book) at [410.8, 87.7, 674.0, 311.1] on the 640x640
-  // letterbox (gain 5/6, 80 rows of padding above), i.e. [493.0, 9.2, 768 (clipped), 277.3] in the photo.
-  EXPECT_NE(result.output.find("book (73)  [493.0, 9.2, 768.0, 277.3]"), std::string::npos) << result.output;
+  // The authors' top detection for dog.jpg: class 9 (Ankle boot) at [160.8, 144.3, 196.0, 176.9] on the
+  // 320x320 letterbox (gain 5/12, 40 rows of padding above), i.e. [385.8, 250.3, 470.5, 328.5] in the photo.
+  EXPECT_NE(result.output.find("Ankle boot (9)  [385.8, 250.3, 470.5, 328.5]"), std::string::npos)
+      << result.output;
   EXPECT_NE(result.output.find("102 checkpoint tensors unused"), std::string::npos) << result.output;
   EXPECT_TRUE(fs::exists(json));
   ASSERT_TRUE(fs::exists(png));
@@ -117,8 +118,8 @@ TEST(Cli, DetectorPrintsBoxesWithNamesAndDraws) {
   expect_one_line_error(
       run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() + " --input " +
                (kTiny / "input.npy").string()),
-      "expected a letterboxed batch [N, 3, 640, 640], got [2, 3, 224, 224]");
-  const auto config = scratch.file("config.json", R"({"model": "yolov10n.yaml", "imgsz": 640})");
+      "expected a letterboxed batch [N, 3, 320, 320], got [2, 3, 224, 224]");
+  const auto config = scratch.file("config.json", R"({"model": "yolov10n.yaml", "imgsz": 320})");
   expect_one_line_error(
       run_kiln("run --family yolov10 --checkpoint " + (yolo / "model.safetensors").string() + " --config " +
                config.string() + " --input " + (kData / "photos" / "dog.jpg").string()),

@@ -82,7 +82,7 @@ TEST(DetectorEngine, RefusesAnotherBatchSize) {
   DetectorEngine engine(*detector, kYolo / "model.safetensors", std::nullopt, 1, "cpu");
   const std::vector<Image> two = {decode_image(kPhotos / "dog.jpg"), decode_image(kPhotos / "kite.jpg")};
   EXPECT_THROW(engine.detect(two), Error);
-  EXPECT_THROW(engine.detect_letterboxed(Tensor(DType::kF32, {2, 3, 640, 640})), Error);
+  EXPECT_THROW(engine.detect_letterboxed(Tensor(DType::kF32, {2, 3, 320, 320})), Error);
 }
 
 TEST(DetectorEngine, NeedsTheConfigBesideTheCheckpoint) {

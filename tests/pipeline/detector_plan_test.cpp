@@ -80,14 +80,14 @@ TEST(DetectorPlan, BuildsTheSameBytesTwiceWithItsSection) {
   EXPECT_EQ(plan.info.family, "yolov10");
   EXPECT_EQ(plan.info.precision, Precision::kF16);
   EXPECT_EQ(plan.detector->model, "yolov10n.yaml");
-  EXPECT_EQ(plan.detector->image_size, 640);
+  EXPECT_EQ(plan.detector->image_size, 320);
   EXPECT_EQ(plan.detector->max_det, 300);
-  EXPECT_EQ(plan.detector->class_names.size(), 80u);
-  EXPECT_EQ(plan.detector->class_names[73], "book");
+  EXPECT_EQ(plan.detector->class_names.size(), 10u);
+  EXPECT_EQ(plan.detector->class_names[9], "Ankle boot");
   EXPECT_EQ(plan.detector->strides, (std::vector<std::int64_t>{8, 16, 32}));
   EXPECT_EQ(plan.detector->letterbox_fill, 114);
-  EXPECT_EQ(plan.config.preprocess.input_size, 640);
-  EXPECT_EQ(plan.config.label_names.size(), 80u);
+  EXPECT_EQ(plan.config.preprocess.input_size, 320);
+  EXPECT_EQ(plan.config.label_names.size(), 10u);
   EXPECT_EQ(&plan_detector(plan, "a.kplan"), find_detector("yolov10"));
 }
 
@@ -102,7 +102,7 @@ TEST(DetectorPlan, RunsLikeTheCheckpoint) {
   DetectorEngine from_checkpoint(*find_detector("yolov10"), kYolo / "model.safetensors", std::nullopt, 1,
                                  "cpu");
   const DetectorInputs inputs =
-      load_detector_inputs({kData / "photos" / "dog.jpg"}, from_plan.detector(), 640);
+      load_detector_inputs({kData / "photos" / "dog.jpg"}, from_plan.detector(), 320);
   const DetectorRun a = from_plan.detect(inputs), b = from_checkpoint.detect(inputs);
   ASSERT_EQ(a.detections.at(0).size(), 300u);
   ASSERT_EQ(a.detections[0].size(), b.detections.at(0).size());
@@ -124,11 +124,11 @@ TEST(DetectorPlan, LetterboxedNpyIsTheDetectorsInput) {
     x.mutable_f32()[i] = bytes.data<std::uint8_t>()[i] / 255.0f;
   write_npy(dir / "x.npy", x);
   const DetectorInfo& yolo = *find_detector("yolov10");
-  const DetectorInputs npy = load_detector_inputs({dir / "x.npy"}, yolo, 640);
+  const DetectorInputs npy = load_detector_inputs({dir / "x.npy"}, yolo, 320);
   const DetectorInputs photos =
-      load_detector_inputs({kData / "photos" / "dog.jpg", kData / "photos" / "horses.jpg"}, yolo, 640);
-  const Tensor from_npy = letterbox_on_host(npy, yolo, 640),
-               from_photos = letterbox_on_host(photos, yolo, 640);
+      load_detector_inputs({kData / "photos" / "dog.jpg", kData / "photos" / "horses.jpg"}, yolo, 320);
+  const Tensor from_npy = letterbox_on_host(npy, yolo, 320),
+               from_photos = letterbox_on_host(photos, yolo, 320);
   ASSERT_EQ(from_npy.shape(), from_photos.shape());
   EXPECT_TRUE(std::equal(from_npy.f32().begin(), from_npy.f32().end(), from_photos.f32().begin()));
   EXPECT_FALSE(npy.all_photos());
@@ -138,18 +138,18 @@ TEST(DetectorPlan, LetterboxedNpyIsTheDetectorsInput) {
   EXPECT_EQ(npy.labels.at(1), (dir / "x.npy").string() + "[1]");
   EXPECT_FALSE(npy.letterboxes.at(0).has_value());
   EXPECT_TRUE(photos.letterboxes.at(0).has_value());
-  EXPECT_EQ(npy.pictures.at(0).width, 640);
+  EXPECT_EQ(npy.pictures.at(0).width, 320);
 
   Tensor wrong = x.clone();
   wrong.mutable_f32()[5] = 2.5f;  // timm-normalised values are no letterbox
   write_npy(dir / "wrong.npy", wrong);
   EXPECT_NE(error_of([&] {
-              load_detector_inputs({dir / "wrong.npy"}, yolo, 640);
+              load_detector_inputs({dir / "wrong.npy"}, yolo, 320);
             }).find("expected RGB / 255 in [0, 1], found 2.5 at element 5"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
-              load_detector_inputs({dir / "x.npy"}, yolo, 320);
-            }).find("expected a letterboxed batch [N, 3, 320, 320], got [2, 3, 640, 640]"),
+              load_detector_inputs({dir / "x.npy"}, yolo, 640);
+            }).find("expected a letterboxed batch [N, 3, 640, 640], got [2, 3, 320, 320]"),
             std::string::npos);
 }
 
@@ -159,15 +159,17 @@ std::string file_bytes(const fs::path& path) {
 }
 
 // On the GPU: cuda plans rebuilt with the same tactic cache are the same bytes, and their boxes pass the
-// parity gate against the cpu plan of the same precision on dog.jpg and horses.jpg.
+// parity gate against the cpu plan of the same precision on two images of the labelled detection set,
+// where the trained golden finds its items (boxes scoring 0.25 or more, as `kiln eval` compares them).
 TEST(DetectorPlan, CudaPlansRebuildTheSameAndMatchTheCpuBoxes) {
   KILN_SKIP_WITHOUT_GPU();
   const Manifest manifest = load_manifest(kManifest);
   const ScratchDir dir;
   const std::string cache = (dir / "tactics.json").string();
   const DetectorInfo& yolo = *find_detector("yolov10");
+  const fs::path images = kData / "fashion_detect" / "images" / "val";
   const DetectorInputs inputs =
-      load_detector_inputs({kData / "photos" / "dog.jpg", kData / "photos" / "horses.jpg"}, yolo, 640);
+      load_detector_inputs({images / "val_000000.jpg", images / "val_000001.jpg"}, yolo, 320);
   CompileOptions compile;
   compile.batch = 2;
   for (const Precision precision : {Precision::kF32, Precision::kF16}) {
@@ -182,7 +184,7 @@ TEST(DetectorPlan, CudaPlansRebuildTheSameAndMatchTheCpuBoxes) {
     const DetectorRun ours = gpu.detect(inputs), theirs = cpu.detect(inputs);
     for (std::size_t i = 0; i < 2; ++i) {
       const BoxParity parity =
-          compare_detections(ours.detections[i], theirs.detections[i], 0.005, inputs.labels[i]);
+          compare_detections(ours.detections[i], theirs.detections[i], 0.25, inputs.labels[i]);
       EXPECT_GT(parity.reference_boxes, 0u) << inputs.labels[i];
       EXPECT_TRUE(parity.passes()) << inputs.labels[i] << ": " << parity.matched << " matched, "
                                    << parity.missing << " missing, " << parity.extra << " extra, worst IoU "
@@ -191,15 +193,12 @@ TEST(DetectorPlan, CudaPlansRebuildTheSameAndMatchTheCpuBoxes) {
   }
 }
 
-TEST(DetectorPlan, RefusesWhatDoesNotFit) {
+TEST(DetectorPlan, BuildsAtItsConfigsSizeAndRefusesWhatDoesNotFit) {
   Manifest manifest = load_manifest(kManifest);
-  manifest.input_size = 320;
-  EXPECT_NE(error_of([&] {
-              load_model_source(manifest, kYolo / "model.safetensors", std::nullopt);
-            }).find("config.json: key 'imgsz': 640 differs from the input size 320 that"),
-            std::string::npos);
+  manifest.input_size = 640;  // the Hub checkpoint's; the golden's config.json says 320
+  EXPECT_EQ(load_model_source(manifest, kYolo / "model.safetensors", std::nullopt).detector->image_size, 320);
 
-  manifest.input_size = 640;
+  manifest.input_size = 320;
   BuildOverrides fp8;
   fp8.precision = Precision::kF8;
   fp8.fp8.recipe = "auto";

@@ -153,7 +153,7 @@ void test_detectors(const kiln_plan* classifier, const char* data_dir) {
   test_plan_kinds(classifier, plan);
   kiln_detector* detector = NULL;
   CHECK(api->detector_create_from_plan(plan, NULL, &detector, NULL) == KILN_OK);
-  CHECK(api->detector_class_count(detector) == 80);
+  CHECK(api->detector_class_count(detector) == 10);
   test_detect_calls(detector);
   api->detector_free(detector);
   api->detector_free(NULL);

@@ -131,7 +131,7 @@ TEST(StudyFamilies, Yolov10DetectorReportParsesAndJudgesBoxesAndMap) {
   ASSERT_EQ(boxes->rows.size(), 2u);
   EXPECT_EQ(boxes->rows[0][9], "baseline");
   for (const char* section : {"## Summary and decision", "## What was not tried", "## When to revisit",
-                              "### Boxes and mAP", "Demo run", "random weights"}) {
+                              "### Boxes and mAP", "Demo run", "trained from scratch"}) {
     EXPECT_NE(markdown.find(section), std::string::npos) << section;
   }
   for (const char* classifier : {"agreement with fp32", "top-1 (95% CI)", "logit error", "McNemar"}) {

@@ -9,6 +9,8 @@ re-estimated on the letterboxed photos, then written in the Hub layout kiln's yo
   OUT/yolov10X/input_u8.npy       uint8 (B, 3, S, S) RGB: the photos letterboxed by the authors' LetterBox
   OUT/yolov10X/one2one.npy        float32 (B, 4 + 80, anchors): the decoded one-to-one head before top-k,
                                   computed in float64 on the CPU (boxes as centre x, y, width, height)
+  OUT/yolov10X/detections.npy     float64 (B, max_det, 6): x1, y1, x2, y2 (input pixels), score, label from the
+                                  authors' two-stage top-k (their exported head: v10postprocess), in float64
 The network's input is input_u8 / 255 in float32.
 With --checkpoint DIR (a trained checkpoint in that layout, e.g. tools/device/yolo_train.sh's), its weights,
 class names and input size are used instead of a random network, and OUT/yolov10n holds its copy.
@@ -67,6 +69,16 @@ def one2one_head(model, x):
     return head[0] if isinstance(head, (tuple, list)) else head
 
 
+def detections(model, x, max_det):
+    """The authors' exported head: corner boxes and their two-stage top-k (ops.v10postprocess), no NMS."""
+    head = model.model[-1]
+    head.export, head.max_det, head.format = True, max_det, None  # format: set by the authors' exporter
+    try:
+        return model(x)
+    finally:
+        head.export = False
+
+
 def coco_names(peer):
     import yaml
     with open(Path(peer) / "ultralytics" / "cfg" / "datasets" / "coco.yaml") as f:
@@ -110,7 +122,9 @@ def make_one(name, args, photos, names):
     np.save(out / "input_u8.npy", u8)
     with torch.no_grad():
         head = one2one_head(model.double(), x.double())
+        boxes = detections(model, x.double(), 300)
     np.save(out / "one2one.npy", head.numpy().astype(np.float32))
+    np.save(out / "detections.npy", boxes.numpy())
     print(json.dumps({"model": f"yolov10{name}", "tensors": len(state),
                       "parameters": int(sum(v.numel() for v in state.values())),
                       "one2one": list(head.shape), "seed": args.seed}), flush=True)
@@ -118,7 +132,7 @@ def make_one(name, args, photos, names):
 
 def make_from_checkpoint(args, photos):
     """Goldens of a trained checkpoint: its files copied, the photos letterboxed to its input size, and the
-    authors' float64 one-to-one head on them."""
+    authors' float64 one-to-one head and detections on them."""
     import shutil
     from ultralytics.data.augment import LetterBox
     model, config = trained_model(args.checkpoint)
@@ -128,10 +142,14 @@ def make_from_checkpoint(args, photos):
         shutil.copyfile(Path(args.checkpoint) / name, out / name)
     u8 = letterbox_photos(LetterBox, photos, config["imgsz"])
     np.save(out / "input_u8.npy", u8)
+    x = torch.from_numpy(u8).double() / 255
     with torch.no_grad():
-        head = one2one_head(model.double(), torch.from_numpy(u8).double() / 255)
+        head = one2one_head(model.double(), x)
+        boxes = detections(model, x, config["max_det"])
     np.save(out / "one2one.npy", head.numpy().astype(np.float32))
-    print(json.dumps({"model": str(out.name), "checkpoint": str(args.checkpoint), "one2one": list(head.shape)}))
+    np.save(out / "detections.npy", boxes.numpy())
+    print(json.dumps({"model": str(out.name), "checkpoint": str(args.checkpoint), "one2one": list(head.shape),
+                      "detections": list(boxes.shape)}))
 
 
 def main():
