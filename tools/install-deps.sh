@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm  # the fuzz preset: clang, libFuzzer and the sanitizers' symbolizer
   pybind11-dev python3-dev python3-numpy
+  python3-venv  # venv with ensurepip (Debian keeps them apart): the Python wheel's test installs into one
   dataset-fashion-mnist  # Fashion-MNIST's IDX files in /usr/share/datasets/fashion-mnist (kiln dataset import-idx)
 )
 

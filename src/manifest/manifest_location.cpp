@@ -16,9 +16,10 @@ bool is_bare_name(std::string_view argument) {
   });
 }
 
-// Where an install puts the family manifests, below its prefix.
+// Where an install puts the family manifests, below its prefix. The Python wheel's package carries its
+// own share/kiln beside its module (tools/make_wheel.py), so the binary's folder itself counts as a prefix.
 constexpr std::string_view kInstalledFamiliesDir = "share/kiln/families";
-constexpr int kPrefixLevels = 4;  // <prefix>/lib/python3/dist-packages/kiln holds the Python module
+constexpr int kPrefixLevels = 5;  // the folder, then <prefix>/lib/python3/dist-packages/kiln up to <prefix>
 
 // The folders of the running program and of the binary holding this function.
 std::vector<std::filesystem::path> binary_folders() {
@@ -49,7 +50,7 @@ std::filesystem::path default_families_dir() {
   if (fs::is_directory(here, error)) return here;
   for (fs::path folder : binary_folders()) {
     for (int level = 0; level < kPrefixLevels && !folder.empty(); ++level, folder = folder.parent_path()) {
-      const fs::path installed = folder.parent_path() / kInstalledFamiliesDir;
+      const fs::path installed = folder / kInstalledFamiliesDir;
       if (fs::is_directory(installed, error)) return installed;
       if (folder == folder.parent_path()) break;
     }

@@ -2,7 +2,8 @@
 //
 // Bare family names are looked up in a families directory, by default default_families_dir(): "families"
 // under the current directory (the repository root), else the one installed beside the binary
-// (<prefix>/share/kiln/families); or pass the directory explicitly (kiln validate --families-dir).
+// (<prefix>/share/kiln/families) or inside the Python package; or pass the directory explicitly
+// (kiln validate --families-dir).
 // Nothing is compiled in, so a kiln binary never depends on where it was built.
 #pragma once
 
@@ -15,9 +16,10 @@ namespace kiln {
 inline constexpr std::string_view kManifestFileName = "manifest.toml";
 inline constexpr std::string_view kDefaultFamiliesDir = "families";
 
-// "families" when the current directory has one; else <prefix>/share/kiln/families for the first
-// ancestor <prefix> (up to four levels) of the folder holding the running program or the library this
-// code is in (libkiln.so, the Python module) that has one; else "families".
+// "families" when the current directory has one; else <prefix>/share/kiln/families for the first of
+// the folder holding the running program or the library this code is in (libkiln.so, the Python module)
+// and its ancestors (up to four levels) that has one; else "families". The folder itself is where the
+// Python wheel's package keeps its manifests (kiln/share/kiln/families).
 std::filesystem::path default_families_dir();
 
 // The running program's executable (/proc/self/exe), or empty where it cannot be read.
