@@ -223,8 +223,8 @@ std::string cell_table(const SpeedMatrix& matrix, const std::string& baseline) {
   return table.str();
 }
 
-// The fastest FP8 variant in the matrix at `batch` and the study's level; null when there is none.
-const MatrixCell* fastest_fp8(const StudyResult& result, std::int64_t batch) {
+// The fastest FP8 or int8 variant in the matrix at `batch` and the study's level; null when there is none.
+const MatrixCell* fastest_quantized(const StudyResult& result, std::int64_t batch) {
   const MatrixCell* best = nullptr;
   for (const MatrixCell& c : result.matrix.cells) {
     const VariantResult* r = find_variant(result, c.variant);
@@ -332,20 +332,21 @@ void batch_reason(const StudyResult& result, std::ostringstream& md) {
   const StudySpec& spec = result.inputs.spec;
   std::int64_t largest = spec.batch;
   for (const std::int64_t b : result.matrix.batches) largest = std::max(largest, b);
-  const MatrixCell* best = largest > spec.batch ? fastest_fp8(result, largest) : nullptr;
+  const MatrixCell* best = largest > spec.batch ? fastest_quantized(result, largest) : nullptr;
   if (best == nullptr) {
     if (spec.batch >= 32) return;  // the study's own batch is already compute-bound: nothing to add
     md << "- At larger batch sizes (`batches = [" << spec.batch << ", 32]` in [study], or `--batch 32`), "
        << "where convolutions are bound by compute rather than by launch latency.\n";
     return;
   }
-  md << "- At batch " << largest << " (speed matrix) the fastest FP8 variant, " << best->variant
+  const bool fp8 = find_variant(result, best->variant)->variant.precision == Precision::kF8;
+  md << "- At batch " << largest << " (speed matrix) the fastest FP8 or int8 variant, " << best->variant
      << ", ran at " << fixed(best->speedup, 2) << "x " << spec.baseline
      << (best->speedup >= spec.min_speedup ? ", above" : ", below") << " the " << fixed(spec.min_speedup, 2)
      << "x threshold: "
      << (best->speedup >= spec.min_speedup ? "revisit when the family builds that batch"
-                                           : "a larger batch alone does not make FP8 pay here")
-     << (on_cpu(result) ? " (on the CPU, FP8 is simulated)" : "") << ".\n";
+                                           : "a larger batch alone does not make quantization pay here")
+     << (on_cpu(result) && fp8 ? " (on the CPU, FP8 is simulated)" : "") << ".\n";
 }
 
 }  // namespace
