@@ -22,7 +22,7 @@ PYBIND11_MODULE(_kiln, m) {
         for (const auto name : kiln::backend_names()) names.emplace_back(name);
         return names;
       },
-      "The backends built into this kiln, the default first.");
+      "The backends offered here, the default first (cuda where its plugin, libkiln_cuda.so, is installed).");
   kiln::python::add_device_array(m);
   kiln::python::add_engine(m);
   kiln::python::add_build(m);

@@ -1,36 +1,60 @@
 #!/usr/bin/env bash
-# Installs kiln's Debian package on a fresh Debian 12 and uses it from another folder: a minimal
-# bookworm made by debootstrap (root, network to deb.debian.org), the machine's CUDA toolkit and cuDNN
-# bound in at /usr/local/cuda (a machine of the CI kind has them there; they are not Debian packages, so
-# the package does not declare them), `apt-get install ./kiln_*.deb`, then `kiln study timm_resnest` and
-# the Python module from an empty folder. Takes 5 to 10 minutes on 2 cores.
-#   tools/check_deb_fresh.sh PACKAGE.deb [ROOT]    (ROOT: where the fresh system goes; default a temp folder)
+# Installs kiln's Debian packages on a fresh Debian 12 and uses them from another folder: a minimal
+# bookworm made by debootstrap (root, network to deb.debian.org), then
+#   1. `apt-get install ./kiln_*.deb` on a system without CUDA: `kiln --version` says the cuda backend is
+#      not installed, `kiln study timm_resnest` and the Python module work;
+#   2. `apt-get install ./kiln-cuda_*.deb` still without CUDA: the plugin is listed but cannot load
+#      (`kiln --version` names the missing CUDA library), a CPU run still works, `--backend cuda` is
+#      refused in one line;
+#   3. the machine's CUDA toolkit and cuDNN bound in at /usr/local/cuda (a machine of the CI kind has them
+#      there; they are not Debian packages): the plugin loads.
+# Takes 5 to 10 minutes on 2 cores.
+#   tools/check_deb_fresh.sh BUILD_DIR [ROOT]   (the packages made by `cpack -G DEB` in BUILD_DIR;
+#                                                ROOT: where the fresh system goes; default a temp folder)
 set -euo pipefail
-deb=$(readlink -f "${1:?usage: $0 PACKAGE.deb [ROOT]}")
+build=$(readlink -f "${1:?usage: $0 BUILD_DIR [ROOT]}")
 root=${2:-$(mktemp -d /tmp/kiln-fresh.XXXXXX)}
 [[ $(id -u) == 0 ]] || { echo "$0: needs root (debootstrap, chroot, mount)"; exit 2; }
 command -v debootstrap >/dev/null || apt-get install -y debootstrap >/dev/null
+shopt -s nullglob
+runtime=("$build"/kiln_*.deb) cuda=("$build"/kiln-cuda_*.deb)
+(( ${#runtime[@]} == 1 )) || { echo "$0: expected one kiln_*.deb in $build (run cpack -G DEB there)"; exit 2; }
 cleanup() { for m in usr/local/cuda dev proc; do umount "$root/$m" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 [[ -x $root/usr/bin/apt-get ]] || debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$root.debootstrap.log"
-mkdir -p "$root/usr/local/cuda"
-mount --bind "$(readlink -f /usr/local/cuda)" "$root/usr/local/cuda"
-ln -sfn cuda "$root/usr/local/$(basename "$(readlink -f /usr/local/cuda)")"
 mount -t proc proc "$root/proc"
 mount --bind /dev "$root/dev"
 cp /etc/resolv.conf "$root/etc/"
-cp "$deb" "$root/root/"
-chroot "$root" bash -euo pipefail -c "
-  cd /root
+cp "${runtime[0]}" ${cuda[@]+"${cuda[@]}"} "$root/root/"
+in_root() { chroot "$root" bash -euo pipefail -c "cd /root; $1"; }
+
+in_root "
   apt-get update >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y ./$(basename "$deb") >apt.log
+  DEBIAN_FRONTEND=noninteractive apt-get install -y ./$(basename "${runtime[0]}") >apt.log
   echo \"installed: \$(dpkg-query -W kiln)\"
+  kiln --version
+  kiln --version | grep -q '^cuda: the cuda backend is not installed here'
   mkdir -p elsewhere && cd elsewhere
   start=\$SECONDS
   kiln study timm_resnest -o study >study.log 2>&1
   echo \"kiln study timm_resnest: \$(( SECONDS - start )) s, \$(ls study | tr '\n' ' ')\"
   grep -m1 -E '^\*\*(Ship|Do not ship|Cannot tell)' study/STUDY.md || true
-  python3 -c 'import kiln; print(\"python: import kiln\", kiln.__version__)'
+  python3 -c 'import kiln; print(\"python: import kiln\", kiln.__version__, kiln.backends())'
 "
-echo "ok: $deb installs and runs on a fresh bookworm ($root)"
+(( ${#cuda[@]} == 1 )) || { echo "ok: ${runtime[0]} (no kiln-cuda package in $build)"; exit 0; }
+in_root "
+  DEBIAN_FRONTEND=noninteractive apt-get install -y ./$(basename "${cuda[0]}") >>apt.log
+  echo \"installed: \$(dpkg-query -W kiln-cuda)\"
+  kiln --version
+  kiln --version | grep -q '^cuda: the cuda backend cannot be loaded from .*: libcud.*: cannot open shared object file'
+  checkpoint=/usr/share/kiln/tests/data/trained/resnest_fashion_tiny/model.safetensors
+  kiln run --family timm_resnest --checkpoint \$checkpoint --input /usr/share/kiln/tests/data/fashion_detect/images/val/val_000000.jpg --backend cpu | head -n 3
+  if kiln run --family timm_resnest --checkpoint \$checkpoint --input /usr/share/kiln/tests/data/fashion_detect/images/val/val_000000.jpg --backend cuda 2>err.txt; then exit 1; fi
+  cat err.txt; [[ \$(wc -l <err.txt) == 1 ]]
+"
+mkdir -p "$root/usr/local/cuda"
+mount --bind "$(readlink -f /usr/local/cuda)" "$root/usr/local/cuda"
+ln -sfn cuda "$root/usr/local/$(basename "$(readlink -f /usr/local/cuda)")"
+in_root "kiln --version; kiln --version | grep -q '^cuda: loaded from /usr/lib/.*libkiln_cuda.so'"
+echo "ok: ${runtime[0]} and ${cuda[0]} install and run on a fresh bookworm ($root)"

@@ -9,8 +9,10 @@ wheel's tags are that interpreter's. The wheel holds the package `kiln` as `cmak
 (the extension and __init__.py) plus, inside the package, the family manifests and the study demos the
 install puts under share/kiln (kiln/share/kiln/...), where the module looks for them first
 (src/manifest/manifest_location.h): `kiln.build("timm_resnest", ...)` works from any folder with no
-environment variable. The shared libraries the extension links (oneDNN, libgomp, libpng, libjpeg, libwebp;
-CUDA's for a CUDA build) come from the system; the wheel's description names them.
+environment variable. kiln's own libraries (libkiln_core.so, libkiln_waits.so and, in a CUDA build, the
+cuda backend's plugin libkiln_cuda.so) go into the package folder beside the extension, which finds them
+there. The other shared libraries (oneDNN, libgomp, libpng, libjpeg, libwebp; CUDA's for the plugin) come
+from the system; the wheel's description names them.
 
 Standard library only; nothing is downloaded. The build must be complete (`cmake --build`), since the
 wheel's files are taken from an install of it into a temporary folder.
@@ -23,6 +25,7 @@ import importlib.machinery
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -32,6 +35,8 @@ import zipfile
 SUMMARY = "Engine builder, runtime and FP8 study tool for vision models"
 # Libraries every Linux Python process has already: not worth naming as requirements.
 BASE_LIBRARIES = re.compile(r"^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux[^.]*)\.so")
+# kiln's libraries as installed: lib<name>.so.MAJOR.MINOR.PATCH (libkiln.so, the C API, is not for Python).
+KILN_LIBRARY = re.compile(r"(libkiln_(?:core|waits|cuda))\.so\.([0-9]+\.[0-9]+)\.[0-9]+")
 STAGING_PREFIX = "/kiln-wheel"  # the prefix given to `cmake --install`, below DESTDIR
 
 
@@ -90,10 +95,26 @@ def install_build(cache, build, staging):
     python_dir = cache.get("KILN_PYTHON_INSTALL_DIR") or "lib/python3/dist-packages"
     package = installed(os.path.join(python_dir, "kiln"))
     share = installed(os.path.join(cache.get("CMAKE_INSTALL_DATADIR") or "share", "kiln"))
-    for folder in (package, os.path.join(share, "families")):
+    libdir = installed(cache.get("CMAKE_INSTALL_LIBDIR") or "lib")
+    for folder in (package, os.path.join(share, "families"), libdir):
         if not os.path.isdir(folder):
             raise WheelError(f"the install has no {os.path.relpath(folder, staging)}")
-    return package, share
+    return package, share, libdir
+
+
+def copy_kiln_libraries(libdir, package):
+    """kiln's own shared libraries, from the install's LIBDIR into the package folder under their SONAMEs
+    (the names the extension and the plugin loader ask for); returns their paths there."""
+    copied = []
+    for name in sorted(os.listdir(libdir)):
+        match = KILN_LIBRARY.fullmatch(name)
+        if match and not os.path.islink(os.path.join(libdir, name)):
+            soname = f"{match.group(1)}.so.{match.group(2)}"
+            shutil.copyfile(os.path.join(libdir, name), os.path.join(package, soname))
+            copied.append(os.path.join(package, soname))
+    if not any(os.path.basename(path).startswith("libkiln_core.so.") for path in copied):
+        raise WheelError(f"the install has no libkiln_core.so in {libdir}")
+    return copied
 
 
 def extension_of(package):
@@ -119,13 +140,14 @@ def dynamic_section(extension):
     return needed, paths
 
 
-def check_runpath(paths, cache):
-    """A wheel must not lean on the build: no RUNPATH or RPATH entry in the build or source folder."""
+def check_runpath(binary, paths, cache):
+    """A wheel must not lean on the build: no RUNPATH or RPATH entry in the build or source folder (those
+    relative to the binary's own folder point inside the installed package)."""
     roots = [os.path.realpath(cache[key]) for key in ("kiln_BINARY_DIR", "kiln_SOURCE_DIR") if key in cache]
     for path in paths:
         real = os.path.realpath(path)
-        if "$ORIGIN" in path or any(real == root or real.startswith(root + os.sep) for root in roots):
-            raise WheelError(f"the extension's run path names {path}, which a wheel does not carry")
+        if not path.startswith("$ORIGIN") and any(real == root or real.startswith(root + os.sep) for root in roots):
+            raise WheelError(f"{os.path.basename(binary)}'s run path names {path}, which a wheel does not carry")
 
 
 def metadata(version, needed, cuda):
@@ -133,9 +155,10 @@ def metadata(version, needed, cuda):
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     packages = "libdnnl2, libgomp1, libjpeg62-turbo, libpng16-16, libwebp7, libtomlplusplus3, zlib1g"
     if cuda:
-        summary = SUMMARY + " (built with CUDA: needs the CUDA runtime libraries)"
+        summary = SUMMARY + " (with the cuda backend, a plugin loaded where the CUDA libraries are installed)"
         runs_on = "the CPU or an NVIDIA GPU"
-        packages += "; CUDA and cuDNN where the build found them"
+        packages += ("; the cuda backend, libkiln_cuda.so, loads on first use and needs CUDA and cuDNN where "
+                     "the build found them: without them every CPU call works")
     else:
         summary = SUMMARY + " (CPU build)"
         runs_on = "the CPU"
@@ -152,7 +175,7 @@ def metadata(version, needed, cuda):
         f"The extension links these shared libraries, which the system provides (Debian 12: {packages}):",
         "",
     ]
-    description += [f"- {name}" for name in needed if not BASE_LIBRARIES.match(name)]
+    description += [f"- {name}" for name in needed if not BASE_LIBRARIES.match(name) and not name.startswith("libkiln")]
     return "\n".join(header + [""] + description) + "\n"
 
 
@@ -207,9 +230,13 @@ def make_wheel(build, out):
     version = project_version(cache["kiln_SOURCE_DIR"])
     tag = "-".join(wheel_tag())
     with tempfile.TemporaryDirectory(prefix="kiln-wheel-") as staging:
-        package, share = install_build(cache, build, staging)
-        needed, runpath = dynamic_section(extension_of(package))
-        check_runpath(runpath, cache)
+        package, share, libdir = install_build(cache, build, staging)
+        needed = []
+        for binary in [extension_of(package)] + copy_kiln_libraries(libdir, package):
+            binary_needs, runpath = dynamic_section(binary)
+            check_runpath(binary, runpath, cache)
+            if "libkiln_cuda" not in binary:  # the plugin's CUDA libraries are named as such below
+                needed += [name for name in binary_needs if name not in needed]
         dist_info = f"kiln-{version}.dist-info"
         texts = [("METADATA", metadata(version, needed, cache.get("KILN_CUDA") == "ON")),
                  ("WHEEL", wheel_file(tag)), ("top_level.txt", "kiln\n")]

@@ -222,17 +222,24 @@ void build(const BuildCommandOptions& options, const CLI::App& command) {
   }
 }
 
-// --cuda-option's help: the cuda backend's own options (Backend::options_help), where it is built in.
+// --cuda-option's help before the plugin is asked (describe_backend_options completes it).
+constexpr const char* kCudaOptionHelp =
+    "cuda: set one of the backend's options (repeatable); the plan records every option, so it runs the "
+    "way it was built";
+
+// --cuda-option's help with the cuda backend's own options (Backend::options_help), where it loads.
 std::string cuda_option_help() {
-  std::string help =
-      "cuda: set one of the backend's options (repeatable); the plan records every option, so it runs the "
-      "way it was built";
+  std::string help = kCudaOptionHelp;
   for (const std::string_view name : backend_names()) {
-    const std::unique_ptr<Backend> backend = make_backend(name);
-    if (!backend->takes_options()) continue;
-    std::istringstream lines(backend->options_help());
-    for (std::string line; std::getline(lines, line);) help += "\n  " + line;
-    return help;
+    try {
+      const std::unique_ptr<Backend> backend = make_backend(name);
+      if (!backend->takes_options()) continue;
+      std::istringstream lines(backend->options_help());
+      for (std::string line; std::getline(lines, line);) help += "\n  " + line;
+      return help;
+    } catch (const Error& error) {
+      return cat(help, " (", error.what(), ")");
+    }
   }
   return help + " (this kiln has no cuda backend)";
 }
@@ -340,7 +347,7 @@ void add_build_command(CLI::App& app) {
                 "fp16 (the plan and --verbose list them)");
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "cuda: file of timed tactics to reuse and extend, so rebuilds pick the same kernels fast");
-  cmd->add_option("--cuda-option", options->cuda_options, cuda_option_help())->type_name("NAME=VALUE");
+  cmd->add_option("--cuda-option", options->cuda_options, kCudaOptionHelp)->type_name("NAME=VALUE");
   cmd->add_option("--disable-pass", options->disabled_passes, "Skip a graph pass by name (repeatable)");
   cmd->add_option("--families-dir", options->families_dir, "Where family names are looked up")
       ->capture_default_str();
@@ -350,6 +357,12 @@ void add_build_command(CLI::App& app) {
                 "as the precision tactic compared them");
   cmd->add_option("--json", options->json, "Write a JSON build report");
   cmd->callback([options, cmd] { build(*options, *cmd); });
+}
+
+void describe_backend_options(CLI::App& app) {
+  for (CLI::App* command : app.get_subcommands([](const CLI::App* sub) { return sub->get_name() == "build"; })) {
+    if (CLI::Option* option = command->get_option_no_throw("--cuda-option")) option->description(cuda_option_help());
+  }
 }
 
 }  // namespace kiln::cli

@@ -22,4 +22,8 @@ void add_dataset_import_command(CLI::App& dataset);
 void add_eval_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 
+// Completes `kiln build --cuda-option`'s help with the cuda backend's options, loading its plugin: called
+// only when help is printed, so that other commands do not load the CUDA libraries (cmd_build.cpp).
+void describe_backend_options(CLI::App& app);
+
 }  // namespace kiln::cli

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "io/temp_files.h"
 #include "io/user_json.h"
+#include "runtime/backend_plugin.h"
 
 namespace {
 
@@ -26,13 +27,17 @@ std::string one_line(std::string text) {
   return text;
 }
 
-// `kiln --version`: what a bug report needs first.
+// `kiln --version`: what a bug report needs first, with a line per plugin backend saying whether it loads
+// here and what it would run on.
 std::string version_text() {
   std::string backends;
   for (const std::string_view name : kiln::backend_names())
     backends += kiln::cat(backends.empty() ? "" : ", ", name);
-  return kiln::cat("kiln ", kiln::kiln_version(), " (commit ", kiln::kiln_commit(),
-                   ")\nbackends: ", backends);
+  std::string text = kiln::cat("kiln ", kiln::kiln_version(), " (commit ", kiln::kiln_commit(),
+                               ")\nbackends: ", backends);
+  for (const std::string_view plugin : kiln::plugin_backend_names())
+    text += kiln::cat("\n", plugin, ": ", kiln::plugin_status(plugin));
+  return text;
 }
 
 }  // namespace
@@ -43,7 +48,7 @@ int main(int argc, char** argv) {
                ": engine builder, runtime and quantization study tool for vision models"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text,
-                       "Print kiln's version, commit and built-in backends, and exit");
+                       "Print kiln's version, commit and backends (whether the cuda plugin loads here), and exit");
   app.footer(
       "Run `kiln SUBCOMMAND --help` for a subcommand's options.\n"
       "Exit status: 0 on success, 2 for a usage error (an unknown command, an unknown, missing or malformed "
@@ -67,7 +72,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::RuntimeError& error) {
     return error.get_exit_code();  // a check that found problems and has reported them (dataset, validate)
   } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == 0) return app.exit(error);  // --help and --version
+    if (error.get_exit_code() == 0) {  // --help and --version
+      kiln::cli::describe_backend_options(app);
+      return app.exit(error);
+    }
     std::cerr << "kiln: error: " << error.what() << " (see `kiln --help`)\n";
     return kUsageError;
   } catch (const kiln::Error& error) {

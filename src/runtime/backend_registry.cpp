@@ -1,12 +1,10 @@
-// The list of backends built into kiln.
+// The backends kiln offers: the CPU backends built into libkiln_core.so, and the plugins installed here.
+#include "backends/backend.h"
 #include "backends/cpu/reference/reference_backend.h"
 #include "core/error.h"
-#include "backends/backend.h"
+#include "runtime/backend_plugin.h"
 #if KILN_HAVE_ONEDNN
 #include "backends/cpu/onednn/onednn_backend.h"
-#endif
-#if KILN_HAVE_CUDA
-#include "backends/cuda/cuda_backend.h"
 #endif
 
 namespace kiln {
@@ -17,9 +15,9 @@ std::vector<std::string_view> backend_names() {
   names.push_back("cpu");
 #endif
   names.push_back("cpu-reference");
-#if KILN_HAVE_CUDA
-  names.push_back("cuda");  // never the default: a plan runs on the CPU unless asked
-#endif
+  // Plugins come last: a plan runs on the CPU unless asked.
+  for (const std::string_view plugin : plugin_backend_names())
+    if (plugin_installed(plugin)) names.push_back(plugin);
   return names;
 }
 
@@ -28,12 +26,13 @@ std::unique_ptr<Backend> make_backend(std::string_view name) {
   if (name == "cpu") return std::make_unique<OnednnBackend>();
 #endif
   if (name == "cpu-reference") return std::make_unique<ReferenceBackend>();
-#if KILN_HAVE_CUDA
-  if (name == "cuda") return std::make_unique<CudaBackend>();
-#endif
+  if (plugin_installed(name)) return make_plugin_backend(name);
   std::string known;
   for (const auto candidate : backend_names()) known += cat(known.empty() ? "" : ", ", candidate);
-  fail("unknown backend '", name, "' (built in: ", known, ")");
+  if (!is_plugin_backend(name)) fail("unknown backend '", name, "' (built in: ", known, ")");
+  const std::filesystem::path plugin = plugin_path(name);
+  fail("unknown backend '", name, "' (built in: ", known, "; the ", name, " backend is the plugin ",
+       plugin.filename().string(), ", which is not in ", plugin.parent_path().string(), ")");
 }
 
 }  // namespace kiln

@@ -15,8 +15,8 @@
    and, of two unrelated libraries, the one loaded later first, so the constructor runs after libc's and
    before libgomp's, in the kiln program and in any program linking libkiln.so (the sdk.wait_policy and
    everyday_cli tests check it). A program that loads libgomp before libkiln.so (dlopen after another
-   OpenMP library) keeps libgomp's default. The Python module, which links kiln statically, sets
-   passive waits in kiln/__init__.py before it loads its extension: an interpreter lives long past any
+   OpenMP library) keeps libgomp's default. The Python module, which links libkiln_core.so and not
+   libkiln.so, sets passive waits in kiln/__init__.py before it loads its extension: an interpreter lives long past any
    reading of the machine at its start. */
 #pragma once
 

@@ -46,16 +46,22 @@ std::string utc_now() {
   return text;
 }
 
-// Facts of every built-in backend, then a "not in this build" row for each required one still missing.
+// Facts of every backend offered here, then a row for each required one still missing: "not in this build"
+// or, for a plugin installed here that does not load, why.
 std::vector<BackendFact> backend_facts() {
   std::vector<BackendFact> facts;
+  std::string missing = "not in this build of kiln";
   for (const std::string_view name : backend_names()) {
-    for (BackendFact& fact : make_backend(name)->environment()) facts.push_back(std::move(fact));
+    try {
+      for (BackendFact& fact : make_backend(name)->environment()) facts.push_back(std::move(fact));
+    } catch (const Error& error) {
+      missing = error.what();
+    }
   }
   for (const auto& [key, label] : required_backend_facts()) {
     const bool present =
         std::any_of(facts.begin(), facts.end(), [&](const BackendFact& f) { return f.key == key; });
-    if (!present) facts.push_back({key, label, "not in this build of kiln"});
+    if (!present) facts.push_back({key, label, missing});
   }
   return facts;
 }

@@ -42,7 +42,15 @@ TEST(BackendBoundaries, ACudaBuildBlockAboveTheBackendsIsAViolation) {
   EXPECT_TRUE(backend_violation("src/sdk/sdk_engine.cpp", "#if KILN_HAVE_CUDA"));
   EXPECT_TRUE(backend_violation("python/py_arrays.cpp", "#ifdef KILN_HAVE_CUDA"));
   EXPECT_FALSE(backend_violation("src/backends/cuda/cuda_backend.cpp", "#if KILN_HAVE_CUDA"));
-  EXPECT_FALSE(backend_violation("src/runtime/backend_registry.cpp", "#if KILN_HAVE_CUDA"));
+  EXPECT_TRUE(backend_violation("src/runtime/backend_registry.cpp", "#if KILN_HAVE_CUDA"));
+  EXPECT_TRUE(backend_violation("src/backends/cpu/onednn/conv.cpp", "#if KILN_HAVE_CUDA"));
+}
+
+TEST(BackendBoundaries, OnlyThePluginIncludesTheCudaBackend) {
+  EXPECT_TRUE(backend_violation("src/runtime/backend_registry.cpp", "#include \"backends/cuda/cuda_backend.h\""));
+  EXPECT_TRUE(backend_violation("src/backends/common/arena_planner.cpp", "#include \"backends/cuda/arena.h\""));
+  EXPECT_FALSE(backend_violation("src/backends/cuda/conv.cpp", "#include \"backends/cuda/conv.h\""));
+  EXPECT_FALSE(backend_violation("src/runtime/backend_registry.cpp", "#include \"backends/cpu/reference/reference_backend.h\""));
 }
 
 TEST(BackendBoundaries, ScanReportsFileAndLineAndSkipsTests) {

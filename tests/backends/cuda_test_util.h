@@ -1,5 +1,5 @@
-// Whether the CUDA backend is built into this binary and a device is present, for tests that skip
-// (GTEST_SKIP, reported as skipped, not passed) where there is none.
+// Whether the CUDA backend (its plugin) is installed beside this build and a device is present, for tests
+// that skip (GTEST_SKIP, reported as skipped, not passed) where there is none.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "backends/backend.h"
+#include "backends/device.h"
 
 #if KILN_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -19,13 +20,11 @@ inline bool cuda_built() {
   return std::find(names.begin(), names.end(), "cuda") != names.end();
 }
 
+// Asked of the backend's device, so that programs not linking the plugin see the GPU it would run on.
 inline bool gpu_present() {
-#if KILN_HAVE_CUDA
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-#else
-  return false;
-#endif
+  if (!cuda_built()) return false;
+  const Device* device = make_backend("cuda")->device();
+  return device != nullptr && device->count() > 0;
 }
 
 }  // namespace kiln::testing

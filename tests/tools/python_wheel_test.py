@@ -119,13 +119,20 @@ def check_links(module, roots):
     dynamic = run(["readelf", "-d", module])
     for entry in re.findall(r"\((?:RUNPATH|RPATH)\)\s+Library (?:run)?path: \[([^\]]*)\]", dynamic):
         for folder in entry.split(":"):
+            if folder.startswith("$ORIGIN"):
+                continue  # inside the installed package
             assert not any(os.path.realpath(folder).startswith(root) for root in roots), f"run path {folder}"
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
-    assert not any(name.startswith("libkiln") for name in needed), f"links kiln's own library: {needed}"
+    assert "libkiln_core.so" in " ".join(needed), f"the extension does not link libkiln_core.so: {needed}"
     loaded = run(["ldd", module])
     assert "not found" not in loaded, "a library the extension links is not found"
     for root in roots:
         assert root not in loaded, f"a library is loaded from {root}"
+    package = os.path.dirname(module)
+    for name, path in re.findall(r"^\s*(libkiln\S*) => (\S+)", loaded, re.MULTILINE):
+        assert os.path.dirname(os.path.realpath(path)) == os.path.realpath(package), f"{name} loaded from {path}"
+    cuda = re.findall(r"^\s*(lib(?:cudart|cudnn|cublas)\S*) =>", loaded, re.MULTILINE)
+    assert not cuda, f"the extension loads CUDA libraries without the cuda backend: {cuda}"
 
 
 def python_tag(python):
