@@ -6,8 +6,11 @@
 #     library (ldd, which follows every dependency);
 #   - removes the plugin, as on a machine given the CPU packages only: `kiln --version`, a CPU run and
 #     the Python module work, `--backend cuda` is refused;
-#   - puts plugins there that cannot serve: one needing a library the machine lacks (as the real one
-#     does where CUDA is not installed), one without kiln's entry points, one from another kiln build.
+#   - puts plugins there that cannot serve: one needing a library the machine lacks, one without kiln's
+#     entry points, one from another kiln build;
+#   - puts the real plugin back and hides the CUDA toolkit's folder in a mount namespace
+#     (cuda_hidden_checks.sh): every family builds and runs on the CPU, --backend cuda names the missing
+#     CUDA library.
 #   without_cuda_test.sh BUILD_DIR SOURCE_DIR CMAKE FIXTURE_DIR PYTHON
 set -euo pipefail
 build=$1 source=$2 cmake=$3 fixture=$4 python=$5
@@ -81,4 +84,17 @@ refuse "^kiln: error: $libdir/$plugin_name is not a kiln backend plugin \(it lac
 printf 'const char* kiln_plugin_build(void) { return "0.0.1 (commit 000000000000)"; }\nvoid* kiln_plugin_make_backend(void) { return 0; }\n' >"$work/old.c"
 cc -shared -fPIC -o "$libdir/$plugin_name" "$work/old.c"
 refuse "^kiln: error: $libdir/$plugin_name was built with kiln 0.0.1 \(commit 000000000000\), not with this kiln .*: install the plugin of the same build$"
+# The real plugin on a machine without CUDA: the toolkit's folder hidden in a mount namespace of its own.
+cuda_dir=$(readlink -f /usr/local/cuda 2>/dev/null || true)
+if [[ ! -e $build/lib/$plugin_name ]]; then
+  echo "(this build has no cuda plugin: the parts above are the machine without it)"
+elif [[ -z $cuda_dir || ! -d $cuda_dir ]]; then
+  echo "(no /usr/local/cuda here to hide)"
+elif ! unshare --mount true 2>/dev/null; then
+  echo "skipped: the CUDA-hidden part needs a mount namespace (unshare --mount, as root) to hide $cuda_dir"
+  exit 77
+else
+  cp "$build/lib/$plugin_name" "$libdir/$plugin_name"
+  unshare --mount "$source/tests/sdk/cuda_hidden_checks.sh" "$prefix" "$cuda_dir" "$source" "$python"
+fi
 echo "without-cuda test: passed"
