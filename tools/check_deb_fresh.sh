@@ -3,10 +3,12 @@
 # bookworm made by debootstrap (root, network to deb.debian.org), then
 #   1. `apt-get install ./kiln_*.deb` on a system without CUDA: `kiln --version` says the cuda backend is
 #      not installed, `kiln study timm_resnest` and the Python module work;
-#   2. `apt-get install ./kiln-cuda_*.deb` still without CUDA: the plugin is listed but cannot load
+#   2. `apt-get install ./kiln-dev_*.deb` with cmake and g++: the examples build against the packages with
+#      find_package(kiln), choosing no C++ standard, and run;
+#   3. `apt-get install ./kiln-cuda_*.deb` still without CUDA: the plugin is listed but cannot load
 #      (`kiln --version` names the missing CUDA library), a CPU run still works, `--backend cuda` is
 #      refused in one line;
-#   3. the machine's CUDA toolkit and cuDNN bound in at /usr/local/cuda (a machine of the CI kind has them
+#   4. the machine's CUDA toolkit and cuDNN bound in at /usr/local/cuda (a machine of the CI kind has them
 #      there; they are not Debian packages): the plugin loads.
 # Takes 5 to 10 minutes on 2 cores.
 #   tools/check_deb_fresh.sh BUILD_DIR [ROOT]   (the packages made by `cpack -G DEB` in BUILD_DIR;
@@ -17,7 +19,7 @@ root=${2:-$(mktemp -d /tmp/kiln-fresh.XXXXXX)}
 [[ $(id -u) == 0 ]] || { echo "$0: needs root (debootstrap, chroot, mount)"; exit 2; }
 command -v debootstrap >/dev/null || apt-get install -y debootstrap >/dev/null
 shopt -s nullglob
-runtime=("$build"/kiln_*.deb) cuda=("$build"/kiln-cuda_*.deb)
+runtime=("$build"/kiln_*.deb) cuda=("$build"/kiln-cuda_*.deb) dev=("$build"/kiln-dev_*.deb)
 (( ${#runtime[@]} == 1 )) || { echo "$0: expected one kiln_*.deb in $build (run cpack -G DEB there)"; exit 2; }
 cleanup() { for m in usr/local/cuda dev proc; do umount "$root/$m" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -26,7 +28,7 @@ trap cleanup EXIT
 mount -t proc proc "$root/proc"
 mount --bind /dev "$root/dev"
 cp /etc/resolv.conf "$root/etc/"
-cp "${runtime[0]}" ${cuda[@]+"${cuda[@]}"} "$root/root/"
+cp "${runtime[0]}" ${cuda[@]+"${cuda[@]}"} ${dev[@]+"${dev[@]}"} "$root/root/"
 in_root() { chroot "$root" bash -euo pipefail -c "cd /root; $1"; }
 
 in_root "
@@ -35,13 +37,30 @@ in_root "
   echo \"installed: \$(dpkg-query -W kiln)\"
   kiln --version
   kiln --version | grep -q '^cuda: the cuda backend is not installed here'
-  mkdir -p elsewhere && cd elsewhere
+  rm -rf elsewhere && mkdir elsewhere && cd elsewhere  # a ROOT given again is reused
   start=\$SECONDS
   kiln study timm_resnest -o study >study.log 2>&1
   echo \"kiln study timm_resnest: \$(( SECONDS - start )) s, \$(ls study | tr '\n' ' ')\"
   grep -m1 -E '^\*\*(Ship|Do not ship|Cannot tell)' study/STUDY.md || true
   python3 -c 'import kiln; print(\"python: import kiln\", kiln.__version__, kiln.backends())'
 "
+# kiln-dev: the examples built against the installed package with find_package(kiln), choosing no C++
+# standard, and run on a plan the installed kiln builds.
+if (( ${#dev[@]} == 1 )); then
+  rm -rf "$root/root/examples" "$root/root/examples-build"
+  cp -r "$(dirname "$0")/../examples" "$root/root/examples"
+  in_root "
+    DEBIAN_FRONTEND=noninteractive apt-get install -y ./$(basename "${dev[0]}") cmake g++ make pkg-config >>apt.log
+    echo \"installed: \$(dpkg-query -W kiln-dev)\"
+    cmake -S examples -B examples-build -DCMAKE_BUILD_TYPE=Release >examples.log
+    cmake --build examples-build >>examples.log
+    kiln build timm_resnest --checkpoint /usr/share/kiln/tests/data/trained/resnest_fashion_tiny/model.safetensors \
+      -o resnest.kplan >/dev/null
+    photo=/usr/share/kiln/tests/data/fashion_detect/images/val/val_000000.jpg
+    examples-build/classify_c resnest.kplan \$photo | head -n 2
+    examples-build/run_cpp resnest.kplan \$photo | head -n 2
+  "
+fi
 (( ${#cuda[@]} == 1 )) || { echo "ok: ${runtime[0]} (no kiln-cuda package in $build)"; exit 0; }
 in_root "
   DEBIAN_FRONTEND=noninteractive apt-get install -y ./$(basename "${cuda[0]}") >>apt.log
@@ -57,4 +76,4 @@ mkdir -p "$root/usr/local/cuda"
 mount --bind "$(readlink -f /usr/local/cuda)" "$root/usr/local/cuda"
 ln -sfn cuda "$root/usr/local/$(basename "$(readlink -f /usr/local/cuda)")"
 in_root "kiln --version; kiln --version | grep -q '^cuda: loaded from /usr/lib/.*libkiln_cuda.so'"
-echo "ok: ${runtime[0]} and ${cuda[0]} install and run on a fresh bookworm ($root)"
+echo "ok: the packages in $build install and run on a fresh bookworm ($root)"
