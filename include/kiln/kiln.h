@@ -29,7 +29,7 @@ extern "C" {
 /* The ABI version this header describes. A library serves a request for major KILN_ABI_MAJOR and any
  * minor up to its own. */
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 3
+#define KILN_ABI_MINOR 4
 
 typedef enum kiln_status {
   KILN_OK = 0,
@@ -233,6 +233,14 @@ typedef struct kiln_api {
   kiln_status (*context_run_pixels)(kiln_context* context, const kiln_image* const* images,
                                     size_t image_count, const kiln_tensor* outputs, size_t output_count,
                                     kiln_error** error);
+
+  /* ABI 1.4. The backends this library offers here, the default first: the CPU backends, then cuda where
+   * its plugin (libkiln_cuda.so) is installed beside the library. NULL past the end. */
+  const char* (*backend_at)(size_t index);
+  /* One line on a backend, as `kiln --version` prints it: for cuda, the plugin it loaded and what it runs
+   * on, or why it does not load here (the library it lacks); "built in" for the CPU backends; NULL for a
+   * name this library does not know. Valid for the life of the process. */
+  const char* (*backend_status)(const char* backend);
 } kiln_api;
 
 /* The table for ABI `major`.`minor`: KILN_STATUS_UNSUPPORTED when major differs from the library's or

@@ -58,6 +58,20 @@ using Owned = std::unique_ptr<Handle, Deleter<Handle, Free>>;
 
 inline std::string version() { return detail::api().version(); }
 
+// The backends offered here, the default first (cuda where its plugin is installed; ABI 1.4).
+inline std::vector<std::string> backends() {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; const char* name = detail::api().backend_at(i); ++i) names.emplace_back(name);
+  return names;
+}
+
+// One line on a backend, as `kiln --version` prints it (for cuda: whether its plugin loads here, and why
+// not); empty for a name this library does not know.
+inline std::string backend_status(const std::string& backend) {
+  const char* line = detail::api().backend_status(backend.c_str());
+  return line != nullptr ? line : "";
+}
+
 class Plan {
  public:
   static Plan load(const std::filesystem::path& path) {

@@ -1,4 +1,11 @@
-// kiln_get_api, the function table and the error objects.
+// kiln_get_api, the function table, the error objects and the backends offered here.
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "runtime/backend_plugin.h"
 #include "sdk/c_api_internal.h"
 
 namespace kiln::capi {
@@ -18,6 +25,37 @@ void error_free(kiln_error* error) {
   if (error != &out_of_memory) delete error;
 }
 
+const char* backend_at(size_t index) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const std::string_view name : backend_names()) all.emplace_back(name);
+    return all;
+  }();
+  return index < names.size() ? names[index].c_str() : nullptr;
+}
+
+// A plugin's line is read once: loading it again would not change it within a process.
+const char* backend_status(const char* backend) noexcept {
+  if (backend == nullptr) return nullptr;
+  static std::mutex mutex;
+  static std::map<std::string, std::string, std::less<>> lines;
+  try {
+    const std::lock_guard lock(mutex);
+    if (const auto found = lines.find(std::string_view(backend)); found != lines.end()) return found->second.c_str();
+    std::string line;
+    if (is_plugin_backend(backend)) {
+      line = plugin_status(backend);
+    } else {
+      for (std::size_t i = 0; backend_at(i) != nullptr; ++i)
+        if (std::string_view(backend_at(i)) == backend) line = "built in";
+      if (line.empty()) return nullptr;
+    }
+    return lines.emplace(backend, std::move(line)).first->second.c_str();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
 kiln_api make_table() {
   kiln_api api{};
   api.struct_size = sizeof(kiln_api);
@@ -28,6 +66,8 @@ kiln_api make_table() {
   add_plan_and_engine_entries(api);
   add_task_entries(api);
   add_image_run_entries(api);
+  api.backend_at = backend_at;
+  api.backend_status = backend_status;
   return api;
 }
 

@@ -18,6 +18,24 @@ static void test_versions(void) {
   CHECK(strcmp(kiln_status_name(KILN_STATUS_NOT_FOUND), "KILN_STATUS_NOT_FOUND") == 0);
 }
 
+/* ABI 1.4: the backends offered here, with a line each; cuda's says whether its plugin loads. */
+static void test_backends(void) {
+  size_t count = 0;
+  int reference = 0;
+  while (api->backend_at(count) != NULL) {
+    const char* name = api->backend_at(count++);
+    reference |= strcmp(name, "cpu-reference") == 0;
+    CHECK(api->backend_status(name) != NULL && strlen(api->backend_status(name)) > 0);
+  }
+  CHECK(count >= 1 && reference);
+  CHECK(strcmp(api->backend_status("cpu-reference"), "built in") == 0);
+  CHECK(api->backend_status("no-such-backend") == NULL && api->backend_status(NULL) == NULL);
+  /* cuda is known whether or not its plugin is installed: the line says which. */
+  const char* cuda = api->backend_status("cuda");
+  CHECK(cuda != NULL && (strncmp(cuda, "loaded from ", 12) == 0 || strstr(cuda, "the cuda backend") != NULL));
+  CHECK(api->backend_status("cuda") == cuda); /* read once, the same line after */
+}
+
 static void test_plan_errors(void) {
   kiln_plan* plan = NULL;
   kiln_error* error = NULL;
@@ -153,6 +171,7 @@ int main(int argc, char** argv) {
   fixture = argv[1];
   test_versions();
   if (api == NULL) return 1;
+  test_backends();
   test_plan_errors();
   kiln_plan* plan = NULL;
   char path[4096];

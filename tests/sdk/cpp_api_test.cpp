@@ -2,6 +2,7 @@
 // contexts run on several threads at once, errors are exceptions with the status and kiln's message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -53,6 +54,19 @@ TEST(CppApi, ContextsRunOnThreadsAtOnce) {
   }
   for (auto& thread : threads) thread.join();
   for (const auto& result : results) EXPECT_EQ(result, expected);
+}
+
+TEST(CppApi, BackendsAreListedWithAStatusLineEach) {
+  const std::vector<std::string> names = kiln::sdk::backends();
+  ASSERT_FALSE(names.empty());
+  EXPECT_NE(std::find(names.begin(), names.end(), "cpu-reference"), names.end());
+  for (const std::string& name : names) EXPECT_FALSE(kiln::sdk::backend_status(name).empty()) << name;
+  EXPECT_EQ(kiln::sdk::backend_status("cpu-reference"), "built in");
+  EXPECT_EQ(kiln::sdk::backend_status("no-such-backend"), "");
+  const bool cuda_listed = std::find(names.begin(), names.end(), "cuda") != names.end();
+  const std::string cuda = kiln::sdk::backend_status("cuda");
+  // Not installed: the line says so and cuda is not listed; installed: it loads or says why not.
+  EXPECT_EQ(cuda_listed, cuda.find("is not installed here") == std::string::npos) << cuda;
 }
 
 TEST(CppApi, ErrorsAreExceptionsWithStatusAndMessage) {
