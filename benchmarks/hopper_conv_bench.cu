@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/hopper/gemm_conv_kernels.h"
+#include "backends/cuda/kernels/hopper/gemm_conv_kernels.h"
 
 namespace {
 

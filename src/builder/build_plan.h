@@ -34,7 +34,7 @@ struct BuildOptions {
   Quantizer quantizer;  // required for kF8 and kI8
   // 0: no passes, heuristic tactics; 1: exact clean-ups, a narrow timed search; 2: fusions too, a wider
   // search; 3: fusions, the widest search (backends that time kernels:
-  // src/backends/cuda/conv_candidates.cpp).
+  // src/backends/cuda/program/conv_candidates.cpp).
   std::int64_t opt_level = 2;
   std::int64_t batch = 1;
   std::string backend = "cpu";

@@ -26,7 +26,8 @@ TEST(BackendBoundaries, ABackendHeaderAboveTheBackendsIsAViolation) {
   EXPECT_FALSE(backend_violation("src/runtime/engine.h", "#include \"backends/backend.h\""));
   EXPECT_FALSE(backend_violation("src/runtime/backend_registry.cpp",
                                  "#include \"backends/cpu/onednn/onednn_backend.h\""));
-  EXPECT_FALSE(backend_violation("src/backends/cuda/conv.cpp", "#include \"backends/cuda/cuda_util.h\""));
+  EXPECT_FALSE(backend_violation("src/backends/cuda/convolution/cudnn_conv.cpp",
+                                 "#include \"backends/cuda/cuda_util.h\""));
 }
 
 TEST(BackendBoundaries, ABackendNameCheckIsAViolation) {
@@ -47,10 +48,14 @@ TEST(BackendBoundaries, ACudaBuildBlockAboveTheBackendsIsAViolation) {
 }
 
 TEST(BackendBoundaries, OnlyThePluginIncludesTheCudaBackend) {
-  EXPECT_TRUE(backend_violation("src/runtime/backend_registry.cpp", "#include \"backends/cuda/cuda_backend.h\""));
-  EXPECT_TRUE(backend_violation("src/backends/common/arena_planner.cpp", "#include \"backends/cuda/arena.h\""));
-  EXPECT_FALSE(backend_violation("src/backends/cuda/conv.cpp", "#include \"backends/cuda/conv.h\""));
-  EXPECT_FALSE(backend_violation("src/runtime/backend_registry.cpp", "#include \"backends/cpu/reference/reference_backend.h\""));
+  EXPECT_TRUE(
+      backend_violation("src/runtime/backend_registry.cpp", "#include \"backends/cuda/cuda_backend.h\""));
+  EXPECT_TRUE(backend_violation("src/backends/common/arena_planner.cpp",
+                                "#include \"backends/cuda/program/arena.h\""));
+  EXPECT_FALSE(backend_violation("src/backends/cuda/convolution/cudnn_conv.cpp",
+                                 "#include \"backends/cuda/convolution/cudnn_conv.h\""));
+  EXPECT_FALSE(backend_violation("src/runtime/backend_registry.cpp",
+                                 "#include \"backends/cpu/reference/reference_backend.h\""));
 }
 
 TEST(BackendBoundaries, ScanReportsFileAndLineAndSkipsTests) {

@@ -101,7 +101,40 @@ std::optional<std::string> family_violation(const std::string& from, const std::
          " (share code through families/common)";
 }
 
+// The room of a file of the cuda backend ("convolution" for src/backends/cuda/convolution/x.h), "" for
+// its shared headers, "backend" for the backend's other files; nullopt outside the cuda backend.
+std::optional<std::string> cuda_room_of(std::string_view path) {
+  constexpr std::string_view kCuda = "src/backends/cuda/";
+  if (!starts_with(path, kCuda)) return std::nullopt;
+  const std::string_view rest = path.substr(kCuda.size());
+  if (rest == "cuda_util.h" || rest == "cuda_options.h") return "";
+  const std::size_t slash = rest.find('/');
+  return slash == std::string_view::npos ? "backend" : std::string(rest.substr(0, slash));
+}
+
+std::optional<std::string> cuda_room_violation(const std::string& from, const std::string& to) {
+  const auto from_room = cuda_room_of(from);
+  const auto to_room = cuda_room_of(to);
+  if (!from_room || !to_room || to_room->empty()) return std::nullopt;
+  const auto& order = cuda_room_order();
+  const auto rank = [&](const std::string& room) { return std::ranges::find(order, room) - order.begin(); };
+  for (const std::string& room : {*from_room, *to_room}) {
+    if (rank(room) == static_cast<std::ptrdiff_t>(order.size()) && !room.empty()) {
+      return "src/backends/cuda/" + room + " is in no room of the cuda backend's order (add it)";
+    }
+  }
+  if (from_room->empty()) return "the cuda backend's shared headers include no room";
+  if (rank(*to_room) <= rank(*from_room)) return std::nullopt;
+  return "the cuda backend's " + *from_room + " room must not include its " + *to_room + " room above it";
+}
+
 }  // namespace
+
+const std::vector<std::string_view>& cuda_room_order() {
+  static const std::vector<std::string_view> order = {"kernels", "tactics", "convolution", "program",
+                                                      "backend"};
+  return order;
+}
 
 const std::vector<std::string_view>& layer_order() {
   static const std::vector<std::string_view> order = {
@@ -125,6 +158,7 @@ std::optional<std::string> include_violation(const std::string& from, const std:
     return "benchmarks/ and testing/ must not include tests/ (share test support through testing/)";
   }
   if (auto reason = family_violation(from, to)) return reason;
+  if (auto reason = cuda_room_violation(from, to)) return reason;
   return layer_violation(from, to);
 }
 

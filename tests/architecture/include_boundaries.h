@@ -11,6 +11,11 @@
 // Sub-folders of src/backends (common, cpu, cuda) are one layer. A src/ folder missing from the order is
 // itself a violation: add it.
 //
+// The cuda backend's rooms, in the same way, lowest first (src/backends/cuda/<room>/; the backend's own files
+// are in the folder itself; cuda_util.h and cuda_options.h, which include no room, any room may include):
+//
+//   kernels < tactics < convolution < program < backend
+//
 // Besides the order:
 //   - of src/, only src/pipeline, src/sdk and src/cli include the families, and only families/registry.h;
 //   - families/A/ includes only families/A/ and families/common/ (the shared family helpers);
@@ -30,6 +35,8 @@ namespace kiln::testing {
 
 // The layer order above, lowest first.
 const std::vector<std::string_view>& layer_order();
+// The cuda backend's rooms above, lowest first.
+const std::vector<std::string_view>& cuda_room_order();
 
 // The layer of a repository-relative file ("src/graph/graph.h" -> "graph", "families/yolov10/x.h" ->
 // "families"); nullopt outside the layered tree (tests/, benchmarks/, testing/, third-party headers).

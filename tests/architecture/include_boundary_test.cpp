@@ -82,12 +82,32 @@ TEST(IncludeLayers, ALowerLayerIncludingAHigherOneIsAViolation) {
 }
 
 TEST(IncludeLayers, BackendsAreOneLayerThatIncludesTheBackendInterface) {
-  EXPECT_FALSE(include_violation("src/backends/cuda/program.h", "src/backends/backend.h"));
-  EXPECT_FALSE(include_violation("src/backends/cuda/conv.cpp", "src/backends/common/arena_planner.h"));
+  EXPECT_FALSE(include_violation("src/backends/cuda/program/program.h", "src/backends/backend.h"));
+  EXPECT_FALSE(include_violation("src/backends/cuda/convolution/cudnn_conv.cpp",
+                                 "src/backends/common/arena_planner.h"));
   EXPECT_FALSE(include_violation("src/backends/cpu/onednn/fallback_step.cpp", "src/reference/kernels.h"));
   EXPECT_FALSE(include_violation("src/backends/common/fusion_match.h", "src/passes/rewrite_util.h"));
   EXPECT_FALSE(include_violation("src/runtime/backend_registry.cpp", "src/backends/cuda/cuda_backend.h"));
-  EXPECT_TRUE(include_violation("src/backends/cuda/program.cpp", "src/runtime/engine.h"));
+  EXPECT_TRUE(include_violation("src/backends/cuda/program/program.cpp", "src/runtime/engine.h"));
+}
+
+// The cuda backend's rooms: kernels < tactics < convolution < program < the backend's own files.
+TEST(IncludeLayers, TheCudaBackendsRoomsIncludeOnlyRoomsBelowThem) {
+  EXPECT_FALSE(include_violation("src/backends/cuda/program/conv_steps.cpp",
+                                 "src/backends/cuda/convolution/kiln_kernels.h"));
+  EXPECT_FALSE(include_violation("src/backends/cuda/convolution/mma_conv.h",
+                                 "src/backends/cuda/kernels/mma_conv_kernels.h"));
+  EXPECT_FALSE(
+      include_violation("src/backends/cuda/cuda_backend.cpp", "src/backends/cuda/program/program.h"));
+  EXPECT_FALSE(include_violation("src/backends/cuda/kernels/layout.cu", "src/backends/cuda/cuda_util.h"));
+  EXPECT_EQ(include_violation("src/backends/cuda/kernels/depthwise.cu",
+                              "src/backends/cuda/convolution/conv_layer.h"),
+            "the cuda backend's kernels room must not include its convolution room above it");
+  EXPECT_TRUE(include_violation("src/backends/cuda/tactics/tactic.h", "src/backends/cuda/program/program.h"));
+  EXPECT_TRUE(include_violation("src/backends/cuda/program/fusion.cpp", "src/backends/cuda/cuda_backend.h"));
+  EXPECT_TRUE(include_violation("src/backends/cuda/cuda_util.h", "src/backends/cuda/kernels/kernel_types.h"));
+  EXPECT_EQ(include_violation("src/backends/cuda/gadgets/x.h", "src/backends/cuda/kernels/kernel_types.h"),
+            "src/backends/cuda/gadgets is in no room of the cuda backend's order (add it)");
 }
 
 // The reference kernels sit below the passes (constant folding runs them); the backends above both.

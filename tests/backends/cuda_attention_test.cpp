@@ -1,4 +1,4 @@
-// kiln's attention kernels (backends/cuda/attention_kernels.h) called directly, against the reference
+// kiln's attention kernels (backends/cuda/kernels/attention_kernels.h) called directly, against the reference
 // attention: the split-key kernel and the tensor-core one, at YOLOv10n's and YOLOv10s's PSA sizes at
 // batch 1 (several key splits) and batch 8 (one), at pixel counts that are no multiple of the tiles,
 // and at the widest key and value widths the kernels hold; in f32 and fp16. Then how the keys are split.
@@ -14,8 +14,8 @@
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
+#include "backends/cuda/kernels/attention_kernels.h"
 #include "reference/kernels.h"
-#include "backends/cuda/attention_kernels.h"
 #endif
 
 namespace kiln {

@@ -1,6 +1,6 @@
 // Channel views (channel_views.h): which values of a YOLOv10 C2f block become views and where they live
 // (host); on a GPU, an fp16 convolution reading channels [16, 32) of a 48-channel NHWC tensor, adding
-// them as its residual, and writing channels [32, 48) of another (ConvGeometry's pitches, conv_graph.h)
+// them as its residual, and writing channels [32, 48) of another (ConvGeometry's pitches, cudnn_graph_conv.h)
 // against the same convolution on packed copies, and whole C2f blocks built with views against the
 // reference backend. The GPU tests skip without a device.
 #include <gtest/gtest.h>
@@ -19,9 +19,9 @@
 #if KILN_HAVE_CUDA
 #include <cudnn.h>
 
-#include "backends/cuda/arena.h"
-#include "backends/cuda/channel_views.h"
-#include "backends/cuda/conv_graph.h"
+#include "backends/cuda/convolution/cudnn_graph_conv.h"
+#include "backends/cuda/program/arena.h"
+#include "backends/cuda/program/channel_views.h"
 #include "cuda_kernel_test_util.h"
 #endif
 

@@ -1,5 +1,5 @@
-// kiln's depthwise convolution kernel (backends/cuda/depthwise_kernels.h) called directly, against the
-// reference convolution: EfficientNet's 3x3 and 5x5 depthwise layers at stride 1 and 2, with SiLU, with
+// kiln's depthwise convolution kernel (backends/cuda/kernels/depthwise_kernels.h) called directly, against
+// the reference convolution: EfficientNet's 3x3 and 5x5 depthwise layers at stride 1 and 2, with SiLU, with
 // and without a residual, in f32 and fp16, at channel counts that take 16-byte packs and one that does
 // not. In a program the kernel only runs where it wins the timed race against cuDNN, so the operator
 // test alone may never reach it. Skips without a GPU.
@@ -14,9 +14,9 @@
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
+#include "backends/cuda/kernels/depthwise_kernels.h"
+#include "backends/cuda/kernels/host_constants.h"
 #include "reference/kernels.h"
-#include "backends/cuda/depthwise_kernels.h"
-#include "backends/cuda/host_constants.h"
 #endif
 
 namespace kiln {

@@ -23,10 +23,10 @@
 #include "testing/random_tensor.h"
 
 #if KILN_HAVE_CUDA
-#include "reference/detect_select.h"
-#include "backends/cuda/detect_select_kernels.h"
-#include "backends/cuda/fusion.h"
+#include "backends/cuda/kernels/detect_select_kernels.h"
+#include "backends/cuda/program/fusion.h"
 #include "cuda_kernel_test_util.h"
+#include "reference/detect_select.h"
 #endif
 
 namespace kiln {

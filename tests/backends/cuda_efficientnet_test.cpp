@@ -121,8 +121,8 @@ INSTANTIATE_TEST_SUITE_P(Variants, CudaEfficientNetRunTest, ::testing::ValuesIn(
                          [](const auto& param_info) { return variant_name(param_info.param); });
 
 // After the passes every SiLU and sigmoid sits in a convolution, so no activation runs as a step of its
-// own; every squeeze-excite runs as two steps (squeeze_excite.h): its pool with fc1 and SiLU, then fc2
-// with its sigmoid inside the channel scale; the other SiLU convolutions are convolution steps with their
+// own; every squeeze-excite runs as two steps (squeeze_excite_kernels.h): its pool with fc1 and SiLU, then
+// fc2 with its sigmoid inside the channel scale; the other SiLU convolutions are convolution steps with their
 // SiLU epilogue.
 TEST(CudaEfficientNetTest, GatesRunOnTheirOwnKernelsAndActivationsInTheConvolutions) {
   KILN_SKIP_WITHOUT_GPU();

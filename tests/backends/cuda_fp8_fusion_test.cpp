@@ -1,5 +1,5 @@
 // FP8 networks on the CUDA backend with their quantize points fused into the producers of the tensors
-// they read (src/backends/cuda/quantize_fusion.h): no quantize step is left, and the outputs are bit
+// they read (src/backends/cuda/program/quantize_fusion.h): no quantize step is left, and the outputs are bit
 // for bit those of the program that quantizes in steps of its own (fuse-quantize=off) running
 // the same tactics. Skips without a GPU.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// FP8 pointwise convolutions as cuBLASLt FP8 GEMMs (src/backends/cuda/gemm_fp8.h): which layers take the
-// GEMM (host only), and, on a GPU: the GEMM forced with the fp8-gemm=only option against the
+// FP8 pointwise convolutions as cuBLASLt FP8 GEMMs (src/backends/cuda/convolution/cublaslt_fp8_conv.h): which
+// layers take the GEMM (host only), and, on a GPU: the GEMM forced with the fp8-gemm=only option against the
 // cpu-reference backend and against cuDNN's FP8 path (fp8-gemm=off), with a bias, ReLU, a residual and
 // code-writing outputs, at ResNet's channel counts; code-writing layers running the GEMM then the
 // quantize kernel; and its tactics restored from a plan. The GPU tests skip without a device.
@@ -20,7 +20,7 @@
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
-#include "backends/cuda/gemm_fp8.h"
+#include "backends/cuda/convolution/cublaslt_fp8_conv.h"
 #include "cuda_kernel_test_util.h"
 #endif
 

@@ -1,4 +1,4 @@
-// The CUDA backend's attention / squeeze-excite gate (squeeze_mlp.h): which global pools its launch
+// The CUDA backend's attention / squeeze-excite gate (squeeze_mlp_kernels.h): which global pools its launch
 // computes (fusion.h, decided on the host: checked without a GPU), the steps a compiled gate runs, and
 // that repeated runs give bit-identical outputs (no atomics in the gate). Its numbers against the
 // reference are in the cross-backend operator test (op_test/split_attention_cases.cpp).
@@ -16,8 +16,8 @@
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
-#include "backends/cuda/arena.h"
-#include "backends/cuda/fusion.h"
+#include "backends/cuda/program/arena.h"
+#include "backends/cuda/program/fusion.h"
 #include "graph/shape_inference.h"
 #endif
 

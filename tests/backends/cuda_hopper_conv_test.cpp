@@ -1,4 +1,4 @@
-// kiln's Hopper convolution kernel (backends/cuda/hopper/gemm_conv_kernels.h) called directly, every
+// kiln's Hopper convolution kernel (kernels/hopper/gemm_conv_kernels.h) called directly, every
 // tile, against a double-precision convolution of the same operand values: pointwise layers and windows
 // (3x3 at strides 1 and 2, a strided 1x1, a 1x3 window with padding on one axis only, a 7x7 stem), fp16
 // and E4M3 operands, pixel and channel counts that are no multiple of a tile's (partial tiles at every
@@ -25,8 +25,8 @@
 #include <cuda_runtime_api.h>
 
 #include "backends/cuda/cuda_util.h"
-#include "backends/cuda/hopper/gemm_conv_kernels.h"
-#include "backends/cuda/hopper/conv_tactic.h"
+#include "backends/cuda/kernels/hopper/gemm_conv_kernels.h"
+#include "backends/cuda/convolution/hopper_conv.h"
 #endif
 
 namespace kiln {
@@ -287,7 +287,7 @@ TEST(CudaHopperConvTest, TheTacticLayerRunsAViewedConvolution) {
   b.residual = dr.data();
   b.y = static_cast<std::uint16_t*>(dy.data()) + 16;
   ASSERT_TRUE(cuda::KilnHopperConv::takes(g, Operand::kF16, b));
-  cuda::KilnHopperConv layer(g, Operand::kF16, cuda::Act::kRelu, true, {});
+  cuda::KilnHopperConv layer(g, Operand::kF16, cuda::Act::kRelu, true, {}, cuda::current_device_name());
   cuda::TacticRace<cuda::KilnHopperConv::Tactic> race(false, nullptr);
   layer.offer_candidates(race, b, nullptr, 0);
   ASSERT_TRUE(race.winner().has_value());

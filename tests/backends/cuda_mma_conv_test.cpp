@@ -1,5 +1,5 @@
-// kiln's tensor-core convolution kernel (backends/cuda/mma_conv_kernels.h) called directly, against the
-// reference convolution: 1x1 and 3x3 kernels, stride 1 and 2, as YOLOv10's narrow layers have them (16 ->
+// kiln's tensor-core convolution kernel (backends/cuda/kernels/mma_conv_kernels.h) called directly, against
+// the reference convolution: 1x1 and 3x3 kernels, stride 1 and 2, as YOLOv10's narrow layers have them (16 ->
 // 16, 16 -> 32 stride 2, 32 -> 32, 64 -> 80), 80,000 output pixels, pixel counts that are not a multiple of a
 // block's, a residual, every variant, and channel views: x read from the middle of a wider tensor, y written
 // into one, whose other channels must stay as they were. In a program the kernel only runs where it wins the
@@ -18,9 +18,9 @@
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
+#include "backends/cuda/convolution/mma_conv.h"
+#include "backends/cuda/kernels/host_constants.h"
 #include "reference/kernels.h"
-#include "backends/cuda/host_constants.h"
-#include "backends/cuda/mma_conv.h"
 #endif
 
 namespace kiln {
@@ -166,14 +166,15 @@ TEST(CudaMmaConvTest, TakesNarrowDenseLayersWithinItsLimits) {
 TEST(CudaMmaConvTest, AStoredTileShapeRestoresOnlyWhereTheKernelTakesIt) {
   cuda::ConvGeometry g;
   std::tie(g.c, g.k, g.r, g.s, g.pad_h, g.pad_w) = std::make_tuple(32, 32, 3, 3, 1, 1);
-  cuda::KilnMmaConv conv(g, cuda::Act::kSilu, false);
-  const cuda::TacticRecord stored = cuda::KilnMmaConv::record({{2, 4}, 0.05});
+  cuda::KilnMmaConv conv(g, cuda::Act::kSilu, false, "a GPU");
+  const cuda::TacticRecord stored = cuda::KilnMmaConv::record({cuda::mma_variant_number({2, 4}), 0.05});
   EXPECT_EQ(stored.algorithm, 2 * 16 + 4);
   EXPECT_TRUE(conv.restore(stored));
   EXPECT_FALSE(conv.restore({true, 2 * 16 + 3, 0, 0.05, {}}));  // 3 channel tiles: no such shape
   EXPECT_FALSE(conv.restore({true, 1 * 16 + 8, 0, 0.05, {}}));  // 32 outputs: not 8 tiles of 8
   EXPECT_FALSE(conv.restore({true, 0, 0, 0.05, {}}));
-  EXPECT_NE(conv.key().find("pitch32x32x32"), std::string::npos) << conv.key();  // packed: c, k, k
+  EXPECT_EQ(conv.key().find(":pitch"), std::string::npos) << conv.key();  // packed
+  EXPECT_TRUE(conv.key().starts_with("kiln-mma:")) << conv.key();
 }
 
 TEST(CudaMmaConvFragmentsTest, EachLaneHoldsItsOutputChannelsPairsOfInputChannels) {

@@ -1,4 +1,4 @@
-// kiln's RGB stem kernel (backends/cuda/narrow_conv_kernels.h) called directly, against the reference
+// kiln's RGB stem kernel (backends/cuda/kernels/narrow_conv_kernels.h) called directly, against the reference
 // convolution: stems as YOLOv10 (3 -> 16, 3x3 stride 2, SiLU) and EfficientNet (3 -> 32) have them, stride 1
 // and 2, widths that are and are not multiples of a block, f32 and fp16. In a program the kernel only
 // runs where it wins the timed race against cuDNN, so the operator test alone may never reach it. Skips
@@ -15,9 +15,9 @@
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
+#include "backends/cuda/convolution/narrow_conv.h"
+#include "backends/cuda/kernels/host_constants.h"
 #include "reference/kernels.h"
-#include "backends/cuda/host_constants.h"
-#include "backends/cuda/narrow_conv.h"
 #endif
 
 namespace kiln {

@@ -1,14 +1,18 @@
 // The host side of the CUDA backend, checked without a GPU: which nodes it compiles (the operator
-// table), the plan's tactic records, the activation arena and the constants prepared for the kernels.
+// table), the plan's tactic records and keys, the activation arena and the constants prepared for the
+// kernels.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <tuple>
+#include <vector>
 
 #if KILN_HAVE_CUDA
-#include "backends/cuda/arena.h"
-#include "backends/cuda/host_constants.h"
-#include "backends/cuda/op_table.h"
-#include "backends/cuda/stored_tactic.h"
+#include "backends/cuda/convolution/tactic_key.h"
+#include "backends/cuda/kernels/host_constants.h"
+#include "backends/cuda/program/arena.h"
+#include "backends/cuda/program/op_table.h"
+#include "backends/cuda/tactics/stored_tactic.h"
 #include "core/error.h"
 #include "graph/shape_inference.h"
 #include "onednn_graph_util.h"
@@ -110,6 +114,47 @@ TEST(CudaStoredTacticTest, AnEntryReadsBackAsWritten) {
   EXPECT_DOUBLE_EQ(back->tactic.milliseconds, 0.0125);
   EXPECT_FALSE(cuda::stored_tactic(layer_data, "layer1.conv", "another GPU").has_value());
   EXPECT_FALSE(cuda::stored_tactic(layer_data, "layer2.conv", "NVIDIA H200").has_value());
+}
+
+// Every way of running a layer keys its tactics with tactic_key(): the runner and library version, the
+// GPU, the precision, the whole geometry, the epilogue and the runner's own variant, so that two layers
+// differing in any of them never share a tactic.
+TEST(CudaTacticKeyTest, TheKeyNamesEverythingATacticDependsOn) {
+  cuda::ConvGeometry g;
+  std::tie(g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.out_h, g.out_w) =
+      std::make_tuple(2, 64, 56, 56, 128, 3, 3, 28, 28);
+  std::tie(g.pad_h, g.pad_w, g.stride_h, g.stride_w) = std::make_tuple(1, 1, 2, 2);
+  const cuda::TacticKey key{.runner = cuda::kApiGraph,
+                            .version = "91900",
+                            .precision = "fp8",
+                            .geometry = g,
+                            .act = cuda::Act::kRelu,
+                            .residual = true,
+                            .variant = "rtf:e4m3"};
+  EXPECT_EQ(cuda::tactic_key(key, "NVIDIA H200"),
+            "cudnn-graph@91900:NVIDIA_H200:fp8:n2c64h56w56k128r3s3p1x1u2x2d1x1g1:act1:res1:rtf:e4m3");
+  cuda::TacticKey kiln = key;
+  kiln.runner = cuda::kApiKilnHopper;
+  kiln.version = "";
+  kiln.variant = "";
+  kiln.geometry.y_pitch = 256;
+  EXPECT_EQ(cuda::tactic_key(kiln, "H100"),
+            "kiln-hopper:H100:fp8:n2c64h56w56k128r3s3p1x1u2x2d1x1g1:pitch0/256/0:act1:res1");
+  // Each field changes the key.
+  const std::string base = cuda::tactic_key(key, "gpu");
+  std::vector<cuda::TacticKey> changed(9, key);
+  changed[0].runner = cuda::kApiLegacy;
+  changed[1].version = "91901";
+  changed[2].precision = "f16";
+  changed[3].geometry.groups = 2;
+  changed[4].geometry.dilation_w = 2;
+  changed[5].act = cuda::Act::kSilu;
+  changed[6].residual = false;
+  changed[7].variant = "e4m3";
+  changed[8].geometry.residual_pitch = 512;
+  for (const cuda::TacticKey& other : changed) EXPECT_NE(cuda::tactic_key(other, "gpu"), base);
+  EXPECT_NE(cuda::tactic_key(key, "another gpu"), base);
+  EXPECT_EQ(cuda::key_fields({"", "engines2", "", "e4m3"}), "engines2:e4m3");
 }
 
 TEST(CudaStoredTacticTest, AMalformedEntryNamesTheLayer) {

@@ -5,8 +5,8 @@
 #if KILN_HAVE_CUDA
 #include <algorithm>
 
-#include "backends/cuda/arena.h"
-#include "backends/cuda/fusion.h"
+#include "backends/cuda/program/arena.h"
+#include "backends/cuda/program/fusion.h"
 #include "fp8_graph_util.h"
 #include "graph/shape_inference.h"
 #endif

@@ -1,4 +1,4 @@
-// Fused SiLU and sigmoid epilogues on cuDNN's runtime-compiled engines (conv_graph.h), on a GPU: fp16
+// Fused SiLU and sigmoid epilogues on cuDNN's runtime-compiled engines (cudnn_graph_conv.h), on a GPU: fp16
 // convolutions with those epilogues, built at opt level 3,
 // against the reference backend with runtime fusion on and off; that the H200-class GPUs this backend
 // targets pick them for YOLOv10-like layers; and a plan's runtime-compiled tactic restored from its

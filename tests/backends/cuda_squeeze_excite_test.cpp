@@ -1,5 +1,5 @@
-// Squeeze-excite on the CUDA backend (squeeze_excite.h): which steps compute it (fusion.h, decided on the
-// host: checked without a GPU), and on a GPU its numbers against the reference backend at sizes the
+// Squeeze-excite on the CUDA backend (squeeze_excite_kernels.h): which steps compute it (fusion.h, decided on
+// the host: checked without a GPU), and on a GPU its numbers against the reference backend at sizes the
 // cross-backend operator test does not reach (pools split over many blocks, several channel blocks and
 // tiles, several images), and that repeated runs give the same bits (its sums run in a fixed order).
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include "onednn_test_util.h"
 
 #if KILN_HAVE_CUDA
-#include "backends/cuda/arena.h"
-#include "backends/cuda/fusion.h"
+#include "backends/cuda/program/arena.h"
+#include "backends/cuda/program/fusion.h"
 #include "graph/shape_inference.h"
 #endif
 
@@ -85,7 +85,7 @@ TEST(CudaSqueezeExciteFusionTest, Fc1ComputesThePoolAndTheScaleComputesFc2AtEver
 }
 
 // Where the pooled vector or the gate has another reader, or the gate is too wide for the two launches,
-// the gate runs as before (squeeze_mlp.h or cuDNN) and the scale on its own.
+// the gate runs as before (squeeze_mlp_kernels.h or cuDNN) and the scale on its own.
 TEST(CudaSqueezeExciteFusionTest, OtherReadersAndWideGatesKeepTheGateStep) {
   SqueezeExcite pooled_read = make_squeeze_excite(64, 8, 14, false);
   pooled_read.g.output(pooled_read.pooled);

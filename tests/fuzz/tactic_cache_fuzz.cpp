@@ -1,5 +1,5 @@
 // The CUDA backend's tactic cache file (text, read without a device).
-#include "backends/cuda/tactic_cache.h"
+#include "backends/cuda/tactics/tactic_cache.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

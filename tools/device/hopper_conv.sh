@@ -19,8 +19,8 @@ bench=.carry/bin/hopper_conv_bench
 if [[ ! -x $bench ]]; then
   # Each source compiles on its own (the kernels' register allocation takes a while), then one link.
   mkdir -p build/hopper && bench=build/hopper/hopper_conv_bench
-  for source in benchmarks/hopper_conv_bench.cu src/backends/cuda/hopper/{gemm_conv,gemm_conv_f16,gemm_conv_e4m3}.cu \
-                src/backends/cuda/hopper/tensor_map.cpp; do
+  for source in benchmarks/hopper_conv_bench.cu src/backends/cuda/kernels/hopper/{gemm_conv,gemm_conv_f16,gemm_conv_e4m3}.cu \
+                src/backends/cuda/kernels/hopper/tensor_map.cpp; do
     /usr/local/cuda/bin/nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -I"$NV/cudnn/include" \
       -Xptxas -v -c "$source" -o "build/hopper/$(basename "$source").o" >"$OUT/logs/nvcc_$(basename "$source").log" 2>&1 &
   done

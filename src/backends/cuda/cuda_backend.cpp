@@ -3,8 +3,8 @@
 #include <cuda_runtime_api.h>
 
 #include "backends/cuda/cuda_options.h"
-#include "backends/cuda/op_table.h"
-#include "backends/cuda/program.h"
+#include "backends/cuda/program/op_table.h"
+#include "backends/cuda/program/program.h"
 #include "core/error.h"
 
 namespace kiln {

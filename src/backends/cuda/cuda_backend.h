@@ -1,9 +1,8 @@
 // The CUDA backend ("cuda"): fp32 and fp16 plans on one NVIDIA GPU (built for sm_90). Convolutions run on
 // cuDNN (NHWC), linear layers on cuBLASLt, everything else on kiln's kernels (one *_kernels.h per
-// operator family, squeeze_mlp.h); see program.h. Compiling times kernels, so plans built for it store the
-// chosen tactics.
-// FP8 convolutions (E4M3 on Hopper's tensor cores) run among fp16 layers. Without a usable GPU, compile
-// fails with "no CUDA device: ...".
+// operator family, squeeze_mlp_kernels.h); see program.h. Compiling times kernels, so plans built for it
+// store the chosen tactics. FP8 convolutions (E4M3 on Hopper's tensor cores) run among fp16 layers. Without a
+// usable GPU, compile fails with "no CUDA device: ...".
 #pragma once
 
 #include "backends/backend.h"

@@ -9,7 +9,7 @@
 //   fuse-quantize=on|off     quantize points written by their producers' epilogues (quantize_fusion.h),
 //                            or each in a step of its own
 //   runtime-fusion=on|off    fp16 SiLU and sigmoid convolutions offered cuDNN's runtime-compiled fused
-//                            engines at opt level 3 (conv_graph.h)
+//                            engines at opt level 3 (cudnn_graph_conv.h)
 //   early-launch=on|off      kiln's kernels launched early (programmatic dependent launch,
 //                            kernel_launch.cuh)
 //   channel-views=on|off     concats and slices written and read in place (channel_views.h)

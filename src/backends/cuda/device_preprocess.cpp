@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/cuda/image_kernels.h"
+#include "backends/cuda/kernels/image_kernels.h"
 #include "io/resample_tables.h"
 
 namespace kiln::cuda {

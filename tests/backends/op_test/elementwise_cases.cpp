@@ -40,8 +40,8 @@ OpCase add_case(std::int64_t c, Activation a, bool behind_conv) {
 
 // The gate computed from x as squeeze-excite does (pooled, 1x1 convolutions to `hidden` channels and
 // back, SiLU then sigmoid), or an input. A gate of many weights (c = 384, hidden 48: 37k) is too big for
-// the CUDA backend's batched gate kernel (squeeze_mlp_batched.h): above one image it runs as two
-// convolutions there; a single image takes squeeze_mlp.h's one launch.
+// the CUDA backend's batched gate kernel (squeeze_mlp_batched_kernels.h): above one image it runs as two
+// convolutions there; a single image takes squeeze_mlp_kernels.h's one launch.
 OpCase channel_scale_case(std::int64_t c, bool computed_gate, bool behind_conv, std::int64_t hidden = 8) {
   return graph_case(cat("channel_scale_c", c, computed_gate ? "_squeeze_excite" : "_gate_input",
                         hidden != 8 ? cat("_hidden", hidden) : std::string(), source_suffix(behind_conv)),

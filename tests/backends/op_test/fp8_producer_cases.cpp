@@ -1,5 +1,5 @@
 // FP8 layers reading the E4M3 codes of a computed tensor: on the CUDA backend the tensor's producer
-// writes the codes itself (a quantize point fused into it, src/backends/cuda/quantize_fusion.h), and
+// writes the codes itself (a quantize point fused into it, src/backends/cuda/program/quantize_fusion.h), and
 // writes its fp16 output too where someone else reads it ("_dual": the output is also a graph output,
 // or an add's residual). One case per producer kind: an FP8 convolution's epilogue (a 3x3, and a 1x1
 // that cuBLASLt's FP8 GEMM also runs, as it does the next), a convolution computed with its residual

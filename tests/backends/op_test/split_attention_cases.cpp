@@ -1,7 +1,7 @@
 // ResNeSt's split attention: each radix operator alone (radix 1, 2 and 4, cardinality 1 and 2), the
 // whole block as ResNeSt builds it, far-apart softmax logits whose small weights are subnormal, and the
 // attention / squeeze-excite gate with its global pool at the sizes of ResNeSt's and EfficientNet's gates
-// (the CUDA backend computes pool, fc1 and fc2 in one launch where it can: squeeze_mlp.h).
+// (the CUDA backend computes pool, fc1 and fc2 in one launch where it can: squeeze_mlp_kernels.h).
 #include "op_case_util.h"
 
 namespace kiln::testing {

@@ -1,0 +1,106 @@
+#include "backends/cuda/convolution/hopper_conv.h"
+
+#include <cstdint>
+
+#include "backends/cuda/convolution/tactic_key.h"
+
+namespace kiln::cuda {
+
+namespace {
+
+using hopper::GemmConvTile;
+using hopper::Operand;
+
+bool pointwise(const ConvGeometry& g) {
+  return g.r == 1 && g.s == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 &&
+         g.out_h == g.h && g.out_w == g.w;
+}
+
+// Dense convolutions: pointwise ones as the plain GEMM over x's rows, every other window through the
+// copy engine's im2col loads (gemm_conv_takes() says which windows).
+bool dense(const ConvGeometry& g) { return g.groups == 1 && g.dilation_h == 1 && g.dilation_w == 1; }
+
+hopper::GemmConvShape gemm_shape(const ConvGeometry& g) {
+  hopper::GemmConvShape shape{g.n * g.out_h * g.out_w,
+                              g.k,
+                              g.c,
+                              g.x_pitch != 0 ? g.x_pitch : g.c,
+                              g.y_pitch != 0 ? g.y_pitch : g.k,
+                              g.residual_pitch != 0 ? g.residual_pitch : g.k,
+                              {}};
+  if (!pointwise(g)) {
+    shape.window = {g.n, g.h, g.w, g.r, g.s, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, g.out_w};
+  }
+  return shape;
+}
+
+}  // namespace
+
+bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuffers& buffers) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  if (!dense(g) || !hopper::hopper_gpu() || !aligned(buffers.y) || !aligned(buffers.codes.codes) ||
+      !aligned(buffers.residual)) {
+    return false;
+  }
+  const hopper::GemmConvShape s = gemm_shape(g);
+  for (const GemmConvTile& t : hopper::kGemmConvTiles) {
+    if (hopper::gemm_conv_takes(s, operand, t, buffers.codes.codes != nullptr)) return true;
+  }
+  return false;
+}
+
+// As cuDNN's graph layers' keys: "fp8" for E4M3 operands, "e4m3" for a layer writing codes.
+KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, bool residual, E4m3Out codes,
+                               std::string_view gpu)
+    : KilnConv(tactic_key({.runner = kApiKilnHopper,
+                           .precision = operand == Operand::kF16 ? "f16" : "fp8",
+                           .geometry = g,
+                           .act = act,
+                           .residual = residual,
+                           .variant = codes.codes != nullptr ? "e4m3" : ""},
+                          gpu),
+               "Hopper convolution"),
+      shape_(gemm_shape(g)),
+      operand_(operand),
+      act_(act),
+      residual_(residual),
+      codes_(codes.codes != nullptr) {}
+
+std::vector<int> KilnHopperConv::variants() const {
+  std::vector<int> numbers;
+  for (const GemmConvTile& t : hopper::kGemmConvTiles) numbers.push_back(hopper::tile_number(t));
+  return numbers;
+}
+
+bool KilnHopperConv::runs(int variant) const {
+  const GemmConvTile t = hopper::tile_from_number(variant);
+  return hopper::tile_number(t) == variant && hopper::gemm_conv_takes(shape_, operand_, t, codes_);
+}
+
+cudaError_t KilnHopperConv::launch(const ConvBuffers& b, int variant, cudaStream_t stream) const {
+  hopper::GemmConvEpilogue e;
+  e.scale = operand_ == Operand::kE4m3 ? b.scale : nullptr;
+  e.bias = static_cast<const float*>(b.bias);
+  e.residual = residual_ ? static_cast<const __half*>(b.residual) : nullptr;
+  e.act = act_;
+  e.y = static_cast<__half*>(b.y);
+  e.codes = b.codes;
+  return hopper::gemm_conv(operand_, b.x, b.weight, shape_, hopper::tile_from_number(variant), e, stream);
+}
+
+std::optional<KilnConvOffer> offer_hopper_conv(const KilnConvRequest& request) {
+  const ConvLayer& layer = request.layer;
+  const Operand operand = layer.fp8 ? Operand::kE4m3 : Operand::kF16;
+  if (request.elem != Elem::kF16 || layer.linear ||
+      !KilnHopperConv::takes(layer.geometry, operand, layer.buffers)) {
+    return std::nullopt;
+  }
+  ConvBuffers io = layer.buffers;
+  // An FP8 layer's bias is f32 already.
+  if (!layer.fp8) io.bias = request.upload(layer.bias, Elem::kF32);
+  return KilnConvOffer{std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation),
+                                                        layer.residual, io.codes, request.gpu),
+                       io};
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,10 @@
+// The E4M3 instances of kiln's Hopper pointwise convolution kernel (gemm_conv_kernel.cuh), compiled apart
+// from the other operand type's.
+#include "backends/cuda/kernels/hopper/gemm_conv_kernel.cuh"
+
+namespace kiln::cuda::hopper {
+
+template cudaError_t launch_tile<Operand::kE4m3>(const GemmConvTile&, const GemmConvMaps&,
+                                                 const EpilogueArgs&, cudaStream_t);
+
+}  // namespace kiln::cuda::hopper

@@ -1,0 +1,88 @@
+// kiln's Hopper convolution kernel: an NHWC convolution is the implicit GEMM
+// y[pixels, k] = x_window[pixels, taps x c] * w[k, taps x c]^T (for a pointwise layer simply x[pixels, c]),
+// which this kernel computes with the tensor cores' warpgroup instructions (wgmma, sm_90a) from tiles the
+// copy engine (TMA) brings into a ring of shared-memory stages: one producer warp issues the copies, one
+// or two consumer warpgroups the matrix steps, and the epilogue runs in registers:
+//   y = act(acc * scale[ch] + bias[ch] (+ residual)), written as fp16 and/or as E4M3 codes,
+// which the copy engine stores from shared memory.
+// Operands are fp16, or E4M3 codes (FP8 layers: scale is the product of the input's and the channel's
+// weight scales). Accumulation is f32 and the output is rounded to fp16 once. x, y and the residual may
+// be channel views (a pitch wider than their channels).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include "backends/cuda/kernels/hopper/operands.h"
+#include "backends/cuda/kernels/kernel_types.h"
+
+namespace kiln::cuda::hopper {
+
+// A convolution window over NHWC x: the GEMM's rows are the output pixels, its reduction runs over the
+// window's taps and, within a tap, the input channels (weights [channels_out, kernel_h, kernel_w,
+// channels_in]). The copy engine gathers each tap's pixels (its im2col mode), padding with zeros. A
+// window with no batch is a pointwise layer: x is read as the [pixels, channels_in] matrix it is.
+struct GemmConvWindow {
+  int batch = 0, height = 0, width = 0;  // of x
+  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  int out_height = 0, out_width = 0;
+};
+
+struct GemmConvShape {
+  int pixels = 0;        // GEMM rows: batch x output height x output width
+  int channels_out = 0;  // GEMM columns
+  int channels_in = 0;   // of x (the reduction is taps x channels_in)
+  // Elements between neighbouring pixels of x, y and the residual.
+  int x_pitch = 0, y_pitch = 0, residual_pitch = 0;
+  GemmConvWindow window;
+};
+
+// How a launch tiles the output: each block computes 64 x `consumers` pixels by `columns` channels, and a
+// multiprocessor holds `blocks` blocks at once (a tactic: pick_tactic() times the tiles). Two blocks a
+// multiprocessor share its shared memory, so their rings are shallower, but one block's epilogue then runs
+// beside the other's matrix steps: a layer with few K blocks spends most of its time in the epilogue.
+struct GemmConvTile {
+  int columns = 128;  // 64, 128 or 256
+  int consumers = 2;  // consumer warpgroups: 1 or 2
+  int blocks = 1;     // 1, or 2 for one consumer and at most 128 columns
+};
+
+// Every tile the kernel is instantiated for, fewest threads and columns first.
+inline constexpr GemmConvTile kGemmConvTiles[] = {{64, 1, 1},  {128, 1, 1}, {64, 2, 1}, {256, 1, 1},
+                                                  {128, 2, 1}, {256, 2, 1}, {64, 1, 2}, {128, 1, 2}};
+
+// A tile as one number (a tactic record's algorithm) and back: columns x 10 + consumers, plus 10000 for
+// two blocks a multiprocessor.
+constexpr int tile_number(const GemmConvTile& t) {
+  return (t.blocks - 1) * 10000 + t.columns * 10 + t.consumers;
+}
+constexpr GemmConvTile tile_from_number(int n) { return {n % 10000 / 10, n % 10, n / 10000 + 1}; }
+
+struct GemmConvEpilogue {
+  const float* scale = nullptr;  // [channels_out]; null: 1
+  const float* bias = nullptr;   // [channels_out] f32 (zeros for a layer without one)
+  const __half* residual = nullptr;
+  Act act = Act::kNone;
+  __half* y = nullptr;  // null: only the codes are written
+  E4m3Out codes;
+};
+
+// Whether this process's GPU runs the kernel (compute capability 9.0: the sm_90a code runs nowhere else).
+bool hopper_gpu();
+
+// Whether gemm_conv() computes `shape` with `tile`: row pitches of 16-byte multiples for the copy
+// engine (x's, the residual's, the output's for fp16 values, and for its codes when `writes_codes`), an
+// even channel count, a window whose padding the copy engine's im2col box can express, a tile the kernel
+// is instantiated for.
+bool gemm_conv_takes(const GemmConvShape& shape, Operand operand, const GemmConvTile& tile,
+                     bool writes_codes = false);
+
+// x: [pixels, x_pitch] (windowed: [batch, height, width, x_pitch]) and w: [channels_out, taps x
+// channels_in], both of `operand`, 16-byte aligned; scale and
+// bias 8-byte aligned, y, the codes and the residual 16-byte. Returns
+// cudaErrorInvalidConfiguration for what gemm_conv_takes() refuses (or a missing bias or FP8 scale),
+// cudaErrorMisalignedAddress for misaligned buffers and cudaErrorNotSupported off Hopper.
+cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmConvShape& shape,
+                      const GemmConvTile& tile, const GemmConvEpilogue& epilogue, cudaStream_t stream);
+
+}  // namespace kiln::cuda::hopper

@@ -1,0 +1,24 @@
+// The CUDA kernels of FP8 layers: the input quantizer and the convolution epilogue (see kernel_types.h).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "backends/cuda/kernels/kernel_types.h"
+
+namespace kiln::cuda {
+
+// FP8 E4M3 codes of x / scale (round to nearest even, saturating at +-448), as an FP8 layer reads its
+// input: y holds `count` bytes.
+cudaError_t quantize_e4m3(const void* x, Elem e, std::uint8_t* y, std::int64_t count, float scale,
+                          cudaStream_t stream);
+
+// The epilogue of an FP8 convolution cuDNN could not fuse: y = act(acc * scale[c] + bias[c] (+ residual)),
+// from its f32 accumulator (acc, rows x channels) to y of type e; scale and bias are f32, residual
+// (type e) may be null. With `codes`, also the E4M3 codes of y for the next FP8 layer (y may then be null).
+cudaError_t scale_bias_act(const float* acc, const float* scale, const float* bias, const void* residual,
+                           void* y, Elem e, std::int64_t rows, int channels, Act act, cudaStream_t stream,
+                           const E4m3Out& codes = {});
+
+}  // namespace kiln::cuda

@@ -1,0 +1,38 @@
+// FP8 quantize points: E4M3 codes of an activation, which the FP8 convolutions reading it take as input
+// (their dequantize points are folded into them at compile time, conv_steps.cpp). A quantize point fused
+// into its input's producer (quantize_fusion.h) has no step: the producer's step writes the codes.
+#include "backends/cuda/kernels/quantization_kernels.h"
+#include "backends/cuda/program/program_builder.h"
+
+namespace kiln::cuda {
+
+void ProgramBuilder::add_quantize(NodeId id) {
+  const Node& node = graph_.node(id);
+  const void* x = ptr(node.inputs[0]);
+  auto* y = static_cast<std::uint8_t*>(ptr(node.output));
+  const std::int64_t count = shape_numel(shape(node.output));
+  const float scale = node.attr<QuantizeAttrs>().scale;
+  const Elem e = elem_;
+  add_step(id, "quantize to E4M3",
+           [=](cudaStream_t s) { check(quantize_e4m3(x, e, y, count, scale, s), "quantizing to E4M3"); });
+}
+
+void* ProgramBuilder::value_out(NodeId producer) const {
+  const Node& node = graph_.node(producer);
+  return fusions_.keeps_value[static_cast<std::size_t>(producer)] ? ptr(node.output) : nullptr;
+}
+
+E4m3Out ProgramBuilder::codes_out(NodeId producer) const {
+  const NodeId quantize = fusions_.quantize_into_producer[static_cast<std::size_t>(producer)];
+  if (quantize == kNoNode) return {};
+  const Node& q = graph_.node(quantize);
+  return {static_cast<std::uint8_t*>(ptr(q.output)), q.attr<QuantizeAttrs>().scale};
+}
+
+std::string ProgramBuilder::codes_label(NodeId producer) const {
+  const auto index = static_cast<std::size_t>(producer);
+  if (fusions_.quantize_into_producer[index] == kNoNode) return {};
+  return fusions_.keeps_value[index] ? " + quantize to E4M3 (dual write)" : " + quantize to E4M3";
+}
+
+}  // namespace kiln::cuda
