@@ -79,6 +79,10 @@ struct BackendFact {
   std::string key;    // stable, for JSON ("gpu", "cudnn")
   std::string label;  // for people ("GPU", "cuDNN")
   std::string value;
+  // Says how this process runs (its threads' waiting, chosen from the machine's load at start), not what
+  // a plan's kernels are: bench and study tables show it, plans do not record it, so that building the
+  // same plan twice gives the same bytes.
+  bool of_this_process = false;
 };
 
 // A precision a backend runs faster than the one asked for, with results as close to fp32, and why (one

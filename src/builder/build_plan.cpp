@@ -216,7 +216,9 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
     keep_refused_layers_fp16(input.graph, quantization, unquantized, *backend, options);
     // Which kernels a quantized plan's speed and rounding come from (oneDNN's ISA on cpu).
     quantization["built_on"] = nlohmann::json::object();
-    for (const BackendFact& fact : backend->environment()) quantization["built_on"][fact.key] = fact.value;
+    for (const BackendFact& fact : backend->environment()) {
+      if (!fact.of_this_process) quantization["built_on"][fact.key] = fact.value;
+    }
   }
 
   result.plan.info = plan_info(input, options, result.passes);

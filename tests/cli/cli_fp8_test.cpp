@@ -175,6 +175,8 @@ TEST(CliInt8, BuildRunsAndKeepsItsGrid) {
   EXPECT_EQ(q.at("quantized_layers"), q.at("layers").size());
   EXPECT_FALSE(q.contains("fp8_layers"));
   EXPECT_FALSE(q.at("built_on").at("onednn_isa").get<std::string>().empty());
+  // How this process's threads wait depends on the machine's load: not a fact of the plan.
+  EXPECT_FALSE(q.at("built_on").contains("openmp_wait")) << q.at("built_on");
   EXPECT_EQ(read_json(cache).at("grid"), "int8");
   for (const std::string backend : {"cpu", "cpu-reference"}) {
     const auto ran = run_kiln("run " + plan.string() + " --backend " + backend + " --input " +

@@ -37,7 +37,7 @@ std::vector<BackendFact> OnednnBackend::environment() const {
           {"bf16", "bf16 layers",
            onednn::runs_bf16() ? "native (oneDNN's bf16 kernels, f32 accumulation)"
                                : "not run here (no AVX512-BF16 or AMX-BF16)"},
-          {"openmp_wait", "OpenMP threads waiting", openmp_wait_policy()}};
+          {"openmp_wait", "OpenMP threads waiting", openmp_wait_policy(), true}};
 }
 
 }  // namespace kiln
