@@ -91,7 +91,7 @@ endif()
 
 set(CPACK_PACKAGE_NAME kiln)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Engine builder, runtime and quantization study tool for vision models")
+# No CPACK_PACKAGE_DESCRIPTION_SUMMARY: CPack's DEB generator would put it above each package's own summary.
 set(CPACK_PACKAGE_CONTACT "kiln maintainers")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
@@ -103,11 +103,15 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME kiln)
 # The Python module (in dist-packages) needs an interpreter and numpy, which no binary links.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "python3, python3-numpy")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME kiln-dev)
-# Debian takes the summary line from CPACK_PACKAGE_DESCRIPTION_SUMMARY for all three; each has its own text.
+# Each package's description: its own summary line (Debian's first line), then its text.
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
   "The kiln program, libkiln.so (the C API), its core with the CPU backends, the family manifests with\ntheir study demos, and the Python module. Runs without CUDA: the cuda backend is the package kiln-cuda.")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
   "Headers and build files for libkiln: kiln/kiln.h (C), kiln/kiln.hpp (C++), the CMake package\n(find_package(kiln) gives kiln::kiln) and kiln.pc.")
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION
+  "Engine builder and runtime for vision models: program, libraries, CPU backends\n${CPACK_COMPONENT_RUNTIME_DESCRIPTION}")
+set(CPACK_DEBIAN_DEV_DESCRIPTION
+  "Development files of kiln's C and C++ API\n${CPACK_COMPONENT_DEV_DESCRIPTION}")
 set(kiln_packages runtime dev)
 if(TARGET kiln_cuda)
   list(APPEND kiln_packages cuda)
@@ -120,6 +124,7 @@ if(TARGET kiln_cuda)
   string(REPLACE ";" ", " kiln_cuda_dir_list "${kiln_cuda_dirs}")
   set(CPACK_COMPONENT_CUDA_DESCRIPTION
     "The cuda backend (NVIDIA GPUs of compute capability 9.0): libkiln_cuda.so, loaded by kiln when a command\nor a plan asks for the cuda backend. Needs the CUDA ${CUDAToolkit_VERSION_MAJOR} runtime, cuBLASLt and cuDNN ${kiln_cudnn_version},\nwhich are not Debian packages: it looks for them in ${kiln_cuda_dir_list} (where the build found them)\nand on the loader's path.")
+  set(CPACK_DEBIAN_CUDA_DESCRIPTION "kiln's cuda backend for NVIDIA GPUs\n${CPACK_COMPONENT_CUDA_DESCRIPTION}")
 endif()
 set(CPACK_COMPONENTS_ALL ${kiln_packages})
 include(CPack)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs kiln's Debian packages on a fresh Debian 12 and uses them from another folder: a minimal
 # bookworm made by debootstrap (root, network to deb.debian.org), then
+#   0. each package has a summary line of its own;
 #   1. `apt-get install ./kiln_*.deb` on a system without CUDA: `kiln --version` says the cuda backend is
 #      not installed, `kiln study timm_resnest` and the Python module work;
 #   2. `apt-get install ./kiln-dev_*.deb` with cmake and g++: the examples build against the packages with
@@ -21,6 +22,11 @@ command -v debootstrap >/dev/null || apt-get install -y debootstrap >/dev/null
 shopt -s nullglob
 runtime=("$build"/kiln_*.deb) cuda=("$build"/kiln-cuda_*.deb) dev=("$build"/kiln-dev_*.deb)
 (( ${#runtime[@]} == 1 )) || { echo "$0: expected one kiln_*.deb in $build (run cpack -G DEB there)"; exit 2; }
+# Each package says in its own summary line (the description's first line, what apt lists) what it holds.
+summaries=$(for deb in "${runtime[0]}" ${cuda[@]+"${cuda[@]}"} ${dev[@]+"${dev[@]}"}; do
+  dpkg-deb -f "$deb" Description | head -1; done)
+echo "$summaries"
+[[ $(sort -u <<<"$summaries" | wc -l) == $(wc -l <<<"$summaries") ]] || { echo "$0: packages share a summary"; exit 1; }
 cleanup() { for m in usr/local/cuda dev proc; do umount "$root/$m" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
