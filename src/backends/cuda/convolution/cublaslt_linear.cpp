@@ -54,7 +54,7 @@ CublasLtLinear::CublasLtLinear(cublasLtHandle_t handle, Elem elem, int rows, int
   rows_in_out.k = out;
   key_ = tactic_key({.runner = kApiCublasLt,
                      .version = std::to_string(cublasLtGetVersion()),
-                     .precision = precision_name(elem),
+                     .precision = elem_name(elem),
                      .geometry = rows_in_out,
                      .act = act});
 

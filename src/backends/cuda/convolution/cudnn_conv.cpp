@@ -51,7 +51,7 @@ CudnnConv::CudnnConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act
           " differs from the graph's ", g.n, "x", g.k, "x", g.out_h, "x", g.out_w);
   key_ = tactic_key({.runner = kApiLegacy,
                      .version = std::to_string(cudnnGetVersion()),
-                     .precision = precision_name(elem),
+                     .precision = elem_name(elem),
                      .geometry = g,
                      .act = act,
                      .residual = residual});

@@ -57,7 +57,7 @@ CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeomet
   // A layer writing codes ends in "e4m3", as kiln's Hopper kernel's do.
   key_ = tactic_key({.runner = kApiGraph,
                      .version = std::to_string(cudnnGetVersion()),
-                     .precision = fp8 ? "fp8" : precision_name(elem),
+                     .precision = fp8 ? "fp8" : elem_name(elem),
                      .geometry = g,
                      .act = act,
                      .residual = residual,

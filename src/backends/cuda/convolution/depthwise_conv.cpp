@@ -10,7 +10,7 @@ bool KilnDepthwiseConv::takes(const ConvGeometry& g) { return g.groups > 1 && g.
 KilnDepthwiseConv::KilnDepthwiseConv(Elem elem, const ConvGeometry& g, Act act, bool residual,
                                      std::string_view gpu)
     : KilnConv(tactic_key({.runner = kApiKilnDepthwise,
-                           .precision = precision_name(elem),
+                           .precision = elem_name(elem),
                            .geometry = g,
                            .act = act,
                            .residual = residual},

@@ -40,7 +40,6 @@ class KilnConv {
   void use(const Tactic& chosen) { variant_ = chosen.variant; }
   static TacticRecord record(const Tactic& t) { return {true, t.variant, 0, t.milliseconds, {}}; }
   void enqueue(const ConvBuffers& buffers, void* workspace, cudaStream_t stream) const;
-  int variant() const { return variant_; }
 
  protected:
   // `key` from tactic_key(); `what` names the kernel in errors ("depthwise convolution").

@@ -20,10 +20,9 @@ bool KilnNarrowConv::takes(const ConvGeometry& g, bool residual) {
 
 KilnNarrowConv::KilnNarrowConv(Elem elem, const ConvGeometry& g, Act act, const Tensor& taps,
                                const Tensor& bias, std::string_view gpu)
-    : KilnConv(
-          tactic_key({.runner = kApiKilnNarrow, .precision = precision_name(elem), .geometry = g, .act = act},
-                     gpu),
-          "narrow-input convolution"),
+    : KilnConv(tactic_key({.runner = kApiKilnNarrow, .precision = elem_name(elem), .geometry = g, .act = act},
+                          gpu),
+               "narrow-input convolution"),
       elem_(elem),
       shape_(narrow_shape(g)),
       act_(act) {

@@ -32,7 +32,7 @@ std::string tactic_key(const TacticKey& key, std::string_view gpu);
 // The non-empty `fields` joined by ':', as a key's variant.
 std::string key_fields(std::initializer_list<std::string> fields);
 
-// The storage precision's name in keys.
-inline std::string_view precision_name(Elem elem) { return elem == Elem::kF32 ? "f32" : "f16"; }
+// The storage type's name in keys.
+inline std::string_view elem_name(Elem elem) { return elem == Elem::kF32 ? "f32" : "f16"; }
 
 }  // namespace kiln::cuda
