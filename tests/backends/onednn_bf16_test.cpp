@@ -172,6 +172,39 @@ TEST(Bf16Test, NetworkOfEveryStepMatchesTheSimulation) {
   EXPECT_NE(steps.find("+ sum"), std::string::npos) << steps;
 }
 
+// ResNeSt's split attention in bf16: the radix convolution's output is read by the radix kernels as
+// stored (bf16) and the weighted sum writes bf16 for the convolution after it, so no reorder widens or
+// narrows the feature maps between them; the result as the reference simulates it (each layer's output
+// rounded to bf16 once).
+TEST(Bf16Test, SplitAttentionKeepsItsFeatureMapsBf16) {
+  KILN_SKIP_WITHOUT_BF16();
+  SmallGraph g;
+  const ValueId x = g.input("x", {32, 12, 12});
+  const ValueId split = g.conv(x, 64, conv_attrs(3, 1, 1, 2, Activation::kRelu));
+  const ValueId sum = g.node(OpKind::kRadixSum, {split}, testing::radix_attrs(2));
+  const ValueId pooled = g.node(OpKind::kGlobalAvgPool, {sum});
+  const ValueId fc1 = g.conv(pooled, 16, conv_attrs(1, 1, 0, 1, Activation::kRelu));
+  const ValueId logits = g.conv(fc1, 64, conv_attrs(1, 1, 0));
+  const ValueId attention = g.node(OpKind::kRadixSoftmax, {logits}, testing::radix_attrs(2));
+  const ValueId weighted = g.node(OpKind::kRadixWeightedSum, {split, attention}, testing::radix_attrs(2));
+  g.output(g.conv(weighted, 32, conv_attrs(1, 1, 0)));
+  const Graph bf16 = as_bf16(g.graph);
+  const Tensor input = random_tensor({1, 32, 12, 12}, 19);
+  const auto ours = run_on("cpu", bf16, {input});
+  const auto ref = run_on("cpu-reference", bf16, {input});
+  // As NetworkOfEveryStepMatchesTheSimulation: oneDNN's bf16 kernels accumulate in another order than
+  // the reference, each layer a few f32 roundings apart, which a bf16 rounding can turn into one bf16
+  // step (2^-8 relative) of a value.
+  EXPECT_LE(testing::relative_difference(ours[0], ref[0]), 1e-2);
+  EXPECT_TRUE(all_bf16_values(ours[0]));
+  const std::string steps = make_backend("cpu")->compile(bf16, CompileOptions{})->describe();
+  // The graph input and the pooled [N, C, 1, 1] vector are reordered into bf16; no feature map is.
+  EXPECT_FALSE(std::regex_search(steps, std::regex(R"(\(reorder (nhwc|nChw\d+c))"))) << steps;
+  const std::regex weighted_bf16(R"(radix_weighted_sum \S+ bf16->\S+ bf16)");
+  EXPECT_TRUE(std::regex_search(steps, weighted_bf16)) << steps;
+  EXPECT_NE(steps.find("radix_sum+mean "), std::string::npos) << steps;
+}
+
 TEST(Bf16Test, ConvolutionsRunOnBf16Kernels) {
   KILN_SKIP_WITHOUT_BF16();
   SmallGraph g;

@@ -46,7 +46,7 @@ void ProgramBuilder::add_global_pool(const Node& node, const Node* radix_sum) {
   const dnnl::memory dst = output(node.output, plain_desc(ys));
   const std::int64_t y_stride = ys[1];
   call([src, dst, layout, radix, y_stride](const dnnl::stream&) {
-    radix_sum_mean(static_cast<const float*>(src.get_data_handle()), layout, radix,
+    radix_sum_mean({src.get_data_handle(), src.get_desc().data_type() == dnnl::memory::data_type::bf16}, layout, radix,
                    static_cast<float*>(dst.get_data_handle()), y_stride);
   });
 }

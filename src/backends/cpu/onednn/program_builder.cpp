@@ -222,6 +222,11 @@ bool ProgramBuilder::all_readers_take_bf16(ValueId value) const {
     const OpKind op = reader.op;
     if (op == OpKind::kConv2d || op == OpKind::kLinear) return true;
     if (op == OpKind::kMaxPool2d || op == OpKind::kAvgPool2d) return true;
+    // The radix kernels read their feature map (not the weights or gate beside it) as stored.
+    if (op == OpKind::kRadixSum || op == OpKind::kGlobalAvgPool) return true;
+    if (op == OpKind::kRadixWeightedSum || op == OpKind::kChannelScale) {
+      return reader.inputs[0] == value && reader.inputs[1] != value;
+    }
     // A residual add fused into a convolution reads its other operand as stored; every other reader (the
     // backend's own kernels, oneDNN's f32 primitives, the fallback) reads f32.
     return op == OpKind::kAdd && fusions_.conv_into_add[static_cast<std::size_t>(id)] != kNoNode;

@@ -88,8 +88,9 @@ class ProgramBuilder {
   // `value` takes over the buffer of `source` (whose last reader is the current step), in `source`'s layout.
   dnnl::memory output_in_place(ValueId value, ValueId source);
   // Whether every reader of `value` takes it in bf16 as stored (bf16 convolutions, linear layers, pooling,
-  // residual adds fused into a convolution); a bf16 convolution writes f32 otherwise, rounded in place,
-  // which costs one pass where each reader's widened copy would cost one.
+  // residual adds fused into a convolution, the radix kernels' feature-map input); a bf16 convolution
+  // writes f32 otherwise, rounded in place, which costs one pass where each reader's widened copy would
+  // cost one.
   bool all_readers_take_bf16(ValueId value) const;
   // Whether `value` is no graph output and every node reading it is one `accepts`.
   bool only_read_by(ValueId value, const std::function<bool(NodeId)>& accepts) const;
@@ -144,8 +145,10 @@ class ProgramBuilder {
   void add_pool(const Node& node);  // pooling_steps.cpp
   void add_global_pool(const Node& node, const Node* fused_radix_sum);
   void add_linear(const Node& node);  // dense_steps.cpp
-  // A radix tensor in a layout the radix kernels read (its own, else NCHW); sets `layout`.
+  // A radix tensor in a layout the radix kernels read (its own, as stored, else NCHW in f32); sets `layout`.
   dnnl::memory radix_input(ValueId value, std::int64_t radix, ChannelLayout& layout);
+  // The layout a radix kernel writes `node`'s result in, bf16 where only bf16 layers read it.
+  Desc radix_output_desc(const Node& node, const ChannelLayout& layout) const;
   // A per-image channel vector and the floats between its images.
   dnnl::memory channel_vector(ValueId value, std::int64_t& stride);
   void add_radix_sum(const Node& node);  // radix_steps.cpp

@@ -1,8 +1,11 @@
 #include "backends/cpu/onednn/radix_kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "backends/cpu/onednn/parallel_for.h"
 
@@ -16,30 +19,73 @@ constexpr std::int64_t kParallelMinFloats = 1 << 14;
 // Channels one task of the channels-last mean reduces (a few cache lines per pixel).
 constexpr std::int64_t kMeanChunk = 64;
 
+// bf16 elements: the upper half of an f32.
+using Bf16 = std::uint16_t;
+
+inline float load(const float* p) { return *p; }
+inline float load(const Bf16* p) { return std::bit_cast<float>(static_cast<std::uint32_t>(*p) << 16); }
+
+// Rounds to nearest even, without branches so that loops of it vectorize; a NaN stays a quiet NaN with
+// its sign, as f32_to_bf16 makes it.
+inline Bf16 to_bf16(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+  return static_cast<Bf16>(nan ? (bits >> 16) | 0x40u : (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
 // out[i] = sum_r in[r][i] * w[r][i % period] over `length` floats; w == nullptr means weights of 1.
 // The period is the run of channels the weights repeat over (the block, or C in NHWC).
-void combine(const float* const* in, const float* const* w, std::int64_t radix, std::int64_t length,
-             std::int64_t period, float* out) {
+template <class In>
+void combine_into(const In* const* in, const float* const* w, std::int64_t radix, std::int64_t length,
+                  std::int64_t period, float* out) {
   if (period == 1) {  // NCHW: one weight per split for the whole run
-    for (std::int64_t j = 0; j < length; ++j) out[j] = w != nullptr ? in[0][j] * w[0][0] : in[0][j];
+    for (std::int64_t j = 0; j < length; ++j) out[j] = w != nullptr ? load(in[0] + j) * w[0][0] : load(in[0] + j);
     for (std::int64_t r = 1; r < radix; ++r) {
       const float scale = w != nullptr ? w[r][0] : 1.0f;
-      for (std::int64_t j = 0; j < length; ++j) out[j] += in[r][j] * scale;
+      for (std::int64_t j = 0; j < length; ++j) out[j] += load(in[r] + j) * scale;
     }
     return;
   }
   for (std::int64_t start = 0; start < length; start += period) {
     const std::int64_t n = std::min(period, length - start);
     if (w == nullptr) {
-      for (std::int64_t j = 0; j < n; ++j) out[start + j] = in[0][start + j];
+      for (std::int64_t j = 0; j < n; ++j) out[start + j] = load(in[0] + start + j);
       for (std::int64_t r = 1; r < radix; ++r) {
-        for (std::int64_t j = 0; j < n; ++j) out[start + j] += in[r][start + j];
+        for (std::int64_t j = 0; j < n; ++j) out[start + j] += load(in[r] + start + j);
       }
     } else {
-      for (std::int64_t j = 0; j < n; ++j) out[start + j] = in[0][start + j] * w[0][j];
+      for (std::int64_t j = 0; j < n; ++j) out[start + j] = load(in[0] + start + j) * w[0][j];
       for (std::int64_t r = 1; r < radix; ++r) {
-        for (std::int64_t j = 0; j < n; ++j) out[start + j] += in[r][start + j] * w[r][j];
+        for (std::int64_t j = 0; j < n; ++j) out[start + j] += load(in[r] + start + j) * w[r][j];
       }
+    }
+  }
+}
+
+// Floats a bf16 result is summed in before it is rounded: f32 partial sums on the stack, a multiple of
+// every channel block.
+constexpr std::int64_t kCombineChunk = 256;
+
+// combine_into() for f32 and bf16 outputs. A bf16 output is summed chunk by chunk: a call covers either
+// one period (its weights then start where the chunk starts) or whole blocks, which a chunk holds whole.
+template <class In, class Out>
+void combine(const In* const* in, const float* const* w, std::int64_t radix, std::int64_t length,
+             std::int64_t period, Out* out) {
+  if constexpr (std::is_same_v<Out, float>) {
+    combine_into(in, w, radix, length, period, out);
+  } else {
+    float acc[kCombineChunk];
+    const In* part[kMaxRadix];
+    const float* weights[kMaxRadix];
+    const bool one_period = period == length && period > 1;
+    for (std::int64_t start = 0; start < length; start += kCombineChunk) {
+      const std::int64_t n = std::min(kCombineChunk, length - start);
+      for (std::int64_t r = 0; r < radix; ++r) {
+        part[r] = in[r] + start;
+        weights[r] = w != nullptr ? w[r] + (one_period ? start : 0) : nullptr;
+      }
+      combine_into(part, w != nullptr ? weights : nullptr, radix, n, one_period ? n : period, acc);
+      for (std::int64_t j = 0; j < n; ++j) out[start + j] = to_bf16(acc[j]);
     }
   }
 }
@@ -47,8 +93,9 @@ void combine(const float* const* in, const float* const* w, std::int64_t radix, 
 // The shared walk of radix_sum and radix_weighted_sum. Blocked input: one task per (image, block of
 // output channels), whose pixels are one contiguous run when y has x's layout, or runs of one block per
 // pixel when y is NHWC (the reorder to NHWC comes free). NHWC input: one task per (image, pixel row).
-void radix_combine(const float* x, const ChannelLayout& xl, std::int64_t radix, const float* w,
-                   std::int64_t w_stride, float* y, const ChannelLayout& yl) {
+template <class In, class Out>
+void radix_combine(const In* x, const ChannelLayout& xl, std::int64_t radix, const float* w,
+                   std::int64_t w_stride, Out* y, const ChannelLayout& yl) {
   const std::int64_t channels = xl.channels / radix;  // per split
   const std::int64_t pixels = xl.pixels();
   const bool weighted = w != nullptr;
@@ -60,7 +107,7 @@ void radix_combine(const float* x, const ChannelLayout& xl, std::int64_t radix, 
       for (std::int64_t r = 0; r < radix; ++r)
         weights[r] = weighted ? w + n * w_stride + r * channels : nullptr;
       for (std::int64_t p = row * xl.width; p < (row + 1) * xl.width; ++p) {
-        const float* in[kMaxRadix];
+        const In* in[kMaxRadix];
         for (std::int64_t r = 0; r < radix; ++r)
           in[r] = x + n * xl.image_stride + p * xl.pixel_stride + r * channels;
         combine(in, weighted ? weights : nullptr, radix, channels, channels,
@@ -74,7 +121,7 @@ void radix_combine(const float* x, const ChannelLayout& xl, std::int64_t radix, 
   const std::int64_t tasks = xl.batch * out_blocks;
   parallel_for(tasks, xl.batch * xl.image_stride >= kParallelMinFloats, [&](std::int64_t t) {
     const std::int64_t n = t / out_blocks, b = t % out_blocks;
-    const float* in[kMaxRadix];
+    const In* in[kMaxRadix];
     const float* weights[kMaxRadix];
     for (std::int64_t r = 0; r < radix; ++r) {
       in[r] = x + n * xl.image_stride + (r * out_blocks + b) * xl.block_stride;
@@ -85,12 +132,50 @@ void radix_combine(const float* x, const ChannelLayout& xl, std::int64_t radix, 
               y + n * yl.image_stride + b * yl.block_stride);
       return;
     }
-    float* out = y + n * yl.image_stride + b * xl.block;
+    Out* out = y + n * yl.image_stride + b * xl.block;
     for (std::int64_t p = 0; p < pixels; ++p) {
       combine(in, weighted ? weights : nullptr, radix, xl.block, xl.block, out + p * yl.pixel_stride);
       for (std::int64_t r = 0; r < radix; ++r) in[r] += xl.block;
     }
   });
+}
+
+// radix_combine() for the element types of x and y.
+void radix_combine_as(RadixInput x, const ChannelLayout& xl, std::int64_t radix, const float* w,
+                      std::int64_t w_stride, RadixOutput y, const ChannelLayout& yl) {
+  const auto run = [&](const auto* in) {
+    if (y.bf16) return radix_combine(in, xl, radix, w, w_stride, static_cast<Bf16*>(y.data), yl);
+    radix_combine(in, xl, radix, w, w_stride, static_cast<float*>(y.data), yl);
+  };
+  if (x.bf16) return run(static_cast<const Bf16*>(x.data));
+  run(static_cast<const float*>(x.data));
+}
+
+template <class In>
+void radix_sum_mean_of(const In* x, const ChannelLayout& xl, std::int64_t radix, float* y, std::int64_t y_stride) {
+  const std::int64_t channels = xl.channels / radix;
+  const std::int64_t pixels = xl.pixels();
+  const float scale = 1.0f / static_cast<float>(pixels);
+  // Blocked: a task sums one block of channels; NHWC: a chunk of channels across all pixels.
+  const bool last = xl.kind == Kind::kChannelsLast;
+  const std::int64_t width = last ? kMeanChunk : xl.block;
+  const std::int64_t chunks = (channels + width - 1) / width;
+  const std::int64_t tasks = xl.batch * chunks;
+  parallel_for(tasks, xl.batch * xl.image_stride >= kParallelMinFloats, [&](std::int64_t t) {
+    const std::int64_t n = t / chunks, first = t % chunks * width;
+    const std::int64_t count = std::min(width, channels - first);
+    float acc[kMeanChunk > 16 ? kMeanChunk : 16] = {};
+    for (std::int64_t r = 0; r < radix; ++r) {
+      const In* in = x + n * xl.image_stride +
+                     (last ? r * channels + first : (r * channels + first) / xl.block * xl.block_stride);
+      for (std::int64_t p = 0; p < pixels; ++p) {
+        for (std::int64_t j = 0; j < count; ++j) acc[j] += load(in + p * xl.pixel_stride + j);
+      }
+    }
+    for (std::int64_t j = 0; j < count; ++j) y[n * y_stride + first + j] = acc[j] * scale;
+  });
+  for (std::int64_t n = 0; n < xl.batch; ++n)
+    std::fill(y + n * y_stride + channels, y + (n + 1) * y_stride, 0.0f);
 }
 
 }  // namespace
@@ -120,41 +205,18 @@ bool radix_output_supported(const ChannelLayout& x, const ChannelLayout& y) {
   return false;
 }
 
-void radix_sum(const float* x, const ChannelLayout& xl, std::int64_t radix, float* y,
-               const ChannelLayout& yl) {
-  radix_combine(x, xl, radix, nullptr, 0, y, yl);
+void radix_sum(RadixInput x, const ChannelLayout& xl, std::int64_t radix, RadixOutput y, const ChannelLayout& yl) {
+  radix_combine_as(x, xl, radix, nullptr, 0, y, yl);
 }
 
-void radix_weighted_sum(const float* x, const ChannelLayout& xl, std::int64_t radix, const float* w,
-                        std::int64_t w_stride, float* y, const ChannelLayout& yl) {
-  radix_combine(x, xl, radix, w, w_stride, y, yl);
+void radix_weighted_sum(RadixInput x, const ChannelLayout& xl, std::int64_t radix, const float* w,
+                        std::int64_t w_stride, RadixOutput y, const ChannelLayout& yl) {
+  radix_combine_as(x, xl, radix, w, w_stride, y, yl);
 }
 
-void radix_sum_mean(const float* x, const ChannelLayout& xl, std::int64_t radix, float* y,
-                    std::int64_t y_stride) {
-  const std::int64_t channels = xl.channels / radix;
-  const std::int64_t pixels = xl.pixels();
-  const float scale = 1.0f / static_cast<float>(pixels);
-  // Blocked: a task sums one block of channels; NHWC: a chunk of channels across all pixels.
-  const bool last = xl.kind == Kind::kChannelsLast;
-  const std::int64_t width = last ? kMeanChunk : xl.block;
-  const std::int64_t chunks = (channels + width - 1) / width;
-  const std::int64_t tasks = xl.batch * chunks;
-  parallel_for(tasks, xl.batch * xl.image_stride >= kParallelMinFloats, [&](std::int64_t t) {
-    const std::int64_t n = t / chunks, first = t % chunks * width;
-    const std::int64_t count = std::min(width, channels - first);
-    float acc[kMeanChunk > 16 ? kMeanChunk : 16] = {};
-    for (std::int64_t r = 0; r < radix; ++r) {
-      const float* in = x + n * xl.image_stride +
-                        (last ? r * channels + first : (r * channels + first) / xl.block * xl.block_stride);
-      for (std::int64_t p = 0; p < pixels; ++p) {
-        for (std::int64_t j = 0; j < count; ++j) acc[j] += in[p * xl.pixel_stride + j];
-      }
-    }
-    for (std::int64_t j = 0; j < count; ++j) y[n * y_stride + first + j] = acc[j] * scale;
-  });
-  for (std::int64_t n = 0; n < xl.batch; ++n)
-    std::fill(y + n * y_stride + channels, y + (n + 1) * y_stride, 0.0f);
+void radix_sum_mean(RadixInput x, const ChannelLayout& xl, std::int64_t radix, float* y, std::int64_t y_stride) {
+  if (x.bf16) return radix_sum_mean_of(static_cast<const Bf16*>(x.data), xl, radix, y, y_stride);
+  radix_sum_mean_of(static_cast<const float*>(x.data), xl, radix, y, y_stride);
 }
 
 void radix_softmax(const float* logits, std::int64_t in_stride, std::int64_t batch, std::int64_t total,

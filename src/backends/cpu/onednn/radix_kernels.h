@@ -20,17 +20,29 @@ bool radix_layout_supported(const ChannelLayout& x, std::int64_t radix);
 // layout, or NHWC.
 bool radix_output_supported(const ChannelLayout& x, const ChannelLayout& y);
 
+// A feature map the kernels read or write: f32 elements, or bf16 ones (a value stored in bf16 by a bf16
+// convolution, or read by one: precision.h). They compute in f32 either way, widening bf16 exactly, and
+// round a bf16 result once, to nearest even, as writing f32 and rounding it would.
+struct RadixInput {
+  const void* data;
+  bool bf16 = false;
+};
+struct RadixOutput {
+  void* data;
+  bool bf16 = false;
+};
+
 // y[n, c] = sum_r x[n, r * C + c].
-void radix_sum(const float* x, const ChannelLayout& x_layout, std::int64_t radix, float* y,
+void radix_sum(RadixInput x, const ChannelLayout& x_layout, std::int64_t radix, RadixOutput y,
                const ChannelLayout& y_layout);
 // y[n, c] = mean over pixels of sum_r x[n, r * C + c]: radix_sum then global average pooling in one
 // pass. y is [N, C] with `y_stride` floats per image; channels C .. y_stride are set to zero.
-void radix_sum_mean(const float* x, const ChannelLayout& x_layout, std::int64_t radix, float* y,
+void radix_sum_mean(RadixInput x, const ChannelLayout& x_layout, std::int64_t radix, float* y,
                     std::int64_t y_stride);
 // y[n, c] = sum_r x[n, r * C + c] * w[n, r * C + c] with weights [N, R * C] (`w_stride` floats per
 // image).
-void radix_weighted_sum(const float* x, const ChannelLayout& x_layout, std::int64_t radix, const float* w,
-                        std::int64_t w_stride, float* y, const ChannelLayout& y_layout);
+void radix_weighted_sum(RadixInput x, const ChannelLayout& x_layout, std::int64_t radix, const float* w,
+                        std::int64_t w_stride, RadixOutput y, const ChannelLayout& y_layout);
 // Softmax across the radix of fc2's logits [N, total] (per-image strides in and out), reordering
 // [cardinality][radix][C'] to [radix][cardinality][C']; a sigmoid when radix is 1. Output padding
 // channels (total .. out_stride) are set to zero.
