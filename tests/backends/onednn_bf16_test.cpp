@@ -173,8 +173,8 @@ TEST(Bf16Test, NetworkOfEveryStepMatchesTheSimulation) {
 }
 
 // ResNeSt's split attention in bf16: the radix convolution's output is read by the radix kernels as
-// stored (bf16) and the weighted sum writes bf16 for the convolution after it, so no reorder widens or
-// narrows the feature maps between them; the result as the reference simulates it (each layer's output
+// stored (bf16), their mean and the weighted sum are written in bf16 for the convolutions that read them,
+// so no reorder widens or narrows the values between them; the result as the reference simulates it (each layer's output
 // rounded to bf16 once).
 TEST(Bf16Test, SplitAttentionKeepsItsFeatureMapsBf16) {
   KILN_SKIP_WITHOUT_BF16();
@@ -198,8 +198,9 @@ TEST(Bf16Test, SplitAttentionKeepsItsFeatureMapsBf16) {
   EXPECT_LE(testing::relative_difference(ours[0], ref[0]), 1e-2);
   EXPECT_TRUE(all_bf16_values(ours[0]));
   const std::string steps = make_backend("cpu")->compile(bf16, CompileOptions{})->describe();
-  // The graph input and the pooled [N, C, 1, 1] vector are reordered into bf16; no feature map is.
+  // Only the graph input is reordered into bf16: no feature map, and not the pooled vector the gate reads.
   EXPECT_FALSE(std::regex_search(steps, std::regex(R"(\(reorder (nhwc|nChw\d+c))"))) << steps;
+  EXPECT_EQ(steps.find("(reorder"), steps.rfind("(reorder")) << steps;
   const std::regex weighted_bf16(R"(radix_weighted_sum \S+ bf16->\S+ bf16)");
   EXPECT_TRUE(std::regex_search(steps, weighted_bf16)) << steps;
   EXPECT_NE(steps.find("radix_sum+mean "), std::string::npos) << steps;

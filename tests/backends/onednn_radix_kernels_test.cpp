@@ -97,9 +97,12 @@ TEST_P(OnednnRadixKernelsTest, Bf16InAndOutEqualF32ThenRoundedOnce) {
       }
     }
     std::vector<float> mean32(static_cast<std::size_t>(n * split)), mean16(mean32.size());
-    onednn::radix_sum_mean({x32.data(), false}, xl, radix, mean32.data(), split);
-    onednn::radix_sum_mean({x16.data(), true}, xl, radix, mean16.data(), split);
+    std::vector<std::uint16_t> mean_bf16(mean32.size());
+    onednn::radix_sum_mean({x32.data(), false}, xl, radix, {mean32.data(), false}, split);
+    onednn::radix_sum_mean({x16.data(), true}, xl, radix, {mean16.data(), false}, split);
+    onednn::radix_sum_mean({x16.data(), true}, xl, radix, {mean_bf16.data(), true}, split);
     EXPECT_EQ(0, std::memcmp(mean32.data(), mean16.data(), mean32.size() * sizeof(float)));
+    EXPECT_TRUE(mean_bf16 == rounded(mean32));
   }
 }
 

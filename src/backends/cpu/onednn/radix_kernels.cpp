@@ -151,8 +151,11 @@ void radix_combine_as(RadixInput x, const ChannelLayout& xl, std::int64_t radix,
   run(static_cast<const float*>(x.data));
 }
 
-template <class In>
-void radix_sum_mean_of(const In* x, const ChannelLayout& xl, std::int64_t radix, float* y, std::int64_t y_stride) {
+inline void store(float* p, float value) { *p = value; }
+inline void store(Bf16* p, float value) { *p = to_bf16(value); }
+
+template <class In, class Out>
+void radix_sum_mean_of(const In* x, const ChannelLayout& xl, std::int64_t radix, Out* y, std::int64_t y_stride) {
   const std::int64_t channels = xl.channels / radix;
   const std::int64_t pixels = xl.pixels();
   const float scale = 1.0f / static_cast<float>(pixels);
@@ -172,10 +175,10 @@ void radix_sum_mean_of(const In* x, const ChannelLayout& xl, std::int64_t radix,
         for (std::int64_t j = 0; j < count; ++j) acc[j] += load(in + p * xl.pixel_stride + j);
       }
     }
-    for (std::int64_t j = 0; j < count; ++j) y[n * y_stride + first + j] = acc[j] * scale;
+    for (std::int64_t j = 0; j < count; ++j) store(y + n * y_stride + first + j, acc[j] * scale);
   });
   for (std::int64_t n = 0; n < xl.batch; ++n)
-    std::fill(y + n * y_stride + channels, y + (n + 1) * y_stride, 0.0f);
+    std::fill(y + n * y_stride + channels, y + (n + 1) * y_stride, Out{0});
 }
 
 }  // namespace
@@ -214,9 +217,13 @@ void radix_weighted_sum(RadixInput x, const ChannelLayout& xl, std::int64_t radi
   radix_combine_as(x, xl, radix, w, w_stride, y, yl);
 }
 
-void radix_sum_mean(RadixInput x, const ChannelLayout& xl, std::int64_t radix, float* y, std::int64_t y_stride) {
-  if (x.bf16) return radix_sum_mean_of(static_cast<const Bf16*>(x.data), xl, radix, y, y_stride);
-  radix_sum_mean_of(static_cast<const float*>(x.data), xl, radix, y, y_stride);
+void radix_sum_mean(RadixInput x, const ChannelLayout& xl, std::int64_t radix, RadixOutput y, std::int64_t y_stride) {
+  const auto run = [&](const auto* in) {
+    if (y.bf16) return radix_sum_mean_of(in, xl, radix, static_cast<Bf16*>(y.data), y_stride);
+    radix_sum_mean_of(in, xl, radix, static_cast<float*>(y.data), y_stride);
+  };
+  if (x.bf16) return run(static_cast<const Bf16*>(x.data));
+  run(static_cast<const float*>(x.data));
 }
 
 void radix_softmax(const float* logits, std::int64_t in_stride, std::int64_t batch, std::int64_t total,

@@ -36,8 +36,8 @@ struct RadixOutput {
 void radix_sum(RadixInput x, const ChannelLayout& x_layout, std::int64_t radix, RadixOutput y,
                const ChannelLayout& y_layout);
 // y[n, c] = mean over pixels of sum_r x[n, r * C + c]: radix_sum then global average pooling in one
-// pass. y is [N, C] with `y_stride` floats per image; channels C .. y_stride are set to zero.
-void radix_sum_mean(RadixInput x, const ChannelLayout& x_layout, std::int64_t radix, float* y,
+// pass. y is [N, C] with `y_stride` elements per image; channels C .. y_stride are set to zero.
+void radix_sum_mean(RadixInput x, const ChannelLayout& x_layout, std::int64_t radix, RadixOutput y,
                     std::int64_t y_stride);
 // y[n, c] = sum_r x[n, r * C + c] * w[n, r * C + c] with weights [N, R * C] (`w_stride` floats per
 // image).
