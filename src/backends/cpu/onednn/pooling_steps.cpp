@@ -44,13 +44,10 @@ void ProgramBuilder::add_global_pool(const Node& node, const Node* radix_sum) {
   const Shape& ys = shape(node.output);
   // [N, C, 1, 1] in NCHW: the same bytes as NHWC and as any blocked layout without padding; bf16 where
   // only bf16 layers read it (the split-attention gate's first convolution).
-  const bool bf16_out = node.precision == Precision::kBf16 && all_readers_take_bf16(node.output);
-  const Desc plain = plain_desc(ys);
-  const dnnl::memory dst = output(node.output, bf16_out ? with_type(plain, dnnl::memory::data_type::bf16) : plain);
+  const dnnl::memory dst = output(node.output, stored_desc(node, plain_desc(ys)));
   const std::int64_t y_stride = ys[1];
   call([src, dst, layout, radix, y_stride](const dnnl::stream&) {
-    const auto bf16 = [](const dnnl::memory& m) { return m.get_desc().data_type() == dnnl::memory::data_type::bf16; };
-    radix_sum_mean({src.get_data_handle(), bf16(src)}, layout, radix, {dst.get_data_handle(), bf16(dst)}, y_stride);
+    radix_sum_mean(radix_in(src), layout, radix, radix_out(dst), y_stride);
   });
 }
 

@@ -95,15 +95,9 @@ void round_to_f16_portable(const float* in, float* out, std::int64_t count) {
   parallel_for(count, true, [&](std::int64_t i) { out[i] = round_to_f16(in[i]); });
 }
 
-// round_to_bf16 without branches, so that the compiler vectorizes the loop: the outputs of the radix
-// kernels (whole feature maps in ResNeSt) come here. Round to nearest even on the upper 16 bits; a NaN
-// keeps its sign and upper payload, made quiet, as f32_to_bf16 does.
+// round_to_bf16 (core/dtype.h) over whole tensors kept in f32, vectorized.
 inline float round_to_bf16_branchless(float value) {
-  const auto bits = std::bit_cast<std::uint32_t>(value);
-  const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
-  const std::uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
-  const std::uint32_t quiet = (bits | 0x00400000u) & 0xFFFF0000u;
-  return std::bit_cast<float>(nan ? quiet : rounded);
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bf16_bits(value)) << 16);
 }
 
 void round_to_bf16_chunks(const float* in, float* out, std::int64_t count) {

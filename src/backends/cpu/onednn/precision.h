@@ -11,7 +11,9 @@
 // write f32 rounded to bf16, which the next bf16 kernel narrows exactly.
 #pragma once
 
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/tensor.h"
@@ -28,6 +30,14 @@ dnnl::memory::data_type kernel_type(Precision precision);
 bool reads_rounded(Precision precision);
 // Whether a node in `precision` writes its output rounded (to fp16, or to bf16).
 bool writes_rounded(Precision precision);
+// f32_to_bf16 (core/dtype.h) without branches, so that loops of it vectorize: round to nearest even on
+// the upper 16 bits; a NaN keeps its sign and upper payload, made quiet.
+inline std::uint16_t bf16_bits(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+  return static_cast<std::uint16_t>(nan ? (bits >> 16) | 0x40u : (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
 // Rounds `count` floats from `in` to what a node in `precision` writes, into `out` (which may be `in`).
 void round_to_storage(const float* in, float* out, std::size_t count, Precision precision);
 

@@ -233,6 +233,11 @@ bool ProgramBuilder::all_readers_take_bf16(ValueId value) const {
   });
 }
 
+Desc ProgramBuilder::stored_desc(const Node& node, const Desc& desc) const {
+  const bool bf16 = node.precision == Precision::kBf16 && all_readers_take_bf16(node.output);
+  return bf16 ? with_type(desc, DataType::bf16) : desc;
+}
+
 bool ProgramBuilder::last_read_here(ValueId value, NodeId reader) const {
   return last_reader_[static_cast<std::size_t>(value)] == position_[static_cast<std::size_t>(reader)];
 }

@@ -92,6 +92,9 @@ class ProgramBuilder {
   // writes f32 otherwise, rounded in place, which costs one pass where each reader's widened copy would
   // cost one.
   bool all_readers_take_bf16(ValueId value) const;
+  // `desc` (f32) as the backend's own kernels store `node`'s output: in bf16 where node is a bf16 layer and
+  // only layers that take bf16 read it.
+  Desc stored_desc(const Node& node, const Desc& desc) const;
   // Whether `value` is no graph output and every node reading it is one `accepts`.
   bool only_read_by(ValueId value, const std::function<bool(NodeId)>& accepts) const;
   // A buffer used only by the current step.
@@ -147,8 +150,6 @@ class ProgramBuilder {
   void add_linear(const Node& node);  // dense_steps.cpp
   // A radix tensor in a layout the radix kernels read (its own, as stored, else NCHW in f32); sets `layout`.
   dnnl::memory radix_input(ValueId value, std::int64_t radix, ChannelLayout& layout);
-  // The layout a radix kernel writes `node`'s result in, bf16 where only bf16 layers read it.
-  Desc radix_output_desc(const Node& node, const ChannelLayout& layout) const;
   // A per-image channel vector and the floats between its images.
   dnnl::memory channel_vector(ValueId value, std::int64_t& stride);
   void add_radix_sum(const Node& node);  // radix_steps.cpp

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "backends/cpu/onednn/parallel_for.h"
+#include "backends/cpu/onednn/precision.h"
 
 namespace kiln::onednn {
 namespace {
@@ -25,13 +26,8 @@ using Bf16 = std::uint16_t;
 inline float load(const float* p) { return *p; }
 inline float load(const Bf16* p) { return std::bit_cast<float>(static_cast<std::uint32_t>(*p) << 16); }
 
-// Rounds to nearest even, without branches so that loops of it vectorize; a NaN stays a quiet NaN with
-// its sign, as f32_to_bf16 makes it.
-inline Bf16 to_bf16(float value) {
-  const auto bits = std::bit_cast<std::uint32_t>(value);
-  const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
-  return static_cast<Bf16>(nan ? (bits >> 16) | 0x40u : (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
-}
+inline void store(float* p, float value) { *p = value; }
+inline void store(Bf16* p, float value) { *p = bf16_bits(value); }
 
 // out[i] = sum_r in[r][i] * w[r][i % period] over `length` floats; w == nullptr means weights of 1.
 // The period is the run of channels the weights repeat over (the block, or C in NHWC).
@@ -85,7 +81,7 @@ void combine(const In* const* in, const float* const* w, std::int64_t radix, std
         weights[r] = w != nullptr ? w[r] + (one_period ? start : 0) : nullptr;
       }
       combine_into(part, w != nullptr ? weights : nullptr, radix, n, one_period ? n : period, acc);
-      for (std::int64_t j = 0; j < n; ++j) out[start + j] = to_bf16(acc[j]);
+      for (std::int64_t j = 0; j < n; ++j) store(out + start + j, acc[j]);
     }
   }
 }
@@ -140,19 +136,16 @@ void radix_combine(const In* x, const ChannelLayout& xl, std::int64_t radix, con
   });
 }
 
-// radix_combine() for the element types of x and y.
-void radix_combine_as(RadixInput x, const ChannelLayout& xl, std::int64_t radix, const float* w,
-                      std::int64_t w_stride, RadixOutput y, const ChannelLayout& yl) {
-  const auto run = [&](const auto* in) {
-    if (y.bf16) return radix_combine(in, xl, radix, w, w_stride, static_cast<Bf16*>(y.data), yl);
-    radix_combine(in, xl, radix, w, w_stride, static_cast<float*>(y.data), yl);
+// Calls kernel(in, out) with x's and y's elements typed as they are stored.
+template <class Kernel>
+void with_element_types(RadixInput x, RadixOutput y, Kernel&& kernel) {
+  const auto to = [&](const auto* in) {
+    if (y.bf16) return kernel(in, static_cast<Bf16*>(y.data));
+    kernel(in, static_cast<float*>(y.data));
   };
-  if (x.bf16) return run(static_cast<const Bf16*>(x.data));
-  run(static_cast<const float*>(x.data));
+  if (x.bf16) return to(static_cast<const Bf16*>(x.data));
+  to(static_cast<const float*>(x.data));
 }
-
-inline void store(float* p, float value) { *p = value; }
-inline void store(Bf16* p, float value) { *p = to_bf16(value); }
 
 template <class In, class Out>
 void radix_sum_mean_of(const In* x, const ChannelLayout& xl, std::int64_t radix, Out* y, std::int64_t y_stride) {
@@ -209,21 +202,16 @@ bool radix_output_supported(const ChannelLayout& x, const ChannelLayout& y) {
 }
 
 void radix_sum(RadixInput x, const ChannelLayout& xl, std::int64_t radix, RadixOutput y, const ChannelLayout& yl) {
-  radix_combine_as(x, xl, radix, nullptr, 0, y, yl);
+  with_element_types(x, y, [&](const auto* in, auto* out) { radix_combine(in, xl, radix, nullptr, 0, out, yl); });
 }
 
 void radix_weighted_sum(RadixInput x, const ChannelLayout& xl, std::int64_t radix, const float* w,
                         std::int64_t w_stride, RadixOutput y, const ChannelLayout& yl) {
-  radix_combine_as(x, xl, radix, w, w_stride, y, yl);
+  with_element_types(x, y, [&](const auto* in, auto* out) { radix_combine(in, xl, radix, w, w_stride, out, yl); });
 }
 
 void radix_sum_mean(RadixInput x, const ChannelLayout& xl, std::int64_t radix, RadixOutput y, std::int64_t y_stride) {
-  const auto run = [&](const auto* in) {
-    if (y.bf16) return radix_sum_mean_of(in, xl, radix, static_cast<Bf16*>(y.data), y_stride);
-    radix_sum_mean_of(in, xl, radix, static_cast<float*>(y.data), y_stride);
-  };
-  if (x.bf16) return run(static_cast<const Bf16*>(x.data));
-  run(static_cast<const float*>(x.data));
+  with_element_types(x, y, [&](const auto* in, auto* out) { radix_sum_mean_of(in, xl, radix, out, y_stride); });
 }
 
 void radix_softmax(const float* logits, std::int64_t in_stride, std::int64_t batch, std::int64_t total,

@@ -31,6 +31,13 @@ struct RadixOutput {
   void* data;
   bool bf16 = false;
 };
+// A step's buffer as the kernels take it; called when the step runs, once the workspace has bound it.
+inline RadixInput radix_in(const dnnl::memory& m) {
+  return {m.get_data_handle(), m.get_desc().data_type() == dnnl::memory::data_type::bf16};
+}
+inline RadixOutput radix_out(const dnnl::memory& m) {
+  return {m.get_data_handle(), m.get_desc().data_type() == dnnl::memory::data_type::bf16};
+}
 
 // y[n, c] = sum_r x[n, r * C + c].
 void radix_sum(RadixInput x, const ChannelLayout& x_layout, std::int64_t radix, RadixOutput y,

@@ -12,14 +12,6 @@ namespace {
 const float* data(const dnnl::memory& memory) { return static_cast<const float*>(memory.get_data_handle()); }
 float* mutable_data(const dnnl::memory& memory) { return static_cast<float*>(memory.get_data_handle()); }
 
-using DataType = dnnl::memory::data_type;
-
-bool bf16(const dnnl::memory& memory) { return memory.get_desc().data_type() == DataType::bf16; }
-
-// Read at run time: the workspace binds its buffers' addresses then.
-RadixInput radix_in(const dnnl::memory& memory) { return {memory.get_data_handle(), bf16(memory)}; }
-RadixOutput radix_out(const dnnl::memory& memory) { return {memory.get_data_handle(), bf16(memory)}; }
-
 }  // namespace
 
 dnnl::memory ProgramBuilder::radix_input(ValueId value, std::int64_t radix, ChannelLayout& layout) {
@@ -30,12 +22,6 @@ dnnl::memory ProgramBuilder::radix_input(ValueId value, std::int64_t radix, Chan
   layout = channel_layout(plain_desc(s), s);
   if (!radix_layout_supported(layout, radix)) throw NotNative{};
   return input_as(value, plain_desc(s));
-}
-
-Desc ProgramBuilder::radix_output_desc(const Node& node, const ChannelLayout& layout) const {
-  const Desc desc = channel_layout_desc(shape(node.output), layout.kind, layout.block);
-  const bool bf16_out = node.precision == Precision::kBf16 && all_readers_take_bf16(node.output);
-  return bf16_out ? with_type(desc, DataType::bf16) : desc;
 }
 
 dnnl::memory ProgramBuilder::channel_vector(ValueId value, std::int64_t& stride) {
@@ -59,7 +45,7 @@ void ProgramBuilder::add_radix_sum(const Node& node) {
   ChannelLayout layout;
   const dnnl::memory src = radix_input(node.inputs[0], radix, layout);
   const ChannelLayout out = radix_output_layout(layout, shape(node.output));
-  const dnnl::memory dst = output(node.output, radix_output_desc(node, out));
+  const dnnl::memory dst = output(node.output, stored_desc(node, channel_layout_desc(shape(node.output), out.kind, out.block)));
   note(cat("radix_sum ", layout_name(src.get_desc()), "->", layout_name(dst.get_desc())));
   call([src, dst, layout, radix, out](const dnnl::stream&) {
     radix_sum(radix_in(src), layout, radix, radix_out(dst), out);
@@ -89,7 +75,7 @@ void ProgramBuilder::add_radix_weighted_sum(const Node& node) {
   std::int64_t w_stride = 0;
   const dnnl::memory weights = channel_vector(node.inputs[1], w_stride);
   const ChannelLayout out = radix_output_layout(layout, shape(node.output));
-  const dnnl::memory dst = output(node.output, radix_output_desc(node, out));
+  const dnnl::memory dst = output(node.output, stored_desc(node, channel_layout_desc(shape(node.output), out.kind, out.block)));
   note(cat("radix_weighted_sum ", layout_name(src.get_desc()), "->", layout_name(dst.get_desc())));
   call([src, weights, dst, layout, radix, w_stride, out](const dnnl::stream&) {
     radix_weighted_sum(radix_in(src), layout, radix, data(weights), w_stride, radix_out(dst), out);
@@ -102,7 +88,7 @@ void ProgramBuilder::add_channel_scale(const Node& node) {
   std::int64_t g_stride = 0;
   const dnnl::memory gate = channel_vector(node.inputs[1], g_stride);
   const ChannelLayout out = radix_output_layout(layout, shape(node.output));
-  const dnnl::memory dst = output(node.output, radix_output_desc(node, out));
+  const dnnl::memory dst = output(node.output, stored_desc(node, channel_layout_desc(shape(node.output), out.kind, out.block)));
   note(cat("channel_scale ", layout_name(src.get_desc()), "->", layout_name(dst.get_desc())));
   call([src, gate, dst, layout, g_stride, out](const dnnl::stream&) {
     radix_weighted_sum(radix_in(src), layout, 1, data(gate), g_stride, radix_out(dst), out);
