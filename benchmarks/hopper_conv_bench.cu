@@ -320,8 +320,8 @@ std::optional<Result> run_kiln(const Operands& o, Operand operand, bool timed, c
       check(cudaStreamSynchronize(stream), "kiln gemm_conv");
       const double error = relative_error(o);
       if (!(error <= (fp8 ? kTolerance8 : kTolerance)))
-        std::printf("FAIL: %s tile %dx%dx%d: relative error %.3g\n", fp8 ? "e4m3" : "f16", tile.columns,
-                    tile.consumers, tile.blocks, error);
+        std::printf("FAIL: %s tile %dx%dx%dx%d: relative error %.3g\n", fp8 ? "e4m3" : "f16", tile.columns,
+                    tile.consumers, tile.blocks, tile.k_bytes, error);
       worst_error = std::max(worst_error, error);
     }
     if (!best || us < best->us) best = Result{us, tile, 0};
@@ -515,12 +515,13 @@ int main(int argc, char** argv) {
                      "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"kernel\": %d, \"stride\": %d, "
                      "\"batch\": %d, \"cudnn_f16_us\": %s, "
                      "\"cublaslt_f16_us\": %s, \"cublaslt_fp8_us\": %s, \"kiln_f16_us\": %s, \"kiln_fp8_us\": %s, "
-                     "\"kiln_f16_tile\": [%d, %d, %d], \"kiln_fp8_tile\": [%d, %d, %d]}",
+                     "\"kiln_f16_tile\": [%d, %d, %d, %d], \"kiln_fp8_tile\": [%d, %d, %d, %d]}",
                      first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, batch,
                      json_number(dn).c_str(), json_number(lt16).c_str(), json_number(lt8).c_str(),
                      json_number(k16us).c_str(), json_number(k8us).c_str(),
                      k16 ? k16->tile.columns : 0, k16 ? k16->tile.consumers : 0, k16 ? k16->tile.blocks : 0,
-                     k8 ? k8->tile.columns : 0, k8 ? k8->tile.consumers : 0, k8 ? k8->tile.blocks : 0);
+                     k16 ? k16->tile.k_bytes : 0, k8 ? k8->tile.columns : 0, k8 ? k8->tile.consumers : 0,
+                     k8 ? k8->tile.blocks : 0, k8 ? k8->tile.k_bytes : 0);
         first = false;
       }
       free_operands(o);

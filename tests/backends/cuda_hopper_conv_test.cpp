@@ -183,7 +183,8 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
                             static_cast<int>(r_pitch), c.output_window()};
   int tiles = 0;
   for (const GemmConvTile tile : cuda::hopper::kGemmConvTiles) {
-    SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers x ", tile.blocks, " blocks"));
+    SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers x ", tile.blocks, " blocks, ",
+                     tile.k_bytes, "-byte rows"));
     ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile, c.codes));
     const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(y_count, kFill)));
     const cuda::DeviceBuffer dc = upload(std::vector<std::uint8_t>(y_count, 0x7e));
@@ -257,7 +258,14 @@ INSTANTIATE_TEST_SUITE_P(
                       HopperCase{Operand::kF16, 32, 64, 0, false, false, false, true, cuda::Act::kRelu,
                                  {1, 7, 11, 1, 3, 1, 1, 0, 1, 0, 0}},
                       HopperCase{Operand::kE4m3, 16, 64, 0, false, false, false, true, cuda::Act::kRelu,
-                                 {1, 32, 32, 7, 7, 2, 2, 3, 3, 0, 0}}),
+                                 {1, 32, 32, 7, 7, 2, 2, 3, 3, 0, 0}},
+                      // 64 E4M3 channels: one 64-byte row a tap (ResNet's first stage), with a residual and
+                      // codes, and as a 3x3 window over partial tiles.
+                      HopperCase{Operand::kE4m3, 64, 256, 700, true, false, true, true, cuda::Act::kRelu},
+                      HopperCase{Operand::kE4m3, 64, 64, 0, false, true, true, true, cuda::Act::kRelu,
+                                 {2, 13, 11, 3, 3, 1, 1, 1, 1, 0, 0}},
+                      HopperCase{Operand::kE4m3, 192, 64, 0, false, false, false, true, cuda::Act::kSilu,
+                                 {1, 9, 9, 3, 3, 2, 2, 1, 1, 0, 0}}),
     [](const auto& param_info) { return case_name(param_info.param); });
 
 // The tactic layer as a program uses it: a convolution's geometry with channel views, its candidates
@@ -356,6 +364,7 @@ TEST(CudaHopperConvTest, TileNumbersNameOneTileEach) {
     EXPECT_EQ(back.columns, t.columns);
     EXPECT_EQ(back.consumers, t.consumers);
     EXPECT_EQ(back.blocks, t.blocks);
+    EXPECT_EQ(back.k_bytes, t.k_bytes);
     numbers.insert(cuda::hopper::tile_number(t));
   }
   EXPECT_EQ(numbers.size(), std::size(cuda::hopper::kGemmConvTiles));
@@ -363,6 +372,20 @@ TEST(CudaHopperConvTest, TileNumbersNameOneTileEach) {
   EXPECT_EQ(recorded.columns, 128);
   EXPECT_EQ(recorded.consumers, 2);
   EXPECT_EQ(recorded.blocks, 1);
+  EXPECT_EQ(recorded.k_bytes, 128);
+  const GemmConvTile narrow = cuda::hopper::tile_from_number(cuda::hopper::tile_number({64, 1, 2, 64}));
+  EXPECT_EQ(narrow.columns, 64);
+  EXPECT_EQ(narrow.consumers, 1);
+  EXPECT_EQ(narrow.blocks, 2);
+  EXPECT_EQ(narrow.k_bytes, 64);
+}
+
+// Narrow-row tiles are timed only where a 128-byte row of K would carry zeros.
+TEST(CudaHopperConvTest, NarrowRowsOnlyWhereWideRowsCarryZeros) {
+  EXPECT_TRUE(cuda::hopper::rows_carry_zeros(64));     // 64 E4M3 channels
+  EXPECT_TRUE(cuda::hopper::rows_carry_zeros(192));    // 96 fp16 channels
+  EXPECT_FALSE(cuda::hopper::rows_carry_zeros(128));   // 64 fp16 channels
+  EXPECT_FALSE(cuda::hopper::rows_carry_zeros(1024));  // 1024 E4M3 channels
 }
 
 #else

@@ -72,9 +72,13 @@ std::vector<int> KilnHopperConv::variants() const {
   return numbers;
 }
 
+// Narrow-row tiles only where 128-byte rows would carry zeros: elsewhere they do the same work in twice
+// the ring steps, and timing them would only lengthen the build.
 bool KilnHopperConv::runs(int variant) const {
   const GemmConvTile t = hopper::tile_from_number(variant);
-  return hopper::tile_number(t) == variant && hopper::gemm_conv_takes(shape_, operand_, t, codes_);
+  const bool narrow_pays = hopper::rows_carry_zeros(shape_.channels_in * hopper::operand_bytes(operand_));
+  return hopper::tile_number(t) == variant && (t.k_bytes == hopper::kRowBytes || narrow_pays) &&
+         hopper::gemm_conv_takes(shape_, operand_, t, codes_);
 }
 
 cudaError_t KilnHopperConv::launch(const ConvBuffers& b, int variant, cudaStream_t stream) const {

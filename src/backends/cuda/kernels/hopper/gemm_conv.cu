@@ -47,12 +47,13 @@ bool encode_maps(GemmConvMaps& m, const void* x, const void* w, Operand operand,
   const int rows = kRowsPerConsumer * tile.consumers;
   const bool x_mapped =
       v.batch == 0
-          ? encode_swizzled_rows(m.x, x, bytes, s.pixels, s.channels_in, s.x_pitch, rows)
+          ? encode_swizzled_rows(m.x, x, bytes, s.pixels, s.channels_in, s.x_pitch, rows, tile.k_bytes)
           : encode_im2col_rows(m.x, x, bytes,
                                {v.batch, v.height, v.width, s.channels_in, s.x_pitch, v.kernel_h, v.kernel_w,
                                 v.stride_h, v.stride_w, v.pad_h, v.pad_w},
-                               rows);
-  return x_mapped && encode_swizzled_rows(m.w, w, bytes, s.channels_out, reduction, reduction, tile.columns) &&
+                               rows, tile.k_bytes);
+  return x_mapped &&
+         encode_swizzled_rows(m.w, w, bytes, s.channels_out, reduction, reduction, tile.columns, tile.k_bytes) &&
          (e.y == nullptr ||
           encode_swizzled_rows(m.y, e.y, 2, s.pixels, s.channels_out, s.y_pitch, kRowsPerConsumer, kChunkColumns * 2)) &&
          (e.codes.codes == nullptr ||
@@ -78,7 +79,8 @@ bool hopper_gpu() {
 bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile& tile, bool writes_codes) {
   const int bytes = operand_bytes(operand);
   const bool tile_known = std::any_of(std::begin(kGemmConvTiles), std::end(kGemmConvTiles), [&](const GemmConvTile& t) {
-    return t.columns == tile.columns && t.consumers == tile.consumers && t.blocks == tile.blocks;
+    return t.columns == tile.columns && t.consumers == tile.consumers && t.blocks == tile.blocks &&
+           t.k_bytes == tile.k_bytes;
   });
   return tile_known && s.pixels > 0 && s.channels_out > 0 && s.channels_in > 0 &&
          (s.channels_in * bytes) % 16 == 0 && (s.x_pitch * bytes) % 16 == 0 && s.x_pitch >= s.channels_in &&

@@ -3,7 +3,7 @@
 // computing 64 rows of a tile with wgmma steps straight from the stages and then the epilogue from its
 // registers, which puts the results in shared memory for the copy engine to store; the warps after them
 // are the producer, whose first thread has the copy engine fill a ring of shared-memory stages (a
-// 128-byte-wide slice of K of the x tile and of the weight tile each). With one consumer the producer is
+// 128- or 64-byte-wide slice of K of the x tile and of the weight tile each). With one consumer the producer is
 // a single warp, so that its thread slots and registers go to a second block a multiprocessor; with two
 // it is a warpgroup that hands its registers to the consumers (a multiprocessor's four register files
 // each hold three of the block's warps, and the consumers of a 256-column tile need 232 registers a
@@ -43,23 +43,27 @@ constexpr int kSlotBytes = kSlotValueBytes + kRowsPerConsumer * kChunkColumns;
 constexpr int kSlots = 2;
 
 // The ring as deep as the block's share of 220 KiB of shared memory allows beside the staging slots and,
-// for a layer with a residual, each consumer's residual tile (up to 8 stages).
+// for a layer with a residual, each consumer's residual tile (up to 1 KiB of K in flight: 8 stages of
+// 128-byte rows, 16 of 64-byte ones).
 constexpr int kSharedBudget = 220 * 1024;
 
-template <int kColumns, int kConsumers, bool kResidual, int kBlocks>
+template <int kColumns, int kConsumers, bool kResidual, int kBlocks, int kKRowBytes>
 struct Tiling {
+  static constexpr int kKBytes = kKRowBytes;  // K bytes a stage row holds
   static constexpr int kRows = kRowsPerConsumer * kConsumers;
-  static constexpr int kStageBytes = (kRows + kColumns) * kRowBytes;
+  static constexpr int kStageBytes = (kRows + kColumns) * kKBytes;
   static constexpr int kStagingBytes = kConsumers * kSlots * kSlotBytes;
   // A consumer's residual tile: 64-column chunks of 64 rows x 128 bytes, in the store maps' swizzle.
   static constexpr int kResidualTileBytes = kRowsPerConsumer * kColumns * 2;
   static constexpr int kResidualBytes = kResidual ? kConsumers * kResidualTileBytes : 0;
   static constexpr int kRingBudget = kSharedBudget / kBlocks - kStagingBytes - kResidualBytes;
-  static constexpr int kStages = kRingBudget / kStageBytes < 8 ? kRingBudget / kStageBytes : 8;
+  static constexpr int kMaxStages = 8 * kRowBytes / kKBytes;
+  static constexpr int kStages = kRingBudget / kStageBytes < kMaxStages ? kRingBudget / kStageBytes : kMaxStages;
   static_assert(kStages >= 2, "a ring of one stage would serialize the copies and the matrix steps");
   static constexpr int kProducerThread = kWarpgroup * kConsumers;
   static constexpr int kThreads = kProducerThread + (kConsumers > 1 ? kWarpgroup : 32);
-  // The stages, the staging slots and the residual tiles, 1024-byte aligned for the swizzles, then the
+  // The stages, the staging slots and the residual tiles, 1024-byte aligned for the swizzles (each stage
+  // and each operand tile in it a multiple of the 64-byte swizzle's 512-byte pattern), then the
   // barriers; 1024 bytes of slack for aligning.
   static constexpr int kSharedBytes =
       kStages * kStageBytes + kStagingBytes + kResidualBytes + (2 * kStages + kConsumers) * 8 + 1024;
@@ -157,7 +161,7 @@ __device__ void produce(const Ring& ring, const CUtensorMap* x_map, const CUtens
       barrier_wait(&ring.empty[at.stage], at.phase ^ 1);
       std::uint8_t* a = ring.stages + at.stage * T::kStageBytes;
       barrier_arrive_expect(&ring.full[at.stage], T::kStageBytes);
-      source.load(a, a + T::kRows * kRowBytes, x_map, w_map, &ring.full[at.stage], shape, kb, block_k);
+      source.load(a, a + T::kRows * T::kKBytes, x_map, w_map, &ring.full[at.stage], shape, kb, block_k);
     }
   }
 }
@@ -175,13 +179,13 @@ __device__ void accumulate(const Ring& ring, RingCursor& at, int consumer, int k
   int previous = 0;
   for (int kb = 0; kb < k_blocks; ++kb, at.advance<T>()) {
     barrier_wait(&ring.full[at.stage], at.phase);
-    const std::uint8_t* a = ring.stages + at.stage * T::kStageBytes + consumer * kRowsPerConsumer * kRowBytes;
-    const std::uint8_t* b = ring.stages + at.stage * T::kStageBytes + T::kRows * kRowBytes;
+    const std::uint8_t* a = ring.stages + at.stage * T::kStageBytes + consumer * kRowsPerConsumer * T::kKBytes;
+    const std::uint8_t* b = ring.stages + at.stage * T::kStageBytes + T::kRows * T::kKBytes;
     wgmma_fence();
 #pragma unroll
-    for (int step = 0; step < kRowBytes / kStepBytes; ++step) {
-      Wgmma<kOperand, kColumns>::step(acc, swizzled_tile_descriptor(a + step * kStepBytes),
-                                      swizzled_tile_descriptor(b + step * kStepBytes), kb > 0 || step > 0);
+    for (int step = 0; step < T::kKBytes / kStepBytes; ++step) {
+      Wgmma<kOperand, kColumns>::step(acc, swizzled_tile_descriptor<T::kKBytes>(a + step * kStepBytes),
+                                      swizzled_tile_descriptor<T::kKBytes>(b + step * kStepBytes), kb > 0 || step > 0);
     }
     wgmma_commit();
     wgmma_wait<1>();
@@ -377,15 +381,15 @@ __device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtens
   if (threadIdx.x % kWarpgroup == 0) bulk_wait_all();
 }
 
-template <Operand kOperand, int kColumns, int kConsumers, bool kResidual, int kBlocks>
-__global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlocks>::kThreads, kBlocks)
+template <Operand kOperand, int kColumns, int kConsumers, bool kResidual, int kBlocks, int kKBytes>
+__global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlocks, kKBytes>::kThreads, kBlocks)
     gemm_conv_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                      const __grid_constant__ CUtensorMap y_map, const __grid_constant__ CUtensorMap codes_map,
                      const __grid_constant__ CUtensorMap residual_map, const EpilogueArgs e) {
-  using T = Tiling<kColumns, kConsumers, kResidual, kBlocks>;
+  using T = Tiling<kColumns, kConsumers, kResidual, kBlocks, kKBytes>;
   extern __shared__ std::uint8_t shared[];
   const Ring ring = carve_ring<T>(shared);
-  constexpr int block_k = kBlockK<kOperand>;
+  constexpr int block_k = kBlockK<kOperand, kKBytes>;
   const int k_blocks =
       e.shape.window.kernel_h * e.shape.window.kernel_w * ((e.shape.channels_in + block_k - 1) / block_k);
   const int tiles = ((e.shape.pixels + T::kRows - 1) / T::kRows) *
@@ -411,10 +415,10 @@ __global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlock
 }
 
 // A persistent grid: as many blocks as fit on the GPU at once, each taking every gridDim-th tile.
-template <Operand kOperand, int kColumns, int kConsumers, bool kResidual, int kBlocks>
+template <Operand kOperand, int kColumns, int kConsumers, bool kResidual, int kBlocks, int kKBytes>
 cudaError_t launch_as(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stream) {
-  using T = Tiling<kColumns, kConsumers, kResidual, kBlocks>;
-  const auto kernel = gemm_conv_kernel<kOperand, kColumns, kConsumers, kResidual, kBlocks>;
+  using T = Tiling<kColumns, kConsumers, kResidual, kBlocks, kKBytes>;
+  const auto kernel = gemm_conv_kernel<kOperand, kColumns, kConsumers, kResidual, kBlocks, kKBytes>;
   if (const cudaError_t status =
           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSharedBytes);
       status != cudaSuccess) {
@@ -439,10 +443,11 @@ cudaError_t launch_as(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t s
   return cudaGetLastError();
 }
 
-template <Operand kOperand, int kColumns, int kConsumers, int kBlocks>
+template <Operand kOperand, int kColumns, int kConsumers, int kBlocks, int kKBytes = kRowBytes>
 cudaError_t launch(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stream) {
-  return e.out.residual != nullptr ? launch_as<kOperand, kColumns, kConsumers, true, kBlocks>(m, e, stream)
-                                   : launch_as<kOperand, kColumns, kConsumers, false, kBlocks>(m, e, stream);
+  return e.out.residual != nullptr
+             ? launch_as<kOperand, kColumns, kConsumers, true, kBlocks, kKBytes>(m, e, stream)
+             : launch_as<kOperand, kColumns, kConsumers, false, kBlocks, kKBytes>(m, e, stream);
 }
 
 }  // namespace gemm_conv_detail
@@ -464,6 +469,10 @@ cudaError_t launch_tile(const GemmConvTile& tile, const GemmConvMaps& m, const E
   if (n == tile_number({256, 2, 1})) return launch<kOperand, 256, 2, 1>(m, e, stream);
   if (n == tile_number({64, 1, 2})) return launch<kOperand, 64, 1, 2>(m, e, stream);
   if (n == tile_number({128, 1, 2})) return launch<kOperand, 128, 1, 2>(m, e, stream);
+  if (n == tile_number({64, 2, 1, kNarrowRowBytes})) return launch<kOperand, 64, 2, 1, kNarrowRowBytes>(m, e, stream);
+  if (n == tile_number({128, 2, 1, kNarrowRowBytes})) return launch<kOperand, 128, 2, 1, kNarrowRowBytes>(m, e, stream);
+  if (n == tile_number({256, 2, 1, kNarrowRowBytes})) return launch<kOperand, 256, 2, 1, kNarrowRowBytes>(m, e, stream);
+  if (n == tile_number({64, 1, 2, kNarrowRowBytes})) return launch<kOperand, 64, 1, 2, kNarrowRowBytes>(m, e, stream);
   return cudaErrorInvalidConfiguration;
 }
 

@@ -41,22 +41,33 @@ struct GemmConvShape {
 // multiprocessor holds `blocks` blocks at once (a tactic: pick_tactic() times the tiles). Two blocks a
 // multiprocessor share its shared memory, so their rings are shallower, but one block's epilogue then runs
 // beside the other's matrix steps: a layer with few K blocks spends most of its time in the epilogue.
+// `k_bytes` is the K a stage row holds (operands.h): 128, or 64 for layers whose input channels leave part
+// of a 128-byte row empty (64 E4M3 channels, 32 fp16 ones), whose rings then carry no zeros.
 struct GemmConvTile {
   int columns = 128;  // 64, 128 or 256
   int consumers = 2;  // consumer warpgroups: 1 or 2
   int blocks = 1;     // 1, or 2 for one consumer and at most 128 columns
+  int k_bytes = kRowBytes;
 };
 
-// Every tile the kernel is instantiated for, fewest threads and columns first.
-inline constexpr GemmConvTile kGemmConvTiles[] = {{64, 1, 1},  {128, 1, 1}, {64, 2, 1}, {256, 1, 1},
-                                                  {128, 2, 1}, {256, 2, 1}, {64, 1, 2}, {128, 1, 2}};
+// Every tile the kernel is instantiated for: fewest threads and columns first, then the narrow-row tiles.
+inline constexpr GemmConvTile kGemmConvTiles[] = {
+    {64, 1, 1},  {128, 1, 1},  {64, 2, 1},  {256, 1, 1},  {128, 2, 1},  {256, 2, 1},  {64, 1, 2},  {128, 1, 2},
+    {64, 2, 1, kNarrowRowBytes},  {128, 2, 1, kNarrowRowBytes},  {256, 2, 1, kNarrowRowBytes},
+    {64, 1, 2, kNarrowRowBytes}};
+
+// Whether a tile's rows leave part of K's bytes unused on a layer of `channel_bytes` input channel bytes a
+// tap, so that narrow-row tiles are worth timing.
+constexpr bool rows_carry_zeros(int channel_bytes) { return channel_bytes % kRowBytes != 0; }
 
 // A tile as one number (a tactic record's algorithm) and back: columns x 10 + consumers, plus 10000 for
-// two blocks a multiprocessor.
+// two blocks a multiprocessor, plus 100000 for 64-byte rows.
 constexpr int tile_number(const GemmConvTile& t) {
-  return (t.blocks - 1) * 10000 + t.columns * 10 + t.consumers;
+  return (t.k_bytes == kNarrowRowBytes ? 100000 : 0) + (t.blocks - 1) * 10000 + t.columns * 10 + t.consumers;
 }
-constexpr GemmConvTile tile_from_number(int n) { return {n % 10000 / 10, n % 10, n / 10000 + 1}; }
+constexpr GemmConvTile tile_from_number(int n) {
+  return {n % 10000 / 10, n % 10, n % 100000 / 10000 + 1, n >= 100000 ? kNarrowRowBytes : kRowBytes};
+}
 
 struct GemmConvEpilogue {
   const float* scale = nullptr;  // [channels_out]; null: 1

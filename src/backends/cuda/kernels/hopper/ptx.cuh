@@ -128,15 +128,17 @@ __device__ inline void claim_registers() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegisters));
 }
 
-// The descriptor of a K-major operand tile in shared memory laid out by the copy engine with its 128-byte
-// swizzle: rows of 128 bytes, groups of 8 rows 1024 bytes apart (the stride offset), the tile 1024-byte
-// aligned. Advancing `p` by 32 bytes within a row selects the next K step.
+// The descriptor of a K-major operand tile in shared memory laid out by the copy engine with the swizzle
+// of its row width: rows of 128 (or 64) bytes, groups of 8 rows 1024 (512) bytes apart (the stride offset),
+// the tile aligned to that group. Advancing `p` by 32 bytes within a row selects the next K step.
+template <int kRowWidth>
 __device__ inline std::uint64_t swizzled_tile_descriptor(const void* p) {
+  static_assert(kRowWidth == 128 || kRowWidth == 64, "the copy engine's 128- and 64-byte swizzles");
   const std::uint64_t address = shared_address(p);
   std::uint64_t d = (address & 0x3FFFF) >> 4;
-  d |= std::uint64_t{1} << 16;            // leading offset: unused by swizzled K-major layouts
-  d |= std::uint64_t{1024 >> 4} << 32;    // stride offset: 8 rows of 128 bytes
-  d |= std::uint64_t{1} << 62;            // 128-byte swizzle
+  d |= std::uint64_t{1} << 16;                          // leading offset: unused by swizzled K-major layouts
+  d |= std::uint64_t{(8 * kRowWidth) >> 4} << 32;       // stride offset: 8 rows
+  d |= std::uint64_t{kRowWidth == 128 ? 1u : 2u} << 62;  // the 128- or 64-byte swizzle
   return d;
 }
 

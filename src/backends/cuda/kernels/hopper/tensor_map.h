@@ -17,14 +17,14 @@ bool encode_swizzled_rows(CUtensorMap& map, const void* base, int element_bytes,
                           std::int64_t columns, std::int64_t pitch, int box_rows, int box_bytes = 128);
 
 // NHWC x of `batch` x `height` x `width` pixels of `channels` elements (`pitch` between pixels) read for
-// a convolution window: boxes of `box_rows` consecutive output pixels x 128 bytes of channels, each
-// pixel the window's top-left input position shifted by the load's tap; padding arrives as zeros. The
-// 128-byte swizzle, as encode_swizzled_rows(). False when the driver refuses the map.
+// a convolution window: boxes of `box_rows` consecutive output pixels x `box_bytes` (128 or 64) of
+// channels, each pixel the window's top-left input position shifted by the load's tap; padding arrives as
+// zeros. The swizzle of that width, as encode_swizzled_rows(). False when the driver refuses the map.
 struct Im2colWindow {
   int batch, height, width, channels, pitch;
   int kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
 };
 bool encode_im2col_rows(CUtensorMap& map, const void* base, int element_bytes, const Im2colWindow& window,
-                        int box_rows);
+                        int box_rows, int box_bytes = 128);
 
 }  // namespace kiln::cuda::hopper
