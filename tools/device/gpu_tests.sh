@@ -12,6 +12,8 @@
 #                     yolov10 models need .carry/shared, see families_gpu.sh)
 #   --no-families     the test programs only
 # Needs `carry: [".carry/bin"]` with the programs, kiln and the libraries the machine lacks (cuda_env.sh).
+# The SDK's programs (sdk_cuda_*) read the fixture sdk_make_fixture writes: carry sdk_make_fixture too and it
+# is made here (the build's fixture folder is not part of the tree that travels).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-/tmp/kiln-out}
@@ -37,6 +39,21 @@ if (( ${#programs[@]} == 0 )); then
   for default in cuda_backend_test 'backend_ops_test:*cuda*'; do
     [[ -x .carry/bin/${default%%:*} ]] && programs+=("$default")
   done
+fi
+
+if [[ " ${programs[*]} " == *" sdk_cuda_"* ]]; then
+  if [[ -x .carry/bin/sdk_make_fixture ]]; then
+    export KILN_SDK_FIXTURE_DIR=/tmp/kiln-sdk-fixture
+    rm -rf "$KILN_SDK_FIXTURE_DIR" && mkdir -p "$KILN_SDK_FIXTURE_DIR"
+    .carry/bin/sdk_make_fixture "$KILN_SDK_FIXTURE_DIR" tests/data >"$OUT/sdk_make_fixture.log" 2>&1 \
+      || log "sdk fixture failed: $(tail -1 "$OUT/sdk_make_fixture.log")"
+    # The concurrency test's ResNet plan, as the sdk.make_cuda_fixture test makes it.
+    "$KILN" build timm_resnet --checkpoint tests/data/golden/resnet_tiny/model.safetensors --batch 2 \
+      -o "$KILN_SDK_FIXTURE_DIR/resnet_tiny.kplan" >>"$OUT/sdk_make_fixture.log" 2>&1 \
+      || log "sdk fixture failed: $(tail -1 "$OUT/sdk_make_fixture.log")"
+  else
+    log "sdk_make_fixture was not carried: the sdk_cuda_* programs will not find their fixture"
+  fi
 fi
 
 record_args=()
