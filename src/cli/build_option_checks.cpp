@@ -21,6 +21,8 @@ void check_fp8_settings(const CLI::App& command, const BuildChoices& choices) {
   refuse_unless(recipe == "auto", command, {"--auto-target", "--sensitivity-images"}, "to --recipe auto",
                 fp8.recipe ? "--recipe " + recipe + " was given"
                            : "the manifest's recipe is " + recipe + " (give --recipe auto)");
+  refuse_unless(recipe != "auto", command, {"--quantize-residuals"}, "to a recipe other than auto",
+                "--recipe auto's search compares plans without it");
   const std::string method =
       fp8.calib_method.value_or(std::string(calibration_method_name(defaults.calibration)));
   refuse_unless(method == "percentile", command, {"--percentile"}, "to --calib-method percentile",
@@ -47,10 +49,11 @@ void check_build_options(const CLI::App& command, const BuildChoices& choices) {
   const bool quantized = precision == "fp8" || precision == "int8";
   refuse_unless(quantized, command,
                 {"--recipe", "--calib", "--images", "--every", "--calib-method", "--calib-cache",
-                 "--percentile", "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict"},
+                 "--percentile", "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict",
+                 "--quantize-residuals"},
                 "to --precision fp8 or int8", source_of(choices.precision, "--precision", precision, "fp8"));
   // Only the cuda backend chooses precisions per layer, and it runs FP8, not int8.
-  refuse_unless(precision == "fp8", command, {"--strict-precision"}, "to --precision fp8",
+  refuse_unless(precision == "fp8", command, {"--strict-precision", "--quantize-residuals"}, "to --precision fp8",
                 source_of(choices.precision, "--precision", precision, "fp8"));
   if (quantized) check_fp8_settings(command, choices);
   const std::int64_t opt_level = choices.opt_level.value_or(manifest.opt_level);

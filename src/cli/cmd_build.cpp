@@ -300,6 +300,10 @@ void add_fp8_options(CLI::App& cmd, pipeline::Fp8Options& fp8) {
       ->check(whole_between(1, kMaxCount));
   cmd.add_flag("--strict", fp8.strict,
                "fp8, int8: stop at the first unreadable calibration image instead of skipping it");
+  cmd.add_flag("--quantize-residuals", fp8.quantize_residuals,
+               "fp8: hold the residual stream as E4M3 codes only (a tensor read by FP8 layers and residual adds "
+               "is stored once, quantized, and the adds read it quantized): half the bytes where the "
+               "convolutions are memory-bound; on cuda it needs kiln's Hopper kernel (sm_90)");
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ Fp8Settings fp8_settings(const Fp8Options& options, Precision precision,
   settings.fallback = *fallback;
   settings.auto_target = parse_auto_target(options.auto_target);
   settings.sensitivity_images = options.sensitivity_images;
+  settings.quantize_residuals = options.quantize_residuals;
   settings.backend = default_backend();
   return settings;
 }

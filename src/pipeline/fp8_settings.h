@@ -29,6 +29,7 @@ struct Fp8Options {
   std::string auto_target = "logit-error=0.05";
   std::size_t sensitivity_images = 16;
   bool strict = false;  // stop at the first unreadable calibration image
+  bool quantize_residuals = false;  // fp8: the residual stream held as E4M3 codes (quant/fp8_rewrite.h)
 };
 
 struct Fp8Quantization {

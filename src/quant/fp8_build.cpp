@@ -114,6 +114,10 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
   const bool fixed = settings.fixed_layers.has_value();
   require(!fixed || settings.cached_scales, name, ": fixed quantized layers need their activation scales");
   const bool automatic = settings.recipe == "auto" && !fixed;
+  require(!settings.quantize_residuals || settings.format == QuantFormat::kE4M3,
+          "--quantize-residuals: only fp8 plans hold their residual stream in E4M3");
+  require(!settings.quantize_residuals || settings.recipe != "auto",
+          "--quantize-residuals: not with --recipe auto (its search compares plans without it)");
   require(!data.images.empty() || (settings.cached_scales && !automatic), name,
           ": calibration needs at least one image");
   const std::vector<std::string> candidates = fixed ? *settings.fixed_layers
@@ -151,6 +155,7 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
                                 {"weight_scale_min", layer.weight_scale_min},
                                 {"weight_scale_max", layer.weight_scale_max}});
   }
+  if (settings.quantize_residuals) report["residuals_in_e4m3"] = quantize_residuals(graph);
   report["quantized_layers"] = rewritten.size();
   if (settings.format == QuantFormat::kE4M3) report["fp8_layers"] = rewritten.size();
   report["tensors"] = activations.tensors;

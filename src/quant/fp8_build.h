@@ -38,6 +38,10 @@ struct Fp8Settings {
   // Exactly these layers in FP8, neither the recipe nor the auto search choosing (a rebuild by the
   // precision tactic, builder/precision_tactic.h); may be empty. Needs cached_scales.
   std::optional<std::vector<std::string>> fixed_layers;
+  // FP8: the residual stream held as E4M3 codes where only residual adds read an FP8 layer's input
+  // besides it (quantize_residuals(), quant/fp8_rewrite.h). Not with the auto recipe, whose search
+  // compares graphs without it.
+  bool quantize_residuals = false;
 };
 
 class SharedCalibration;

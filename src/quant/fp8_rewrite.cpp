@@ -92,4 +92,38 @@ std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string
   return report;
 }
 
+std::vector<std::string> quantize_residuals(Graph& graph) {
+  const auto consumers = graph.consumers();
+  std::vector<std::pair<NodeId, ValueId>> redirects;  // add -> the quantize point it reads instead
+  std::vector<std::string> held;
+  for (const NodeId id : graph.topological_order()) {
+    const Node& point = graph.node(id);
+    if (point.op != OpKind::kQuantize || point.attr<QuantizeAttrs>().int8) continue;
+    const ValueId x = point.inputs[0];
+    const auto& outputs = graph.outputs();
+    if (graph.value(x).is_constant() || std::find(outputs.begin(), outputs.end(), x) != outputs.end()) continue;
+    std::vector<NodeId> adds;
+    bool only_adds = true;
+    for (const NodeId reader : consumers[static_cast<std::size_t>(x)]) {
+      if (reader == id) continue;
+      if (graph.node(reader).op == OpKind::kAdd) {
+        adds.push_back(reader);
+      } else {
+        only_adds = false;
+      }
+    }
+    if (!only_adds || adds.empty()) continue;
+    for (const NodeId add : adds) redirects.emplace_back(add, point.output);
+    held.push_back(graph.value(x).name);
+  }
+  for (const auto& [add, point] : redirects) {
+    Node& node = graph.node(add);
+    const ValueId x = graph.node(graph.value(point).producer).inputs[0];
+    for (ValueId& input : node.inputs) {
+      if (input == x) input = point;
+    }
+  }
+  return held;
+}
+
 }  // namespace kiln

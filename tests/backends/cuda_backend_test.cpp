@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 
+#include "backends/cuda/kernels/hopper/gemm_conv_kernels.h"
 #include "core/error.h"
 #include "cuda_test_util.h"
 #include "fp8_graph_util.h"
@@ -324,6 +326,37 @@ TEST(CudaBackendTest, Fp8ConvolutionsMatchTheReference) {
     EXPECT_GE(count_of(steps, "quantize to E4M3"), 1u) << steps;
     EXPECT_LE(relative_difference(model->run({x}).front(), reference), 2 * noise);
   }
+}
+
+// The residual stream in E4M3 (quantize_residuals()): each identity block's input is stored as codes only
+// and its last convolution, kiln's Hopper kernel, reads them as its residual. Same bound as above: the
+// reference simulates the adds reading the quantized value, and the GPU must stay within 2d of it.
+TEST(CudaBackendTest, Fp8ResidualStreamInE4m3MatchesTheReference) {
+  KILN_SKIP_WITHOUT_GPU();
+  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "only kiln's Hopper kernel reads E4M3 residuals";
+  testing::ResnestLikeOptions o = small_resnest();
+  o.stem_width = 16;
+  o.depths = {2, 2, 1, 1};
+  Graph graph = testing::resnest_like_graph(o);
+  const std::vector<std::string> held =
+      testing::to_fp8_network(graph, testing::all_but_first_convolution(graph), 0.02f, true);
+  ASSERT_EQ(held.size(), 2u);  // the inputs of the two identity blocks
+  const Tensor x = random_tensor({2, 3, 64, 64}, 21);
+  const Tensor reference = run_on("cpu-reference", graph, {x}).front();
+  const double noise =
+      relative_difference(run_on("cpu-reference", graph, {jittered(x, 121)}).front(), reference);
+  ASSERT_GT(noise, 0.0);
+  ASSERT_LT(noise, 0.1);
+  CompileOptions options;
+  options.batch = 2;
+  const auto model = make_backend("cuda")->compile(graph, options);
+  const std::string steps = model->describe();
+  std::size_t hopper_residuals = 0;
+  std::istringstream lines(steps);
+  for (std::string line; std::getline(lines, line);)
+    hopper_residuals += line.find("kiln-hopper") != std::string::npos && line.find("+residual") != std::string::npos;
+  EXPECT_GE(hopper_residuals, held.size()) << steps;
+  EXPECT_LE(relative_difference(model->run({x}).front(), reference), 2 * noise) << steps;
 }
 
 TEST(CudaBackendTest, Fp8AmongFp32LayersIsRefused) {

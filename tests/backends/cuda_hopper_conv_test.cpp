@@ -46,6 +46,7 @@ struct HopperCase {
   bool residual, views, codes, y;
   cuda::Act act;
   GemmConvWindow window = {};  // out_height and out_width are derived
+  bool residual_codes = false;  // the residual as E4M3 codes with a scale (an FP8 plan's residual stream)
 
   GemmConvWindow output_window() const {
     GemmConvWindow w = window;
@@ -67,7 +68,7 @@ std::string case_name(const HopperCase& c) {
   return cat(c.operand == Operand::kF16 ? "f16" : "e4m3", "_c", c.c, "_k", c.k, "_px", c.in_pixels(),
              w.batch == 0 ? std::string()
                           : cat("_", w.kernel_h, "x", w.kernel_w, "_s", w.stride_h, "_p", w.pad_h, "x", w.pad_w),
-             c.residual ? "_residual" : "", c.views ? "_views" : "", c.codes ? "_codes" : "", c.y ? "" : "_no_y",
+             c.residual ? (c.residual_codes ? "_residual_codes" : "_residual") : "", c.views ? "_views" : "", c.codes ? "_codes" : "", c.y ? "" : "_no_y",
              c.act == cuda::Act::kSilu ? "_silu" : "_relu");
 }
 
@@ -157,7 +158,14 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   const Tensor residual = testing::random_tensor({pixels, c.k}, 15);
   const std::int64_t x_pitch = c.views ? c.c + 32 : c.c, x_at = c.views ? 16 : 0;
   const std::int64_t y_pitch = c.views ? c.k + 48 : c.k, y_at = c.views ? 16 : 0;
-  const std::int64_t r_pitch = c.views ? c.k + 8 : c.k;
+  const std::int64_t r_pitch = c.views ? c.k + (c.residual_codes ? 16 : 8) : c.k;
+  // A residual of codes holds residual / r_scale in E4M3; the kernel adds half(code x r_scale).
+  const float r_scale = 0.01f;
+  const auto residual_value = [&](std::size_t at) {
+    const float v = residual.f32()[at];
+    return c.residual_codes ? f16_to_f32(f32_to_f16(e4m3_to_f32(f32_to_e4m3(v / r_scale)) * r_scale))
+                            : f16_to_f32(f32_to_f16(v));
+  };
   constexpr float kFill = 7.0f;
   const std::vector<float> x_host = pitched(x_values, c.in_pixels(), c.c, x_pitch, x_at, kFill);
   const std::vector<float> w_host(w_values.f32().begin(), w_values.f32().end());
@@ -168,7 +176,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
     for (int o = 0; o < c.k; ++o) {
       double& r = ref[static_cast<std::size_t>(p) * c.k + o];
       double v = r * (fp8 ? scale.f32()[o] : 1.0f) + bias.f32()[o];
-      if (c.residual) v += f16_to_f32(f32_to_f16(residual.f32()[static_cast<std::size_t>(p * c.k + o)]));
+      if (c.residual) v += residual_value(static_cast<std::size_t>(p * c.k + o));
       r = activated(v, c.act);
     }
   }
@@ -176,7 +184,12 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   const cuda::DeviceBuffer dw = fp8 ? upload(to_e4m3_codes(w_host)) : upload(to_f16_bits(w_host));
   const cuda::DeviceBuffer db = upload(std::vector<float>(bias.f32().begin(), bias.f32().end()));
   const cuda::DeviceBuffer ds = upload(std::vector<float>(scale.f32().begin(), scale.f32().end()));
-  const cuda::DeviceBuffer dr = upload(to_f16_bits(pitched(residual, pixels, c.k, r_pitch, 0, kFill)));
+  std::vector<float> residual_host = pitched(residual, pixels, c.k, r_pitch, 0, kFill);
+  if (c.residual_codes) {
+    for (float& v : residual_host) v /= r_scale;
+  }
+  const cuda::DeviceBuffer dr =
+      c.residual_codes ? upload(to_e4m3_codes(residual_host)) : upload(to_f16_bits(residual_host));
   const std::size_t y_count = static_cast<std::size_t>(pixels) * y_pitch;
   const float code_scale = 0.05f;
   const GemmConvShape shape{pixels, c.k, c.c, static_cast<int>(x_pitch), static_cast<int>(y_pitch),
@@ -185,7 +198,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   for (const GemmConvTile tile : cuda::hopper::kGemmConvTiles) {
     SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers x ", tile.blocks, " blocks, ",
                      tile.k_bytes, "-byte rows"));
-    ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile, c.codes));
+    ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile, c.codes, c.residual_codes));
     const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(y_count, kFill)));
     const cuda::DeviceBuffer dc = upload(std::vector<std::uint8_t>(y_count, 0x7e));
     const auto* x = static_cast<const std::uint8_t*>(dx.data()) + x_at * (fp8 ? 1 : 2);
@@ -194,7 +207,11 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
       cuda::hopper::GemmConvEpilogue e;
       e.scale = fp8 ? static_cast<const float*>(ds.data()) : nullptr;
       e.bias = static_cast<const float*>(db.data());
-      e.residual = c.residual ? static_cast<const __half*>(dr.data()) : nullptr;
+      if (c.residual && c.residual_codes) {
+        e.residual_codes = {static_cast<const std::uint8_t*>(dr.data()), r_scale};
+      } else if (c.residual) {
+        e.residual = static_cast<const __half*>(dr.data());
+      }
       e.act = c.act;
       e.y = y != nullptr ? y + y_at : nullptr;
       if (codes != nullptr) e.codes = {codes + y_at, code_scale};
@@ -265,7 +282,14 @@ INSTANTIATE_TEST_SUITE_P(
                       HopperCase{Operand::kE4m3, 64, 64, 0, false, true, true, true, cuda::Act::kRelu,
                                  {2, 13, 11, 3, 3, 1, 1, 1, 1, 0, 0}},
                       HopperCase{Operand::kE4m3, 192, 64, 0, false, false, false, true, cuda::Act::kSilu,
-                                 {1, 9, 9, 3, 3, 2, 2, 1, 1, 0, 0}}),
+                                 {1, 9, 9, 3, 3, 2, 2, 1, 1, 0, 0}},
+                      // The residual as E4M3 codes (an FP8 plan's residual stream): ResNet's first-stage
+                      // last 1x1 writing codes only, a partial chunk of columns, an fp16 layer on views.
+                      HopperCase{Operand::kE4m3, 64, 256, 700, true, false, true, false, cuda::Act::kRelu, {},
+                                 true},
+                      HopperCase{Operand::kE4m3, 512, 272, 129, true, false, true, true, cuda::Act::kRelu, {},
+                                 true},
+                      HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu, {}, true}),
     [](const auto& param_info) { return case_name(param_info.param); });
 
 // The tactic layer as a program uses it: a convolution's geometry with channel views, its candidates
@@ -295,7 +319,7 @@ TEST(CudaHopperConvTest, TheTacticLayerRunsAViewedConvolution) {
   b.residual = dr.data();
   b.y = static_cast<std::uint16_t*>(dy.data()) + 16;
   ASSERT_TRUE(cuda::KilnHopperConv::takes(g, Operand::kF16, b));
-  cuda::KilnHopperConv layer(g, Operand::kF16, cuda::Act::kRelu, true, {}, cuda::current_device_name());
+  cuda::KilnHopperConv layer(g, Operand::kF16, cuda::Act::kRelu, b, cuda::current_device_name());
   cuda::TacticRace<cuda::KilnHopperConv::Tactic> race(false, nullptr);
   layer.offer_candidates(race, b, nullptr, 0);
   ASSERT_TRUE(race.winner().has_value());
@@ -337,6 +361,10 @@ TEST(CudaHopperConvTest, TakesRowsTheCopyEngineCanRead) {
   // Codes are stored in rows of 16-byte multiples too: 72 channels take fp16 values only.
   EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 0, {}}, Operand::kF16, tile, false));
   EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 0, {}}, Operand::kF16, tile, true));
+  // A residual of codes needs 16-byte rows as codes written do; an fp16 one 16-byte rows of values.
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 72, {}}, Operand::kF16, tile, false, false));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 72, {}}, Operand::kF16, tile, false, true));
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 80, {}}, Operand::kF16, tile, false, true));
   // Windows: a 3x3 at stride 2 over 56 x 56 gives 28 x 28; padding as wide as the kernel, or an output
   // size that does not follow, is refused.
   const GemmConvWindow s2{1, 56, 56, 3, 3, 2, 2, 1, 1, 28, 28};

@@ -47,14 +47,19 @@ inline std::vector<std::string> all_but_first_convolution(const Graph& graph) {
 }
 
 // `layers` rewritten to FP8 with every activation scale `scale`, the rest fp16, constants widened back
-// to f32 as the Engine hands graphs to backends.
-inline void to_fp8_network(Graph& graph, const std::vector<std::string>& layers, float scale = 0.02f) {
+// to f32 as the Engine hands graphs to backends; with `residuals`, the residual stream held in E4M3
+// (quantize_residuals()). Returns the tensors so held.
+inline std::vector<std::string> to_fp8_network(Graph& graph, const std::vector<std::string>& layers,
+                                               float scale = 0.02f, bool residuals = false) {
   std::map<std::string, float> scales;
   for (const ValueId v : fp8_activation_inputs(graph, layers)) scales[graph.value(v).name] = scale;
   rewrite_to_fp8(graph, layers, scales);
+  std::vector<std::string> held;
+  if (residuals) held = quantize_residuals(graph);
   assign_precision(graph, Precision::kF16);
   graph.compact();
   widen_constants_to_f32(graph);
+  return held;
 }
 
 }  // namespace kiln::testing

@@ -114,6 +114,10 @@ TEST(CliOptions, Fp8OptionsOnAnotherPrecisionAreRefusedNamingBoth) {
                      "manifest's backend is cpu");
   expect_usage_error(build(plan, fp8 + "--opt-level 0 --backend cuda --strict-precision"),
                      "--strict-precision applies only with --opt-level 1 or more");
+  expect_usage_error(build(plan, "--precision int8 --calib " + kPhotos.string() + " --quantize-residuals"),
+                     "--quantize-residuals applies only to --precision fp8, but --precision int8 was given");
+  expect_usage_error(build(plan, fp8 + "--recipe auto --quantize-residuals"),
+                     "--quantize-residuals applies only to a recipe other than auto");
   expect_usage_error("build --list-passes --batch 2", "--list-passes prints the graph passes");
   expect_usage_error(
       build(plan, "--opt-level 0 --disable-pass fold_batch_norm"),

@@ -155,6 +155,49 @@ TEST(Fp8Rewrite, WeightCodesAreTheFoldedKernelOverItsChannelScale) {
   EXPECT_FLOAT_EQ(report.at(0).activation_scale, 0.01f);
 }
 
+// ResNet-50's residual stream in E4M3: the input of each of its 12 identity blocks is read by the block's
+// conv1 (FP8) and its add, so the add reads the quantize point and the tensor has no other reader; a stage's
+// first block (conv1 and the downsample, no add) is left alone.
+TEST(Fp8Rewrite, ResidualAddsReadTheQuantizePointWhereOnlyAddsReadTheTensor) {
+  Graph graph = resnet50();
+  const auto layers = select_layers(graph, parse_recipe("all"));
+  rewrite_to_fp8(graph, layers, unit_scales(graph, layers));
+  const std::vector<std::string> held = quantize_residuals(graph);
+  graph.compact();
+  verify(graph);
+  ASSERT_EQ(held.size(), 12u);
+  EXPECT_EQ(held.front(), "layer1.0.add");
+  const auto consumers = graph.consumers();
+  std::size_t adds_reading_codes = 0;
+  for (const NodeId id : graph.topological_order()) {
+    const Node& node = graph.node(id);
+    if (node.op != OpKind::kAdd) continue;
+    for (const ValueId input : node.inputs) {
+      const NodeId producer = graph.value(input).producer;
+      if (producer == kNoNode || graph.node(producer).op != OpKind::kQuantize) continue;
+      ++adds_reading_codes;
+      const ValueId x = graph.node(producer).inputs[0];
+      EXPECT_EQ(consumers[static_cast<std::size_t>(x)].size(), 1u) << graph.value(x).name;
+    }
+  }
+  EXPECT_EQ(adds_reading_codes, 12u);
+}
+
+// A tensor that an fp16 layer reads besides the add keeps its value: nothing is redirected.
+TEST(Fp8Rewrite, ResidualsStayWhereAnotherLayerReadsThemUnquantized) {
+  Graph graph = resnet50();
+  const std::vector<std::string> layers{"layer1.1.conv1"};
+  rewrite_to_fp8(graph, layers, unit_scales(graph, layers));
+  EXPECT_EQ(quantize_residuals(graph).size(), 1u);  // layer1.0's output: read by layer1.1.conv1 and add
+  Graph partly = resnet50();
+  const std::vector<std::string> none_with_add{"layer1.0.conv2"};
+  rewrite_to_fp8(partly, none_with_add, unit_scales(partly, none_with_add));
+  EXPECT_TRUE(quantize_residuals(partly).empty());  // its input is read by nothing else
+  Graph int8 = resnet50();
+  rewrite_to_fp8(int8, layers, unit_scales(int8, layers), true, QuantFormat::kInt8);
+  EXPECT_TRUE(quantize_residuals(int8).empty());  // int8 points keep their readers
+}
+
 TEST(Fp8Rewrite, RefusesWhatItCannotQuantize) {
   Graph graph = resnest50d();
   EXPECT_NE(error_of([&] { rewrite_to_fp8(graph, {"fc"}, {}); }).find("'fc' is not a convolution"),

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "reference/executor.h"
@@ -27,9 +28,10 @@ namespace {
 
 using testing::error_of;
 
-Graph small_resnest() {
+// A small ResNeSt of `blocks` bottlenecks in each stage.
+Graph small_resnest(std::vector<int> blocks = {1, 1, 1, 1}) {
   testing::ResNestSpec spec;
-  spec.layers = {1, 1, 1, 1};
+  spec.layers = std::move(blocks);
   spec.channels = {8, 16, 32, 64};
   spec.stem_width = 8;
   spec.num_classes = 10;
@@ -95,6 +97,41 @@ TEST(Fp8Simulation, AnFp8LayerIsFakeQuantizedConvolutionWrittenInFp16) {
   for (std::size_t i = 0; i < expected.f32().size(); ++i) {
     ASSERT_EQ(seen_output.f32()[i], expected.f32()[i]) << "element " << i;
   }
+}
+
+// With the residual stream in E4M3 the identity block's add reads the quantize point: the value the
+// block's first FP8 layer reads, fake-quantized; the cpu backend computes the same network as the
+// simulation (one fp16 rounding apart at most per value, far below one E4M3 step).
+TEST(Fp8Simulation, ResidualAddsReadTheQuantizedValue) {
+  Graph graph = small_resnest({2, 1, 1, 1});
+  const std::vector<std::string> layers = quantizable_layers(graph);
+  std::map<std::string, float> scales;
+  for (const ValueId v : fp8_activation_inputs(graph, layers)) scales[graph.value(v).name] = 0.05f;
+  rewrite_to_fp8(graph, layers, scales);
+  ASSERT_EQ(quantize_residuals(graph), std::vector<std::string>{"layer1.0.add"});
+  assign_precision(graph, Precision::kF16);
+  graph.compact();
+  widen_constants_to_f32(graph);  // as the Engine hands graphs to executors and backends
+  const NodeId add = *graph.find_node("layer1.1.add");
+  const Node& point = graph.node(graph.value(graph.node(add).inputs[1]).producer);
+  ASSERT_EQ(point.op, OpKind::kQuantize);
+  Tensor block_input, quantized;
+  const Tensor input = image(5);
+  const Tensor reference = run_reference(graph, {input}, [&](const Node& node, const Tensor& out) {
+    if (node.output == point.inputs[0]) block_input = out.clone();
+    if (node.output == point.output) quantized = out.clone();
+  }).front();
+  ASSERT_FALSE(quantized.empty());
+  for (std::size_t i = 0; i < quantized.f32().size(); ++i) {
+    ASSERT_EQ(quantized.f32()[i], round_to_e4m3(block_input.f32()[i] / 0.05f) * 0.05f) << "element " << i;
+  }
+  const Tensor cpu = make_backend(fast_backend())->compile(graph, {})->run({input}).front();
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < cpu.f32().size(); ++i) {
+    diff += std::pow(cpu.f32()[i] - reference.f32()[i], 2);
+    norm += std::pow(reference.f32()[i], 2);
+  }
+  EXPECT_LE(std::sqrt(diff / norm), 1e-2);
 }
 
 TEST(Fp8Simulation, CalibrationObservesWhatTheLayersRead) {

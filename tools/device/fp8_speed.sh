@@ -8,7 +8,8 @@
 # Usage: tools/device/fp8_speed.sh [--models resnet50,resnest50d] [--batches 1,32] [--recipes all,nose-L1]
 #          [--opt-level N]
 #   a recipe written RECIPE:strict builds with --strict-precision (every recipe layer FP8), e.g.
-#   --recipes all,all:strict compares the precision tactic's plan with the all-FP8 one.
+#   --recipes all,all:strict compares the precision tactic's plan with the all-FP8 one; RECIPE:residuals
+#   with --quantize-residuals (the residual stream in E4M3); RECIPE:strict:residuals both.
 # Needs `carry: [".carry/bin"]` (kiln and the libraries the machine lacks: see bench_cuda.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,10 +59,12 @@ for name in $models; do
   for batch in $batches; do
     build_and_bench "$name" "$batch" fp16 --precision fp16
     for recipe in $recipes; do
-      # RECIPE:strict keeps every layer of the recipe FP8 (--strict-precision: no precision tactic).
-      local_args=() tag="fp8-${recipe%:strict}"
-      [[ $recipe == *:strict ]] && local_args=(--strict-precision) tag="$tag-strict"
-      build_and_bench "$name" "$batch" "$tag" --precision fp8 --recipe "${recipe%:strict}" \
+      # RECIPE:strict keeps every layer of the recipe FP8 (--strict-precision: no precision tactic);
+      # RECIPE:residuals holds the residual stream in E4M3 (--quantize-residuals); both may be given.
+      local_args=() tag="fp8-${recipe%%:*}"
+      [[ $recipe == *:strict* ]] && local_args+=(--strict-precision) tag="$tag-strict"
+      [[ $recipe == *:residuals* ]] && local_args+=(--quantize-residuals) tag="$tag-residuals"
+      build_and_bench "$name" "$batch" "$tag" --precision fp8 --recipe "${recipe%%:*}" \
         --calib tests/data/photos --every 1 "${local_args[@]}"
     done
   done

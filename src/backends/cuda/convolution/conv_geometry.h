@@ -25,6 +25,9 @@ struct ConvBuffers {
   const void* weight = nullptr;  // [k, r, s, c / groups]
   const void* bias = nullptr;    // [k]
   const void* residual = nullptr;
+  // > 0: `residual` holds the E4M3 codes of a quantize point of this scale (an FP8 plan's residual stream
+  // stored as codes only), which only kiln's Hopper kernel reads.
+  float residual_codes_scale = 0.0f;
   void* y = nullptr;
   // FP8 layers (CudnnGraphConv with fp8): x and weight hold E4M3 codes, bias is f32, `scale` the f32
   // per-output-channel product of the input's and the weights' scales, and `accumulator` an f32 scratch

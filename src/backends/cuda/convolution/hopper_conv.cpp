@@ -44,27 +44,31 @@ bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuf
   }
   const hopper::GemmConvShape s = gemm_shape(g);
   for (const GemmConvTile& t : hopper::kGemmConvTiles) {
-    if (hopper::gemm_conv_takes(s, operand, t, buffers.codes.codes != nullptr)) return true;
+    if (hopper::gemm_conv_takes(s, operand, t, buffers.codes.codes != nullptr, buffers.residual_codes_scale > 0))
+      return true;
   }
   return false;
 }
 
-// As cuDNN's graph layers' keys: "fp8" for E4M3 operands, "e4m3" for a layer writing codes.
-KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, bool residual, E4m3Out codes,
+// As cuDNN's graph layers' keys: "fp8" for E4M3 operands, "e4m3" for a layer writing codes; "res-e4m3"
+// for a residual read as codes.
+KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, const ConvBuffers& buffers,
                                std::string_view gpu)
     : KilnConv(tactic_key({.runner = kApiKilnHopper,
                            .precision = operand == Operand::kF16 ? "f16" : "fp8",
                            .geometry = g,
                            .act = act,
-                           .residual = residual,
-                           .variant = codes.codes != nullptr ? "e4m3" : ""},
+                           .residual = buffers.residual != nullptr,
+                           .variant = key_fields({buffers.codes.codes != nullptr ? "e4m3" : "",
+                                                  buffers.residual_codes_scale > 0 ? "res-e4m3" : ""})},
                           gpu),
                "Hopper convolution"),
       shape_(gemm_shape(g)),
       operand_(operand),
       act_(act),
-      residual_(residual),
-      codes_(codes.codes != nullptr) {}
+      residual_(buffers.residual != nullptr),
+      residual_codes_(buffers.residual_codes_scale > 0),
+      codes_(buffers.codes.codes != nullptr) {}
 
 std::vector<int> KilnHopperConv::variants() const {
   std::vector<int> numbers;
@@ -78,14 +82,18 @@ bool KilnHopperConv::runs(int variant) const {
   const GemmConvTile t = hopper::tile_from_number(variant);
   const bool narrow_pays = hopper::rows_carry_zeros(shape_.channels_in * hopper::operand_bytes(operand_));
   return hopper::tile_number(t) == variant && (t.k_bytes == hopper::kRowBytes || narrow_pays) &&
-         hopper::gemm_conv_takes(shape_, operand_, t, codes_);
+         hopper::gemm_conv_takes(shape_, operand_, t, codes_, residual_codes_);
 }
 
 cudaError_t KilnHopperConv::launch(const ConvBuffers& b, int variant, cudaStream_t stream) const {
   hopper::GemmConvEpilogue e;
   e.scale = operand_ == Operand::kE4m3 ? b.scale : nullptr;
   e.bias = static_cast<const float*>(b.bias);
-  e.residual = residual_ ? static_cast<const __half*>(b.residual) : nullptr;
+  if (residual_codes_) {
+    e.residual_codes = {static_cast<const std::uint8_t*>(b.residual), b.residual_codes_scale};
+  } else if (residual_) {
+    e.residual = static_cast<const __half*>(b.residual);
+  }
   e.act = act_;
   e.y = static_cast<__half*>(b.y);
   e.codes = b.codes;
@@ -102,9 +110,8 @@ std::optional<KilnConvOffer> offer_hopper_conv(const KilnConvRequest& request) {
   ConvBuffers io = layer.buffers;
   // An FP8 layer's bias is f32 already.
   if (!layer.fp8) io.bias = request.upload(layer.bias, Elem::kF32);
-  return KilnConvOffer{std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation),
-                                                        layer.residual, io.codes, request.gpu),
-                       io};
+  return KilnConvOffer{
+      std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation), io, request.gpu), io};
 }
 
 }  // namespace kiln::cuda

@@ -14,14 +14,15 @@
 namespace kiln::cuda {
 
 // ConvBuffers as for cuDNN's layers: fp16 operands, or for FP8 layers E4M3 codes with `scale`; `bias` is
-// f32 in both (the caller uploads it so).
+// f32 in both (the caller uploads it so). The residual is fp16, or E4M3 codes where
+// `residual_codes_scale` is set.
 class KilnHopperConv final : public KilnConv {
  public:
   // Whether this GPU runs the kernel and some tile computes `geometry` with `operand` into `buffers`' y
   // and codes (the copy engine's output pitches and alignment).
   static bool takes(const ConvGeometry& geometry, hopper::Operand operand, const ConvBuffers& buffers);
 
-  KilnHopperConv(const ConvGeometry& geometry, hopper::Operand operand, Act act, bool residual, E4m3Out codes,
+  KilnHopperConv(const ConvGeometry& geometry, hopper::Operand operand, Act act, const ConvBuffers& buffers,
                  std::string_view gpu);
 
  private:
@@ -33,6 +34,7 @@ class KilnHopperConv final : public KilnConv {
   hopper::Operand operand_;
   Act act_;
   bool residual_;
+  bool residual_codes_;
   bool codes_;
 };
 

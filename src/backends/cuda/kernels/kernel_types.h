@@ -27,4 +27,11 @@ struct E4m3Out {
   float scale = 1.0f;
 };
 
+// E4M3 codes a kernel reads, with their per-tensor scale: the value is half(code x scale), as the reference
+// reads a quantize point's output in an fp16 plan.
+struct E4m3In {
+  const std::uint8_t* codes = nullptr;
+  float scale = 1.0f;
+};
+
 }  // namespace kiln::cuda

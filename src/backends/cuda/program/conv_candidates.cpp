@@ -135,6 +135,7 @@ bool ProgramBuilder::fp8_gemm_only(const ConvLayer& layer, bool offered) const {
 // One of kiln's kernels (kiln_kernels.h) where it runs the layer.
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::kiln_candidate(
     const ConvLayer& layer, const KilnConvKernel& kernel, const std::optional<TacticRecord>& stored) {
+  if (reads_residual_codes(layer) && kernel.api != std::string_view(kApiKilnHopper)) return std::nullopt;
   const KilnConvRequest request{layer, elem_, device_name_, cuda_,
                                 [this](const Tensor& t, Elem e) { return keep(upload(t, e)); }};
   std::optional<KilnConvOffer> offer = kernel.offer(request);
@@ -160,11 +161,11 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   const bool search = options_.opt_level != 0;
   const bool fp16 = elem_ == Elem::kF16;
   const std::optional<TacticRecord> tactic = stored.tactic;
-  if (stored.api == kApiGraph && fp16)
+  if (stored.api == kApiGraph && fp16 && !reads_residual_codes(layer))
     return graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, tactic);
   const KilnConvKernel* kiln = find_kiln_conv_kernel(stored.api);
   if (kiln && (kiln->views || layer.geometry.packed())) return kiln_candidate(layer, *kiln, tactic);
-  if (!layer.geometry.packed()) return std::nullopt;  // of the libraries only cuDNN's graph API takes views
+  if (!layer.geometry.packed() || reads_residual_codes(layer)) return std::nullopt;  // of the libraries only cuDNN's graph API takes views
   if (stored.api == kApiLegacy && !layer.fp8 && !layer.codes) return legacy_candidate(layer, search, tactic);
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);
@@ -208,6 +209,12 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   const auto consider = [&](std::optional<Candidate> c) {
     if (c && (!best || c->tactic.milliseconds < best->tactic.milliseconds)) best = std::move(c);
   };
+  // A residual of E4M3 codes: kiln's Hopper kernel only.
+  if (reads_residual_codes(layer)) {
+    if (const KilnConvKernel* hopper = find_kiln_conv_kernel(kApiKilnHopper))
+      consider(kiln_candidate(layer, *hopper, std::nullopt));
+    return best;
+  }
   // GEMMs go to cuBLASLt; cuDNN runs a linear layer as a 1x1 convolution only if cuBLASLt cannot.
   if (layer.linear) consider(cublaslt_candidate(layer, search, std::nullopt));
   if (best) return best;
@@ -260,8 +267,16 @@ ProgramBuilder::Candidate ProgramBuilder::choose_candidate(const ConvLayer& laye
           "cuDNN or cuBLASLt tactic runs it",
           layer.geometry.packed()
               ? ""
-              : " on channel views (--cuda-option channel-views=off builds without them)");
+              : " on channel views (--cuda-option channel-views=off builds without them)",
+          reads_residual_codes(layer)
+              ? " with its residual in E4M3 (only kiln's Hopper kernel reads one: an sm_90 GPU; build without "
+                "--quantize-residuals)"
+              : "");
   return std::move(*best);
+}
+
+bool ProgramBuilder::reads_residual_codes(const ConvLayer& layer) {
+  return layer.buffers.residual_codes_scale > 0;
 }
 
 // `layer` writing its output only (kiln's quantize kernel then writes the codes from it).

@@ -11,12 +11,12 @@ void ProgramBuilder::add_conv2d(NodeId id) {
   const NodeId squeeze = fusions_.squeeze_into_expand[static_cast<std::size_t>(id)];
   if (squeeze != kNoNode) return add_squeeze_mlp(id, squeeze);
   if (fusions_.pool_into_squeeze[static_cast<std::size_t>(id)] != kNoNode) return add_squeeze_pool(id);
-  add_conv_layer(node, id, node.attr<ConvAttrs>().activation, nullptr, id);
+  add_conv_layer(node, id, node.attr<ConvAttrs>().activation, {}, id);
 }
 
 void ProgramBuilder::add_linear(NodeId id) {
   const Node& node = graph_.node(id);
-  add_conv_layer(node, id, Activation::kNone, nullptr, id);
+  add_conv_layer(node, id, Activation::kNone, {}, id);
 }
 
 void ProgramBuilder::add_squeeze_mlp(NodeId fc2, NodeId squeeze) {
@@ -114,7 +114,7 @@ void ProgramBuilder::add_fp8_scales(const Node& conv, const Tensor& weight_scale
 }
 
 void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activation activation,
-                                    const void* residual, NodeId producer) {
+                                    Residual residual, NodeId producer) {
   const Shape& y_shape = shape(graph_.node(producer).output);
   ConvLayer layer;
   layer.node = &conv;
@@ -134,7 +134,8 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   layer.bias = bias_of(conv, layer.geometry.k).to(DType::kF32);
   layer.buffers.bias = keep(upload(layer.bias, layer.fp8 ? Elem::kF32 : elem_));
   if (layer.fp8) add_fp8_scales(conv, constant(dequantize->inputs[1]), layer);
-  layer.buffers.residual = residual;
+  layer.buffers.residual = residual.data;
+  layer.buffers.residual_codes_scale = residual.codes_scale;
   // An unfused fp16 convolution writes y before its epilogue kernel reads it; an FP8 one writes its
   // accumulator, so its y is needed only where someone besides the fused quantize points reads it.
   layer.buffers.y = layer.fp8 ? value_out(producer) : ptr(graph_.node(producer).output);
@@ -142,7 +143,7 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   layer.producer = producer;
   layer.codes = layer.buffers.codes.codes != nullptr;
   layer.activation = activation;
-  layer.residual = residual != nullptr;
+  layer.residual = residual.data != nullptr;
   add_layer_step(layer, choose_candidate(layer));
 }
 

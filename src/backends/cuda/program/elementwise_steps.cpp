@@ -15,7 +15,11 @@ void ProgramBuilder::add_add(NodeId id) {
   if (conv != kNoNode) {
     const Node& c = graph_.node(conv);
     const ValueId other = node.inputs[0] == c.output ? node.inputs[1] : node.inputs[0];
-    return add_conv_layer(c, conv, act, ptr(other), id);
+    return add_conv_layer(c, conv, act, residual_of(other), id);
+  }
+  for (const ValueId input : node.inputs) {
+    require(residual_of(input).codes_scale == 0, "cuda backend: add '", node.name, "' reads the E4M3 codes of '",
+            graph_.value(input).name, "' without a convolution computed with it (build without --quantize-residuals)");
   }
   const void* a = ptr(node.inputs[0]);
   const void* b = ptr(node.inputs[1]);
@@ -34,6 +38,13 @@ void ProgramBuilder::add_add(NodeId id) {
   add_step(id, cat("add act ", activation_name(act), codes_label(id)), [=](cudaStream_t s) {
     check(add_bias_act(a, b, nullptr, y, e, rows, ch, act_of(act), s, codes), "add");
   });
+}
+
+// A quantize point's output is its codes (quantize_fusion.h): a residual read from it is E4M3.
+ProgramBuilder::Residual ProgramBuilder::residual_of(ValueId value) {
+  const NodeId producer = graph_.value(value).producer;
+  const bool codes = producer != kNoNode && graph_.node(producer).op == OpKind::kQuantize;
+  return {ptr(value), codes ? graph_.node(producer).attr<QuantizeAttrs>().scale : 0.0f};
 }
 
 void ProgramBuilder::add_activation(NodeId id) {

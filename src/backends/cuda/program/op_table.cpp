@@ -129,11 +129,19 @@ std::string fp8_readers_reason(const Graph& graph, ValueId value, std::size_t sl
   return {};
 }
 
-// A quantize point writes E4M3 codes, which only an FP8 convolution reads (as its input).
+// A quantize point writes E4M3 codes, which FP8 convolutions read as their input and adds as a residual
+// (the add computed with a convolution: elementwise_steps.cpp).
 std::string quantize_reason(const Graph& graph, const Node& node) {
   if (is_constant(graph, node.inputs[0])) return "quantize of a constant";
   if (passes::is_graph_output(graph, node.output)) return "E4M3 codes as a graph output";
-  return fp8_readers_reason(graph, node.output, 0, "E4M3 codes");
+  const auto consumers = graph.consumers();
+  for (const NodeId reader : consumers[static_cast<std::size_t>(node.output)]) {
+    const Node& r = graph.node(reader);
+    const bool fp8_input = r.op == OpKind::kConv2d && r.precision == Precision::kF8 && r.inputs[0] == node.output;
+    if (!fp8_input && r.op != OpKind::kAdd)
+      return cat("E4M3 codes read by '", r.name, "', which is neither an FP8 convolution nor an add");
+  }
+  return {};
 }
 
 // Folded into the FP8 convolutions that read it.

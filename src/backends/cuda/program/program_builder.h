@@ -78,8 +78,14 @@ class ProgramBuilder {
   void add_conv2d(NodeId id);
   void add_linear(NodeId id);
   void add_squeeze_mlp(NodeId fc2, NodeId fc1);
+  // A fused add's other input: fp16 values, or a quantize point's E4M3 codes (codes_scale > 0).
+  struct Residual {
+    const void* data = nullptr;
+    float codes_scale = 0.0f;
+  };
+  Residual residual_of(ValueId value);
   // `producer`: the node whose output the layer writes (the layer itself, or the add it computes).
-  void add_conv_layer(const Node& conv, NodeId reported, Activation activation, const void* residual,
+  void add_conv_layer(const Node& conv, NodeId reported, Activation activation, Residual residual,
                       NodeId producer);
   ConvGeometry conv_geometry(const Node& conv, const Tensor& weights, const Shape& y_shape) const;
   void* upload_weights(const ConvLayer& layer, const Tensor& weights);
@@ -90,6 +96,7 @@ class ProgramBuilder {
   std::optional<Candidate> planned_candidate(const ConvLayer& layer);
   std::optional<Candidate> searched_candidate(const ConvLayer& layer);
   ConvLayer without_codes(const ConvLayer& layer) const;
+  static bool reads_residual_codes(const ConvLayer& layer);
   Candidate then_quantize(const ConvLayer& layer, Candidate c, bool timed);
   // `layer` with its tactic from pick_tactic(), launched on `io`; nothing when no tactic runs it.
   template <class Layer, class Buffers>

@@ -18,7 +18,7 @@ bool aligned(const void* p, std::uintptr_t bytes) { return reinterpret_cast<std:
 // The copy engine reads and writes 16-byte aligned addresses.
 bool epilogue_aligned(const GemmConvEpilogue& e) {
   return aligned(e.bias, 8) && aligned(e.scale, 8) && aligned(e.y, 16) && aligned(e.residual, 16) &&
-         aligned(e.codes.codes, 16);
+         aligned(e.residual_codes.codes, 16) && aligned(e.codes.codes, 16);
 }
 
 // A window the im2col maps express: padding below the kernel's extent (the bounding box's
@@ -60,7 +60,10 @@ bool encode_maps(GemmConvMaps& m, const void* x, const void* w, Operand operand,
           encode_swizzled_rows(m.codes, e.codes.codes, 1, s.pixels, s.channels_out, s.y_pitch, kRowsPerConsumer,
                                kChunkColumns)) &&
          (e.residual == nullptr || encode_swizzled_rows(m.residual, e.residual, 2, s.pixels, s.channels_out,
-                                                        s.residual_pitch, kRowsPerConsumer, kChunkColumns * 2));
+                                                        s.residual_pitch, kRowsPerConsumer, kChunkColumns * 2)) &&
+         (e.residual_codes.codes == nullptr ||
+          encode_swizzled_rows(m.residual, e.residual_codes.codes, 1, s.pixels, s.channels_out, s.residual_pitch,
+                               kRowsPerConsumer, kChunkColumns));
 }
 
 }  // namespace
@@ -76,7 +79,8 @@ bool hopper_gpu() {
   return hopper;
 }
 
-bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile& tile, bool writes_codes) {
+bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile& tile, bool writes_codes,
+                     bool residual_codes) {
   const int bytes = operand_bytes(operand);
   const bool tile_known = std::any_of(std::begin(kGemmConvTiles), std::end(kGemmConvTiles), [&](const GemmConvTile& t) {
     return t.columns == tile.columns && t.consumers == tile.consumers && t.blocks == tile.blocks &&
@@ -85,16 +89,21 @@ bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile
   return tile_known && s.pixels > 0 && s.channels_out > 0 && s.channels_in > 0 &&
          (s.channels_in * bytes) % 16 == 0 && (s.x_pitch * bytes) % 16 == 0 && s.x_pitch >= s.channels_in &&
          s.channels_out % 2 == 0 && s.y_pitch % (writes_codes ? 16 : 8) == 0 && s.y_pitch >= s.channels_out &&
-         (s.residual_pitch == 0 || (s.residual_pitch % 8 == 0 && s.residual_pitch >= s.channels_out)) &&
+         (s.residual_pitch == 0 ||
+          (s.residual_pitch % (residual_codes ? 16 : 8) == 0 && s.residual_pitch >= s.channels_out)) &&
          window_takes(s);
 }
 
 cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmConvShape& shape,
                       const GemmConvTile& tile, const GemmConvEpilogue& epilogue, cudaStream_t stream) {
   if (!hopper_gpu()) return cudaErrorNotSupported;
-  if (!gemm_conv_takes(shape, operand, tile, epilogue.codes.codes != nullptr)) return cudaErrorInvalidConfiguration;
+  if (!gemm_conv_takes(shape, operand, tile, epilogue.codes.codes != nullptr,
+                       epilogue.residual_codes.codes != nullptr)) {
+    return cudaErrorInvalidConfiguration;
+  }
   if (epilogue.bias == nullptr || (operand == Operand::kE4m3 && epilogue.scale == nullptr) ||
-      (epilogue.y == nullptr && epilogue.codes.codes == nullptr)) {
+      (epilogue.y == nullptr && epilogue.codes.codes == nullptr) ||
+      (epilogue.residual != nullptr && epilogue.residual_codes.codes != nullptr)) {
     return cudaErrorInvalidConfiguration;
   }
   if (!aligned(x, 16) || !aligned(w, 16) || !epilogue_aligned(epilogue)) return cudaErrorMisalignedAddress;

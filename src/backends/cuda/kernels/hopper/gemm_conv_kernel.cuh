@@ -260,6 +260,21 @@ __device__ ChunkColumns load_chunk_columns(const EpilogueArgs& e, int chunk0) {
   return c;
 }
 
+// A thread's pair of residual values from the residual chunk in shared memory: fp16 values in the
+// values' layout, or E4M3 codes in the codes' layout, each then half(code x scale) as the reference reads a
+// quantize point's output.
+__device__ inline float2 residual_pair(const EpilogueArgs& e, std::uint32_t chunk, int r, int j, int pair) {
+  if (e.out.residual_codes.codes == nullptr) {
+    const std::uint32_t bits = load_shared_u32(chunk + value_offset(r, j, pair));
+    return __half22float2(*reinterpret_cast<const __half2*>(&bits));
+  }
+  const std::uint16_t codes = load_shared_u16(chunk + code_offset(r, j, pair) - kSlotValueBytes);
+  const __half2_raw raw = __nv_cvt_fp8x2_to_halfraw2(codes, __NV_E4M3);
+  const float2 decoded = __half22float2(*reinterpret_cast<const __half2*>(&raw));
+  const float scale = e.out.residual_codes.scale;
+  return __half22float2(__floats2half2_rn(decoded.x * scale, decoded.y * scale));
+}
+
 // One chunk's results into a staging slot. Each thread holds, per 8 columns j, two neighbouring columns
 // of two rows 8 apart (wgmma's f32 accumulator layout). The branches that do not depend on the element
 // (scale, residual, activation) are template constants, the residual comes from its chunk in shared
@@ -283,10 +298,7 @@ __device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& 
     for (int half = 0; half < 2; ++half) {
       const int at = first_acc + j * 4 + half * 2;
       float2 r_value{0.0f, 0.0f};
-      if constexpr (kResidual) {
-        const std::uint32_t bits = load_shared_u32(residual + value_offset(r[half], j, pair));
-        r_value = __half22float2(*reinterpret_cast<const __half2*>(&bits));
-      }
+      if constexpr (kResidual) r_value = residual_pair(e, residual, r[half], j, pair);
       const float2 v = epilogue_pair<kScaled, kResidual, kAct>(acc[at], acc[at + 1], scale, bias, r_value);
       const __half2 stored = __floats2half2_rn(v.x, v.y);
       if (values) store_shared_u32(slot + value_offset(r[half], j, pair), *reinterpret_cast<const std::uint32_t*>(&stored));
@@ -340,13 +352,15 @@ __device__ void write_tile(const float (&acc)[kRegisters], const EpilogueArgs& e
 }
 
 // The consumer's first thread: the residual of the consumer's rows of a tile, chunk by chunk, into its
-// residual tile. The previous tile's epilogue has read it: each chunk ends with a warpgroup barrier.
+// residual tile (a chunk of codes fills half of its place). The previous tile's epilogue has read it:
+// each chunk ends with a warpgroup barrier.
 template <int kColumns>
 __device__ void load_residual(const CUtensorMap* map, const ResidualTile& tile, std::uint8_t* chunks,
-                              int channels_out, int row0, int column0) {
+                              int channels_out, int row0, int column0, bool codes) {
   int loaded = 0;
   for (int c = 0; c < kColumns / kChunkColumns && column0 + c * kChunkColumns < channels_out; ++c) ++loaded;
-  barrier_arrive_expect(tile.ready, static_cast<std::uint32_t>(loaded * kSlotValueBytes));
+  const int chunk_bytes = codes ? kSlotValueBytes / 2 : kSlotValueBytes;
+  barrier_arrive_expect(tile.ready, static_cast<std::uint32_t>(loaded * chunk_bytes));
   for (int c = 0; c < loaded; ++c) {
     tma_load_2d(chunks + c * kSlotValueBytes, map, tile.ready, column0 + c * kChunkColumns, row0);
   }
@@ -371,7 +385,8 @@ __device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtens
     const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
     const int row0 = origin.row0 + consumer * kRowsPerConsumer;
     if (kResidual && threadIdx.x % kWarpgroup == 0) {
-      load_residual<kColumns>(residual_map, residual, residual_chunks, e.shape.channels_out, row0, origin.column0);
+      load_residual<kColumns>(residual_map, residual, residual_chunks, e.shape.channels_out, row0, origin.column0,
+                              e.out.residual_codes.codes != nullptr);
     }
     float acc[Wgmma<kOperand, kColumns>::kRegisters];
     accumulate<T, kOperand, kColumns>(ring, at, consumer, k_blocks, acc);
@@ -445,7 +460,7 @@ cudaError_t launch_as(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t s
 
 template <Operand kOperand, int kColumns, int kConsumers, int kBlocks, int kKBytes = kRowBytes>
 cudaError_t launch(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stream) {
-  return e.out.residual != nullptr
+  return e.out.residual != nullptr || e.out.residual_codes.codes != nullptr
              ? launch_as<kOperand, kColumns, kConsumers, true, kBlocks, kKBytes>(m, e, stream)
              : launch_as<kOperand, kColumns, kConsumers, false, kBlocks, kKBytes>(m, e, stream);
 }

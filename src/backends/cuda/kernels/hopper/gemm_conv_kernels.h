@@ -73,6 +73,7 @@ struct GemmConvEpilogue {
   const float* scale = nullptr;  // [channels_out]; null: 1
   const float* bias = nullptr;   // [channels_out] f32 (zeros for a layer without one)
   const __half* residual = nullptr;
+  E4m3In residual_codes;  // the residual as E4M3 codes instead (residual then null)
   Act act = Act::kNone;
   __half* y = nullptr;  // null: only the codes are written
   E4m3Out codes;
@@ -82,11 +83,11 @@ struct GemmConvEpilogue {
 bool hopper_gpu();
 
 // Whether gemm_conv() computes `shape` with `tile`: row pitches of 16-byte multiples for the copy
-// engine (x's, the residual's, the output's for fp16 values, and for its codes when `writes_codes`), an
-// even channel count, a window whose padding the copy engine's im2col box can express, a tile the kernel
-// is instantiated for.
+// engine (x's, the residual's (fp16, or codes when `residual_codes`), the output's for fp16 values, and for
+// its codes when `writes_codes`), an even channel count, a window whose padding the copy engine's im2col
+// box can express, a tile the kernel is instantiated for.
 bool gemm_conv_takes(const GemmConvShape& shape, Operand operand, const GemmConvTile& tile,
-                     bool writes_codes = false);
+                     bool writes_codes = false, bool residual_codes = false);
 
 // x: [pixels, x_pitch] (windowed: [batch, height, width, x_pitch]) and w: [channels_out, taps x
 // channels_in], both of `operand`, 16-byte aligned; scale and

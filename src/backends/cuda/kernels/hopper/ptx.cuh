@@ -71,6 +71,11 @@ __device__ inline std::uint32_t load_shared_u32(std::uint32_t address) {
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(address) : "memory");
   return v;
 }
+__device__ inline std::uint16_t load_shared_u16(std::uint32_t address) {
+  std::uint16_t v;
+  asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(address) : "memory");
+  return v;
+}
 __device__ inline void store_shared_u16(std::uint32_t address, std::uint16_t v) {
   asm volatile("st.shared.u16 [%0], %1;" ::"r"(address), "h"(v) : "memory");
 }
