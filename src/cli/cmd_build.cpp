@@ -363,8 +363,11 @@ void add_build_command(CLI::App& app) {
   cmd->callback([options, cmd] { build(*options, *cmd); });
 }
 
+// Only for `kiln build --help`: asking the backends loads the cuda plugin and the CUDA libraries, which
+// the other commands' help has no use for.
 void describe_backend_options(CLI::App& app) {
   for (CLI::App* command : app.get_subcommands([](const CLI::App* sub) { return sub->get_name() == "build"; })) {
+    if (command->parsed() == 0) continue;
     if (CLI::Option* option = command->get_option_no_throw("--cuda-option")) option->description(cuda_option_help());
   }
 }
