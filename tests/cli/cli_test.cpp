@@ -294,6 +294,27 @@ TEST(Cli, StrictPrecisionRefusesRecipeLayersWithoutAnFp8Kernel) {
   EXPECT_FALSE(fs::exists(plan));
 }
 
+// --quantize-residuals reaches the build: the plan's record lists the tensor held as codes (the tiny
+// ResNet's one identity block), and the cpu backend runs it as the reference does.
+TEST(Cli, QuantizeResidualsHoldsTheIdentityBlocksInputAsCodes) {
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "fp8.kplan";
+  const auto built = run_kiln("build " + (kFamilies / "timm_resnet").string() + " --checkpoint " +
+                              (kData / "golden" / "resnet_tiny" / "model.safetensors").string() + " -o " +
+                              plan.string() + " --precision fp8 --backend cpu --calib " + (kData / "photos").string() +
+                              " --images 2 --every 1 --quantize-residuals");
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  const nlohmann::json record = nlohmann::json::parse(run_kiln("inspect " + plan.string() + " --json -").output);
+  EXPECT_EQ(record["quantization"]["residuals_in_e4m3"], nlohmann::json::parse(R"(["layer1.0.add"])"));
+  const std::string photo = (kData / "photos" / "dog.jpg").string();
+  const auto cpu = run_kiln("run " + plan.string() + " --input " + photo + " --backend cpu --topk 1");
+  const auto reference = run_kiln("run " + plan.string() + " --input " + photo + " --backend cpu-reference --topk 1");
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.output;
+  // The top class, the text after its probability (which may differ in its last printed digit).
+  const auto top_class = [](const std::string& out) { return out.substr(out.rfind('%') + 1); };
+  EXPECT_EQ(top_class(cpu.output), top_class(reference.output)) << cpu.output << reference.output;
+}
+
 // A plan built for a backend that times kernels (cuda) stores each layer's tactic; inspect lists them and
 // other backends run the plan regardless.
 TEST(Cli, InspectListsStoredTactics) {

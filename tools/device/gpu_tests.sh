@@ -11,7 +11,9 @@
 #                     timm / the YOLOv10 authors' code) for these models (default resnet50,efficientnet_b0;
 #                     yolov10 models need .carry/shared, see families_gpu.sh)
 #   --no-families     the test programs only
-# Needs `carry: [".carry/bin"]` with the programs, kiln and the libraries the machine lacks (cuda_env.sh).
+# Needs `carry: [".carry/bin"]` with the programs, kiln and the libraries the machine lacks (cuda_env.sh);
+# tools/device/pack.sh packs them, e.g. `tools/device/pack.sh cuda_backend_test backend_ops_test
+# pipeline_detector_plan_test sdk_cuda_device_run_test sdk_cuda_concurrency_test sdk_make_fixture`.
 # The SDK's programs (sdk_cuda_*) read the fixture sdk_make_fixture writes: carry sdk_make_fixture too and it
 # is made here (the build's fixture folder is not part of the tree that travels).
 set -uo pipefail

@@ -16,6 +16,10 @@ export LD_LIBRARY_PATH="$(ls -d "$NV"/*/lib | tr '\n' ':')${LD_LIBRARY_PATH:-}"
 mkdir -p "$OUT/logs"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
 bench=.carry/bin/hopper_conv_bench
+if [[ -f $bench.xz ]]; then  # packed by tools/device/pack.sh
+  python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$bench.xz" \
+    && rm -f "$bench.xz" && chmod +x "$bench"
+fi
 if [[ ! -x $bench ]]; then
   # Each source compiles on its own (the kernels' register allocation takes a while), then one link.
   mkdir -p build/hopper && bench=build/hopper/hopper_conv_bench
