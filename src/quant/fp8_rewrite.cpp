@@ -92,6 +92,22 @@ std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string
   return report;
 }
 
+namespace {
+
+// An add closing a residual connection: its other input is a convolution without activation that only
+// the add reads, so that an engine computes the add in that convolution's epilogue (and reads x there).
+bool closes_residual(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers, const Node& add,
+                     ValueId x) {
+  if (add.op != OpKind::kAdd || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) return false;
+  const ValueId other = add.inputs[0] == x ? add.inputs[1] : add.inputs[0];
+  const NodeId producer = graph.value(other).producer;
+  return producer != kNoNode && graph.node(producer).op == OpKind::kConv2d &&
+         graph.node(producer).attr<ConvAttrs>().activation == Activation::kNone &&
+         consumers[static_cast<std::size_t>(other)].size() == 1;
+}
+
+}  // namespace
+
 std::vector<std::string> quantize_residuals(Graph& graph) {
   const auto consumers = graph.consumers();
   std::vector<std::pair<NodeId, ValueId>> redirects;  // add -> the quantize point it reads instead
@@ -106,7 +122,7 @@ std::vector<std::string> quantize_residuals(Graph& graph) {
     bool only_adds = true;
     for (const NodeId reader : consumers[static_cast<std::size_t>(x)]) {
       if (reader == id) continue;
-      if (graph.node(reader).op == OpKind::kAdd) {
+      if (closes_residual(graph, consumers, graph.node(reader), x)) {
         adds.push_back(reader);
       } else {
         only_adds = false;

@@ -29,7 +29,7 @@ namespace {
 using testing::error_of;
 
 // A small ResNeSt of `blocks` bottlenecks in each stage.
-Graph small_resnest(std::vector<int> blocks = {1, 1, 1, 1}) {
+Graph small_resnest(std::vector<std::int64_t> blocks = {1, 1, 1, 1}) {
   testing::ResNestSpec spec;
   spec.layers = std::move(blocks);
   spec.channels = {8, 16, 32, 64};

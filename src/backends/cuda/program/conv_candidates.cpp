@@ -165,7 +165,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
     return graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, tactic);
   const KilnConvKernel* kiln = find_kiln_conv_kernel(stored.api);
   if (kiln && (kiln->views || layer.geometry.packed())) return kiln_candidate(layer, *kiln, tactic);
-  if (!layer.geometry.packed() || reads_residual_codes(layer)) return std::nullopt;  // of the libraries only cuDNN's graph API takes views
+  // Of the libraries only cuDNN's graph API takes views, and none reads a residual of codes.
+  if (!layer.geometry.packed() || reads_residual_codes(layer)) return std::nullopt;
   if (stored.api == kApiLegacy && !layer.fp8 && !layer.codes) return legacy_candidate(layer, search, tactic);
   if (stored.api == kApiDense && fp16 && layer.geometry.groups > 1) return dense_candidate(layer, tactic);
   if (stored.api == kApiCublasLt && layer.linear) return cublaslt_candidate(layer, search, tactic);

@@ -19,7 +19,8 @@ void ProgramBuilder::add_add(NodeId id) {
   }
   for (const ValueId input : node.inputs) {
     require(residual_of(input).codes_scale == 0, "cuda backend: add '", node.name, "' reads the E4M3 codes of '",
-            graph_.value(input).name, "' without a convolution computed with it (build without --quantize-residuals)");
+            graph_.value(input).name,
+            "' without a convolution computed with it (build without --quantize-residuals)");
   }
   const void* a = ptr(node.inputs[0]);
   const void* b = ptr(node.inputs[1]);
