@@ -110,33 +110,29 @@ bool closes_residual(const Graph& graph, const std::vector<std::vector<NodeId>>&
 
 std::vector<std::string> quantize_residuals(Graph& graph) {
   const auto consumers = graph.consumers();
-  std::vector<std::pair<NodeId, ValueId>> redirects;  // add -> the quantize point it reads instead
+  const auto& outputs = graph.outputs();
+  std::vector<std::pair<NodeId, NodeId>> redirects;  // an add -> the quantize point it reads instead
   std::vector<std::string> held;
   for (const NodeId id : graph.topological_order()) {
     const Node& point = graph.node(id);
     if (point.op != OpKind::kQuantize || point.attr<QuantizeAttrs>().int8) continue;
     const ValueId x = point.inputs[0];
-    const auto& outputs = graph.outputs();
     if (graph.value(x).is_constant() || std::find(outputs.begin(), outputs.end(), x) != outputs.end()) continue;
     std::vector<NodeId> adds;
-    bool only_adds = true;
+    bool only_residual_adds = true;
     for (const NodeId reader : consumers[static_cast<std::size_t>(x)]) {
       if (reader == id) continue;
-      if (closes_residual(graph, consumers, graph.node(reader), x)) {
-        adds.push_back(reader);
-      } else {
-        only_adds = false;
-      }
+      only_residual_adds = only_residual_adds && closes_residual(graph, consumers, graph.node(reader), x);
+      adds.push_back(reader);
     }
-    if (!only_adds || adds.empty()) continue;
-    for (const NodeId add : adds) redirects.emplace_back(add, point.output);
+    if (!only_residual_adds || adds.empty()) continue;
+    for (const NodeId add : adds) redirects.emplace_back(add, id);
     held.push_back(graph.value(x).name);
   }
-  for (const auto& [add, point] : redirects) {
-    Node& node = graph.node(add);
-    const ValueId x = graph.node(graph.value(point).producer).inputs[0];
-    for (ValueId& input : node.inputs) {
-      if (input == x) input = point;
+  for (const auto& [add, id] : redirects) {
+    const Node& point = graph.node(id);
+    for (ValueId& input : graph.node(add).inputs) {
+      if (input == point.inputs[0]) input = point.output;
     }
   }
   return held;
