@@ -7,9 +7,18 @@
 //   (datasheet: 989 TFLOP/s fp16, 1979 FP8) and of DRAM bandwidth (each operand read once and the output
 //   written once, over the card's datasheet bandwidth), and ||y - ref|| / ||ref|| for kiln's kernels.
 //
-//   hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--check-only] [--json FILE]
+//   hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--tile N] [--epilogue NAME] [--check-only]
+//                     [--json FILE]
 //
-// --layer keeps the layers of C input channels, K output channels and HW x HW pixels (for a profiler).
+// --layer keeps the layers of C input channels, K output channels and HW x HW pixels, --tile one of kiln's
+// tiles (its tile_number()), both for a profiler.
+// --epilogue gives kiln's kernel the epilogue of a place in a plan (cuDNN and cuBLASLt keep theirs):
+//   relu            bias, ReLU, fp16 output (the default)
+//   codes           bias, ReLU, E4M3 codes only (a layer read only by FP8 layers)
+//   residual        bias, fp16 residual, ReLU, fp16 output (a bottleneck's last layer in an fp16 plan)
+//   residual-codes  bias, residual of E4M3 codes, ReLU, codes only (the same with --quantize-residuals)
+// A checked run writes the fp16 output beside the codes and compares it; the bandwidth share counts the
+// bytes the timed epilogue moves.
 //
 // --check-only runs each of kiln's tiles once against the reference (at batches 1 and 32 unless given)
 // and times nothing (also for compute-sanitizer); it exits 1 when a tile misses. The timed run checks
@@ -80,6 +89,31 @@ const Layer kLayers[] = {
     {"resnet50", 1024, 2048, 7, 1, 2},
 };
 
+// Which epilogue kiln's kernel runs (--epilogue).
+enum class Epilogue { kRelu, kCodes, kResidual, kResidualCodes };
+
+bool writes_codes_only(Epilogue e) { return e == Epilogue::kCodes || e == Epilogue::kResidualCodes; }
+bool has_residual(Epilogue e) { return e == Epilogue::kResidual || e == Epilogue::kResidualCodes; }
+
+// Bytes an element of the output moves: the residual read and the output written.
+double epilogue_bytes(Epilogue e) {
+  switch (e) {
+    case Epilogue::kRelu: return 2;
+    case Epilogue::kCodes: return 1;
+    case Epilogue::kResidual: return 4;
+    case Epilogue::kResidualCodes: return 2;
+  }
+  return 2;
+}
+
+std::optional<Epilogue> parse_epilogue(const std::string& name) {
+  if (name == "relu") return Epilogue::kRelu;
+  if (name == "codes") return Epilogue::kCodes;
+  if (name == "residual") return Epilogue::kResidual;
+  if (name == "residual-codes") return Epilogue::kResidualCodes;
+  return std::nullopt;
+}
+
 // The layer's window at `batch` (none for 1x1 stride-1 layers, which read x as a matrix).
 GemmConvWindow window_of(const Layer& l, int batch) {
   if (l.kernel == 1 && l.stride == 1) return {};
@@ -134,9 +168,9 @@ double time_us(F launch, cudaStream_t stream) {
 }
 
 // f32 reference: y[m, n] = sum over taps t and channels i of a[pixel(m, t), i] * w[n, t, i] * scale[n] +
-// bias[n], relu; a pointwise layer's pixel(m, t) is m.
-__global__ void reference_kernel(const float* a, const float* w, const float* scale, const float* bias, float* y,
-                                 int n, int c, GemmConvWindow v) {
+// bias[n] (+ residual[m, n]), relu; a pointwise layer's pixel(m, t) is m.
+__global__ void reference_kernel(const float* a, const float* w, const float* scale, const float* bias,
+                                 const float* residual, float* y, int n, int c, GemmConvWindow v) {
   const int col = blockIdx.y * blockDim.x + threadIdx.x;
   const int row = blockIdx.x;  // x: rows may number more than 65535
   if (col >= n) return;
@@ -152,8 +186,9 @@ __global__ void reference_kernel(const float* a, const float* w, const float* sc
     }
     for (int i = 0; i < c; ++i) s += a[pixel * c + i] * w[(static_cast<std::int64_t>(col) * taps + t) * c + i];
   }
-  const float v_out = s * scale[col] + bias[col];
-  y[static_cast<std::int64_t>(row) * n + col] = v_out > 0 ? v_out : 0;
+  const std::int64_t at = static_cast<std::int64_t>(row) * n + col;
+  const float v_out = s * scale[col] + bias[col] + (residual != nullptr ? residual[at] : 0.0f);
+  y[at] = v_out > 0 ? v_out : 0;
 }
 
 template <class T>
@@ -173,7 +208,36 @@ struct Operands {
   std::uint8_t *a8, *w8;
   float *a32, *w32, *ref, *scale16, *scale8, *bias;
   float a_scale, w_scale;
+  // The epilogue's: a residual [m, n] in fp16 and as E4M3 codes of scale r_scale, each decoded as the
+  // kernel reads it (r32: the fp16 values, r32_codes: half(code x r_scale)), and the output's codes.
+  __half* r16 = nullptr;
+  std::uint8_t *r8 = nullptr, *y8 = nullptr;
+  float *r32 = nullptr, *r32_codes = nullptr;
+  float r_scale = 1.0f, y_scale = 1.0f;
 };
+
+// The residual operands of `o` for epilogues that read one: unit-variance values, codes of max / 448.
+void make_residual(Operands& o, std::mt19937& rng) {
+  const std::size_t count = static_cast<std::size_t>(o.m) * o.n;
+  std::uniform_real_distribution<float> normal(-1.7f, 1.7f);
+  std::vector<__half> r16(count);
+  std::vector<std::uint8_t> r8(count);
+  std::vector<float> r32(count), r32_codes(count);
+  o.r_scale = 1.7f / 448.0f;
+  for (std::size_t i = 0; i < count; ++i) {
+    const float v = normal(rng);
+    r16[i] = __float2half_rn(v);
+    r32[i] = __half2float(r16[i]);
+    r8[i] = __nv_cvt_float_to_fp8(v / o.r_scale, __NV_SATFINITE, __NV_E4M3);
+    __nv_fp8_e4m3 code;
+    code.__x = r8[i];
+    r32_codes[i] = __half2float(__float2half_rn(static_cast<float>(code) * o.r_scale));
+  }
+  o.r16 = device_copy(r16);
+  o.r8 = device_copy(r8);
+  o.r32 = device_copy(r32);
+  o.r32_codes = device_copy(r32_codes);
+}
 
 Operands make_operands(const Layer& layer, int batch, std::mt19937& rng) {
   const GemmConvWindow v = window_of(layer, batch);
@@ -216,7 +280,9 @@ Operands make_operands(const Layer& layer, int batch, std::mt19937& rng) {
   o.scale16 = device_copy(std::vector<float>(n, 1.0f));
   o.scale8 = device_copy(std::vector<float>(n, o.a_scale * o.w_scale));
   check(cudaMalloc(&o.y16, static_cast<std::size_t>(m) * n * 2), "cudaMalloc");
+  check(cudaMalloc(&o.y8, static_cast<std::size_t>(m) * n), "cudaMalloc");
   check(cudaMalloc(&o.ref, static_cast<std::size_t>(m) * n * 4), "cudaMalloc");
+  o.y_scale = 4.0f / 448.0f;
   return o;
 }
 
@@ -224,7 +290,9 @@ void free_operands(Operands& o) {
   for (void* p : {static_cast<void*>(o.a16), static_cast<void*>(o.w16), static_cast<void*>(o.y16),
                   static_cast<void*>(o.a8), static_cast<void*>(o.w8), static_cast<void*>(o.a32),
                   static_cast<void*>(o.w32), static_cast<void*>(o.ref), static_cast<void*>(o.scale16),
-                  static_cast<void*>(o.scale8), static_cast<void*>(o.bias)})
+                  static_cast<void*>(o.scale8), static_cast<void*>(o.bias), static_cast<void*>(o.y8),
+                  static_cast<void*>(o.r16), static_cast<void*>(o.r8), static_cast<void*>(o.r32),
+                  static_cast<void*>(o.r32_codes)})
     cudaFree(p);
 }
 
@@ -238,7 +306,7 @@ __global__ void decode_kernel(const std::uint8_t* codes, float* out, std::int64_
   }
 }
 
-void reference(const Operands& o, bool fp8, cudaStream_t stream) {
+void reference(const Operands& o, bool fp8, Epilogue epilogue, cudaStream_t stream) {
   const float* a = o.a32;
   const float* w = o.w32;
   float* a_tmp = nullptr;
@@ -252,8 +320,11 @@ void reference(const Operands& o, bool fp8, cudaStream_t stream) {
     a = a_tmp;
     w = w_tmp;
   }
+  const float* residual = epilogue == Epilogue::kResidual        ? o.r32
+                          : epilogue == Epilogue::kResidualCodes ? o.r32_codes
+                                                                 : nullptr;
   reference_kernel<<<dim3(o.m, (o.n + 127) / 128), 128, 0, stream>>>(a, w, fp8 ? o.scale8 : o.scale16, o.bias,
-                                                                      o.ref, o.n, o.c, o.window);
+                                                                      residual, o.ref, o.n, o.c, o.window);
   check(cudaGetLastError(), "reference");
   check(cudaStreamSynchronize(stream), "reference");
   cudaFree(a_tmp);
@@ -293,21 +364,35 @@ constexpr double kTolerance8 = 0x1p-9;
 
 // kiln's kernel, every tile: checked against the reference (output poisoned first) or timed, the fastest
 // kept. The error is the worst tile's: every tile must be right.
-std::optional<Result> run_kiln(const Operands& o, Operand operand, bool timed, cudaStream_t stream) {
-  const bool fp8 = operand == Operand::kE4m3;
-  if (!timed) reference(o, fp8, stream);
-  const GemmConvShape shape{o.m, o.n, o.c, o.c, o.n, 0, o.window};
+// kiln's epilogue `kind` on `o`'s buffers; a checked run also writes the fp16 output it compares.
+GemmConvEpilogue kiln_epilogue(const Operands& o, bool fp8, Epilogue kind, bool timed) {
   GemmConvEpilogue epilogue;
   epilogue.scale = fp8 ? o.scale8 : o.scale16;
   epilogue.bias = o.bias;
   epilogue.act = kiln::cuda::Act::kRelu;
-  epilogue.y = o.y16;
+  epilogue.y = writes_codes_only(kind) && timed ? nullptr : o.y16;
+  if (writes_codes_only(kind)) epilogue.codes = {o.y8, o.y_scale};
+  if (kind == Epilogue::kResidual) epilogue.residual = o.r16;
+  if (kind == Epilogue::kResidualCodes) epilogue.residual_codes = {o.r8, o.r_scale};
+  return epilogue;
+}
+
+std::optional<Result> run_kiln(const Operands& o, Operand operand, Epilogue kind, int only_tile, bool timed,
+                               cudaStream_t stream) {
+  const bool fp8 = operand == Operand::kE4m3;
+  if (!timed) reference(o, fp8, kind, stream);
+  const GemmConvShape shape{o.m, o.n, o.c, o.c, o.n, has_residual(kind) ? o.n : 0, o.window};
+  const GemmConvEpilogue epilogue = kiln_epilogue(o, fp8, kind, timed);
   const void* a = fp8 ? static_cast<const void*>(o.a8) : o.a16;
   const void* w = fp8 ? static_cast<const void*>(o.w8) : o.w16;
   std::optional<Result> best;
   double worst_error = 0;
   for (const GemmConvTile& tile : kiln::cuda::hopper::kGemmConvTiles) {
-    if (!kiln::cuda::hopper::gemm_conv_takes(shape, operand, tile)) continue;
+    if (only_tile != 0 && kiln::cuda::hopper::tile_number(tile) != only_tile) continue;
+    if (!kiln::cuda::hopper::gemm_conv_takes(shape, operand, tile, writes_codes_only(kind),
+                                             kind == Epilogue::kResidualCodes)) {
+      continue;
+    }
     const auto launch = [&](cudaStream_t s) {
       check(kiln::cuda::hopper::gemm_conv(operand, a, w, shape, tile, epilogue, s), "kiln gemm_conv");
     };
@@ -440,6 +525,9 @@ int main(int argc, char** argv) {
   const char* json_path = nullptr;
   bool timed = true;
   int only[3] = {0, 0, 0};
+  int only_tile = 0;
+  Epilogue epilogue = Epilogue::kRelu;
+  const char* epilogue_name = "relu";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--batches" && i + 1 < argc) {
@@ -449,12 +537,25 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "hopper_conv_bench: --layer wants C,K,HW, got '%s'\n", argv[i]);
         return 2;
       }
+    } else if (arg == "--tile" && i + 1 < argc) {
+      only_tile = std::atoi(argv[++i]);
+    } else if (arg == "--epilogue" && i + 1 < argc) {
+      epilogue_name = argv[++i];
+      const std::optional<Epilogue> parsed = parse_epilogue(epilogue_name);
+      if (!parsed) {
+        std::fprintf(stderr, "hopper_conv_bench: --epilogue wants relu, codes, residual or residual-codes, got '%s'\n",
+                     epilogue_name);
+        return 2;
+      }
+      epilogue = *parsed;
     } else if (arg == "--check-only") {
       timed = false;
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--check-only] [--json FILE]\n");
+      std::fprintf(stderr,
+                   "usage: hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--tile N] [--epilogue NAME] "
+                   "[--check-only] [--json FILE]\n");
       return 2;
     }
   }
@@ -474,11 +575,12 @@ int main(int argc, char** argv) {
   void* workspace = nullptr;
   check(cudaMalloc(&workspace, ws_bytes), "workspace");
   std::FILE* json = json_path != nullptr ? std::fopen(json_path, "w") : nullptr;
-  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.hopper-conv-bench/3\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
+  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.hopper-conv-bench/4\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
   std::printf("%s; peaks: 989 TFLOP/s fp16, 1979 FP8 dense; DRAM %.2f TB/s (datasheet)\n", gpu.name.c_str(),
               gpu.bandwidth / 1e12);
-  std::printf("%-10s %5s %5s %4s %5s %5s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s\n", "model", "c", "k", "hw", "win",
-              "batch", "cudnn16", "lt16", "kiln16", "lt8", "kiln8", "k16/dn", "k8/dn", "k8%pk", "k8%bw");
+  std::printf("kiln's epilogue: %s\n", epilogue_name);
+  std::printf("%-10s %5s %5s %4s %5s %5s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s %6s\n", "model", "c", "k", "hw",
+              "win", "batch", "cudnn16", "lt16", "kiln16", "lt8", "kiln8", "k16/dn", "k8/dn", "k8%pk", "k16%bw", "k8%bw");
   std::mt19937 rng(7);
   bool first = true, failed = false;
   if (!timed && batches.size() == 3) batches = {1, 32};  // the reference is slow at batch 256
@@ -490,12 +592,14 @@ int main(int argc, char** argv) {
       const double dn = timed ? time_cudnn(dnn, o, layer, batch, workspace, ws_bytes, stream) : 0.0;
       const double lt16 = timed ? time_cublaslt(lt, o, false, workspace, ws_bytes, stream) : 0.0;
       const double lt8 = timed ? time_cublaslt(lt, o, true, workspace, ws_bytes, stream) : 0.0;
-      const std::optional<Result> k16 = run_kiln(o, Operand::kF16, timed, stream);
-      const std::optional<Result> k8 = run_kiln(o, Operand::kE4m3, timed, stream);
+      if (has_residual(epilogue)) make_residual(o, rng);
+      const std::optional<Result> k16 = run_kiln(o, Operand::kF16, epilogue, only_tile, timed, stream);
+      const std::optional<Result> k8 = run_kiln(o, Operand::kE4m3, epilogue, only_tile, timed, stream);
       failed = failed || !k16 || !k8 || !(k16->error <= kTolerance) || !(k8->error <= kTolerance8);
       const double flops = 2.0 * m * layer.k * o.k;
       const double bytes8 = static_cast<double>(o.in_m) * layer.c + static_cast<double>(layer.k) * o.k +
-                            2.0 * m * layer.k;
+                            epilogue_bytes(epilogue) * m * layer.k;
+      const double bytes16 = bytes8 + static_cast<double>(o.in_m) * layer.c + static_cast<double>(layer.k) * o.k;
       char win[16];
       std::snprintf(win, sizeof win, "%dx%d/%d", layer.kernel, layer.kernel, layer.stride);
       const double k8us = k8 ? k8->us : INFINITY, k16us = k16 ? k16->us : INFINITY;
@@ -506,18 +610,20 @@ int main(int argc, char** argv) {
         free_operands(o);
         continue;
       }
-      std::printf("%-10s %5d %5d %4d %5s %5d | %8.2f %8.2f %8.2f | %8.2f %8.2f | %6.2f %6.2f %5.1f%% %5.1f%%\n",
-                  layer.model, layer.c, layer.k, layer.hw, win, batch, dn, lt16, k16us, lt8, k8us, dn / k16us, dn / k8us,
-                  100.0 * flops / (k8us * 1e-6) / 1979e12, 100.0 * bytes8 / (k8us * 1e-6) / gpu.bandwidth);
+      std::printf(
+          "%-10s %5d %5d %4d %5s %5d | %8.2f %8.2f %8.2f | %8.2f %8.2f | %6.2f %6.2f %5.1f%% %5.1f%% %5.1f%%\n",
+          layer.model, layer.c, layer.k, layer.hw, win, batch, dn, lt16, k16us, lt8, k8us, dn / k16us, dn / k8us,
+          100.0 * flops / (k8us * 1e-6) / 1979e12, 100.0 * bytes16 / (k16us * 1e-6) / gpu.bandwidth,
+          100.0 * bytes8 / (k8us * 1e-6) / gpu.bandwidth);
       std::fflush(stdout);
       if (json != nullptr) {
         std::fprintf(json,
                      "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"kernel\": %d, \"stride\": %d, "
-                     "\"batch\": %d, \"cudnn_f16_us\": %s, "
+                     "\"batch\": %d, \"epilogue\": \"%s\", \"cudnn_f16_us\": %s, "
                      "\"cublaslt_f16_us\": %s, \"cublaslt_fp8_us\": %s, \"kiln_f16_us\": %s, \"kiln_fp8_us\": %s, "
                      "\"kiln_f16_tile\": [%d, %d, %d, %d], \"kiln_fp8_tile\": [%d, %d, %d, %d]}",
                      first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, batch,
-                     json_number(dn).c_str(), json_number(lt16).c_str(), json_number(lt8).c_str(),
+                     epilogue_name, json_number(dn).c_str(), json_number(lt16).c_str(), json_number(lt8).c_str(),
                      json_number(k16us).c_str(), json_number(k8us).c_str(),
                      k16 ? k16->tile.columns : 0, k16 ? k16->tile.consumers : 0, k16 ? k16->tile.blocks : 0,
                      k16 ? k16->tile.k_bytes : 0, k8 ? k8->tile.columns : 0, k8 ? k8->tile.consumers : 0,

@@ -4,6 +4,7 @@
 # correctness pass under compute-sanitizer, then the timed table. Leaves conv.json and the logs in $OUT.
 # Needs `carry: [".carry/bin"]` with hopper_conv_bench (built on the CPU machine), or builds it here.
 # Usage: tools/device/hopper_conv.sh [--quick] [BENCH OPTIONS...]   --quick: no compute-sanitizer, no ncu
+#   PROFILE_LAYERS="C,K,HW ..." and PROFILE_BATCH choose what ncu profiles.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 quick=0
@@ -46,13 +47,22 @@ if (( !quick )); then
 fi
 (( check == 0 )) || exit 1
 # Where the time of a memory-bound pointwise layer and of the 3x3 layers of 128 channels goes (each tile
-# once).
+# once, with the epilogue and tile the timed table is given; at PROFILE_BATCH, 32 unless set), and per
+# SASS instruction where its warps stall.
+profile_args=()
+for (( i = 1; i <= $#; ++i )); do
+  case "${!i}" in --epilogue|--tile) j=$(( i + 1 )); profile_args+=("${!i}" "${!j}") ;; esac
+done
 (( quick )) || for layer in ${PROFILE_LAYERS:-64,256,56 128,128,28}; do
-  timeout 150 ncu --clock-control none -k regex:gemm_conv_kernel --section SpeedOfLight --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section Occupancy --section LaunchStats \
-    --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' --csv --page details \
-    $bench --check-only --batches 32 --layer "$layer" >"$OUT/logs/ncu_${layer//,/_}.csv" 2>&1
+  timeout 200 ncu --clock-control none -k regex:gemm_conv_kernel --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section WarpStateStats --section Occupancy --section LaunchStats --section SourceCounters \
+    --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' -o "$OUT/logs/ncu_${layer//,/_}" \
+    $bench --check-only --batches "${PROFILE_BATCH:-32}" --layer "$layer" "${profile_args[@]}" \
+    >"$OUT/logs/ncu_${layer//,/_}.log" 2>&1
   echo "ncu $layer: rc $?"
+  ncu --import "$OUT/logs/ncu_${layer//,/_}.ncu-rep" --csv --page details >"$OUT/logs/ncu_${layer//,/_}.csv" 2>&1
+  ncu --import "$OUT/logs/ncu_${layer//,/_}.ncu-rep" --csv --page source --print-source sass \
+    >"$OUT/logs/ncu_${layer//,/_}_sass.csv" 2>&1
 done
 timeout 300 $bench "$@" --json "$OUT/conv.json" | tee "$OUT/conv.txt"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"

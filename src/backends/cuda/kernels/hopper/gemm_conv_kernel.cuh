@@ -30,6 +30,9 @@ struct EpilogueArgs {
 
 namespace gemm_conv_detail {
 
+// What a layer's epilogue adds: nothing, a residual of fp16 values, or one of E4M3 codes.
+enum class ResidualKind : std::uint8_t { kNone, kHalf, kCodes };
+
 constexpr int kWarpgroup = 128;
 constexpr int kRowsPerConsumer = 64;
 constexpr int kStepBytes = 32;  // K bytes per wgmma step
@@ -47,15 +50,20 @@ constexpr int kSlots = 2;
 // 128-byte rows, 16 of 64-byte ones).
 constexpr int kSharedBudget = 220 * 1024;
 
-template <int kColumns, int kConsumers, bool kResidual, int kBlocks, int kKRowBytes>
+template <int kColumns, int kConsumers, ResidualKind kResidual, int kBlocks, int kKRowBytes>
 struct Tiling {
   static constexpr int kKBytes = kKRowBytes;  // K bytes a stage row holds
   static constexpr int kRows = kRowsPerConsumer * kConsumers;
   static constexpr int kStageBytes = (kRows + kColumns) * kKBytes;
   static constexpr int kStagingBytes = kConsumers * kSlots * kSlotBytes;
-  // A consumer's residual tile: 64-column chunks of 64 rows x 128 bytes, in the store maps' swizzle.
-  static constexpr int kResidualTileBytes = kRowsPerConsumer * kColumns * 2;
-  static constexpr int kResidualBytes = kResidual ? kConsumers * kResidualTileBytes : 0;
+  // A consumer's residual buffer: a tile's 64-column chunks of 64 rows of fp16 values or E4M3 codes, in
+  // the store maps' swizzles. Two where the ring keeps two stages beside them, else one.
+  static constexpr int kResidualBufferBytes =
+      kResidual == ResidualKind::kNone ? 0 : kRowsPerConsumer * kColumns * (kResidual == ResidualKind::kCodes ? 1 : 2);
+  static constexpr int kResidualBuffers =
+      kSharedBudget / kBlocks - kStagingBytes - 2 * kConsumers * kResidualBufferBytes >= 2 * kStageBytes ? 2 : 1;
+  static constexpr int kResidualTileBytes = kResidualBuffers * kResidualBufferBytes;  // a consumer's place
+  static constexpr int kResidualBytes = kConsumers * kResidualTileBytes;
   static constexpr int kRingBudget = kSharedBudget / kBlocks - kStagingBytes - kResidualBytes;
   static constexpr int kMaxStages = 8 * kRowBytes / kKBytes;
   static constexpr int kStages = kRingBudget / kStageBytes < kMaxStages ? kRingBudget / kStageBytes : kMaxStages;
@@ -66,7 +74,7 @@ struct Tiling {
   // and each operand tile in it a multiple of the 64-byte swizzle's 512-byte pattern), then the
   // barriers; 1024 bytes of slack for aligning.
   static constexpr int kSharedBytes =
-      kStages * kStageBytes + kStagingBytes + kResidualBytes + (2 * kStages + kConsumers) * 8 + 1024;
+      kStages * kStageBytes + kStagingBytes + kResidualBytes + (2 * kStages + 2 * kConsumers) * 8 + 1024;
 };
 
 struct Ring {
@@ -75,7 +83,7 @@ struct Ring {
   std::uint8_t* residual;
   std::uint64_t* full;
   std::uint64_t* empty;
-  std::uint64_t* residual_full;  // one a consumer
+  std::uint64_t* residual_full;  // two a consumer: one a residual buffer
 };
 
 template <class T>
@@ -216,12 +224,21 @@ struct StoreMaps {
   const CUtensorMap* codes;
 };
 
-// A consumer's residual tile in shared memory (address), loaded by the copy engine while the tile's
-// matrix steps run: `ready` completes in the phase of parity `phase` once its bytes arrived.
-struct ResidualTile {
-  std::uint32_t chunks = 0;
-  std::uint64_t* ready = nullptr;
-  std::uint32_t phase = 0;
+// A consumer's residual tiles in shared memory, chunk by chunk in the store maps' layouts. With two
+// buffers the next tile's residual is loaded while this tile's epilogue runs, which for layers of one or
+// two K blocks is most of the tile's time; with one (where the ring would keep too few stages), while the
+// tile's matrix steps run.
+template <ResidualKind kResidual, int kColumns, int kBufferCount = 1>
+struct ResidualTiles {
+  static constexpr int kBuffers = kBufferCount;
+  static constexpr int kChunkBytes = kRowsPerConsumer * kChunkColumns * (kResidual == ResidualKind::kCodes ? 1 : 2);
+  static constexpr int kBufferBytes = kChunkBytes * (kColumns / kChunkColumns);
+  std::uint8_t* place;    // the consumer's place, 1024-byte aligned
+  std::uint64_t* ready;   // one barrier a buffer: complete once the buffer's bytes arrived
+  __device__ std::uint8_t* buffer(int use) const { return place + (use % kBuffers) * kBufferBytes; }
+  __device__ std::uint64_t* barrier(int use) const { return ready + use % kBuffers; }
+  // The parity of the phase in which the buffer of the consumer's `use`-th tile completes.
+  __device__ static std::uint32_t parity(int use) { return static_cast<std::uint32_t>(use / kBuffers) & 1; }
 };
 
 // A consumer's two staging slots (shared-memory addresses), taken in turn across all its chunks.
@@ -231,13 +248,34 @@ struct Staging {
   __device__ std::uint32_t next() { return slots + (used++ % kSlots) * kSlotBytes; }
 };
 
-// Where a thread's pair of values (row `r` of the chunk, 16-byte group `j`, lane pair `pair`) goes in a
-// slot: the swizzles permute each row's 16-byte groups by the row's position in its 8-row (1024-byte) or
-// 512-byte pattern, which also spreads a warp's 8 rows over all the banks.
-__device__ inline int value_offset(int r, int j, int pair) { return r * 128 + ((j ^ (r % 8)) << 4) + pair * 4; }
-__device__ inline int code_offset(int r, int j, int pair) {
-  return kSlotValueBytes + r * 64 + (((j / 2) ^ ((r / 2) % 4)) << 4) + (j % 2) * 8 + pair * 2;
+// Where a thread's pairs of values go in a slot, for its row r of the chunk (its first; the second, r + 8,
+// is 1024 bytes further for values and 512 for codes), per 16-byte group j. The swizzles permute each
+// row's 16-byte groups by the row's position in its 8-row (1024-byte) or 512-byte pattern, which also
+// spreads a warp's 8 rows over all the banks:
+//   value: r * 128 + ((j ^ (r % 8)) << 4) + pair * 4
+//   code:  r * 64 + (((j / 2) ^ ((r / 2) % 4)) << 4) + (j % 2) * 8 + pair * 2   (after the slot's values)
+// The XOR touches only bits 4-6 of an offset whose other terms leave them zero, so each offset is one
+// per-thread constant XOR the group's bits; slots and residual chunks are 1024-byte aligned, so adding
+// their address keeps the form. Computed once per thread: each epilogue step then costs no arithmetic
+// for its addresses.
+struct ThreadOffsets {
+  std::uint32_t values[kChunkColumns / 8];
+  std::uint32_t codes[kChunkColumns / 16];
+};
+
+__device__ inline ThreadOffsets thread_offsets() {
+  const int warp = (threadIdx.x % kWarpgroup) / 32, lane = threadIdx.x % 32;
+  const std::uint32_t r = warp * 16 + lane / 4, pair = lane % 4;
+  const std::uint32_t value_base = r * 128 + ((r % 8) << 4) + pair * 4;
+  const std::uint32_t code_base = r * 64 + (((r / 2) % 4) << 4) + pair * 2;
+  ThreadOffsets o;
+#pragma unroll
+  for (int j = 0; j < kChunkColumns / 8; ++j) o.values[j] = value_base ^ (j << 4);
+#pragma unroll
+  for (int j = 0; j < kChunkColumns / 16; ++j) o.codes[j] = code_base ^ (j << 4);
+  return o;
 }
+constexpr std::uint32_t kSecondRowValues = 8 * 128, kSecondRowCodes = 8 * 64;
 
 // A thread's bias and scale pairs of one chunk: per 8 columns j, the two neighbouring columns it holds.
 // Read before the chunk waits for its slot, so that the loads are in flight meanwhile; a column past the
@@ -260,88 +298,109 @@ __device__ ChunkColumns load_chunk_columns(const EpilogueArgs& e, int chunk0) {
   return c;
 }
 
-// A thread's pair of residual values from the residual chunk in shared memory: fp16 values in the
-// values' layout, or E4M3 codes in the codes' layout, each then half(code x scale) as the reference reads a
-// quantize point's output.
-__device__ inline float2 residual_pair(const EpilogueArgs& e, std::uint32_t chunk, int r, int j, int pair) {
-  if (e.out.residual_codes.codes == nullptr) {
-    const std::uint32_t bits = load_shared_u32(chunk + value_offset(r, j, pair));
-    return __half22float2(*reinterpret_cast<const __half2*>(&bits));
-  }
-  const std::uint16_t codes = load_shared_u16(chunk + code_offset(r, j, pair) - kSlotValueBytes);
-  const __half2_raw raw = __nv_cvt_fp8x2_to_halfraw2(codes, __NV_E4M3);
+// What an epilogue step needs beside the tile: the output codes' scale and its reciprocal, the residual
+// codes' scale, and whether the fp16 values are written beside the codes. The same for every tile.
+struct EpilogueConstants {
+  float code_scale, inverse_code_scale, residual_scale;
+  bool values;
+};
+
+__device__ inline EpilogueConstants epilogue_constants(const EpilogueArgs& e) {
+  return {e.out.codes.scale, __frcp_rn(e.out.codes.scale), e.out.residual_codes.scale, e.out.y != nullptr};
+}
+
+// A pair of residual values as read from its chunk: fp16 values, or E4M3 codes each read as
+// half(code x scale), which is how the reference reads a quantize point's output.
+__device__ inline float2 decode_residual(std::uint32_t bits, ResidualKind kind, float scale) {
+  if (kind == ResidualKind::kHalf) return __half22float2(*reinterpret_cast<const __half2*>(&bits));
+  const __half2_raw raw = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(bits), __NV_E4M3);
   const float2 decoded = __half22float2(*reinterpret_cast<const __half2*>(&raw));
-  const float scale = e.out.residual_codes.scale;
   return __half22float2(__floats2half2_rn(decoded.x * scale, decoded.y * scale));
 }
 
 // One chunk's results into a staging slot. Each thread holds, per 8 columns j, two neighbouring columns
-// of two rows 8 apart (wgmma's f32 accumulator layout). The branches that do not depend on the element
-// (scale, residual, activation) are template constants, the residual comes from its chunk in shared
-// memory (same layout as the slot), and the slot is written through shared-memory addresses. Rows and
-// columns past the tensor are computed like the others, without branches (the copy engine filled their
-// operands with zeros), and never stored: the store clips its box at the tensor's edges.
-template <Operand kOperand, int kRegisters, bool kResidual, Act kAct>
-__device__ void stage_chunk(const float (&acc)[kRegisters], const EpilogueArgs& e, const ChunkColumns& columns,
-                            std::uint32_t slot, std::uint32_t residual, int first_acc) {
+// of two rows 8 apart (wgmma's f32 accumulator layout). What does not depend on the element (scale,
+// residual, activation, codes) is a template constant, so the unrolled steps have no branch between them;
+// the residual's loads are all issued first (shared-memory accesses are ordered asm, and their latencies
+// then overlap). Rows and columns past the tensor are computed like the others (the copy engine filled
+// their operands with zeros) and never stored: the store clips its box at the tensor's edges.
+template <Operand kOperand, int kRegisters, ResidualKind kResidual, bool kCodes, Act kAct>
+__device__ void stage_chunk(const float (&acc)[kRegisters], const ChunkColumns& columns, const ThreadOffsets& at,
+                            const EpilogueConstants& k, std::uint32_t slot, std::uint32_t residual, int first_acc) {
   constexpr bool kScaled = kOperand == Operand::kE4m3;
-  const int warp = (threadIdx.x % kWarpgroup) / 32;
-  const int lane = threadIdx.x % 32;
-  const int pair = lane % 4;
-  const int r[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};
-  const bool values = e.out.y != nullptr, codes = e.out.codes.codes != nullptr;
-  const float inverse_scale = __frcp_rn(e.out.codes.scale);
+  constexpr int kSteps = kChunkColumns / 8 * 2;
+  [[maybe_unused]] std::uint32_t residual_bits[kSteps];
 #pragma unroll
-  for (int j = 0; j < kChunkColumns / 8; ++j) {
-    const float2 bias = columns.bias[j], scale = columns.scale[j];
+  for (int step = 0; step < kSteps; ++step) {
+    const int j = step / 2, second = step % 2;
+    if constexpr (kResidual == ResidualKind::kHalf) {
+      residual_bits[step] = load_shared_u32(residual + at.values[j] + second * kSecondRowValues);
+    } else if constexpr (kResidual == ResidualKind::kCodes) {
+      residual_bits[step] =
+          load_shared_u16(residual + at.codes[j / 2] + (j % 2) * 8 + second * kSecondRowCodes);
+    }
+  }
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int at = first_acc + j * 4 + half * 2;
-      float2 r_value{0.0f, 0.0f};
-      if constexpr (kResidual) r_value = residual_pair(e, residual, r[half], j, pair);
-      const float2 v = epilogue_pair<kScaled, kResidual, kAct>(acc[at], acc[at + 1], scale, bias, r_value);
-      const __half2 stored = __floats2half2_rn(v.x, v.y);
-      if (values) store_shared_u32(slot + value_offset(r[half], j, pair), *reinterpret_cast<const std::uint32_t*>(&stored));
-      if (codes) {
-        store_shared_u16(slot + code_offset(r[half], j, pair),
-                         e4m3_codes2(__half22float2(stored), e.out.codes.scale, inverse_scale));
-      }
+  for (int step = 0; step < kSteps; ++step) {
+    const int j = step / 2, second = step % 2, a = first_acc + j * 4 + second * 2;
+    float2 r{0.0f, 0.0f};
+    if constexpr (kResidual != ResidualKind::kNone) r = decode_residual(residual_bits[step], kResidual, k.residual_scale);
+    const float2 v = epilogue_pair<kScaled, kResidual != ResidualKind::kNone, kAct>(acc[a], acc[a + 1], columns.scale[j],
+                                                                                   columns.bias[j], r);
+    const __half2 stored = __floats2half2_rn(v.x, v.y);
+    const std::uint32_t stored_bits = *reinterpret_cast<const std::uint32_t*>(&stored);
+    const std::uint32_t value_at = slot + at.values[j] + second * kSecondRowValues;
+    if constexpr (kCodes) {
+      store_shared_u32_if(k.values, value_at, stored_bits);
+      store_shared_u16(slot + kSlotValueBytes + at.codes[j / 2] + (j % 2) * 8 + second * kSecondRowCodes,
+                       e4m3_codes2(__half22float2(stored), k.code_scale, k.inverse_code_scale));
+    } else {
+      store_shared_u32(value_at, stored_bits);
     }
   }
 }
 
+// Where a consumer's epilogue of one tile reads and writes: its staging slots, the residual chunks of the
+// tile (a shared-memory address) and the tile's origin.
+struct TileOutput {
+  std::uint32_t residual;
+  int row0, column0;
+};
+
 // A consumer's 64 rows of a tile, chunk by chunk: the slot is taken once the copy engine has read what it
 // held two chunks ago, filled by the whole warpgroup, then stored by the warpgroup's first thread.
-template <Operand kOperand, int kColumns, int kRegisters, bool kResidual, Act kAct>
+template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual, bool kCodes, Act kAct>
 __device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
-                              Staging& staging, const ResidualTile& residual, int consumer, int row0, int column0) {
+                              Staging& staging, const ThreadOffsets& at, const EpilogueConstants& k,
+                              const TileOutput& out, int consumer) {
+  constexpr int kResidualChunkBytes = ResidualTiles<kResidual, kColumns>::kChunkBytes;
   const bool leader = threadIdx.x % kWarpgroup == 0;
-  if constexpr (kResidual) barrier_wait(residual.ready, residual.phase);
 #pragma unroll
   for (int c = 0; c < kColumns / kChunkColumns; ++c) {
-    const int chunk0 = column0 + c * kChunkColumns;
+    const int chunk0 = out.column0 + c * kChunkColumns;
     if (chunk0 >= e.shape.channels_out) break;
     const ChunkColumns columns = load_chunk_columns<kOperand == Operand::kE4m3>(e, chunk0);
     const std::uint32_t slot = staging.next();
     if (leader) bulk_wait_read<kSlots - 1>();
     named_barrier_sync(1 + consumer, kWarpgroup);
-    stage_chunk<kOperand, kRegisters, kResidual, kAct>(acc, e, columns, slot, residual.chunks + c * kSlotValueBytes,
-                                                       c * kChunkColumns / 2);
+    stage_chunk<kOperand, kRegisters, kResidual, kCodes, kAct>(acc, columns, at, k, slot,
+                                                               out.residual + c * kResidualChunkBytes, c * kChunkColumns / 2);
     fence_async_shared();
     named_barrier_sync(1 + consumer, kWarpgroup);
     if (leader) {
-      if (e.out.y != nullptr) tma_store_2d(maps.values, slot, chunk0, row0);
-      if (e.out.codes.codes != nullptr) tma_store_2d(maps.codes, slot + kSlotValueBytes, chunk0, row0);
+      if (e.out.y != nullptr) tma_store_2d(maps.values, slot, chunk0, out.row0);
+      if (kCodes) tma_store_2d(maps.codes, slot + kSlotValueBytes, chunk0, out.row0);
       bulk_commit();
     }
   }
 }
 
-template <Operand kOperand, int kColumns, int kRegisters, bool kResidual>
-__device__ void write_tile(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
-                           Staging& staging, const ResidualTile& residual, int consumer, int row0, int column0) {
+template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual, bool kCodes>
+__device__ void write_tile_with(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
+                                Staging& staging, const ThreadOffsets& at, const EpilogueConstants& k,
+                                const TileOutput& out, int consumer) {
 #define KILN_WRITE_TILE_AS(act) \
-  write_tile_as<kOperand, kColumns, kRegisters, kResidual, act>(acc, e, maps, staging, residual, consumer, row0, column0)
+  write_tile_as<kOperand, kColumns, kRegisters, kResidual, kCodes, act>(acc, e, maps, staging, at, k, out, consumer)
   switch (e.out.act) {
     case Act::kNone: return KILN_WRITE_TILE_AS(Act::kNone);
     case Act::kRelu: return KILN_WRITE_TILE_AS(Act::kRelu);
@@ -351,18 +410,27 @@ __device__ void write_tile(const float (&acc)[kRegisters], const EpilogueArgs& e
 #undef KILN_WRITE_TILE_AS
 }
 
-// The consumer's first thread: the residual of the consumer's rows of a tile, chunk by chunk, into its
-// residual tile (a chunk of codes fills half of its place). The previous tile's epilogue has read it:
-// each chunk ends with a warpgroup barrier.
-template <int kColumns>
-__device__ void load_residual(const CUtensorMap* map, const ResidualTile& tile, std::uint8_t* chunks,
-                              int channels_out, int row0, int column0, bool codes) {
+template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual>
+__device__ void write_tile(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
+                           Staging& staging, const ThreadOffsets& at, const EpilogueConstants& k,
+                           const TileOutput& out, int consumer) {
+  if (e.out.codes.codes != nullptr) {
+    write_tile_with<kOperand, kColumns, kRegisters, kResidual, true>(acc, e, maps, staging, at, k, out, consumer);
+  } else {
+    write_tile_with<kOperand, kColumns, kRegisters, kResidual, false>(acc, e, maps, staging, at, k, out, consumer);
+  }
+}
+
+// The consumer's first thread: the residual of the consumer's rows of a tile, chunk by chunk, into a
+// buffer that no epilogue reads any more.
+template <int kColumns, int kChunkBytes>
+__device__ void load_residual(const CUtensorMap* map, std::uint64_t* ready, std::uint8_t* chunks, int channels_out,
+                              int row0, int column0) {
   int loaded = 0;
   for (int c = 0; c < kColumns / kChunkColumns && column0 + c * kChunkColumns < channels_out; ++c) ++loaded;
-  const int chunk_bytes = codes ? kSlotValueBytes / 2 : kSlotValueBytes;
-  barrier_arrive_expect(tile.ready, static_cast<std::uint32_t>(loaded * chunk_bytes));
+  barrier_arrive_expect(ready, static_cast<std::uint32_t>(loaded * kChunkBytes));
   for (int c = 0; c < loaded; ++c) {
-    tma_load_2d(chunks + c * kSlotValueBytes, map, tile.ready, column0 + c * kChunkColumns, row0);
+    tma_load_2d(chunks + c * kChunkBytes, map, ready, column0 + c * kChunkColumns, row0);
   }
 }
 
@@ -372,31 +440,56 @@ struct LaunchMaps {
   CUtensorMap x, w, y, codes, residual;
 };
 
-template <class T, Operand kOperand, int kColumns, bool kResidual>
-__device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtensorMap* codes_map,
-                        const CUtensorMap* residual_map, const EpilogueArgs& e, int tiles, int k_blocks) {
-  const int consumer = threadIdx.x / kWarpgroup;
-  const StoreMaps maps{y_map, codes_map};
-  Staging staging{shared_address(ring.staging + consumer * kSlots * kSlotBytes)};
-  std::uint8_t* residual_chunks = ring.residual + consumer * T::kResidualTileBytes;
-  ResidualTile residual{shared_address(residual_chunks), &ring.residual_full[consumer], 0};
-  RingCursor at;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, residual.phase ^= 1) {
-    const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
-    const int row0 = origin.row0 + consumer * kRowsPerConsumer;
-    if (kResidual && threadIdx.x % kWarpgroup == 0) {
-      load_residual<kColumns>(residual_map, residual, residual_chunks, e.shape.channels_out, row0, origin.column0,
-                              e.out.residual_codes.codes != nullptr);
-    }
-    float acc[Wgmma<kOperand, kColumns>::kRegisters];
-    accumulate<T, kOperand, kColumns>(ring, at, consumer, k_blocks, acc);
-    write_tile<kOperand, kColumns, Wgmma<kOperand, kColumns>::kRegisters, kResidual>(
-        acc, e, maps, staging, residual, consumer, row0, origin.column0);
-  }
-  if (threadIdx.x % kWarpgroup == 0) bulk_wait_all();
+// The consumer's first thread loads the residual of the consumer's `use`-th tile (tile number `tile`).
+template <class T, int kColumns, class Residual>
+__device__ void load_residual_of(const Residual& residual, const CUtensorMap* map, const EpilogueArgs& e, int consumer,
+                                 int tile, int use) {
+  const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
+  load_residual<kColumns, Residual::kChunkBytes>(
+      map, residual.barrier(use), residual.buffer(use), e.shape.channels_out,
+      origin.row0 + consumer * kRowsPerConsumer, origin.column0);
 }
 
-template <Operand kOperand, int kColumns, int kConsumers, bool kResidual, int kBlocks, int kKBytes>
+template <class T, Operand kOperand, int kColumns, ResidualKind kResidual>
+__device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtensorMap* codes_map,
+                        const CUtensorMap* residual_map, const EpilogueArgs& e, int tiles, int k_blocks) {
+  using Residual = ResidualTiles<kResidual, kColumns, T::kResidualBuffers>;
+  constexpr bool kHasResidual = kResidual != ResidualKind::kNone;
+  const int consumer = threadIdx.x / kWarpgroup;
+  const bool leader = threadIdx.x % kWarpgroup == 0;
+  const StoreMaps maps{y_map, codes_map};
+  Staging staging{shared_address(ring.staging + consumer * kSlots * kSlotBytes)};
+  const Residual residual{ring.residual + consumer * T::kResidualTileBytes, &ring.residual_full[consumer * 2]};
+  const ThreadOffsets at = thread_offsets();
+  const EpilogueConstants constants = epilogue_constants(e);
+  RingCursor cursor;
+  if (kHasResidual && leader && static_cast<int>(blockIdx.x) < tiles) {
+    load_residual_of<T, kColumns>(residual, residual_map, e, consumer, blockIdx.x, 0);
+  }
+  int use = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++use) {
+    const int next = tile + gridDim.x;
+    // Two buffers: the next tile's residual goes into the one the previous tile's epilogue has read.
+    if (kHasResidual && Residual::kBuffers == 2 && leader && next < tiles) {
+      load_residual_of<T, kColumns>(residual, residual_map, e, consumer, next, use + 1);
+    }
+    const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
+    float acc[Wgmma<kOperand, kColumns>::kRegisters];
+    accumulate<T, kOperand, kColumns>(ring, cursor, consumer, k_blocks, acc);
+    if constexpr (kHasResidual) barrier_wait(residual.barrier(use), Residual::parity(use));
+    const TileOutput out{shared_address(residual.buffer(use)), origin.row0 + consumer * kRowsPerConsumer,
+                         origin.column0};
+    write_tile<kOperand, kColumns, Wgmma<kOperand, kColumns>::kRegisters, kResidual>(acc, e, maps, staging, at,
+                                                                                     constants, out, consumer);
+    // One buffer: the epilogue has read it (each chunk ends with a warpgroup barrier).
+    if (kHasResidual && Residual::kBuffers == 1 && leader && next < tiles) {
+      load_residual_of<T, kColumns>(residual, residual_map, e, consumer, next, use + 1);
+    }
+  }
+  if (leader) bulk_wait_all();
+}
+
+template <Operand kOperand, int kColumns, int kConsumers, ResidualKind kResidual, int kBlocks, int kKBytes>
 __global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlocks, kKBytes>::kThreads, kBlocks)
     gemm_conv_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                      const __grid_constant__ CUtensorMap y_map, const __grid_constant__ CUtensorMap codes_map,
@@ -416,7 +509,7 @@ __global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlock
       barrier_init(&ring.full[s], 1);
       barrier_init(&ring.empty[s], 4 * kConsumers);
     }
-    for (int c = 0; c < kConsumers; ++c) barrier_init(&ring.residual_full[c], 1);
+    for (int b = 0; b < 2 * kConsumers; ++b) barrier_init(&ring.residual_full[b], 1);
     fence_barrier_init();
   }
   __syncthreads();
@@ -430,7 +523,7 @@ __global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlock
 }
 
 // A persistent grid: as many blocks as fit on the GPU at once, each taking every gridDim-th tile.
-template <Operand kOperand, int kColumns, int kConsumers, bool kResidual, int kBlocks, int kKBytes>
+template <Operand kOperand, int kColumns, int kConsumers, ResidualKind kResidual, int kBlocks, int kKBytes>
 cudaError_t launch_as(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stream) {
   using T = Tiling<kColumns, kConsumers, kResidual, kBlocks, kKBytes>;
   const auto kernel = gemm_conv_kernel<kOperand, kColumns, kConsumers, kResidual, kBlocks, kKBytes>;
@@ -460,9 +553,13 @@ cudaError_t launch_as(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t s
 
 template <Operand kOperand, int kColumns, int kConsumers, int kBlocks, int kKBytes = kRowBytes>
 cudaError_t launch(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stream) {
-  return e.out.residual != nullptr || e.out.residual_codes.codes != nullptr
-             ? launch_as<kOperand, kColumns, kConsumers, true, kBlocks, kKBytes>(m, e, stream)
-             : launch_as<kOperand, kColumns, kConsumers, false, kBlocks, kKBytes>(m, e, stream);
+  if (e.out.residual != nullptr) {
+    return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kHalf, kBlocks, kKBytes>(m, e, stream);
+  }
+  if (e.out.residual_codes.codes != nullptr) {
+    return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kCodes, kBlocks, kKBytes>(m, e, stream);
+  }
+  return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kNone, kBlocks, kKBytes>(m, e, stream);
 }
 
 }  // namespace gemm_conv_detail

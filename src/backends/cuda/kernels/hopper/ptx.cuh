@@ -66,6 +66,18 @@ __device__ inline void tma_store_2d(const CUtensorMap* map, std::uint32_t src, i
 __device__ inline void store_shared_u32(std::uint32_t address, std::uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
 }
+// store_shared_u32() where `enabled` (a predicated store, so that a flag the warp shares puts no branch
+// between the epilogue's unrolled steps).
+__device__ inline void store_shared_u32_if(bool enabled, std::uint32_t address, std::uint32_t v) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.u32 p, %2, 0;\n"
+      "@p st.shared.u32 [%0], %1;\n"
+      "}" ::"r"(address),
+      "r"(v), "r"(static_cast<std::uint32_t>(enabled))
+      : "memory");
+}
 __device__ inline std::uint32_t load_shared_u32(std::uint32_t address) {
   std::uint32_t v;
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(address) : "memory");
