@@ -359,6 +359,25 @@ TEST(CudaBackendTest, Fp8ResidualStreamInE4m3MatchesTheReference) {
   EXPECT_LE(relative_difference(model->run({x}).front(), reference), 2 * noise) << steps;
 }
 
+// An FP8 layer kiln's Hopper kernel runs races it against cuDNN's precompiled engines only, so a network
+// of such layers (no grouped convolution: radix 1) builds without compiling a kernel at run time, the
+// cost that dominates a cold FP8 build; the widest search (level 3) is where those engines were offered.
+TEST(CudaBackendTest, Fp8LayersTheHopperKernelRunsCompileNothingAtRunTime) {
+  testing::ResnestLikeOptions o = small_resnest();
+  o.radix = 1;
+  o.stem_width = 16;
+  Graph graph = testing::resnest_like_graph(o);
+  testing::to_fp8_network(graph, testing::all_but_first_convolution(graph));
+  KILN_SKIP_WITHOUT_GPU();
+  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "kiln's Hopper kernel runs on sm_90 only";
+  CompileOptions options;
+  options.batch = 2;
+  options.opt_level = 3;
+  const std::string steps = make_backend("cuda")->compile(graph, options)->describe();
+  EXPECT_NE(steps.find("fp8 conv kiln-hopper"), std::string::npos) << steps;
+  EXPECT_EQ(steps.find("runtime-compiled"), std::string::npos) << steps;
+}
+
 TEST(CudaBackendTest, Fp8AmongFp32LayersIsRefused) {
   KILN_SKIP_WITHOUT_GPU();
   const Graph graph = fp8_probe(16, true);

@@ -46,8 +46,9 @@ cudnnPointwiseMode_t activation_mode(Act act) {
 }  // namespace
 
 CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& g, Act act, bool residual,
-                               bool fp8, bool codes, std::size_t engines, bool runtime_fusion)
+                               bool fp8, bool codes, std::size_t engines, bool runtime_fusion, bool fp8_runtime)
     : handle_(handle), elem_(elem), g_(g), act_(act), residual_(residual), fp8_(fp8), engines_(engines) {
+  fp8_runtime_ = fp8 && fp8_runtime;
   // SiLU and sigmoid fuse as pointwise stages too; FP8 layers keep fusing only what they always did.
   // cuDNN's fused stages compute in f32 and cannot round to fp16 before quantizing: codes run unfused.
   can_fuse_ = !codes && (act == Act::kNone || act == Act::kRelu ||
@@ -62,7 +63,8 @@ CudnnGraphConv::CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeomet
                      .act = act,
                      .residual = residual,
                      .variant = key_fields({engines < kGraphEngines ? cat("engines", engines) : "",
-                                            runtime_fusion_ ? "rtf" : "", codes ? "e4m3" : ""})});
+                                            runtime_fusion_ ? "rtf" : "", codes ? "e4m3" : "",
+                                            fp8 && !fp8_runtime ? "precompiled" : ""})});
 }
 
 CudnnGraphConv::~CudnnGraphConv() {
@@ -221,7 +223,7 @@ std::vector<CudnnGraphConv::Config> CudnnGraphConv::configs(Desc graph, bool fus
       for (std::int64_t i = 0; i < note_count; ++i)
         runtime_compiled |= notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
     }
-    if (!runtime_compiled || fp8_) {
+    if (!runtime_compiled || fp8_runtime_) {
       kept.push_back({config, runtime_compiled});
     } else if (fused && runtime_fusion_ && runtime_fused < kRuntimeFusedEngines) {
       kept.push_back({config, true});

@@ -7,7 +7,8 @@
 // is offered its heuristics' first runtime-compiled engine in the widest search (kGraphEngines), raced
 // against the unfused graph, unless the runtime-fusion option is off (cuda_options.h). And FP8 layers (fp8:
 // E4M3 input and weights on Hopper's FP8 tensor cores, f32 accumulation, conv -> x per-channel scale -> + f32
-// bias [-> + residual] [-> ReLU] -> fp16), whose fused graphs only runtime-compiled engines take;
+// bias [-> + residual] [-> ReLU] -> fp16), whose fused graphs only runtime-compiled engines take, unless
+// the caller has a faster way that compiles nothing (kiln's Hopper kernel; fp8_runtime);
 // unfused, the FP8 convolution writes f32 and kiln's scale_bias_act kernel applies the epilogue. Every
 // candidate is timed with its epilogue kernel, if any.
 #pragma once
@@ -49,10 +50,11 @@ class CudnnGraphConv {
   // engines: how many working engine configurations of each graph a timed search tries (the heuristics'
   // best first); a smaller number is part of the key, so a narrower search's choice never stands in for
   // a wider one's. runtime_fusion: a fused SiLU or sigmoid epilogue may take a runtime-compiled engine
-  // (the runtime-fusion option, cuda_options.h).
+  // (the runtime-fusion option, cuda_options.h). fp8_runtime: an FP8 graph may take runtime-compiled
+  // engines (without them, only the precompiled ones; the key says so).
   CudnnGraphConv(cudnnHandle_t handle, Elem elem, const ConvGeometry& geometry, Act act, bool residual,
                  bool fp8 = false, bool codes = false, std::size_t engines = kGraphEngines,
-                 bool runtime_fusion = true);
+                 bool runtime_fusion = true, bool fp8_runtime = true);
   ~CudnnGraphConv();
   CudnnGraphConv(const CudnnGraphConv&) = delete;
   CudnnGraphConv& operator=(const CudnnGraphConv&) = delete;
@@ -101,6 +103,7 @@ class CudnnGraphConv {
   bool fp8_;
   bool can_fuse_;
   bool runtime_fusion_;  // the fused graph may take runtime-compiled engines
+  bool fp8_runtime_;     // an FP8 graph may take runtime-compiled engines
   std::size_t engines_;
   std::string key_;
   Tactic tactic_;

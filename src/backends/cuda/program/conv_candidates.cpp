@@ -37,10 +37,10 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::candidate(
 
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::graph_candidate(
     const ConvLayer& layer, const ConvGeometry& geometry, const ConvBuffers& io, const char* api,
-    bool search_here, const std::optional<TacticRecord>& stored) {
+    bool search_here, const std::optional<TacticRecord>& stored, bool fp8_runtime) {
   auto conv = std::make_shared<CudnnGraphConv>(handles_.cudnn, elem_, geometry, act_of(layer.activation),
                                                layer.residual, layer.fp8, layer.codes, graph_engines(),
-                                               cuda_.runtime_fusion);
+                                               cuda_.runtime_fusion, fp8_runtime);
   return candidate(api, std::move(conv), io, search_here, stored);
 }
 
@@ -226,16 +226,28 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
     if (fp8_gemm_only(layer, gemm.has_value())) return gemm;
     consider(std::move(gemm));
   }
+  // An FP8 layer kiln's Hopper kernel runs races it against cuDNN's precompiled engines only: the
+  // runtime-compiled ones, which compile for most of a cold FP8 build's time, serve the layers it does not
+  // run.
+  const KilnConvKernel* hopper = layer.fp8 && search ? find_kiln_conv_kernel(kApiKilnHopper) : nullptr;
+  bool hopper_runs = false;
+  if (hopper != nullptr) {
+    std::optional<Candidate> c = kiln_candidate(layer, *hopper, std::nullopt);
+    hopper_runs = c.has_value();
+    consider(std::move(c));
+  }
   // fp16: cuDNN's graph API (Hopper's kernels) against its legacy API when timing, else the graph
   // API's heuristic choice. f32 stays on the legacy API, whose FMA math type keeps TF32 out.
   // FP8 has no legacy-API path; a grouped FP8 convolution cuDNN has no kernel for runs dense. A layer
   // writing E4M3 codes runs on the graph API only, unfused, where kiln's epilogue kernel writes them.
   const int groups = layer.geometry.groups;
-  if (fp16) consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt));
+  if (fp16) {
+    consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt, !hopper_runs));
+  }
   // kiln's kernels against the libraries', by time only; those taking views first.
   const auto consider_kiln = [&](bool views) {
     for (const KilnConvKernel& kernel : kiln_conv_kernels()) {
-      if (search && kernel.views == views) consider(kiln_candidate(layer, kernel, std::nullopt));
+      if (search && kernel.views == views && &kernel != hopper) consider(kiln_candidate(layer, kernel, std::nullopt));
     }
   };
   consider_kiln(true);

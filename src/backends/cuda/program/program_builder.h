@@ -104,9 +104,10 @@ class ProgramBuilder {
                                      bool search_here, const std::optional<TacticRecord>& stored);
   std::size_t graph_engines() const;
   std::optional<Candidate> stored_candidate(const ConvLayer& layer, const StoredTactic& stored);
+  // fp8_runtime: an FP8 layer may take cuDNN's runtime-compiled engines (cudnn_graph_conv.h).
   std::optional<Candidate> graph_candidate(const ConvLayer& layer, const ConvGeometry& geometry,
                                            const ConvBuffers& io, const char* api, bool search_here,
-                                           const std::optional<TacticRecord>& stored);
+                                           const std::optional<TacticRecord>& stored, bool fp8_runtime = true);
   std::optional<Candidate> legacy_candidate(const ConvLayer& layer, bool search_here,
                                             const std::optional<TacticRecord>& stored);
   std::optional<Candidate> dense_candidate(const ConvLayer& layer, const std::optional<TacticRecord>& stored);
