@@ -8,7 +8,8 @@
 // it is a warpgroup that hands its registers to the consumers (a multiprocessor's four register files
 // each hold three of the block's warps, and the consumers of a 256-column tile need 232 registers a
 // thread, which only the producer's leaving makes room for). Two barriers per stage keep the ring: `full`
-// completes when a stage's bytes arrived, `empty` when every consumer warp finished reading it.
+// completes when a stage's bytes arrived, `empty` when every consumer warp finished reading it. A layer's
+// residual is loaded by each consumer's first thread into buffers of its own, a tile ahead where two fit.
 #pragma once
 
 #include <cuda.h>
