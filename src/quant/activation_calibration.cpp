@@ -7,12 +7,18 @@
 namespace kiln {
 
 ActivationCalibration::ActivationCalibration(const Graph& graph, std::vector<ValueId> tensors,
-                                             const std::string& backend, int threads) {
+                                             const std::string& backend, int threads,
+                                             const std::vector<ValueId>& per_channel) {
   Graph observed = graph;
   int next_output = static_cast<int>(observed.outputs().size());
   for (const ValueId value : tensors) {
     names_.push_back(graph.value(value).name);
     histograms_.emplace_back();
+    const Shape& shape = graph.value(value).shape;
+    const bool channels = std::find(per_channel.begin(), per_channel.end(), value) != per_channel.end();
+    require(!channels || shape.size() == 4, "calibration: per-channel statistics of '", names_.back(),
+            "' need a tensor of rank 4, got ", shape_str(shape));
+    channel_histograms_.emplace_back(channels ? static_cast<std::size_t>(shape[1]) : 0);
     const bool is_input =
         std::find(graph.inputs().begin(), graph.inputs().end(), value) != graph.inputs().end();
     if (is_input) {
@@ -34,7 +40,17 @@ void ActivationCalibration::observe(const Tensor& image) {
   const std::vector<Tensor> outputs = model_->run({image});
   for (std::size_t i = 0; i < names_.size(); ++i) {
     const int index = output_index_[i];
-    histograms_[i].observe(index < 0 ? image.f32() : outputs.at(static_cast<std::size_t>(index)).f32());
+    const Tensor& value = index < 0 ? image : outputs.at(static_cast<std::size_t>(index));
+    histograms_[i].observe(value.f32());
+    std::vector<AbsHistogram>& channels = channel_histograms_[i];
+    if (channels.empty()) continue;
+    require(value.rank() == 4 && static_cast<std::size_t>(value.dim(1)) == channels.size(), "calibration: '",
+            names_[i], "' has shape ", shape_str(value.shape()), ", expected ", channels.size(), " channels");
+    // [N, C, H, W] row-major: channel c of image n is one run of H x W values.
+    const auto plane = static_cast<std::size_t>(value.dim(2) * value.dim(3));
+    const auto values = value.f32();
+    for (std::size_t run = 0; run * plane < values.size(); ++run)
+      channels[run % channels.size()].observe(values.subspan(run * plane, plane));
   }
   ++images_;
 }
@@ -60,9 +76,34 @@ std::map<std::string, CalibrationResult> ActivationCalibration::choose(
 }
 
 const AbsHistogram& ActivationCalibration::histogram(const std::string& tensor) const {
+  return histograms_[index_of(tensor)];
+}
+
+bool ActivationCalibration::observed_per_channel(const std::string& tensor) const {
+  return !channel_histograms_[index_of(tensor)].empty();
+}
+
+std::vector<CalibrationResult> ActivationCalibration::choose_channels(CalibrationMethod method,
+                                                                      const CalibrationOptions& options,
+                                                                      const std::string& tensor) const {
+  require(images_ > 0, "calibration saw no images");
+  const std::vector<AbsHistogram>& channels = channel_histograms_[index_of(tensor)];
+  require(!channels.empty(), "calibration did not observe the channels of '", tensor, "' apart");
+  std::vector<CalibrationResult> results;
+  for (std::size_t channel = 0; channel < channels.size(); ++channel) {
+    try {
+      results.push_back(choose_amax(channels[channel], method, options));
+    } catch (const Error& error) {
+      fail("calibrating channel ", channel, " of '", tensor, "': ", error.what());
+    }
+  }
+  return results;
+}
+
+std::size_t ActivationCalibration::index_of(const std::string& tensor) const {
   const auto it = std::find(names_.begin(), names_.end(), tensor);
   require(it != names_.end(), "calibration did not observe '", tensor, "'");
-  return histograms_[static_cast<std::size_t>(it - names_.begin())];
+  return static_cast<std::size_t>(it - names_.begin());
 }
 
 }  // namespace kiln
