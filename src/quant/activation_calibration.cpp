@@ -1,6 +1,8 @@
 #include "quant/activation_calibration.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include "core/error.h"
 
@@ -89,13 +91,29 @@ std::vector<CalibrationResult> ActivationCalibration::choose_channels(Calibratio
   require(images_ > 0, "calibration saw no images");
   const std::vector<AbsHistogram>& channels = channel_histograms_[index_of(tensor)];
   require(!channels.empty(), "calibration did not observe the channels of '", tensor, "' apart");
-  std::vector<CalibrationResult> results;
-  for (std::size_t channel = 0; channel < channels.size(); ++channel) {
-    try {
-      results.push_back(choose_amax(channels[channel], method, options));
-    } catch (const Error& error) {
-      fail("calibrating channel ", channel, " of '", tensor, "': ", error.what());
+  // Channels are independent and a search over one histogram takes milliseconds (entropy, mse), so a
+  // tensor of a thousand channels is worth the machine's cores; each result lands in its own slot, so
+  // the outcome does not depend on the order the threads take them.
+  std::vector<CalibrationResult> results(channels.size());
+  std::vector<std::string> errors(channels.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t c = next++; c < channels.size(); c = next++) {
+      try {
+        results[c] = choose_amax(channels[c], method, options);
+      } catch (const Error& error) {
+        errors[c] = error.what();
+      }
     }
+  };
+  const std::size_t workers =
+      std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, channels.size());
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& thread : threads) thread.join();
+  for (std::size_t c = 0; c < errors.size(); ++c) {
+    if (!errors[c].empty()) fail("calibrating channel ", c, " of '", tensor, "': ", errors[c]);
   }
   return results;
 }
