@@ -88,6 +88,8 @@ nlohmann::json rebuilt_report(nlohmann::json first, const nlohmann::json& rebuil
   first["layers"] = rebuild.value("layers", nlohmann::json::array());
   first["quantized_layers"] = rebuild.value("quantized_layers", 0);
   if (rebuild.contains("fp8_layers")) first["fp8_layers"] = rebuild["fp8_layers"];
+  if (rebuild.contains("per_channel_input_layers"))
+    first["per_channel_input_layers"] = rebuild["per_channel_input_layers"];
   nlohmann::json tensors = nlohmann::json::object();
   for (const nlohmann::json& layer : first["layers"]) {
     const std::string input = layer.at("input").get<std::string>();
@@ -100,9 +102,11 @@ nlohmann::json rebuilt_report(nlohmann::json first, const nlohmann::json& rebuil
 // Quantizes `unquantized` again with exactly `layers` in FP8, on the first quantization's scales.
 Graph requantize(const Graph& unquantized, std::vector<std::string> layers, nlohmann::json& quantization,
                  const BuildOptions& options) {
-  FixedFp8Layers fixed{std::move(layers), {}};
-  for (const auto& [tensor, scale] : quantization.at("calibration_cache").at("scales").items())
-    fixed.scales[tensor] = scale.get<float>();
+  FixedFp8Layers fixed{std::move(layers), {}, {}};
+  const nlohmann::json& cache = quantization.at("calibration_cache");
+  for (const auto& [tensor, scale] : cache.at("scales").items()) fixed.scales[tensor] = scale.get<float>();
+  for (const auto& [tensor, scales] : cache.value("channel_scales", nlohmann::json::object()).items())
+    fixed.channel_scales[tensor] = scales.get<std::vector<float>>();
   Graph graph = unquantized;
   const nlohmann::json rebuild = set_precision(graph, options, &fixed);
   quantization = rebuilt_report(std::move(quantization), rebuild);

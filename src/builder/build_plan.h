@@ -14,10 +14,12 @@
 namespace kiln {
 
 // What a second quantization of the same graph is held to (the precision tactic's rebuild,
-// builder/precision_tactic.h): exactly these layers in FP8, with the activation scales the first chose.
+// builder/precision_tactic.h): exactly these layers in FP8, with the activation scales the first chose
+// (per tensor, or per channel for int8 depthwise inputs: quant/activation_scales.h).
 struct FixedFp8Layers {
   std::vector<std::string> layers;
   std::map<std::string, float> scales;
+  std::map<std::string, std::vector<float>> channel_scales = {};
 };
 
 // Rewrites chosen layers of the fp32 graph (after passes) to FP8 and returns the report the plan keeps

@@ -55,6 +55,9 @@ void check_build_options(const CLI::App& command, const BuildChoices& choices) {
   // Only the cuda backend chooses precisions per layer, and it runs FP8, not int8.
   refuse_unless(precision == "fp8", command, {"--strict-precision", "--quantize-residuals"}, "to --precision fp8",
                 source_of(choices.precision, "--precision", precision, "fp8"));
+  // FP8 engines (cuDNN, kiln's Hopper kernel) take one input scale per tensor.
+  refuse_unless(precision == "int8", command, {"--depthwise-input-scales"}, "to --precision int8",
+                source_of(choices.precision, "--precision", precision, "int8"));
   if (quantized) check_fp8_settings(command, choices);
   const std::int64_t opt_level = choices.opt_level.value_or(manifest.opt_level);
   refuse_unless(opt_level > 0, command, {"--disable-pass"}, "with --opt-level 1 or more",

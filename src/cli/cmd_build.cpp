@@ -300,6 +300,11 @@ void add_fp8_options(CLI::App& cmd, pipeline::Fp8Options& fp8) {
       ->check(whole_between(1, kMaxCount));
   cmd.add_flag("--strict", fp8.strict,
                "fp8, int8: stop at the first unreadable calibration image instead of skipping it");
+  cmd.add_option("--depthwise-input-scales", fp8.depthwise_input_scales,
+                 "int8: the input scales of depthwise convolutions: per-channel (default; one scale per "
+                 "channel, each calibrated alone, for tensors only depthwise convolutions read) or "
+                 "per-tensor (one scale, set by the widest channel)")
+      ->check(one_of({"per-channel", "per-tensor"}));
   cmd.add_flag("--quantize-residuals", fp8.quantize_residuals,
                "fp8: hold the residual stream as E4M3 codes only (a tensor read by FP8 layers and residual adds "
                "is stored once, quantized, and the adds read it quantized): half the bytes where the "

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace kiln {
 
@@ -29,6 +30,12 @@ inline constexpr std::int64_t kNonNegative = 0;  // paddings, offsets
 // Such plans read it as false, and the printer shows it only when true, so older graphs print as before.
 struct AbsentIsFalse {};
 inline constexpr AbsentIsFalse kAbsentIsFalse{};
+
+// A float list added after plans without it were written: visit("key", attrs.field, kAbsentIsEmpty).
+// Such plans read it as empty, and plan files and the printer leave an empty list out, so older graphs
+// write and print as before.
+struct AbsentIsEmpty {};
+inline constexpr AbsentIsEmpty kAbsentIsEmpty{};
 
 // The sliding window convolutions and pools share.
 template <typename Self, typename Visit>
@@ -122,19 +129,30 @@ struct RadixAttrs {
   }
 };
 
-// Per-tensor quantization, so the value carries exactly what a quantized tensor with that scale can hold.
+// Quantization, so the value carries exactly what a quantized tensor with that scale can hold.
 // FP8: x is divided by `scale`, rounded to E4M3 (saturating at 448) and multiplied back. int8: x is
 // rounded to an int8 code (core/dtype.h's quantize_to_int8) and multiplied back.
+//
+// int8 only: `channel_scales`, when not empty, gives one scale per channel (axis 1 of the activation,
+// its length the channel count) in place of `scale`, which then holds the largest of them. Depthwise
+// convolutions read each channel alone, so a channel's codes need not share the widest channel's
+// scale (quant/depthwise_inputs.h says where the builder uses it).
 struct QuantizeAttrs {
   float scale = 1.0f;
   bool int8 = false;
+  std::vector<float> channel_scales = {};
   bool operator==(const QuantizeAttrs&) const = default;
+
+  bool per_channel() const { return !channel_scales.empty(); }
+  // The scale channel `channel` is quantized with (axis 1; any channel when per tensor).
+  float scale_of(std::size_t channel) const { return per_channel() ? channel_scales[channel] : scale; }
 
   static constexpr std::string_view kName = "quantize";
   template <typename Self, typename Visit>
   static void fields(Self& a, Visit&& visit) {
     visit("scale", a.scale);
     visit("int8", a.int8, kAbsentIsFalse);
+    visit("channel_scales", a.channel_scales, kAbsentIsEmpty);
   }
 };
 

@@ -1,5 +1,6 @@
 #include "graph/printer.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/error.h"
@@ -23,6 +24,12 @@ class FieldPrinter {
   void operator()(std::string_view key, bool value) { add(key, value ? "true" : "false"); }
   void operator()(std::string_view key, bool value, AbsentIsFalse) {
     if (value) add(key, "true");
+  }
+  // A list as its length and range: channel_scales=32:[0.0012,0.034].
+  void operator()(std::string_view key, const std::vector<float>& values, AbsentIsEmpty) {
+    if (values.empty()) return;
+    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    add(key, cat(values.size(), ":[", *low, ",", *high, "]"));
   }
   void operator()(std::string_view key, Activation value) { add(key, std::string(activation_name(value))); }
   const std::string& text() const { return text_; }

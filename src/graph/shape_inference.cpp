@@ -182,9 +182,20 @@ Shape radix_weighted_sum_shape(const ShapeChecker& check, const std::vector<Shap
 
 // FP8: quantizing activations, dequantizing weights per output channel, and per-channel rescaling.
 Shape quantize_shape(const ShapeChecker& check, const std::vector<Shape>& in) {
-  const float scale = check.attrs<QuantizeAttrs>().scale;
+  const QuantizeAttrs& attrs = check.attrs<QuantizeAttrs>();
   check.inputs(1, 1);
-  check.check(std::isfinite(scale) && scale > 0.0f, cat("expected a positive finite scale, got ", scale));
+  check.check(std::isfinite(attrs.scale) && attrs.scale > 0.0f,
+              cat("expected a positive finite scale, got ", attrs.scale));
+  if (!attrs.per_channel()) return in[0];
+  // Per-channel scales: int8 codes of an activation whose axis 1 holds the channels.
+  check.check(attrs.int8, "per-channel scales are for int8 quantize points only");
+  const std::int64_t channels = in[0].size() >= 2 ? in[0][1] : 0;
+  check.check(static_cast<std::int64_t>(attrs.channel_scales.size()) == channels,
+              cat(attrs.channel_scales.size(), " channel scales for an input of shape ", shape_str(in[0]),
+                  ": expected one per channel (axis 1)"));
+  for (const float scale : attrs.channel_scales)
+    check.check(std::isfinite(scale) && scale > 0.0f,
+                cat("expected positive finite channel scales, got ", scale));
   return in[0];
 }
 

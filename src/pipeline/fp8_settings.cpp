@@ -44,6 +44,14 @@ Fp8Settings fp8_settings(const Fp8Options& options, Precision precision,
   settings.auto_target = parse_auto_target(options.auto_target);
   settings.sensitivity_images = options.sensitivity_images;
   settings.quantize_residuals = options.quantize_residuals;
+  if (options.depthwise_input_scales) {
+    const auto scales = depthwise_input_scales_from_name(*options.depthwise_input_scales);
+    require(scales.has_value(), "--depthwise-input-scales: expected per-channel or per-tensor, got '",
+            *options.depthwise_input_scales, "'");
+    require(precision == Precision::kI8,
+            "--depthwise-input-scales: only int8 quantizes activations per channel");
+    settings.depthwise_input_scales = *scales;
+  }
   settings.backend = default_backend();
   return settings;
 }

@@ -30,6 +30,9 @@ struct Fp8Options {
   std::size_t sensitivity_images = 16;
   bool strict = false;  // stop at the first unreadable calibration image
   bool quantize_residuals = false;  // fp8: the residual stream held as E4M3 codes (quant/fp8_rewrite.h)
+  // int8: per-channel | per-tensor scales for the inputs only depthwise convolutions read
+  // (quant/depthwise_inputs.h); default per-channel.
+  std::optional<std::string> depthwise_input_scales;
 };
 
 struct Fp8Quantization {

@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -35,6 +36,15 @@ class FieldWriter {
   }
   void operator()(std::string_view key, const bool& value) { out_[std::string(key)] = value; }
   void operator()(std::string_view key, const bool& value, AbsentIsFalse) { out_[std::string(key)] = value; }
+  void operator()(std::string_view key, const std::vector<float>& values, AbsentIsEmpty) {
+    if (values.empty()) return;  // as plans without the field hold it
+    nlohmann::json list = nlohmann::json::array();
+    for (const float value : values) {
+      require(std::isfinite(value), "attribute '", key, "' holds ", value, ", which a plan cannot store");
+      list.push_back(static_cast<double>(value));
+    }
+    out_[std::string(key)] = std::move(list);
+  }
   void operator()(std::string_view key, const Activation& value) {
     out_[std::string(key)] = std::string(activation_name(value));
   }
@@ -58,6 +68,13 @@ class FieldReader {
   void operator()(std::string_view key, bool& value, AbsentIsFalse) const {
     const std::optional<JsonField> field = object_.find(key);
     value = field ? field->as_bool() : false;
+  }
+  void operator()(std::string_view key, std::vector<float>& values, AbsentIsEmpty) const {
+    values.clear();
+    const std::optional<JsonField> field = object_.find(key);
+    if (!field) return;
+    for (const JsonField& item : field->elements()) values.push_back(item.as_float());
+    if (values.empty()) field->fail("expected a non-empty list (a field with no values is left out)");
   }
   void operator()(std::string_view key, Activation& value) const {
     const JsonField field = object_[key];

@@ -66,7 +66,7 @@ OutputError GraphComparer::compare(const Graph& candidate) const {
 }
 
 Graph fp8_graph(const Graph& fp32_graph, const std::vector<std::string>& layers,
-                const std::map<std::string, float>& scales, bool per_channel_weights, Precision fallback,
+                const ActivationScales& scales, bool per_channel_weights, Precision fallback,
                 QuantFormat format) {
   Graph graph = fp32_graph;
   rewrite_to_fp8(graph, layers, scales, per_channel_weights, format);

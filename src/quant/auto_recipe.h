@@ -15,6 +15,7 @@
 
 #include "core/progress.h"
 #include "graph/graph.h"
+#include "quant/activation_scales.h"
 #include "quant/quant_format.h"
 
 namespace kiln {
@@ -52,7 +53,7 @@ class GraphComparer {
 struct AutoSearchInput {
   const Graph* graph = nullptr;                          // fp32, after passes
   std::vector<std::string> candidates;                   // layers that may run in FP8
-  const std::map<std::string, float>* scales = nullptr;  // activation scale per input tensor
+  const ActivationScales* scales = nullptr;              // activation scales per input tensor
   bool per_channel_weights = true;
   Precision fallback = Precision::kF16;  // what the layers outside FP8 run in
   AutoTarget target;
@@ -81,7 +82,7 @@ AutoSearchResult search_auto_recipe(const AutoSearchInput& input, const GraphCom
 
 // The graph as an FP8 (int8) build makes it: `layers` in FP8 (int8) with `scales`, the rest in `fallback`.
 Graph fp8_graph(const Graph& fp32_graph, const std::vector<std::string>& layers,
-                const std::map<std::string, float>& scales, bool per_channel_weights, Precision fallback,
+                const ActivationScales& scales, bool per_channel_weights, Precision fallback,
                 QuantFormat format = QuantFormat::kE4M3);
 
 }  // namespace kiln

@@ -47,7 +47,7 @@ float scale_for_amax(float amax, QuantFormat format) {
   require(std::isfinite(amax) && amax >= 0.0f, "amax ", amax, " must be finite and >= 0");
   const float top = grid_max(format);
   if (amax == 0.0f) return 1.0f / top;
-  return std::max(amax / top, std::numeric_limits<float>::denorm_min());
+  return std::max(amax / top, std::numeric_limits<float>::min());
 }
 
 std::vector<float> per_channel_weight_scales(const Tensor& weight, QuantFormat format) {

@@ -16,7 +16,8 @@
 
 namespace kiln {
 
-// amax / 448 (at least the smallest positive float), or 1 / 448 for amax 0; amax must be finite, >= 0.
+// amax / 448 (at least the smallest normal float, so that the reciprocal int8 quantizers multiply by is
+// finite and flush-to-zero leaves the scale alone), or 1 / 448 for amax 0; amax must be finite, >= 0.
 float scale_for_amax(float amax, QuantFormat format = QuantFormat::kE4M3);
 
 // From the exact amax; the weight must be a float tensor (converted to f32) of finite values.

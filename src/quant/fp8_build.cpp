@@ -4,72 +4,28 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "core/progress.h"
-#include "quant/activation_calibration.h"
 #include "quant/fp8_rewrite.h"
+#include "quant/input_scales.h"
 #include "quant/layer_selection.h"
-#include "quant/shared_calibration.h"
 
 namespace kiln {
 
 namespace {
-// One static scale per FP8 layer input, and what the report says about each tensor.
-struct ActivationScales {
-  std::map<std::string, float> scales;
-  nlohmann::json tensors = nlohmann::json::object();
-};
 
-// Scales from an earlier build's calibration cache; every FP8 input must have one.
-ActivationScales cached_activation_scales(const Graph& graph, const std::vector<std::string>& candidates,
-                                          const std::map<std::string, float>& cache) {
-  ActivationScales out;
-  for (const ValueId value : fp8_activation_inputs(graph, candidates)) {
-    const std::string& name = graph.value(value).name;
-    const auto cached = cache.find(name);
-    require(cached != cache.end(), "the calibration cache has no scale for '", name, "'");
-    out.scales[name] = cached->second;
-    out.tensors[name] = {{"scale", cached->second}, {"from", "calibration cache"}};
-  }
-  return out;
-}
-
-// Scales calibrated on the images with the settings' method.
-ActivationScales calibrate_activation_scales(const Graph& graph, const std::vector<std::string>& candidates,
-                                             const Fp8Settings& settings, const CalibrationImages& data) {
-  const std::vector<ValueId> inputs = fp8_activation_inputs(graph, candidates);
-  std::vector<std::string> names;
-  for (const ValueId value : inputs) names.push_back(graph.value(value).name);
-  std::unique_ptr<ActivationCalibration> own;
-  const ActivationCalibration* calibration = nullptr;
-  if (data.shared) {
-    calibration = &data.shared->observed(graph, data.images, settings.backend, settings.threads);
-  } else {
-    own = std::make_unique<ActivationCalibration>(graph, inputs, settings.backend, settings.threads);
-    Progress progress("calibrate", data.images.size());
-    for (const Tensor& image : data.images) {
-      own->observe(image);
-      progress.advance();
-    }
-    progress.finish();
-    calibration = own.get();
-  }
-  ActivationScales out;
-  CalibrationOptions options = settings.calibration;
-  options.format = settings.format;
-  for (const auto& [name, result] : calibration->choose(settings.method, options, names)) {
-    out.scales[name] = result.scale;
-    const AbsHistogram& histogram = calibration->histogram(name);
-    out.tensors[name] = {{"amax", result.amax},          {"observed_amax", histogram.amax()},
-                         {"scale", result.scale},        {"all_zero", result.all_zero},
-                         {"nan", histogram.nan_count()}, {"inf", histogram.inf_count()}};
-  }
-  return out;
+// The inputs an int8 build quantizes per channel (those only depthwise convolutions among `layers` read);
+// none for FP8 or --depthwise-input-scales per-tensor.
+std::vector<ValueId> per_channel_inputs(const Graph& graph, const std::vector<std::string>& layers,
+                                        const Fp8Settings& settings) {
+  if (settings.format != QuantFormat::kInt8 ||
+      settings.depthwise_input_scales != DepthwiseInputScales::kPerChannel)
+    return {};
+  return depthwise_only_inputs(graph, layers);
 }
 
 // The chosen recipe measured on the calibration images the search did not run on: a search on a few
 // images can meet its target by chance ("16 of 16") where the same layers fall short on the others.
 nlohmann::json check_on_held_out(const Graph& graph, const AutoSearchResult& search,
-                                 const std::map<std::string, float>& scales, const Fp8Settings& settings,
+                                 const ActivationScales& scales, const Fp8Settings& settings,
                                  const CalibrationImages& data, std::size_t searched) {
   const GraphComparer held_out(
       graph, {data.images.begin() + static_cast<std::ptrdiff_t>(searched), data.images.end()},
@@ -85,7 +41,7 @@ nlohmann::json check_on_held_out(const Graph& graph, const AutoSearchResult& sea
 // The auto recipe: keeps the most sensitive candidates out of FP8 until the target is met; returns the
 // layers left in FP8 and adds the search to the report.
 std::vector<std::string> search_auto_layers(Graph& graph, const std::vector<std::string>& candidates,
-                                            std::map<std::string, float>& scales, const Fp8Settings& settings,
+                                            const ActivationScales& scales, const Fp8Settings& settings,
                                             const CalibrationImages& data, nlohmann::json& report) {
   const std::size_t count = std::min(settings.sensitivity_images, data.images.size());
   GraphComparer comparer(graph,
@@ -126,10 +82,12 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
                                                   : select_layers(graph, parse_recipe(settings.recipe));
   require(fixed || !candidates.empty(), name, ": recipe '", settings.recipe, "' selects no convolution");
 
-  ActivationScales activations = settings.cached_scales
-                                     ? cached_activation_scales(graph, candidates, *settings.cached_scales)
-                                     : calibrate_activation_scales(graph, candidates, settings, data);
-  std::map<std::string, float>& scales = activations.scales;
+  const std::vector<ValueId> inputs = fp8_activation_inputs(graph, candidates);
+  const std::vector<ValueId> per_channel = per_channel_inputs(graph, candidates, settings);
+  const InputScales activations =
+      settings.cached_scales ? cached_input_scales(graph, inputs, per_channel, *settings.cached_scales)
+                             : calibrated_input_scales(graph, inputs, per_channel, settings, data);
+  const ActivationScales& scales = activations.scales;
   nlohmann::json report = {
       {"format", quant_format_name(settings.format)},
       {"recipe", settings.recipe},
@@ -143,17 +101,24 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
   };
   if (settings.method == CalibrationMethod::kPercentile)
     report["percentile"] = settings.calibration.percentile;
+  if (settings.format == QuantFormat::kInt8)
+    report["depthwise_input_scales"] = depthwise_input_scales_name(settings.depthwise_input_scales);
 
   const std::vector<std::string> layers =
       automatic ? search_auto_layers(graph, candidates, scales, settings, data, report) : candidates;
   const std::vector<Fp8Layer> rewritten =
       rewrite_to_fp8(graph, layers, scales, settings.per_channel_weights, settings.format);
+  report["per_channel_input_layers"] = nlohmann::json::array();
   for (const Fp8Layer& layer : rewritten) {
     report["layers"].push_back({{"layer", layer.layer},
                                 {"input", layer.activation},
                                 {"input_scale", layer.activation_scale},
                                 {"weight_scale_min", layer.weight_scale_min},
                                 {"weight_scale_max", layer.weight_scale_max}});
+    if (!layer.per_channel_input) continue;
+    report["layers"].back()["input_scales"] = "per-channel";
+    report["layers"].back()["input_scale_min"] = layer.activation_scale_min;
+    report["per_channel_input_layers"].push_back(layer.layer);
   }
   if (settings.quantize_residuals) report["residuals_in_e4m3"] = quantize_residuals(graph);
   report["quantized_layers"] = rewritten.size();
@@ -162,8 +127,8 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
   report["calibration_cache"] = {{"format", kCalibrationCacheFormat},
                                  {"grid", quant_format_name(settings.format)},
                                  {"calibration", calibration_method_name(settings.method)},
-                                 {"data", data.source},
-                                 {"scales", scales}};
+                                 {"data", data.source}};
+  report["calibration_cache"].update(activation_scales_json(scales));
   return report;
 }
 
@@ -172,7 +137,7 @@ Quantizer fp8_quantizer(Fp8Settings settings, std::shared_ptr<const CalibrationI
     if (fixed == nullptr) return quantize_fp8(graph, settings, *data);
     Fp8Settings rebuild = settings;
     rebuild.fixed_layers = fixed->layers;
-    rebuild.cached_scales = fixed->scales;
+    rebuild.cached_scales = ActivationScales{fixed->scales, fixed->channel_scales};
     return quantize_fp8(graph, rebuild, *data);
   };
 }

@@ -18,6 +18,7 @@
 #include "quant/auto_recipe.h"
 #include "quant/calibration_cache.h"
 #include "quant/calibrator.h"
+#include "quant/depthwise_inputs.h"
 
 namespace kiln {
 
@@ -32,9 +33,13 @@ struct Fp8Settings {
   std::size_t sensitivity_images = 16;  // auto: calibration images the search compares on
   std::string backend = "cpu";          // runs calibration and the auto search
   int threads = 0;
+  // int8: one scale per channel for the tensors only depthwise convolutions read, each channel calibrated
+  // alone (quant/depthwise_inputs.h); FP8 quantizes every activation per tensor.
+  DepthwiseInputScales depthwise_input_scales = DepthwiseInputScales::kPerChannel;
   // Activation scales from an earlier calibration (a calibration cache, see read_calibration_cache);
-  // when set, no calibration runs and the cache must cover every tensor the chosen layers read.
-  std::optional<std::map<std::string, float>> cached_scales;
+  // when set, no calibration runs and the cache must cover every tensor the chosen layers read, per
+  // channel where this build quantizes per channel.
+  std::optional<ActivationScales> cached_scales;
   // Exactly these layers in FP8, neither the recipe nor the auto search choosing (a rebuild by the
   // precision tactic, builder/precision_tactic.h); may be empty. Needs cached_scales.
   std::optional<std::vector<std::string>> fixed_layers;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "quant/depthwise_inputs.h"
 #include "quant/fake_quant.h"
 
 namespace kiln {
@@ -38,6 +39,31 @@ Tensor weight_codes(const Tensor& weight, const std::vector<float>& scales, Quan
   return codes;
 }
 
+// The quantize point of `layer`'s input: its tensor's one scale, or its channels' scales (int8, read by
+// depthwise convolutions only, one scale per channel of the tensor).
+QuantizeAttrs input_quantization(const Graph& graph, const Node& layer, const ActivationScales& scales,
+                                 QuantFormat format) {
+  const Value& x = graph.value(layer.inputs[0]);
+  const bool int8 = format == QuantFormat::kInt8;
+  const auto channels = scales.channels.find(x.name);
+  if (channels == scales.channels.end()) {
+    const auto scale = scales.tensors.find(x.name);
+    require(scale != scales.tensors.end(), precision_name(precision_of(format)),
+            ": no calibrated scale for '", x.name, "', the input of layer '", layer.name, "'");
+    return QuantizeAttrs{scale->second, int8};
+  }
+  require(int8, "fp8: per-channel scales for '", x.name, "', the input of layer '", layer.name,
+          "': only int8 quantizes activations per channel");
+  require(is_depthwise_conv(graph, layer), "int8: per-channel scales for '", x.name,
+          "', the input of layer '", layer.name,
+          "', which is not a depthwise convolution (groups == channels == output channels)");
+  const std::vector<float>& values = channels->second;
+  require(x.shape.size() == 4 && static_cast<std::int64_t>(values.size()) == x.shape[1],
+          "int8: ", values.size(), " channel scales for '", x.name, "' of shape ", shape_str(x.shape),
+          ", the input of layer '", layer.name, "': expected one per channel");
+  return QuantizeAttrs{*std::max_element(values.begin(), values.end()), true, values};
+}
+
 }  // namespace
 
 std::vector<ValueId> fp8_activation_inputs(const Graph& graph, const std::vector<std::string>& layers) {
@@ -50,8 +76,8 @@ std::vector<ValueId> fp8_activation_inputs(const Graph& graph, const std::vector
 }
 
 std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string>& layers,
-                                     const std::map<std::string, float>& activation_scales,
-                                     bool per_channel_weights, QuantFormat format) {
+                                     const ActivationScales& activation_scales, bool per_channel_weights,
+                                     QuantFormat format) {
   const bool int8 = format == QuantFormat::kInt8;
   const std::string_view suffix = int8 ? "int8" : "fp8";
   std::map<ValueId, ValueId> quantized;  // tensor -> its quantize point's output
@@ -60,15 +86,10 @@ std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string
     const NodeId id = find_quantizable(graph, layer);
     const ValueId x = graph.node(id).inputs[0];
     const std::string x_name = graph.value(x).name;  // a copy: adding nodes moves the values
-    const auto scale = activation_scales.find(x_name);
-    require(scale != activation_scales.end(), precision_name(precision_of(format)),
-            ": no calibrated scale for '", x_name, "', the input of layer '", layer, "'");
+    const QuantizeAttrs attrs = input_quantization(graph, graph.node(id), activation_scales, format);
     auto point = quantized.find(x);
-    if (point == quantized.end()) {
-      const ValueId q =
-          graph.add_node(OpKind::kQuantize, x_name + ".quantize", {x}, QuantizeAttrs{scale->second, int8});
-      point = quantized.emplace(x, q).first;
-    }
+    if (point == quantized.end())
+      point = quantized.emplace(x, graph.add_node(OpKind::kQuantize, x_name + ".quantize", {x}, attrs)).first;
 
     const Tensor weight = graph.value(graph.node(id).inputs[1]).constant;
     std::vector<float> scales = per_channel_weights
@@ -87,7 +108,10 @@ std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string
     node.inputs[1] = dequantized;
     node.precision = precision_of(format);
     const auto [low, high] = std::minmax_element(scales.begin(), scales.end());
-    report.push_back({layer, x_name, scale->second, *low, *high});
+    const float input_low = attrs.per_channel()
+                                ? *std::min_element(attrs.channel_scales.begin(), attrs.channel_scales.end())
+                                : attrs.scale;
+    report.push_back({layer, x_name, attrs.scale, attrs.per_channel(), input_low, *low, *high});
   }
   return report;
 }

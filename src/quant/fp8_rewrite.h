@@ -5,9 +5,10 @@
 //   x --kQuantize(scale_x, int8)--> conv (Precision::kI8) <--kDequantize-- I8 codes, scales [O]
 //
 // The weight codes and per-channel scales (amax / 448, or amax / 127 for int8, of the batch-norm-folded
-// kernel) are computed here, once; the activation scale per tensor comes from calibration. Convolutions
-// reading the same tensor share one quantize point, as they share its scale. The bias stays f32; an FP8
-// layer writes fp16, an int8 layer f32 (see graph/precision_assignment.h).
+// kernel) are computed here, once; the activation scales come from calibration: one per tensor, or one
+// per channel for an int8 tensor only depthwise convolutions read (quant/depthwise_inputs.h).
+// Convolutions reading the same tensor share one quantize point, as they share its scales. The bias stays
+// f32; an FP8 layer writes fp16, an int8 layer f32 (see graph/precision_assignment.h).
 #pragma once
 
 #include <map>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "quant/activation_scales.h"
 #include "quant/quant_format.h"
 
 namespace kiln {
@@ -26,16 +28,19 @@ std::vector<ValueId> fp8_activation_inputs(const Graph& graph, const std::vector
 struct Fp8Layer {
   std::string layer;
   std::string activation;  // the tensor its quantize point reads
-  float activation_scale = 0.0f;
+  float activation_scale = 0.0f;  // per channel: the largest channel's
+  bool per_channel_input = false;
+  float activation_scale_min = 0.0f;  // per channel: the smallest channel's; else activation_scale
   float weight_scale_min = 0.0f;
   float weight_scale_max = 0.0f;
 };
 
 // Rewrites `layers` (names of quantizable convolutions, see quant/layer_selection.h). Each one's input
-// tensor needs a scale in `activation_scales` (keyed by value name). Weights get one scale per output
-// channel, or one for the whole tensor when `per_channel_weights` is false.
+// tensor needs a scale in `activation_scales` (keyed by value name): in `tensors`, or, int8 only, one per
+// channel in `channels`, when every layer of `layers` reading it is depthwise. Weights get one scale per
+// output channel, or one for the whole tensor when `per_channel_weights` is false.
 std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string>& layers,
-                                     const std::map<std::string, float>& activation_scales,
+                                     const ActivationScales& activation_scales,
                                      bool per_channel_weights = true,
                                      QuantFormat format = QuantFormat::kE4M3);
 

@@ -19,8 +19,9 @@ struct CalibrationImages;
 class SharedCalibration {
  public:
   // The histograms of every FP8-quantizable layer's input in `graph` (fp32, after passes) over
-  // `images`, observed on the first call for a graph of this structure; a graph of another structure
-  // (another optimization level) gets its own pass.
+  // `images`, and of each channel of those a depthwise convolution reads, observed on the first call for
+  // a graph of this structure; a graph of another structure (another optimization level) gets its own
+  // pass.
   const ActivationCalibration& observed(const Graph& graph, const std::vector<Tensor>& images,
                                         const std::string& backend, int threads);
   std::size_t passes() const { return passes_; }

@@ -117,22 +117,33 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor* bias, const C
   });
 }
 
-Tensor conv2d_int8(const Tensor& x_codes, float x_scale, const Tensor& weight_codes,
+Tensor conv2d_int8(const Tensor& x_codes, std::span<const float> x_scales, const Tensor& weight_codes,
                    const Tensor& weight_scales, const Tensor* bias, const ConvAttrs& attrs) {
   constexpr std::string_view kInt8 = "int8 conv2d";
   detail::require_f32(kInt8, "input codes", x_codes);
-  require(std::isfinite(x_scale) && x_scale > 0.0f, kInt8, ": expected a positive finite input scale, got ",
-          x_scale);
+  for (const float x_scale : x_scales)
+    require(std::isfinite(x_scale) && x_scale > 0.0f, kInt8, ": expected a positive finite input scale, got ",
+            x_scale);
   const Tensor w = weight_codes.dtype() == DType::kF32 ? weight_codes : weight_codes.to(DType::kF32);
   detail::require_rank(kInt8, "weight codes", w, 4);
   detail::require_vector(kInt8, "weight scales", weight_scales, w.dim(0));
   if (bias != nullptr) detail::require_vector(kInt8, "bias", *bias, w.dim(0));
+  // Per-channel input scales factor out of an output channel's sum only when that channel reads one
+  // input channel: a depthwise convolution.
+  const bool per_channel = x_scales.size() != 1;
+  require(
+      !per_channel || (x_codes.rank() == 4 && attrs.groups == x_codes.dim(1) && attrs.groups == w.dim(0) &&
+                       static_cast<std::int64_t>(x_scales.size()) == attrs.groups),
+      kInt8, ": ", x_scales.size(),
+      " input scales need a depthwise convolution with that many channels, got ", "groups ", attrs.groups,
+      ", input ", shape_str(x_codes.shape()), ", weight ", shape_str(w.shape()));
   const auto scales = weight_scales.f32();
   // Integer codes: every product and partial sum is an integer below 2^53, so the double planes hold the
   // int32 accumulator exactly, whatever the order.
   return convolve(
       x_codes, w, attrs, [](std::int64_t) { return 0.0; },
       [&](std::int64_t oc, const std::vector<double>& plane, float* y) {
+        const float x_scale = x_scales[per_channel ? static_cast<std::size_t>(oc) : 0];
         const double dequantize = static_cast<double>(x_scale) * static_cast<double>(scales[oc]);
         const float b = bias != nullptr ? bias->f32()[oc] : 0.0f;
         for (std::size_t i = 0; i < plane.size(); ++i) {

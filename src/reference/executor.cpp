@@ -33,19 +33,27 @@ const Node& quantize_point(const Graph& graph, const Node& layer, ValueId value,
 }
 
 // An int8 convolution on the codes and scales of its quantize points: the input's codes are recovered
-// exactly from the quantized values, the weight's are the dequantize's constant inputs.
+// exactly from the quantized values (per channel where the point has channel scales), the weight's are
+// the dequantize's constant inputs.
 Tensor run_int8_conv(const Graph& graph, const Node& node, const std::vector<const Tensor*>& inputs) {
-  const float x_scale =
-      quantize_point(graph, node, node.inputs[0], OpKind::kQuantize).attr<QuantizeAttrs>().scale;
+  const QuantizeAttrs& x_quantize =
+      quantize_point(graph, node, node.inputs[0], OpKind::kQuantize).attr<QuantizeAttrs>();
   const Node& weights = quantize_point(graph, node, node.inputs[1], OpKind::kDequantize);
   const Value& codes = graph.value(weights.inputs[0]);
   const Value& scales = graph.value(weights.inputs[1]);
   require(codes.is_constant() && scales.is_constant(), "int8 layer '", node.name,
           "': expected constant weight codes and scales");
-  return reference::conv2d_int8(
-      reference::int8_codes_of(*inputs[0], x_scale), x_scale, codes.constant,
-      scales.constant.dtype() == DType::kF32 ? scales.constant : scales.constant.to(DType::kF32),
-      inputs.size() > 2 ? inputs[2] : nullptr, node.attr<ConvAttrs>());
+  const std::span<const float> x_scales = x_quantize.per_channel()
+                                              ? std::span<const float>(x_quantize.channel_scales)
+                                              : std::span<const float>(&x_quantize.scale, 1);
+  try {
+    return reference::conv2d_int8(
+        reference::int8_codes_of(*inputs[0], x_quantize), x_scales, codes.constant,
+        scales.constant.dtype() == DType::kF32 ? scales.constant : scales.constant.to(DType::kF32),
+        inputs.size() > 2 ? inputs[2] : nullptr, node.attr<ConvAttrs>());
+  } catch (const Error& error) {
+    fail("int8 layer '", node.name, "': ", error.what());
+  }
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ Tensor run_op(const Node& node, const std::vector<const Tensor*>& in) {
     case OpKind::kRadixWeightedSum:
       return radix_weighted_sum(*in[0], *in[1], node.attr<RadixAttrs>());
     case OpKind::kQuantize:
-      return quantize(*in[0], node.attr<QuantizeAttrs>().scale, node.attr<QuantizeAttrs>().int8);
+      return quantize(*in[0], node.attr<QuantizeAttrs>());
     case OpKind::kDequantize:
       return dequantize(*in[0], *in[1]);
     case OpKind::kChannelScale:

@@ -53,7 +53,7 @@ inline std::vector<std::string> to_fp8_network(Graph& graph, const std::vector<s
                                                float scale = 0.02f, bool residuals = false) {
   std::map<std::string, float> scales;
   for (const ValueId v : fp8_activation_inputs(graph, layers)) scales[graph.value(v).name] = scale;
-  rewrite_to_fp8(graph, layers, scales);
+  rewrite_to_fp8(graph, layers, {scales});
   std::vector<std::string> held;
   if (residuals) held = quantize_residuals(graph);
   assign_precision(graph, Precision::kF16);

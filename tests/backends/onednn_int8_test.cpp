@@ -51,7 +51,7 @@ Graph as_int8(const Graph& graph, const Tensor& input) {
   for (const ValueId v : fp8_activation_inputs(graph, layers))
     scales[graph.value(v).name] = scale_for_amax(amax.at(graph.value(v).name), QuantFormat::kInt8);
   Graph int8 = graph;
-  rewrite_to_fp8(int8, layers, scales, true, QuantFormat::kInt8);
+  rewrite_to_fp8(int8, layers, {scales}, true, QuantFormat::kInt8);
   assign_precision(int8, Precision::kF32);
   int8.compact();
   return int8;

@@ -106,7 +106,7 @@ TEST(Fp8Rewrite, QuantizePointsSitWhereAnFp8EngineHasThem) {
   const auto inputs = fp8_activation_inputs(graph, layers);
   // Each stage's first block: conv1 and the downsample read the same tensor and share a quantize point.
   EXPECT_EQ(inputs.size(), layers.size() - 4u);
-  const auto report = rewrite_to_fp8(graph, layers, unit_scales(graph, layers));
+  const auto report = rewrite_to_fp8(graph, layers, {unit_scales(graph, layers)});
   graph.compact();
   verify(graph);
   EXPECT_EQ(report.size(), 52u);
@@ -136,7 +136,7 @@ TEST(Fp8Rewrite, WeightCodesAreTheFoldedKernelOverItsChannelScale) {
   const NodeId id = *graph.find_node("layer3.2.conv2.conv");
   const Tensor folded = graph.value(graph.node(id).inputs[1]).constant.clone();
   const auto report =
-      rewrite_to_fp8(graph, {"layer3.2.conv2.conv"}, unit_scales(graph, {"layer3.2.conv2.conv"}));
+      rewrite_to_fp8(graph, {"layer3.2.conv2.conv"}, {unit_scales(graph, {"layer3.2.conv2.conv"})});
   const Node& dequantize = graph.node(graph.value(graph.node(id).inputs[1]).producer);
   const Tensor codes = graph.value(dequantize.inputs[0]).constant.to(DType::kF32);
   const auto scales = graph.value(dequantize.inputs[1]).constant.f32();
@@ -161,7 +161,7 @@ TEST(Fp8Rewrite, WeightCodesAreTheFoldedKernelOverItsChannelScale) {
 TEST(Fp8Rewrite, ResidualAddsReadTheQuantizePointWhereOnlyAddsReadTheTensor) {
   Graph graph = resnet50();
   const auto layers = select_layers(graph, parse_recipe("all"));
-  rewrite_to_fp8(graph, layers, unit_scales(graph, layers));
+  rewrite_to_fp8(graph, layers, {unit_scales(graph, layers)});
   const std::vector<std::string> held = quantize_residuals(graph);
   graph.compact();
   verify(graph);
@@ -187,24 +187,28 @@ TEST(Fp8Rewrite, ResidualAddsReadTheQuantizePointWhereOnlyAddsReadTheTensor) {
 TEST(Fp8Rewrite, ResidualsStayWhereAnotherLayerReadsThemUnquantized) {
   Graph graph = resnet50();
   const std::vector<std::string> layers{"layer1.1.conv1"};
-  rewrite_to_fp8(graph, layers, unit_scales(graph, layers));
+  rewrite_to_fp8(graph, layers, {unit_scales(graph, layers)});
   EXPECT_EQ(quantize_residuals(graph).size(), 1u);  // layer1.0's output: read by layer1.1.conv1 and add
   Graph partly = resnet50();
   const std::vector<std::string> none_with_add{"layer1.0.conv2"};
-  rewrite_to_fp8(partly, none_with_add, unit_scales(partly, none_with_add));
+  rewrite_to_fp8(partly, none_with_add, {unit_scales(partly, none_with_add)});
   EXPECT_TRUE(quantize_residuals(partly).empty());  // its input is read by nothing else
   Graph int8 = resnet50();
-  rewrite_to_fp8(int8, layers, unit_scales(int8, layers), true, QuantFormat::kInt8);
+  rewrite_to_fp8(int8, layers, {unit_scales(int8, layers)}, true, QuantFormat::kInt8);
   EXPECT_TRUE(quantize_residuals(int8).empty());  // int8 points keep their readers
 }
 
 TEST(Fp8Rewrite, RefusesWhatItCannotQuantize) {
   Graph graph = resnest50d();
-  EXPECT_NE(error_of([&] { rewrite_to_fp8(graph, {"fc"}, {}); }).find("'fc' is not a convolution"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { rewrite_to_fp8(graph, {"nope"}, {}); }).find("no layer named 'nope'"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { rewrite_to_fp8(graph, {"layer1.0.conv1"}, {}); }).find("no calibrated scale"),
+  EXPECT_NE(
+      error_of([&] { rewrite_to_fp8(graph, {"fc"}, ActivationScales{}); }).find("'fc' is not a convolution"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of([&] { rewrite_to_fp8(graph, {"nope"}, ActivationScales{}); }).find("no layer named 'nope'"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] {
+              rewrite_to_fp8(graph, {"layer1.0.conv1"}, ActivationScales{});
+            }).find("no calibrated scale"),
             std::string::npos);
 }
 

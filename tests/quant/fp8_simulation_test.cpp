@@ -65,7 +65,7 @@ TEST(Fp8Simulation, AnFp8LayerIsFakeQuantizedConvolutionWrittenInFp16) {
   const Tensor bias = graph.value(graph.node(id).inputs[2]).constant;
   const ConvAttrs attrs = graph.node(id).attr<ConvAttrs>();
   const float scale = 0.03125f;
-  rewrite_to_fp8(graph, {layer}, {{graph.value(x).name, scale}});
+  rewrite_to_fp8(graph, {layer}, {{{graph.value(x).name, scale}}});
 
   // What the layer read and wrote in the simulation.
   Tensor seen_input, seen_output;
@@ -107,7 +107,7 @@ TEST(Fp8Simulation, ResidualAddsReadTheQuantizedValue) {
   const std::vector<std::string> layers = quantizable_layers(graph);
   std::map<std::string, float> scales;
   for (const ValueId v : fp8_activation_inputs(graph, layers)) scales[graph.value(v).name] = 0.05f;
-  rewrite_to_fp8(graph, layers, scales);
+  rewrite_to_fp8(graph, layers, {scales});
   ASSERT_EQ(quantize_residuals(graph), std::vector<std::string>{"layer1.0.add"});
   assign_precision(graph, Precision::kF16);
   graph.compact();
@@ -209,8 +209,9 @@ TEST(Fp8Simulation, AutoSearchBracketsItsTarget) {
     images.push_back(image(seed));
     calibration.observe(images.back());
   }
-  std::map<std::string, float> scales;
-  for (const auto& [name, result] : calibration.choose(CalibrationMethod::kMax)) scales[name] = result.scale;
+  ActivationScales scales;
+  for (const auto& [name, result] : calibration.choose(CalibrationMethod::kMax))
+    scales.tensors[name] = result.scale;
   const GraphComparer comparer(graph, images, fast_backend(), 1);
   const OutputError all_fp8 = comparer.compare(fp8_graph(graph, candidates, scales, true, Precision::kF32));
   const OutputError none = comparer.compare(fp8_graph(graph, {}, scales, true, Precision::kF32));

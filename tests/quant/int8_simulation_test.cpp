@@ -94,7 +94,7 @@ TEST(Int8Simulation, AConvolutionSumsCodeProductsExactlyThenDequantizesAndAddsTh
   const ValueId y = graph.add_node(OpKind::kConv2d, "conv", {x, w, b}, ConvAttrs{});
   graph.mark_output(y);
   const std::vector<Fp8Layer> layers =
-      rewrite_to_fp8(graph, {"conv"}, {{"x", 0.0625f}}, true, QuantFormat::kInt8);
+      rewrite_to_fp8(graph, {"conv"}, {{{"x", 0.0625f}}}, true, QuantFormat::kInt8);
   ASSERT_EQ(layers.size(), 1u);
   EXPECT_EQ(layers[0].weight_scale_min, 1.0f / 64.0f);
   EXPECT_EQ(layers[0].weight_scale_max, 1.0f / 32.0f);

@@ -15,7 +15,9 @@ Everything else is recomputed here:
 For an int8 report (format "int8") the grid is PyTorch's own int8 fake quantization instead:
 weights torch.fake_quantize_per_channel_affine(w, amax / 127, 0, axis 0, -127, 127), inputs
 torch.fake_quantize_per_tensor_affine(x, scale, 0, -128, 127), and the output stays float32 (kiln's
-int8 layers write f32).
+int8 layers write f32). An input the report quantizes per channel (a layer with "input_scales":
+"per-channel", a depthwise convolution's; its scales are the report's calibration_cache.channel_scales of
+that input) goes through torch.fake_quantize_per_channel_affine(x, scales, 0, axis 1, -128, 127).
 
 All other layers run in float32 with TF32 off, so the kiln plan to compare with is built with
 `--fp8-fallback fp32`. Writes OUT.npy (float64 copy of the float32 logits) and prints where
@@ -52,8 +54,26 @@ def int8_weights(w: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return torch.fake_quantize_per_channel_affine(w, scale.float(), zero, 0, -127, 127)
 
 
-def int8_input(x: torch.Tensor, scale: float) -> torch.Tensor:
+def int8_input(x: torch.Tensor, scale) -> torch.Tensor:
+    """One scale (a float), or one per channel of x (a list: axis 1)."""
+    if isinstance(scale, list):
+        scales = torch.tensor(scale, dtype=torch.float32, device=x.device)
+        zero = torch.zeros(scales.shape, dtype=torch.int32, device=x.device)
+        return torch.fake_quantize_per_channel_affine(x, scales, zero, 1, -128, 127)
     return torch.fake_quantize_per_tensor_affine(x, scale, 0, -128, 127)
+
+
+def input_scales(quant) -> dict:
+    """Layer -> its input scale: a float, or a list of one per channel where the report says so."""
+    channels = quant.get("calibration_cache", {}).get("channel_scales", {})
+    scales = {}
+    for entry in quant["layers"]:
+        if entry.get("input_scales") == "per-channel":
+            assert entry["input"] in channels, f"{entry['layer']}: no channel scales for {entry['input']}"
+            scales[entry["layer"]] = channels[entry["input"]]
+        else:
+            scales[entry["layer"]] = entry["input_scale"]
+    return scales
 
 
 def create_model(timm, golden: Path) -> nn.Module:
@@ -85,7 +105,7 @@ def execution_order(model: nn.Module, x: torch.Tensor):
 class Fp8Conv(nn.Module):
     """conv (+ its folded batch norm) with fake-quantized input and weights; FP8: output rounded to fp16."""
 
-    def __init__(self, conv: nn.Conv2d, bn, input_scale: float, int8: bool = False):
+    def __init__(self, conv: nn.Conv2d, bn, input_scale, int8: bool = False):
         super().__init__()
         w = conv.weight.detach().float()
         b = conv.bias.detach().float() if conv.bias is not None else torch.zeros(w.shape[0], device=w.device)
@@ -116,7 +136,8 @@ def set_module(model: nn.Module, path: str, module: nn.Module) -> None:
 
 
 def fake_quantized_logits(timm, golden: Path, layers, x: torch.Tensor, device, int8=False):
-    """timm's model with `layers` (name -> input scale) fake-quantized; returns (logits, BNs folded)."""
+    """timm's model with `layers` (name -> input scale, or int8 scales per channel) fake-quantized;
+    returns (logits, BNs folded)."""
     model = create_model(timm, golden).to(device)
     order = execution_order(model, x[:1])
     modules = dict(model.named_modules())
@@ -155,7 +176,7 @@ def main(argv=None) -> int:
     report = json.loads(args.report.read_text())
     quant = report.get("quantization", report)
     assert quant.get("fallback") == "fp32", "build the kiln plan with --fp8-fallback fp32"
-    layers = {entry["layer"]: entry["input_scale"] for entry in quant["layers"]}
+    layers = input_scales(quant)
     int8 = quant.get("format") == "int8"
 
     x = torch.from_numpy(np.load(args.golden / "input.npy")).float().to(device)

@@ -1,4 +1,5 @@
-// Batch norm, activations, adds, flatten and FP8 quantization: steps that keep their input's layout.
+// Batch norm, activations, adds, flatten and FP8 or int8 quantization: steps that keep their input's
+// layout (per-channel int8 fake quantization reads and writes the plain layout).
 #include "backends/cpu/onednn/activation.h"
 #include "backends/cpu/onednn/parallel_for.h"
 #include "backends/cpu/onednn/precision.h"
@@ -76,8 +77,8 @@ void ProgramBuilder::add_flatten(const Node& node) {
 
 void ProgramBuilder::add_quantize(const Node& node) {
   const ValueId x = node.inputs[0];
-  const float scale = node.attr<QuantizeAttrs>().scale;
-  const bool int8 = node.attr<QuantizeAttrs>().int8;
+  const QuantizeAttrs& quantize = node.attr<QuantizeAttrs>();
+  const bool int8 = quantize.int8;
   if (int8 && slot(x).desc.data_type() == dnnl::memory::data_type::s8) {
     // The int8 convolution before it wrote these codes (int8_chain_quantize): nothing left to do.
     note("int8 codes written by the convolution before it");
@@ -90,10 +91,16 @@ void ProgramBuilder::add_quantize(const Node& node) {
     const Desc codes(to_dims(shape(node.output)), dnnl::memory::data_type::s8,
                      dnnl::memory::format_tag::acdb);
     const dnnl::memory source = input(x);
-    note(cat("int8 quantization ", layout_name(source.get_desc()), "->", layout_name(codes)));
-    scaled_reorder(source, output(node.output, codes), 1.0f / scale);
+    note(cat("int8 quantization ", layout_name(source.get_desc()), "->", layout_name(codes),
+             quantize.per_channel() ? " per channel" : ""));
+    scaled_reorder(source, output(node.output, codes), inverse_scales(quantize));
     return;
   }
+  if (quantize.per_channel()) {
+    add_channel_fake_quantize(node);
+    return;
+  }
+  const float scale = quantize.scale;
   const dnnl::memory src = input(x);
   note(int8 ? "int8 fake quantization" : "fp8 fake quantization");
   // Element-wise, so any layout will do; the zero padding of blocked layouts stays zero.
@@ -107,6 +114,27 @@ void ProgramBuilder::add_quantize(const Node& node) {
     } else {
       parallel_for(count, true, [&](std::int64_t i) { out[i] = fake_quantize_e4m3(in[i], scale); });
     }
+  });
+}
+
+void ProgramBuilder::add_channel_fake_quantize(const Node& node) {
+  // In the plain [N, C, ...] layout, where channel c of image n is one run of `plane` values.
+  const ValueId x = node.inputs[0];
+  const Desc plain = plain_desc(shape(x));
+  const dnnl::memory src = input_as(x, plain);
+  const dnnl::memory dst = output(node.output, plain);
+  const std::vector<float> scales = node.attr<QuantizeAttrs>().channel_scales;
+  std::int64_t plane = 1;
+  for (std::size_t axis = 2; axis < shape(x).size(); ++axis) plane *= shape(x)[axis];
+  note("int8 fake quantization per channel");
+  call([src, dst, scales, plane](const dnnl::stream&) {
+    const auto* in = static_cast<const float*>(src.get_data_handle());
+    auto* out = static_cast<float*>(dst.get_data_handle());
+    const auto count = static_cast<std::int64_t>(src.get_desc().get_size() / sizeof(float));
+    const auto channels = static_cast<std::int64_t>(scales.size());
+    parallel_for(count, true, [&](std::int64_t i) {
+      out[i] = fake_quantize_int8(in[i], scales[static_cast<std::size_t>((i / plane) % channels)]);
+    });
   });
 }
 

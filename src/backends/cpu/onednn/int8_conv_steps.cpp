@@ -1,7 +1,9 @@
 // int8 convolutions on oneDNN's int8 kernels: the input's codes made by a scaled reorder (x * (1 / scale),
-// rounded to nearest even and saturated, as core/dtype.h's quantize_to_int8 does), s8
-// weight codes, s32 accumulation, and the dequantization (input scale x weight scale per output channel)
-// as the primitive's output scales, then the activation and fused residual add as for f32 (conv_steps.cpp).
+// rounded to nearest even and saturated, as core/dtype.h's quantize_to_int8 does; per channel for the
+// inputs of depthwise convolutions that have channel scales), s8 weight codes, s32 accumulation, and the
+// dequantization (input scale x weight scale per output channel, the input channel's scale for a
+// depthwise convolution) as the primitive's output scales, then the activation and fused residual add as
+// for f32 (conv_steps.cpp).
 //
 // oneDNN 2.x adds the bias to the s32 accumulator before the output scale, so the bias goes in divided
 // by each channel's scale; the result differs from cpu-reference's (accumulator x scale) + bias only in
@@ -18,12 +20,20 @@ using DataType = dnnl::memory::data_type;
 
 }  // namespace
 
-float ProgramBuilder::int8_input_scale(const Node& conv) const {
+const QuantizeAttrs& ProgramBuilder::int8_input_quantization(const Node& conv) const {
   const NodeId producer = graph_.value(conv.inputs[0]).producer;
   require(producer != kNoNode && graph_.node(producer).op == OpKind::kQuantize &&
               graph_.node(producer).attr<QuantizeAttrs>().int8,
           "int8 layer '", conv.name, "': expected its input from an int8 quantize point");
-  return graph_.node(producer).attr<QuantizeAttrs>().scale;
+  const QuantizeAttrs& quantize = graph_.node(producer).attr<QuantizeAttrs>();
+  // Per-channel input scales factor out of an output channel's sum only where that channel reads one
+  // input channel, its own.
+  const ConvAttrs& a = conv.attr<ConvAttrs>();
+  require(
+      !quantize.per_channel() || (a.groups == shape(conv.inputs[0])[1] && a.groups == shape(conv.output)[1]),
+      "int8 layer '", conv.name, "': per-channel input scales need a depthwise convolution, got groups ",
+      a.groups, " over ", shape(conv.inputs[0])[1], " channels");
+  return quantize;
 }
 
 bool ProgramBuilder::all_readers_int8_convs(ValueId value) const {
@@ -47,21 +57,30 @@ const Node* ProgramBuilder::int8_chain_quantize(const Node& conv) const {
                                                                                             : nullptr;
 }
 
-void ProgramBuilder::scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst, float scale) {
+std::vector<float> ProgramBuilder::inverse_scales(const QuantizeAttrs& quantize) {
+  std::vector<float> inverses;
+  if (!quantize.per_channel()) return {1.0f / quantize.scale};
+  for (const float scale : quantize.channel_scales) inverses.push_back(1.0f / scale);
+  return inverses;
+}
+
+void ProgramBuilder::scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst,
+                                    const std::vector<float>& scales) {
   dnnl::primitive_attr attr = attributes();
-  attr.set_output_scales(0, {scale});
+  attr.set_output_scales(scales.size() == 1 ? 0 : 1 << 1, scales);  // one, or per channel of [N, C, H, W]
   dnnl::reorder::primitive_desc pd(engine_, src.get_desc(), engine_, dst.get_desc(), attr);
   call(primitive_call(dnnl::reorder(pd),
                       {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}}));
 }
 
-dnnl::memory ProgramBuilder::int8_codes(ValueId x, float scale, const Desc& desc) {
+dnnl::memory ProgramBuilder::int8_codes(ValueId x, const QuantizeAttrs& quantize, const Desc& desc) {
   // Codes the quantize step wrote (s8) need at most a change of layout.
   if (slot(x).desc.data_type() == DataType::s8) return input_as(x, desc);
   const dnnl::memory source = input(x);
   const dnnl::memory codes = temporary(desc);
-  note(cat("(quantize ", layout_name(source.get_desc()), "->", layout_name(desc), ")"));
-  scaled_reorder(source, codes, 1.0f / scale);
+  note(cat("(quantize ", layout_name(source.get_desc()), "->", layout_name(desc),
+           quantize.per_channel() ? " per channel)" : ")"));
+  scaled_reorder(source, codes, inverse_scales(quantize));
   return codes;
 }
 
@@ -77,15 +96,19 @@ void ProgramBuilder::add_int8_conv(const Node& conv, const Node* fused_add) {
   const std::int64_t groups = a.groups;
   const Shape w_dims = groups == 1 ? ws : Shape{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
 
-  const float x_scale = int8_input_scale(conv);
+  // Output channel o of a depthwise convolution reads input channel o: its input scale is that channel's.
+  const QuantizeAttrs& x_quantize = int8_input_quantization(conv);
   std::vector<float> scales;
-  for (const float w_scale : weights->second.scales) scales.push_back(x_scale * w_scale);
-  // Writing the next quantize point's codes: the output scale also divides by that point's scale, and the
-  // activation (ReLU commutes with a positive scale) and oneDNN's rounding to s8 follow as for f32.
+  for (std::size_t o = 0; o < weights->second.scales.size(); ++o)
+    scales.push_back(x_quantize.scale_of(o) * weights->second.scales[o]);
+  // Writing the next quantize point's codes: the output scale also divides by that point's scale (output
+  // channel o's, where it has one per channel), and the activation (ReLU commutes with a positive scale)
+  // and oneDNN's rounding to s8 follow as for f32.
   const Node* requantize = fused_add == nullptr ? int8_chain_quantize(conv) : nullptr;
   std::vector<float> output_scales = scales;
   if (requantize != nullptr) {
-    for (float& scale : output_scales) scale /= requantize->attr<QuantizeAttrs>().scale;
+    const QuantizeAttrs& next = requantize->attr<QuantizeAttrs>();
+    for (std::size_t o = 0; o < output_scales.size(); ++o) output_scales[o] /= next.scale_of(o);
   }
   dnnl::primitive_attr attr = attributes(conv_post_ops(conv, fused_add));
   attr.set_output_scales(1 << 1, output_scales);  // per output channel of dst [N, C, H, W]
@@ -114,7 +137,7 @@ void ProgramBuilder::add_int8_conv(const Node& conv, const Node* fused_add) {
   note(cat("int8 conv ", layout_name(pd.src_desc()), "->", layout_name(pd.dst_desc()),
            requantize != nullptr ? " (writes the next layer's codes) " : " ", pd.impl_info_str()));
   // The quantize point's values are codes x scale rounded once in f32: the reorder recovers the codes.
-  args[DNNL_ARG_SRC] = int8_codes(x, x_scale, pd.src_desc());
+  args[DNNL_ARG_SRC] = int8_codes(x, x_quantize, pd.src_desc());
   bind_conv_output(conv, fused_add, pd.dst_desc(), args);
   call(primitive_call(dnnl::convolution_forward(pd), std::move(args)));
 }

@@ -128,23 +128,28 @@ class ProgramBuilder {
   // The convolution's dst in `dst`: a new buffer, or the fused add's other operand (in place or copied).
   void bind_conv_output(const Node& conv, const Node* fused_add, const Desc& dst, Args& args);
   void add_int8_conv(const Node& conv, const Node* fused_add);  // int8_conv_steps.cpp
-  float int8_input_scale(const Node& conv) const;
-  // The int8 codes of `x` at `scale`, in `desc` (s8): as the quantize step stored them, or made by a scaled
-  // reorder of its f32 values in the current step.
-  dnnl::memory int8_codes(ValueId x, float scale, const Desc& desc);
+  // The int8 quantize point `conv` reads its input through (its scale, or one per channel).
+  const QuantizeAttrs& int8_input_quantization(const Node& conv) const;
+  // The int8 codes of `x` quantized with `quantize`, in `desc` (s8): as the quantize step stored them, or
+  // made by a scaled reorder of its f32 values in the current step.
+  dnnl::memory int8_codes(ValueId x, const QuantizeAttrs& quantize, const Desc& desc);
   // Whether every reader of `value` is an int8 convolution reading it as its input, so that it may be
   // stored as s8 codes.
   bool all_readers_int8_convs(ValueId value) const;
   // The int8 quantize point that alone reads `conv`'s output and whose codes only int8 convolutions read:
   // `conv` then writes those codes itself (activations stay int8 between int8 layers). nullptr otherwise.
   const Node* int8_chain_quantize(const Node& conv) const;
-  // dst = src x scale, rounded to nearest even and saturated where dst is an integer type.
-  void scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst, float scale);
+  // dst = src x scale, rounded to nearest even and saturated where dst is an integer type; `scales` holds
+  // one scale, or one per channel (axis 1).
+  void scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst, const std::vector<float>& scales);
+  // The reciprocals int8 codes are made with: 1 / scale, or 1 / scale per channel, each in f32.
+  static std::vector<float> inverse_scales(const QuantizeAttrs& quantize);
   void add_batch_norm(const Node& node);  // elementwise_steps.cpp
   void add_activation(const Node& node);
   void add_add(const Node& node);
   void add_flatten(const Node& node);
   void add_quantize(const Node& node);
+  void add_channel_fake_quantize(const Node& node);  // an int8 quantize point with channel scales, in f32
   void add_pool(const Node& node);  // pooling_steps.cpp
   void add_global_pool(const Node& node, const Node* fused_radix_sum);
   void add_linear(const Node& node);  // dense_steps.cpp

@@ -133,6 +133,7 @@ std::string fp8_readers_reason(const Graph& graph, ValueId value, std::size_t sl
 // (the add computed with a convolution: elementwise_steps.cpp).
 std::string quantize_reason(const Graph& graph, const Node& node) {
   if (is_constant(graph, node.inputs[0])) return "quantize of a constant";
+  if (node.attr<QuantizeAttrs>().per_channel()) return "per-channel scales (int8, which cuda does not run)";
   if (passes::is_graph_output(graph, node.output)) return "E4M3 codes as a graph output";
   const auto consumers = graph.consumers();
   for (const NodeId reader : consumers[static_cast<std::size_t>(node.output)]) {
