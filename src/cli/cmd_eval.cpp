@@ -77,6 +77,22 @@ std::string non_finite_str(const NonFiniteCount& count) {
   return cat(count.nan, " NaN, ", count.inf, " Inf");
 }
 
+// Points with their sign and two decimals, e.g. "-0.08".
+std::string signed_points(double fraction) {
+  std::ostringstream out;
+  out << std::showpos << std::fixed << std::setprecision(2) << 100.0 * fraction + 0.0;  // + 0.0: no "-0.00"
+  return out.str();
+}
+
+// The plan's top-1 minus the reference's on the same images, with the paired 95% interval: what the
+// images can tell about a quantized plan's accuracy cost.
+void print_top1_difference(const PairedCounts& pairs, std::ostream& out) {
+  const Interval drop = paired_drop_interval(pairs);
+  out << "           top-1 minus the reference's " << signed_points(-drop.estimate) << " points, 95% interval "
+      << signed_points(-drop.high) << " .. " << signed_points(-drop.low) << " (paired: " << pairs.variant_only
+      << " images only the plan gets right, " << pairs.baseline_only << " only the reference)\n";
+}
+
 void print_summary(const EvalResult& result, std::ostream& out) {
   out << "images     " << result.images_evaluated << " evaluated, " << result.skipped.size()
       << " skipped (of " << result.images_requested << ")\n";
@@ -102,6 +118,7 @@ void print_summary(const EvalResult& result, std::ostream& out) {
   } else {
     out << "reference  none (give --reference for agreement and relative error)\n";
   }
+  if (const std::optional<PairedCounts> pairs = top1_pairs(result)) print_top1_difference(*pairs, out);
   if (result.images_with_non_finite == 0) {
     out << "NaN/Inf    none in " << result.images_evaluated << " images\n";
   } else {

@@ -190,6 +190,19 @@ std::unique_ptr<LayerTap> compare_layers(Engine& engine, Engine& reference, cons
 
 }  // namespace
 
+std::optional<PairedCounts> top1_pairs(const EvalResult& result) {
+  if (!result.labels || !result.reference) return std::nullopt;
+  PairedCounts pairs;
+  for (const ImageOutcome& image : result.per_image) {
+    const bool plan_right = image.top1 == image.label, reference_right = image.reference_top1 == image.label;
+    if (plan_right && reference_right) ++pairs.both;
+    else if (reference_right) ++pairs.baseline_only;
+    else if (plan_right) ++pairs.variant_only;
+    else ++pairs.neither;
+  }
+  return pairs;
+}
+
 EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
                     std::span<const std::size_t> indices, const EvalOptions& options) {
   std::ostream& log = options.log != nullptr ? *options.log : std::cerr;
@@ -247,6 +260,18 @@ nlohmann::json non_finite_json(const NonFiniteCount& count) {
   return {{"nan", count.nan}, {"inf", count.inf}};
 }
 
+// The plan's top-1 minus the reference's, in points, with its 95% interval (paired over the images).
+nlohmann::json top1_difference_json(const PairedCounts& pairs) {
+  const Interval drop = paired_drop_interval(pairs);
+  const auto points = [](double drop_fraction) { return 0.0 - 100.0 * drop_fraction; };  // never -0
+  return {{"images", pairs.images()},
+          {"plan_only_right", pairs.variant_only},
+          {"reference_only_right", pairs.baseline_only},
+          {"points", points(drop.estimate)},
+          {"interval_95", {points(drop.high), points(drop.low)}},
+          {"method", "Newcombe's hybrid score interval for paired proportions"}};
+}
+
 nlohmann::json labels_json(const LabelMetrics& metrics) {
   return {{"images", metrics.images()},
           {"top1", number(metrics.top1())},
@@ -300,6 +325,8 @@ nlohmann::json to_json(const EvalResult& result, const EvalJsonOptions& options)
                          {"non_finite", non_finite_json(result.reference_non_finite)}};
     json["reference"]["labels"] =
         result.reference_labels ? labels_json(*result.reference_labels) : nlohmann::json(nullptr);
+    const std::optional<PairedCounts> pairs = top1_pairs(result);
+    json["reference"]["top1_difference"] = pairs ? top1_difference_json(*pairs) : nlohmann::json(nullptr);
   } else {
     json["reference"] = nullptr;
   }

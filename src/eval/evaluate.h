@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "eval/accuracy_statistics.h"
 #include "eval/layer_errors.h"
 #include "eval/metrics.h"
 #include "runtime/engine.h"
@@ -89,6 +90,11 @@ struct EvalResult {
 // checked against the model's number of classes first. Fails when no image could be evaluated.
 EvalResult evaluate(Engine& engine, Engine* reference, const Dataset& dataset,
                     std::span<const std::size_t> indices, const EvalOptions& options);
+
+// Top-1 against the labels, each image's reference result paired with the plan's (the reference the
+// baseline, the plan the variant: paired_drop_interval() gives reference minus plan); nothing unless the
+// dataset is labelled and a reference ran.
+std::optional<PairedCounts> top1_pairs(const EvalResult& result);
 
 struct EvalJsonOptions {
   // One entry per evaluated image. Off by default: a study's 2000 images would bury the summary

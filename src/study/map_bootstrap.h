@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "eval/detection_map.h"
-#include "study/study_statistics.h"
+#include "eval/accuracy_statistics.h"
 
 namespace kiln {
 

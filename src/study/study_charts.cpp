@@ -2,7 +2,7 @@
 
 #include "core/error.h"
 #include "study/report_format.h"
-#include "study/study_statistics.h"
+#include "eval/accuracy_statistics.h"
 #include "study/svg_chart.h"
 
 namespace kiln {

@@ -1,7 +1,7 @@
 // A study's ship / no-ship decision from its held-out images, with the uncertainty those images leave.
 //
 // Every accuracy figure is a proportion over the held-out images, so it comes with a 95% interval
-// (study_statistics.h). An FP8 variant is compared with the baseline on the same images, paired:
+// (eval/accuracy_statistics.h). An FP8 variant is compared with the baseline on the same images, paired:
 //  - ship when its speed-up (median over the rounds) reaches min_speedup, no output is NaN/Inf, and
 //    the upper 95% bound of each accuracy drop against the baseline is within its threshold (top-1
 //    against labels: max_top1_drop, on labelled data; top-1 agreement with fp32: max_agreement_drop);
@@ -22,7 +22,7 @@
 #include "eval/evaluate.h"
 #include "quant/auto_recipe.h"
 #include "study/study_spec.h"
-#include "study/study_statistics.h"
+#include "eval/accuracy_statistics.h"
 
 namespace kiln {
 

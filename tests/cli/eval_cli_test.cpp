@@ -195,6 +195,15 @@ TEST_F(EvalCli, LabelledFolderGivesTopOne) {
   EXPECT_TRUE(report["labels"]["top1"].is_number());
   EXPECT_EQ(report["labels"]["top5_correct"], 4);  // three classes seen, labels 0..2, of ten
   EXPECT_EQ(report["labels"]["top1_correct"], report["reference"]["labels"]["top1_correct"]);
+  // fp16 against its fp32 checkpoint: the same classes here, so no image tells them apart.
+  EXPECT_TRUE(mentions(result, "top-1 minus the reference's +0.00 points, 95% interval")) << result.output;
+  const nlohmann::json& difference = report["reference"]["top1_difference"];
+  EXPECT_EQ(difference["images"], 4);
+  EXPECT_EQ(difference["plan_only_right"], 0);
+  EXPECT_EQ(difference["reference_only_right"], 0);
+  EXPECT_EQ(difference["points"], 0.0);
+  EXPECT_LT(difference["interval_95"][0].get<double>(), 0.0);
+  EXPECT_GT(difference["interval_95"][1].get<double>(), 0.0);
 }
 
 TEST_F(EvalCli, ABadImageIsSkippedUnlessStrict) {

@@ -11,6 +11,8 @@
 #include <memory>
 #include <numeric>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "core/error.h"
 #include "data/open_dataset.h"
@@ -345,6 +347,25 @@ TEST_F(EvaluateTest, StressFindsWhereNonFiniteValuesStart) {
   ASSERT_TRUE(noise->layers);
   EXPECT_EQ(noise->layers->first, "stem");
   EXPECT_GT(noise->layers->count, 0u);
+}
+
+// top1_pairs() pairs each image's reference result with the plan's against the label.
+TEST(Top1Pairs, CountsEachImageByWhoGotItRight) {
+  EvalResult result;
+  EXPECT_FALSE(top1_pairs(result));  // neither labels nor a reference
+  result.labels.emplace();
+  result.reference.emplace();
+  // (plan top-1, label, reference top-1): both right, plan only, reference only (twice), neither.
+  for (const auto& [top1, label, reference_top1] :
+       std::vector<std::tuple<int, int, int>>{{1, 1, 1}, {2, 2, 0}, {0, 3, 3}, {4, 5, 5}, {6, 7, 8}}) {
+    result.per_image.push_back({0, "image", top1, label, reference_top1});
+  }
+  const std::optional<PairedCounts> pairs = top1_pairs(result);
+  ASSERT_TRUE(pairs);
+  EXPECT_EQ(pairs->both, 1);
+  EXPECT_EQ(pairs->variant_only, 1);
+  EXPECT_EQ(pairs->baseline_only, 2);
+  EXPECT_EQ(pairs->neither, 1);
 }
 
 }  // namespace

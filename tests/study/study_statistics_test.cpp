@@ -6,7 +6,7 @@
 //  - Newcombe's paired interval from the Wilson limits of the two margins and phi; the script's result
 //    for the Cavo et al. (2012) table (59, 6, 16, 80) also matches the published -0.1186 to -0.0046;
 //  - images to decide: the same script scanning n upwards one image at a time over the scaled table.
-#include "study/study_statistics.h"
+#include "eval/accuracy_statistics.h"
 
 #include <gtest/gtest.h>
 

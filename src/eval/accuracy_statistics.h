@@ -1,4 +1,4 @@
-// Statistics for a study's accuracy figures, all at 95% confidence:
+// Statistics for accuracy figures (kiln eval against a reference, kiln study), all at 95% confidence:
 //  - a proportion (top-1 against labels, top-1 agreement with the fp32 build) with its Wilson score
 //    interval;
 //  - a variant against the baseline on the same images: the paired difference of their rates (the

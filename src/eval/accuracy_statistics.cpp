@@ -1,4 +1,4 @@
-#include "study/study_statistics.h"
+#include "eval/accuracy_statistics.h"
 
 #include <algorithm>
 #include <cmath>
