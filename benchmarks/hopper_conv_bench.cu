@@ -1,24 +1,27 @@
 // Times kiln's Hopper convolution kernel (src/backends/cuda/hopper) on the dense layers of ResNet-50 and
 // ResNeSt-50d (1x1 stride 1, ResNet-50's 3x3 at strides 1 and 2 and its strided 1x1 downsamples) at batch
-// 1, 32 and 256, against cuBLASLt's fp16 and FP8 GEMMs (1x1 stride-1 layers only) and cuDNN's fastest fp16
-// convolution of the same shape, in one run, and checks every kiln result against an f32 reference
-// computed from the same operands. One row per layer and batch:
+// 1, 32 and 256, in fp16, FP8 (E4M3) and int8, against cuBLASLt's fp16 and FP8 GEMMs (1x1 stride-1 layers
+// only) and cuDNN's fastest fp16 convolution of the same shape, in one run, and checks every kiln result
+// against an f32 reference computed from the same operands. One row per layer and batch:
 //   microseconds per launch (median of CUDA-graph replays), the share of the dense tensor-core peak
-//   (datasheet: 989 TFLOP/s fp16, 1979 FP8) and of DRAM bandwidth (each operand read once and the output
+//   (datasheet: 989 TFLOP/s fp16, 1979 FP8 and int8) and of DRAM bandwidth (each operand read once and the output
 //   written once, over the card's datasheet bandwidth), and ||y - ref|| / ||ref|| for kiln's kernels.
 //
-//   hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--tile N] [--epilogue NAME] [--check-only]
-//                     [--json FILE]
+//   hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--tile N] [--operand f16|e4m3|int8]
+//                     [--epilogue NAME] [--check-only] [--json FILE]
 //
 // --layer keeps the layers of C input channels, K output channels and HW x HW pixels, --tile one of kiln's
-// tiles (its tile_number()), both for a profiler.
+// tiles (its tile_number()), --operand one of kiln's kernels (the others are not run), all for a profiler.
 // --epilogue gives kiln's kernel the epilogue of a place in a plan (cuDNN and cuBLASLt keep theirs):
 //   relu            bias, ReLU, fp16 output (the default)
-//   codes           bias, ReLU, E4M3 codes only (a layer read only by FP8 layers)
+//   codes           bias, ReLU, codes only (a layer read only by FP8 or int8 layers: E4M3 codes, int8
+//                   ones for the int8 kernel)
 //   residual        bias, fp16 residual, ReLU, fp16 output (a bottleneck's last layer in an fp16 plan)
-//   residual-codes  bias, residual of E4M3 codes, ReLU, codes only (the same with --quantize-residuals)
-// A checked run writes the fp16 output beside the codes and compares it; the bandwidth share counts the
-// bytes the timed epilogue moves.
+//   residual-codes  bias, residual of E4M3 codes, ReLU, codes only (the same with --quantize-residuals;
+//                   int8 plans keep residuals in fp16, so the int8 kernel has no such epilogue)
+// A checked run writes the fp16 output beside the codes and compares it with the reference, and each code
+// with the quantization of that fp16 value (exactly); the bandwidth share counts the bytes the timed
+// epilogue moves.
 //
 // --check-only runs each of kiln's tiles once against the reference (at batches 1 and 32 unless given)
 // and times nothing (also for compute-sanitizer); it exits 1 when a tile misses. The timed run checks
@@ -36,6 +39,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/kernels/hopper/gemm_conv_kernels.h"
@@ -199,21 +203,22 @@ T* device_copy(const std::vector<T>& host) {
   return p;
 }
 
-// The operands of one layer at one batch, in fp16 and as E4M3 codes, with their f32 values: x is
-// [in_m, c], w is [n, k] with k = taps x c, y is [m, n].
+// The operands of one layer at one batch, in fp16, as E4M3 codes and as int8 codes, with their f32 values:
+// x is [in_m, c], w is [n, k] with k = taps x c, y is [m, n].
 struct Operands {
   int m, n, k, c, in_m;
   GemmConvWindow window;
   __half *a16, *w16, *y16;
   std::uint8_t *a8, *w8;
-  float *a32, *w32, *ref, *scale16, *scale8, *bias;
-  float a_scale, w_scale;
+  std::int8_t *a_i8, *w_i8;
+  float *a32, *w32, *ref, *scale16, *scale8, *scale_i8, *bias;
+  float a_scale, w_scale, a_scale_i8, w_scale_i8;
   // The epilogue's: a residual [m, n] in fp16 and as E4M3 codes of scale r_scale, each decoded as the
   // kernel reads it (r32: the fp16 values, r32_codes: half(code x r_scale)), and the output's codes.
   __half* r16 = nullptr;
   std::uint8_t *r8 = nullptr, *y8 = nullptr;
   float *r32 = nullptr, *r32_codes = nullptr;
-  float r_scale = 1.0f, y_scale = 1.0f;
+  float r_scale = 1.0f, y_scale = 1.0f, y_scale_i8 = 1.0f;  // y's codes: E4M3's, int8's
 };
 
 // The residual operands of `o` for epilogues that read one: unit-variance values, codes of max / 448.
@@ -268,6 +273,16 @@ Operands make_operands(const Layer& layer, int batch, std::mt19937& rng) {
     w8[i] = __nv_cvt_float_to_fp8(w[i] / o.w_scale, __NV_SATFINITE, __NV_E4M3);
     w16[i] = __float2half_rn(w[i]);
   }
+  // int8 codes with per-tensor scales max / 127, rounded to nearest even.
+  o.a_scale_i8 = amax(a) / 127.0f;
+  o.w_scale_i8 = amax(w) / 127.0f;
+  const auto int8_codes = [](const std::vector<float>& v, float scale) {
+    std::vector<std::int8_t> codes(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) codes[i] = static_cast<std::int8_t>(std::nearbyint(v[i] / scale));
+    return codes;
+  };
+  o.a_i8 = device_copy(int8_codes(a, o.a_scale_i8));
+  o.w_i8 = device_copy(int8_codes(w, o.w_scale_i8));
   o.a8 = device_copy(a8);
   o.w8 = device_copy(w8);
   o.a16 = device_copy(a16);
@@ -279,10 +294,12 @@ Operands make_operands(const Layer& layer, int batch, std::mt19937& rng) {
   o.bias = device_copy(bias);
   o.scale16 = device_copy(std::vector<float>(n, 1.0f));
   o.scale8 = device_copy(std::vector<float>(n, o.a_scale * o.w_scale));
+  o.scale_i8 = device_copy(std::vector<float>(n, o.a_scale_i8 * o.w_scale_i8));
   check(cudaMalloc(&o.y16, static_cast<std::size_t>(m) * n * 2), "cudaMalloc");
   check(cudaMalloc(&o.y8, static_cast<std::size_t>(m) * n), "cudaMalloc");
   check(cudaMalloc(&o.ref, static_cast<std::size_t>(m) * n * 4), "cudaMalloc");
   o.y_scale = 4.0f / 448.0f;
+  o.y_scale_i8 = 4.0f / 127.0f;
   return o;
 }
 
@@ -292,38 +309,58 @@ void free_operands(Operands& o) {
                   static_cast<void*>(o.w32), static_cast<void*>(o.ref), static_cast<void*>(o.scale16),
                   static_cast<void*>(o.scale8), static_cast<void*>(o.bias), static_cast<void*>(o.y8),
                   static_cast<void*>(o.r16), static_cast<void*>(o.r8), static_cast<void*>(o.r32),
-                  static_cast<void*>(o.r32_codes)})
+                  static_cast<void*>(o.r32_codes), static_cast<void*>(o.a_i8), static_cast<void*>(o.w_i8),
+                  static_cast<void*>(o.scale_i8)})
     cudaFree(p);
 }
 
-// Decodes E4M3 codes to f32 (the FP8 reference's operands).
-__global__ void decode_kernel(const std::uint8_t* codes, float* out, std::int64_t count) {
+// Decodes E4M3 or int8 codes to f32 (the 8-bit references' operands).
+__global__ void decode_kernel(const std::uint8_t* codes, bool int8, float* out, std::int64_t count) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i < count) {
-    __nv_fp8_e4m3 v;
-    v.__x = codes[i];
-    out[i] = static_cast<float>(v);
+  if (i >= count) return;
+  if (int8) {
+    out[i] = static_cast<float>(static_cast<std::int8_t>(codes[i]));
+    return;
   }
+  __nv_fp8_e4m3 v;
+  v.__x = codes[i];
+  out[i] = static_cast<float>(v);
 }
 
-void reference(const Operands& o, bool fp8, Epilogue epilogue, cudaStream_t stream) {
+const char* operand_name(Operand operand) {
+  switch (operand) {
+    case Operand::kF16: return "f16";
+    case Operand::kE4m3: return "e4m3";
+    case Operand::kS8: return "int8";
+  }
+  return "?";
+}
+
+const float* epilogue_scale(const Operands& o, Operand operand) {
+  return operand == Operand::kF16 ? o.scale16 : operand == Operand::kE4m3 ? o.scale8 : o.scale_i8;
+}
+
+void reference(const Operands& o, Operand operand, Epilogue epilogue, cudaStream_t stream) {
   const float* a = o.a32;
   const float* w = o.w32;
   float* a_tmp = nullptr;
   float* w_tmp = nullptr;
-  if (fp8) {
+  if (operand != Operand::kF16) {
+    const bool int8 = operand == Operand::kS8;
     const std::int64_t na = static_cast<std::int64_t>(o.in_m) * o.c, nw = static_cast<std::int64_t>(o.n) * o.k;
     check(cudaMalloc(&a_tmp, na * 4), "cudaMalloc");
     check(cudaMalloc(&w_tmp, nw * 4), "cudaMalloc");
-    decode_kernel<<<(na + 255) / 256, 256, 0, stream>>>(o.a8, a_tmp, na);
-    decode_kernel<<<(nw + 255) / 256, 256, 0, stream>>>(o.w8, w_tmp, nw);
+    const auto* a_codes = int8 ? reinterpret_cast<const std::uint8_t*>(o.a_i8) : o.a8;
+    const auto* w_codes = int8 ? reinterpret_cast<const std::uint8_t*>(o.w_i8) : o.w8;
+    decode_kernel<<<(na + 255) / 256, 256, 0, stream>>>(a_codes, int8, a_tmp, na);
+    decode_kernel<<<(nw + 255) / 256, 256, 0, stream>>>(w_codes, int8, w_tmp, nw);
     a = a_tmp;
     w = w_tmp;
   }
   const float* residual = epilogue == Epilogue::kResidual        ? o.r32
                           : epilogue == Epilogue::kResidualCodes ? o.r32_codes
                                                                  : nullptr;
-  reference_kernel<<<dim3(o.m, (o.n + 127) / 128), 128, 0, stream>>>(a, w, fp8 ? o.scale8 : o.scale16, o.bias,
+  reference_kernel<<<dim3(o.m, (o.n + 127) / 128), 128, 0, stream>>>(a, w, epilogue_scale(o, operand), o.bias,
                                                                       residual, o.ref, o.n, o.c, o.window);
   check(cudaGetLastError(), "reference");
   check(cudaStreamSynchronize(stream), "reference");
@@ -349,6 +386,31 @@ double relative_error(const Operands& o) {
   return std::sqrt(diff / norm);
 }
 
+// How many codes differ from the quantization of the fp16 output they were written beside: E4M3 by a true
+// division (the kernel's e4m3_codes2), int8 by the reciprocal, rounded to nearest even and saturated
+// (quantize_to_int8). Exact: any difference is a defect.
+std::size_t code_mismatches(const Operands& o, Operand operand) {
+  const std::size_t count = static_cast<std::size_t>(o.m) * o.n;
+  std::vector<__half> y(count);
+  std::vector<std::uint8_t> codes(count);
+  check(cudaMemcpy(y.data(), o.y16, count * 2, cudaMemcpyDeviceToHost), "download");
+  check(cudaMemcpy(codes.data(), o.y8, count, cudaMemcpyDeviceToHost), "download");
+  const float inverse = 1.0f / o.y_scale_i8;
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const float v = __half2float(y[i]);
+    std::uint8_t expected = 0;
+    if (operand == Operand::kS8) {
+      const float q = std::nearbyint(v * inverse);
+      expected = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::isnan(q) ? 0.0f : std::clamp(q, -128.0f, 127.0f)));
+    } else {
+      expected = __nv_cvt_float_to_fp8(v / o.y_scale, __NV_SATFINITE, __NV_E4M3);
+    }
+    mismatches += codes[i] != expected;
+  }
+  return mismatches;
+}
+
 struct Result {
   double us = 0;
   GemmConvTile tile;
@@ -358,33 +420,48 @@ struct Result {
 // The largest ||y - ref|| / ||ref|| a tile may show: one rounding of the output to fp16 (2^-11 relative at
 // most) over f32 accumulation of exact products. E4M3 gets twice that: Hopper's FP8 matrix steps add their
 // products with fewer bits than f32, so the error grows with the channel count (7.7e-4 at 2048 channels on
-// an H100, against 2.1e-4 for fp16 at any count).
+// an H100, against 2.1e-4 for fp16 at any count). int8 sums are exact integers, converted to f32 once.
 constexpr double kTolerance = 0x1p-10;
 constexpr double kTolerance8 = 0x1p-9;
+
+double tolerance(Operand operand) { return operand == Operand::kE4m3 ? kTolerance8 : kTolerance; }
 
 // kiln's kernel, every tile: checked against the reference (output poisoned first) or timed, the fastest
 // kept. The error is the worst tile's: every tile must be right.
 // kiln's epilogue `kind` on `o`'s buffers; a checked run also writes the fp16 output it compares.
-GemmConvEpilogue kiln_epilogue(const Operands& o, bool fp8, Epilogue kind, bool timed) {
+GemmConvEpilogue kiln_epilogue(const Operands& o, Operand operand, Epilogue kind, bool timed) {
   GemmConvEpilogue epilogue;
-  epilogue.scale = fp8 ? o.scale8 : o.scale16;
+  epilogue.scale = epilogue_scale(o, operand);
   epilogue.bias = o.bias;
   epilogue.act = kiln::cuda::Act::kRelu;
   epilogue.y = writes_codes_only(kind) && timed ? nullptr : o.y16;
-  if (writes_codes_only(kind)) epilogue.codes = {o.y8, o.y_scale};
+  if (writes_codes_only(kind)) epilogue.codes = {o.y8, operand == Operand::kS8 ? o.y_scale_i8 : o.y_scale};
+  if (operand == Operand::kS8) epilogue.codes_grid = kiln::cuda::hopper::CodeGrid::kInt8;
   if (kind == Epilogue::kResidual) epilogue.residual = o.r16;
   if (kind == Epilogue::kResidualCodes) epilogue.residual_codes = {o.r8, o.r_scale};
   return epilogue;
 }
 
+// The operand buffers of `operand`: x's, then w's.
+std::pair<const void*, const void*> operand_buffers(const Operands& o, Operand operand) {
+  switch (operand) {
+    case Operand::kF16: return {o.a16, o.w16};
+    case Operand::kE4m3: return {o.a8, o.w8};
+    case Operand::kS8: return {o.a_i8, o.w_i8};
+  }
+  return {nullptr, nullptr};
+}
+
+// Empty where the kernel has no such epilogue for `operand` (int8 with a residual of E4M3 codes).
 std::optional<Result> run_kiln(const Operands& o, Operand operand, Epilogue kind, int only_tile, bool timed,
                                cudaStream_t stream) {
-  const bool fp8 = operand == Operand::kE4m3;
-  if (!timed) reference(o, fp8, kind, stream);
+  const GemmConvEpilogue epilogue = kiln_epilogue(o, operand, kind, timed);
+  if (!kiln::cuda::hopper::gemm_conv_epilogue_takes(operand, epilogue)) return std::nullopt;
+  if (!timed) reference(o, operand, kind, stream);
   const GemmConvShape shape{o.m, o.n, o.c, o.c, o.n, has_residual(kind) ? o.n : 0, o.window};
-  const GemmConvEpilogue epilogue = kiln_epilogue(o, fp8, kind, timed);
-  const void* a = fp8 ? static_cast<const void*>(o.a8) : o.a16;
-  const void* w = fp8 ? static_cast<const void*>(o.w8) : o.w16;
+  const std::pair<const void*, const void*> buffers = operand_buffers(o, operand);
+  const void* a = buffers.first;
+  const void* w = buffers.second;
   std::optional<Result> best;
   double worst_error = 0;
   for (const GemmConvTile& tile : kiln::cuda::hopper::kGemmConvTiles) {
@@ -403,10 +480,17 @@ std::optional<Result> run_kiln(const Operands& o, Operand operand, Epilogue kind
       check(cudaMemsetAsync(o.y16, 0xff, static_cast<std::size_t>(o.m) * o.n * 2, stream), "poison");
       launch(stream);
       check(cudaStreamSynchronize(stream), "kiln gemm_conv");
-      const double error = relative_error(o);
-      if (!(error <= (fp8 ? kTolerance8 : kTolerance)))
-        std::printf("FAIL: %s tile %dx%dx%dx%d: relative error %.3g\n", fp8 ? "e4m3" : "f16", tile.columns,
+      double error = relative_error(o);
+      if (!(error <= tolerance(operand)))
+        std::printf("FAIL: %s tile %dx%dx%dx%d: relative error %.3g\n", operand_name(operand), tile.columns,
                     tile.consumers, tile.blocks, tile.k_bytes, error);
+      if (writes_codes_only(kind)) {
+        if (const std::size_t wrong = code_mismatches(o, operand); wrong > 0) {
+          std::printf("FAIL: %s tile %dx%dx%dx%d: %zu codes differ from the quantized fp16 output\n",
+                      operand_name(operand), tile.columns, tile.consumers, tile.blocks, tile.k_bytes, wrong);
+          error = INFINITY;
+        }
+      }
       worst_error = std::max(worst_error, error);
     }
     if (!best || us < best->us) best = Result{us, tile, 0};
@@ -503,6 +587,92 @@ std::string json_number(double us) {
   return text;
 }
 
+// One layer at one batch: the peers' times and kiln's result per operand type (empty where the kernel has
+// no such epilogue or took no tile).
+struct Row {
+  double cudnn16 = 0, lt16 = 0, lt8 = 0;
+  std::optional<Result> k16, k8, ki8;
+};
+
+std::optional<Operand> parse_operand(const std::string& name) {
+  for (const Operand operand : {Operand::kF16, Operand::kE4m3, Operand::kS8}) {
+    if (name == operand_name(operand)) return operand;
+  }
+  return std::nullopt;
+}
+
+// Whether a kernel that ran (or should have: every operand type but int8 with a residual of E4M3 codes,
+// unless --operand picked another) missed its tolerance.
+bool row_failed(const Row& row, Epilogue epilogue, std::optional<Operand> only) {
+  const auto missed = [&](Operand operand, const std::optional<Result>& r) {
+    if (only && *only != operand) return false;
+    if (!r) return !(operand == Operand::kS8 && epilogue == Epilogue::kResidualCodes);
+    return !(r->error <= tolerance(operand));
+  };
+  return missed(Operand::kF16, row.k16) || missed(Operand::kE4m3, row.k8) || missed(Operand::kS8, row.ki8);
+}
+
+double us_of(const std::optional<Result>& r) { return r ? r->us : INFINITY; }
+
+std::string window_name(const Layer& layer) {
+  char win[16];
+  std::snprintf(win, sizeof win, "%dx%d/%d", layer.kernel, layer.kernel, layer.stride);
+  return win;
+}
+
+// A checked error, or "none" where the kernel has no such epilogue for the operand type.
+std::string error_text(const std::optional<Result>& r) {
+  if (!r) return "none";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2e", r->error);
+  return text;
+}
+
+void print_checked(const Layer& layer, int batch, const Row& row) {
+  std::printf("checked %-10s c %5d k %5d hw %3d %5s batch %3d: error f16 %s, e4m3 %s, int8 %s\n", layer.model,
+              layer.c, layer.k, layer.hw, window_name(layer).c_str(), batch, error_text(row.k16).c_str(),
+              error_text(row.k8).c_str(), error_text(row.ki8).c_str());
+  std::fflush(stdout);
+}
+
+// The table's row: times, kiln's speed-up over cuDNN fp16, the FP8 kernel's share of the 8-bit peak and
+// each kernel's share of DRAM bandwidth.
+void print_row(const Layer& layer, int batch, const Operands& o, Epilogue epilogue, const Card& gpu, const Row& row) {
+  const double flops = 2.0 * o.m * layer.k * o.k;
+  const double bytes8 = static_cast<double>(o.in_m) * layer.c + static_cast<double>(layer.k) * o.k +
+                        epilogue_bytes(epilogue) * o.m * layer.k;
+  const double bytes16 = bytes8 + static_cast<double>(o.in_m) * layer.c + static_cast<double>(layer.k) * o.k;
+  const double k16 = us_of(row.k16), k8 = us_of(row.k8), ki8 = us_of(row.ki8), dn = row.cudnn16;
+  std::printf(
+      "%-10s %5d %5d %4d %5s %5d | %8.2f %8.2f %8.2f | %8.2f %8.2f %8.2f | %6.2f %6.2f %6.2f %5.1f%% %5.1f%% %5.1f%%\n",
+      layer.model, layer.c, layer.k, layer.hw, window_name(layer).c_str(), batch, dn, row.lt16, k16, row.lt8, k8, ki8,
+      dn / k16, dn / k8, dn / ki8, 100.0 * flops / (k8 * 1e-6) / 1979e12, 100.0 * bytes16 / (k16 * 1e-6) / gpu.bandwidth,
+      100.0 * bytes8 / (k8 * 1e-6) / gpu.bandwidth);
+  std::fflush(stdout);
+}
+
+std::string json_tile(const std::optional<Result>& r) {
+  if (!r) return "null";
+  char text[64];
+  std::snprintf(text, sizeof text, "[%d, %d, %d, %d]", r->tile.columns, r->tile.consumers, r->tile.blocks,
+                r->tile.k_bytes);
+  return text;
+}
+
+void write_json_row(std::FILE* json, bool first, const Layer& layer, int batch, const char* epilogue_name,
+                    const Row& row) {
+  std::fprintf(json,
+               "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"kernel\": %d, \"stride\": %d, "
+               "\"batch\": %d, \"epilogue\": \"%s\", \"cudnn_f16_us\": %s, \"cublaslt_f16_us\": %s, "
+               "\"cublaslt_fp8_us\": %s, \"kiln_f16_us\": %s, \"kiln_fp8_us\": %s, \"kiln_int8_us\": %s, "
+               "\"kiln_f16_tile\": %s, \"kiln_fp8_tile\": %s, \"kiln_int8_tile\": %s}",
+               first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, batch,
+               epilogue_name, json_number(row.cudnn16).c_str(), json_number(row.lt16).c_str(),
+               json_number(row.lt8).c_str(), json_number(us_of(row.k16)).c_str(), json_number(us_of(row.k8)).c_str(),
+               json_number(us_of(row.ki8)).c_str(), json_tile(row.k16).c_str(), json_tile(row.k8).c_str(),
+               json_tile(row.ki8).c_str());
+}
+
 std::vector<int> parse_batches(const char* text) {
   std::vector<int> batches;
   for (const char* p = text; *p != '\0';) {
@@ -526,6 +696,7 @@ int main(int argc, char** argv) {
   bool timed = true;
   int only[3] = {0, 0, 0};
   int only_tile = 0;
+  std::optional<Operand> only_operand;
   Epilogue epilogue = Epilogue::kRelu;
   const char* epilogue_name = "relu";
   for (int i = 1; i < argc; ++i) {
@@ -539,6 +710,12 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "--tile" && i + 1 < argc) {
       only_tile = std::atoi(argv[++i]);
+    } else if (arg == "--operand" && i + 1 < argc) {
+      only_operand = parse_operand(argv[++i]);
+      if (!only_operand) {
+        std::fprintf(stderr, "hopper_conv_bench: --operand wants f16, e4m3 or int8, got '%s'\n", argv[i]);
+        return 2;
+      }
     } else if (arg == "--epilogue" && i + 1 < argc) {
       epilogue_name = argv[++i];
       const std::optional<Epilogue> parsed = parse_epilogue(epilogue_name);
@@ -554,7 +731,8 @@ int main(int argc, char** argv) {
       json_path = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--tile N] [--epilogue NAME] "
+                   "usage: hopper_conv_bench [--batches 1,32,256] [--layer C,K,HW] [--tile N] [--operand NAME] "
+                   "[--epilogue NAME] "
                    "[--check-only] [--json FILE]\n");
       return 2;
     }
@@ -575,12 +753,13 @@ int main(int argc, char** argv) {
   void* workspace = nullptr;
   check(cudaMalloc(&workspace, ws_bytes), "workspace");
   std::FILE* json = json_path != nullptr ? std::fopen(json_path, "w") : nullptr;
-  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.hopper-conv-bench/4\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
-  std::printf("%s; peaks: 989 TFLOP/s fp16, 1979 FP8 dense; DRAM %.2f TB/s (datasheet)\n", gpu.name.c_str(),
+  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.hopper-conv-bench/5\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
+  std::printf("%s; peaks: 989 TFLOP/s fp16, 1979 FP8 and int8 dense; DRAM %.2f TB/s (datasheet)\n", gpu.name.c_str(),
               gpu.bandwidth / 1e12);
   std::printf("kiln's epilogue: %s\n", epilogue_name);
-  std::printf("%-10s %5s %5s %4s %5s %5s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s %6s\n", "model", "c", "k", "hw",
-              "win", "batch", "cudnn16", "lt16", "kiln16", "lt8", "kiln8", "k16/dn", "k8/dn", "k8%pk", "k16%bw", "k8%bw");
+  std::printf("%-10s %5s %5s %4s %5s %5s | %8s %8s %8s | %8s %8s %8s | %6s %6s %6s %6s %6s %6s\n", "model", "c",
+              "k", "hw", "win", "batch", "cudnn16", "lt16", "kiln16", "lt8", "kiln8", "kilni8", "k16/dn", "k8/dn",
+              "i8/dn", "k8%pk", "k16%bw", "k8%bw");
   std::mt19937 rng(7);
   bool first = true, failed = false;
   if (!timed && batches.size() == 3) batches = {1, 32};  // the reference is slow at batch 256
@@ -588,46 +767,27 @@ int main(int argc, char** argv) {
     for (const Layer& layer : kLayers) {
       if (only[0] != 0 && (layer.c != only[0] || layer.k != only[1] || layer.hw != only[2])) continue;
       Operands o = make_operands(layer, batch, rng);
-      const int m = o.m;
-      const double dn = timed ? time_cudnn(dnn, o, layer, batch, workspace, ws_bytes, stream) : 0.0;
-      const double lt16 = timed ? time_cublaslt(lt, o, false, workspace, ws_bytes, stream) : 0.0;
-      const double lt8 = timed ? time_cublaslt(lt, o, true, workspace, ws_bytes, stream) : 0.0;
-      if (has_residual(epilogue)) make_residual(o, rng);
-      const std::optional<Result> k16 = run_kiln(o, Operand::kF16, epilogue, only_tile, timed, stream);
-      const std::optional<Result> k8 = run_kiln(o, Operand::kE4m3, epilogue, only_tile, timed, stream);
-      failed = failed || !k16 || !k8 || !(k16->error <= kTolerance) || !(k8->error <= kTolerance8);
-      const double flops = 2.0 * m * layer.k * o.k;
-      const double bytes8 = static_cast<double>(o.in_m) * layer.c + static_cast<double>(layer.k) * o.k +
-                            epilogue_bytes(epilogue) * m * layer.k;
-      const double bytes16 = bytes8 + static_cast<double>(o.in_m) * layer.c + static_cast<double>(layer.k) * o.k;
-      char win[16];
-      std::snprintf(win, sizeof win, "%dx%d/%d", layer.kernel, layer.kernel, layer.stride);
-      const double k8us = k8 ? k8->us : INFINITY, k16us = k16 ? k16->us : INFINITY;
-      if (!timed) {
-        std::printf("checked %-10s c %5d k %5d hw %3d %5s batch %3d: error f16 %.2e, e4m3 %.2e\n", layer.model,
-                    layer.c, layer.k, layer.hw, win, batch, k16 ? k16->error : INFINITY, k8 ? k8->error : INFINITY);
-        std::fflush(stdout);
-        free_operands(o);
-        continue;
+      Row row;
+      if (timed) {
+        row.cudnn16 = time_cudnn(dnn, o, layer, batch, workspace, ws_bytes, stream);
+        row.lt16 = time_cublaslt(lt, o, false, workspace, ws_bytes, stream);
+        row.lt8 = time_cublaslt(lt, o, true, workspace, ws_bytes, stream);
       }
-      std::printf(
-          "%-10s %5d %5d %4d %5s %5d | %8.2f %8.2f %8.2f | %8.2f %8.2f | %6.2f %6.2f %5.1f%% %5.1f%% %5.1f%%\n",
-          layer.model, layer.c, layer.k, layer.hw, win, batch, dn, lt16, k16us, lt8, k8us, dn / k16us, dn / k8us,
-          100.0 * flops / (k8us * 1e-6) / 1979e12, 100.0 * bytes16 / (k16us * 1e-6) / gpu.bandwidth,
-          100.0 * bytes8 / (k8us * 1e-6) / gpu.bandwidth);
-      std::fflush(stdout);
-      if (json != nullptr) {
-        std::fprintf(json,
-                     "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"kernel\": %d, \"stride\": %d, "
-                     "\"batch\": %d, \"epilogue\": \"%s\", \"cudnn_f16_us\": %s, "
-                     "\"cublaslt_f16_us\": %s, \"cublaslt_fp8_us\": %s, \"kiln_f16_us\": %s, \"kiln_fp8_us\": %s, "
-                     "\"kiln_f16_tile\": [%d, %d, %d, %d], \"kiln_fp8_tile\": [%d, %d, %d, %d]}",
-                     first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, batch,
-                     epilogue_name, json_number(dn).c_str(), json_number(lt16).c_str(), json_number(lt8).c_str(),
-                     json_number(k16us).c_str(), json_number(k8us).c_str(),
-                     k16 ? k16->tile.columns : 0, k16 ? k16->tile.consumers : 0, k16 ? k16->tile.blocks : 0,
-                     k16 ? k16->tile.k_bytes : 0, k8 ? k8->tile.columns : 0, k8 ? k8->tile.consumers : 0,
-                     k8 ? k8->tile.blocks : 0, k8 ? k8->tile.k_bytes : 0);
+      if (has_residual(epilogue)) make_residual(o, rng);
+      const auto run = [&](Operand operand) {
+        return only_operand && *only_operand != operand
+                   ? std::nullopt
+                   : run_kiln(o, operand, epilogue, only_tile, timed, stream);
+      };
+      row.k16 = run(Operand::kF16);
+      row.k8 = run(Operand::kE4m3);
+      row.ki8 = run(Operand::kS8);
+      failed = failed || row_failed(row, epilogue, only_operand);
+      if (!timed) {
+        print_checked(layer, batch, row);
+      } else {
+        print_row(layer, batch, o, epilogue, gpu, row);
+        if (json != nullptr) write_json_row(json, first, layer, batch, epilogue_name, row);
         first = false;
       }
       free_operands(o);

@@ -4,7 +4,7 @@
 # correctness pass under compute-sanitizer, then the timed table. Leaves conv.json and the logs in $OUT.
 # Needs `carry: [".carry/bin"]` with hopper_conv_bench (built on the CPU machine), or builds it here.
 # Usage: tools/device/hopper_conv.sh [--quick] [BENCH OPTIONS...]   --quick: no compute-sanitizer, no ncu
-#   PROFILE_LAYERS="C,K,HW ..." and PROFILE_BATCH choose what ncu profiles.
+#   PROFILE_LAYERS="C,K,HW ...", PROFILE_BATCH and PROFILE_OPERAND (f16, e4m3, int8) choose what ncu profiles.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 quick=0
@@ -24,7 +24,7 @@ fi
 if [[ ! -x $bench ]]; then
   # Each source compiles on its own (the kernels' register allocation takes a while), then one link.
   mkdir -p build/hopper && bench=build/hopper/hopper_conv_bench
-  for source in benchmarks/hopper_conv_bench.cu src/backends/cuda/kernels/hopper/{gemm_conv,gemm_conv_f16,gemm_conv_e4m3}.cu \
+  for source in benchmarks/hopper_conv_bench.cu src/backends/cuda/kernels/hopper/{gemm_conv,gemm_conv_f16,gemm_conv_e4m3,gemm_conv_s8}.cu \
                 src/backends/cuda/kernels/hopper/tensor_map.cpp; do
     /usr/local/cuda/bin/nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc -I"$NV/cudnn/include" \
       -Xptxas -v -c "$source" -o "build/hopper/$(basename "$source").o" >"$OUT/logs/nvcc_$(basename "$source").log" 2>&1 &
@@ -46,18 +46,21 @@ if (( !quick )); then
   echo "memcheck (rc $?): $(grep -E 'ERROR SUMMARY' "$OUT/logs/memcheck.log")"
 fi
 (( check == 0 )) || exit 1
-# Where the time of a memory-bound pointwise layer and of the 3x3 layers of 128 channels goes (each tile
-# once, with the epilogue and tile the timed table is given; at PROFILE_BATCH, 32 unless set), and per
-# SASS instruction where its warps stall.
+# Where the time of a memory-bound pointwise layer and of the 3x3 layers of 128 channels goes: the first
+# launch of the timed run (so the epilogue is the timed one: a checked run also writes the fp16 values
+# beside codes) of PROFILE_OPERAND's kernel (e4m3 unless set), with the epilogue and tile the table is given
+# (give --tile, else the first tile that takes the layer), at PROFILE_BATCH (32 unless set), and per SASS
+# instruction where its warps stall.
 profile_args=()
 for (( i = 1; i <= $#; ++i )); do
   case "${!i}" in --epilogue|--tile) j=$(( i + 1 )); profile_args+=("${!i}" "${!j}") ;; esac
 done
 (( quick )) || for layer in ${PROFILE_LAYERS:-64,256,56 128,128,28}; do
-  timeout 200 ncu --clock-control none -k regex:gemm_conv_kernel --section SpeedOfLight --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section Occupancy --section LaunchStats --section SourceCounters \
+  timeout 200 ncu --clock-control none -k regex:gemm_conv_kernel --launch-count 1 --section SpeedOfLight \
+    --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats \
+    --section SchedulerStats --section SourceCounters \
     --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' -o "$OUT/logs/ncu_${layer//,/_}" \
-    $bench --check-only --batches "${PROFILE_BATCH:-32}" --layer "$layer" "${profile_args[@]}" \
+    $bench --batches "${PROFILE_BATCH:-32}" --layer "$layer" --operand "${PROFILE_OPERAND:-e4m3}" "${profile_args[@]}" \
     >"$OUT/logs/ncu_${layer//,/_}.log" 2>&1
   echo "ncu $layer: rc $?"
   ncu --import "$OUT/logs/ncu_${layer//,/_}.ncu-rep" --csv --page details >"$OUT/logs/ncu_${layer//,/_}.csv" 2>&1
@@ -65,4 +68,6 @@ done
     >"$OUT/logs/ncu_${layer//,/_}_sass.csv" 2>&1
 done
 timeout 300 $bench "$@" --json "$OUT/conv.json" | tee "$OUT/conv.txt"
+# The profiler's reports stay behind (too large to come back); their pages are in the csv files.
+rm -f "$OUT"/logs/*.ncu-rep
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"

@@ -94,6 +94,14 @@ bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile
          window_takes(s);
 }
 
+bool gemm_conv_epilogue_takes(Operand operand, const GemmConvEpilogue& e) {
+  if (e.codes.codes != nullptr) {
+    const CodeGrid grid = operand == Operand::kE4m3 ? CodeGrid::kE4m3 : CodeGrid::kInt8;
+    if (operand != Operand::kF16 && e.codes_grid != grid) return false;
+  }
+  return operand != Operand::kS8 || e.residual_codes.codes == nullptr;
+}
+
 cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmConvShape& shape,
                       const GemmConvTile& tile, const GemmConvEpilogue& epilogue, cudaStream_t stream) {
   if (!hopper_gpu()) return cudaErrorNotSupported;
@@ -101,7 +109,8 @@ cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmC
                        epilogue.residual_codes.codes != nullptr)) {
     return cudaErrorInvalidConfiguration;
   }
-  if (epilogue.bias == nullptr || (operand == Operand::kE4m3 && epilogue.scale == nullptr) ||
+  if (!gemm_conv_epilogue_takes(operand, epilogue) || epilogue.bias == nullptr ||
+      (operand_scaled(operand) && epilogue.scale == nullptr) ||
       (epilogue.y == nullptr && epilogue.codes.codes == nullptr) ||
       (epilogue.residual != nullptr && epilogue.residual_codes.codes != nullptr)) {
     return cudaErrorInvalidConfiguration;
@@ -110,8 +119,12 @@ cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmC
   GemmConvMaps maps;
   if (!encode_maps(maps, x, w, operand, shape, tile, epilogue)) return cudaErrorInvalidValue;
   const EpilogueArgs e{shape, epilogue};
-  return operand == Operand::kF16 ? launch_tile<Operand::kF16>(tile, maps, e, stream)
-                                  : launch_tile<Operand::kE4m3>(tile, maps, e, stream);
+  switch (operand) {
+    case Operand::kF16: return launch_tile<Operand::kF16>(tile, maps, e, stream);
+    case Operand::kE4m3: return launch_tile<Operand::kE4m3>(tile, maps, e, stream);
+    case Operand::kS8: return launch_tile<Operand::kS8>(tile, maps, e, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace kiln::cuda::hopper

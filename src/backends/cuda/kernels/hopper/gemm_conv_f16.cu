@@ -1,5 +1,5 @@
 // The fp16 instances of kiln's Hopper pointwise convolution kernel (gemm_conv_kernel.cuh), compiled apart
-// from the other operand type's.
+// from the other operand types'.
 #include "backends/cuda/kernels/hopper/gemm_conv_kernel.cuh"
 
 namespace kiln::cuda::hopper {

@@ -34,6 +34,13 @@ namespace gemm_conv_detail {
 // What a layer's epilogue adds: nothing, a residual of fp16 values, or one of E4M3 codes.
 enum class ResidualKind : std::uint8_t { kNone, kHalf, kCodes };
 
+// operand_scaled() for device code (a constant, where a host function cannot be called).
+template <Operand kOperand>
+inline constexpr bool kScaledOperand = operand_scaled(kOperand);
+
+// Which codes the epilogue writes beside (or instead of) the fp16 values: none, E4M3 or int8.
+enum class CodesKind : std::uint8_t { kNone, kE4m3, kInt8 };
+
 constexpr int kWarpgroup = 128;
 constexpr int kRowsPerConsumer = 64;
 constexpr int kStepBytes = 32;  // K bytes per wgmma step
@@ -184,7 +191,7 @@ __device__ inline void release_stage(const Ring& ring, int stage) {
 // once the matrix steps reading it have completed (one group stays in flight while the next is issued).
 template <class T, Operand kOperand, int kColumns>
 __device__ void accumulate(const Ring& ring, RingCursor& at, int consumer, int k_blocks,
-                           float (&acc)[Wgmma<kOperand, kColumns>::kRegisters]) {
+                           Accumulator<kOperand> (&acc)[Wgmma<kOperand, kColumns>::kRegisters]) {
   int previous = 0;
   for (int kb = 0; kb < k_blocks; ++kb, at.advance<T>()) {
     barrier_wait(&ring.full[at.stage], at.phase);
@@ -310,6 +317,16 @@ __device__ inline EpilogueConstants epilogue_constants(const EpilogueArgs& e) {
   return {e.out.codes.scale, __frcp_rn(e.out.codes.scale), e.out.residual_codes.scale, e.out.y != nullptr};
 }
 
+// int8 codes of two values, low byte `stored.x`: x * inverse rounded to nearest even and saturated, NaN
+// made 0, as quantize_to_int8 (core/dtype.h) computes them with inverse = RN(1 / scale).
+__device__ inline std::uint16_t int8_codes2(float2 stored, float inverse) {
+  const auto code = [inverse](float v) {
+    const int q = isnan(v) ? 0 : min(max(__float2int_rn(v * inverse), -128), 127);
+    return static_cast<std::uint32_t>(q) & 0xffu;
+  };
+  return static_cast<std::uint16_t>(code(stored.x) | code(stored.y) << 8);
+}
+
 // A pair of residual values as read from its chunk: fp16 values, or E4M3 codes each read as
 // half(code x scale), which is how the reference reads a quantize point's output.
 __device__ inline float2 decode_residual(std::uint32_t bits, ResidualKind kind, float scale) {
@@ -320,15 +337,16 @@ __device__ inline float2 decode_residual(std::uint32_t bits, ResidualKind kind, 
 }
 
 // One chunk's results into a staging slot. Each thread holds, per 8 columns j, two neighbouring columns
-// of two rows 8 apart (wgmma's f32 accumulator layout). What does not depend on the element (scale,
+// of two rows 8 apart (wgmma's accumulator layout; int8's s32 sums convert to f32 here). What does not depend on the element (scale,
 // residual, activation, codes) is a template constant, so the unrolled steps have no branch between them;
 // the residual's loads are all issued first (shared-memory accesses are ordered asm, and their latencies
 // then overlap). Rows and columns past the tensor are computed like the others (the copy engine filled
 // their operands with zeros) and never stored: the store clips its box at the tensor's edges.
-template <Operand kOperand, int kRegisters, ResidualKind kResidual, bool kCodes, Act kAct>
-__device__ void stage_chunk(const float (&acc)[kRegisters], const ChunkColumns& columns, const ThreadOffsets& at,
-                            const EpilogueConstants& k, std::uint32_t slot, std::uint32_t residual, int first_acc) {
-  constexpr bool kScaled = kOperand == Operand::kE4m3;
+template <Operand kOperand, int kRegisters, ResidualKind kResidual, CodesKind kCodes, Act kAct>
+__device__ void stage_chunk(const Accumulator<kOperand> (&acc)[kRegisters], const ChunkColumns& columns,
+                            const ThreadOffsets& at, const EpilogueConstants& k, std::uint32_t slot,
+                            std::uint32_t residual, int first_acc) {
+  constexpr bool kScaled = kScaledOperand<kOperand>;
   constexpr int kSteps = kChunkColumns / 8 * 2;
   [[maybe_unused]] std::uint32_t residual_bits[kSteps];
 #pragma unroll
@@ -346,15 +364,17 @@ __device__ void stage_chunk(const float (&acc)[kRegisters], const ChunkColumns& 
     const int j = step / 2, second = step % 2, a = first_acc + j * 4 + second * 2;
     float2 r{0.0f, 0.0f};
     if constexpr (kResidual != ResidualKind::kNone) r = decode_residual(residual_bits[step], kResidual, k.residual_scale);
-    const float2 v = epilogue_pair<kScaled, kResidual != ResidualKind::kNone, kAct>(acc[a], acc[a + 1], columns.scale[j],
-                                                                                   columns.bias[j], r);
+    const float2 v = epilogue_pair<kScaled, kResidual != ResidualKind::kNone, kAct>(
+        static_cast<float>(acc[a]), static_cast<float>(acc[a + 1]), columns.scale[j], columns.bias[j], r);
     const __half2 stored = __floats2half2_rn(v.x, v.y);
     const std::uint32_t stored_bits = *reinterpret_cast<const std::uint32_t*>(&stored);
     const std::uint32_t value_at = slot + at.values[j] + second * kSecondRowValues;
-    if constexpr (kCodes) {
+    if constexpr (kCodes != CodesKind::kNone) {
       store_shared_u32_if(k.values, value_at, stored_bits);
+      const float2 rounded = __half22float2(stored);
       store_shared_u16(slot + kSlotValueBytes + at.codes[j / 2] + (j % 2) * 8 + second * kSecondRowCodes,
-                       e4m3_codes2(__half22float2(stored), k.code_scale, k.inverse_code_scale));
+                       kCodes == CodesKind::kE4m3 ? e4m3_codes2(rounded, k.code_scale, k.inverse_code_scale)
+                                                  : int8_codes2(rounded, k.inverse_code_scale));
     } else {
       store_shared_u32(value_at, stored_bits);
     }
@@ -370,8 +390,8 @@ struct TileOutput {
 
 // A consumer's 64 rows of a tile, chunk by chunk: the slot is taken once the copy engine has read what it
 // held two chunks ago, filled by the whole warpgroup, then stored by the warpgroup's first thread.
-template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual, bool kCodes, Act kAct>
-__device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
+template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual, CodesKind kCodes, Act kAct>
+__device__ void write_tile_as(const Accumulator<kOperand> (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
                               Staging& staging, const ThreadOffsets& at, const EpilogueConstants& k,
                               const TileOutput& out, int consumer) {
   constexpr int kResidualChunkBytes = ResidualTiles<kResidual, kColumns>::kChunkBytes;
@@ -380,7 +400,7 @@ __device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs
   for (int c = 0; c < kColumns / kChunkColumns; ++c) {
     const int chunk0 = out.column0 + c * kChunkColumns;
     if (chunk0 >= e.shape.channels_out) break;
-    const ChunkColumns columns = load_chunk_columns<kOperand == Operand::kE4m3>(e, chunk0);
+    const ChunkColumns columns = load_chunk_columns<kScaledOperand<kOperand>>(e, chunk0);
     const std::uint32_t slot = staging.next();
     if (leader) bulk_wait_read<kSlots - 1>();
     named_barrier_sync(1 + consumer, kWarpgroup);
@@ -390,14 +410,14 @@ __device__ void write_tile_as(const float (&acc)[kRegisters], const EpilogueArgs
     named_barrier_sync(1 + consumer, kWarpgroup);
     if (leader) {
       if (e.out.y != nullptr) tma_store_2d(maps.values, slot, chunk0, out.row0);
-      if (kCodes) tma_store_2d(maps.codes, slot + kSlotValueBytes, chunk0, out.row0);
+      if (kCodes != CodesKind::kNone) tma_store_2d(maps.codes, slot + kSlotValueBytes, chunk0, out.row0);
       bulk_commit();
     }
   }
 }
 
-template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual, bool kCodes>
-__device__ void write_tile_with(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
+template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual, CodesKind kCodes>
+__device__ void write_tile_with(const Accumulator<kOperand> (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
                                 Staging& staging, const ThreadOffsets& at, const EpilogueConstants& k,
                                 const TileOutput& out, int consumer) {
 #define KILN_WRITE_TILE_AS(act) \
@@ -411,15 +431,20 @@ __device__ void write_tile_with(const float (&acc)[kRegisters], const EpilogueAr
 #undef KILN_WRITE_TILE_AS
 }
 
+// The codes' grid as a template constant, instantiated only where gemm_conv_epilogue_takes() lets it
+// come: E4M3 layers write no int8 codes, int8 layers no E4M3 ones.
 template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual>
-__device__ void write_tile(const float (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
-                           Staging& staging, const ThreadOffsets& at, const EpilogueConstants& k,
-                           const TileOutput& out, int consumer) {
-  if (e.out.codes.codes != nullptr) {
-    write_tile_with<kOperand, kColumns, kRegisters, kResidual, true>(acc, e, maps, staging, at, k, out, consumer);
-  } else {
-    write_tile_with<kOperand, kColumns, kRegisters, kResidual, false>(acc, e, maps, staging, at, k, out, consumer);
+__device__ void write_tile(const Accumulator<kOperand> (&acc)[kRegisters], const EpilogueArgs& e,
+                           const StoreMaps& maps, Staging& staging, const ThreadOffsets& at,
+                           const EpilogueConstants& k, const TileOutput& out, int consumer) {
+#define KILN_WRITE_TILE_WITH(codes) \
+  write_tile_with<kOperand, kColumns, kRegisters, kResidual, codes>(acc, e, maps, staging, at, k, out, consumer)
+  if (e.out.codes.codes == nullptr) return KILN_WRITE_TILE_WITH(CodesKind::kNone);
+  if constexpr (kOperand != Operand::kE4m3) {
+    if (e.out.codes_grid == CodeGrid::kInt8) return KILN_WRITE_TILE_WITH(CodesKind::kInt8);
   }
+  if constexpr (kOperand != Operand::kS8) return KILN_WRITE_TILE_WITH(CodesKind::kE4m3);
+#undef KILN_WRITE_TILE_WITH
 }
 
 // The consumer's first thread: the residual of the consumer's rows of a tile, chunk by chunk, into a
@@ -475,7 +500,7 @@ __device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtens
       load_residual_of<T, kColumns>(residual, residual_map, e, consumer, next, use + 1);
     }
     const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
-    float acc[Wgmma<kOperand, kColumns>::kRegisters];
+    Accumulator<kOperand> acc[Wgmma<kOperand, kColumns>::kRegisters];
     accumulate<T, kOperand, kColumns>(ring, cursor, consumer, k_blocks, acc);
     if constexpr (kHasResidual) barrier_wait(residual.barrier(use), Residual::parity(use));
     const TileOutput out{shared_address(residual.buffer(use)), origin.row0 + consumer * kRowsPerConsumer,
@@ -557,8 +582,10 @@ cudaError_t launch(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stre
   if (e.out.residual != nullptr) {
     return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kHalf, kBlocks, kKBytes>(m, e, stream);
   }
-  if (e.out.residual_codes.codes != nullptr) {
-    return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kCodes, kBlocks, kKBytes>(m, e, stream);
+  if constexpr (kOperand != Operand::kS8) {  // int8 layers read no residual of codes
+    if (e.out.residual_codes.codes != nullptr) {
+      return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kCodes, kBlocks, kKBytes>(m, e, stream);
+    }
   }
   return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kNone, kBlocks, kKBytes>(m, e, stream);
 }
@@ -568,7 +595,8 @@ cudaError_t launch(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stre
 using GemmConvMaps = gemm_conv_detail::LaunchMaps;
 
 // Launches the kernel of `kOperand` tiled as `tile`; cudaErrorInvalidConfiguration for a tile it is not
-// instantiated for. Instantiated once per operand type (gemm_conv_f16.cu, gemm_conv_e4m3.cu).
+// instantiated for. Instantiated once per operand type (gemm_conv_f16.cu, gemm_conv_e4m3.cu,
+// gemm_conv_s8.cu).
 template <Operand kOperand>
 cudaError_t launch_tile(const GemmConvTile& tile, const GemmConvMaps& m, const EpilogueArgs& e,
                         cudaStream_t stream) {
@@ -593,5 +621,7 @@ extern template cudaError_t launch_tile<Operand::kF16>(const GemmConvTile&, cons
                                                        cudaStream_t);
 extern template cudaError_t launch_tile<Operand::kE4m3>(const GemmConvTile&, const GemmConvMaps&,
                                                         const EpilogueArgs&, cudaStream_t);
+extern template cudaError_t launch_tile<Operand::kS8>(const GemmConvTile&, const GemmConvMaps&, const EpilogueArgs&,
+                                                      cudaStream_t);
 
 }  // namespace kiln::cuda::hopper

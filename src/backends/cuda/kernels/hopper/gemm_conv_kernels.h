@@ -3,10 +3,11 @@
 // which this kernel computes with the tensor cores' warpgroup instructions (wgmma, sm_90a) from tiles the
 // copy engine (TMA) brings into a ring of shared-memory stages: one producer warp issues the copies, one
 // or two consumer warpgroups the matrix steps, and the epilogue runs in registers:
-//   y = act(acc * scale[ch] + bias[ch] (+ residual)), written as fp16 and/or as E4M3 codes,
+//   y = act(acc * scale[ch] + bias[ch] (+ residual)), written as fp16 and/or as E4M3 or int8 codes,
 // which the copy engine stores from shared memory.
-// Operands are fp16, or E4M3 codes (FP8 layers: scale is the product of the input's and the channel's
-// weight scales). Accumulation is f32 and the output is rounded to fp16 once. x, y and the residual may
+// Operands are fp16, or E4M3 or int8 codes (FP8 and int8 layers: scale is the product of the input's and
+// the channel's weight scales). Accumulation is f32 (int8: exact s32 sums, converted to f32 once) and the
+// output is rounded to fp16 once; codes for 8-bit readers are taken from that fp16 value. x, y and the residual may
 // be channel views (a pitch wider than their channels).
 #pragma once
 
@@ -76,11 +77,17 @@ struct GemmConvEpilogue {
   E4m3In residual_codes;  // the residual as E4M3 codes instead (residual then null)
   Act act = Act::kNone;
   __half* y = nullptr;  // null: only the codes are written
-  E4m3Out codes;
+  E4m3Out codes;        // null codes: none
+  CodeGrid codes_grid = CodeGrid::kE4m3;  // of `codes`: E4M3, or int8 (an fp16 or int8 layer's int8 readers)
 };
 
 // Whether this process's GPU runs the kernel (compute capability 9.0: the sm_90a code runs nowhere else).
 bool hopper_gpu();
+
+// The epilogues the kernel is instantiated for, beside the shapes gemm_conv_takes() checks: E4M3 layers
+// write E4M3 codes, int8 layers int8 codes and read no residual of codes (int8 plans keep residuals in
+// fp16), fp16 layers write either grid.
+bool gemm_conv_epilogue_takes(Operand operand, const GemmConvEpilogue& epilogue);
 
 // Whether gemm_conv() computes `shape` with `tile`: row pitches of 16-byte multiples for the copy
 // engine (x's, the residual's (fp16, or codes when `residual_codes`), the output's for fp16 values, and for
@@ -92,7 +99,8 @@ bool gemm_conv_takes(const GemmConvShape& shape, Operand operand, const GemmConv
 // x: [pixels, x_pitch] (windowed: [batch, height, width, x_pitch]) and w: [channels_out, taps x
 // channels_in], both of `operand`, 16-byte aligned; scale and
 // bias 8-byte aligned, y, the codes and the residual 16-byte. Returns
-// cudaErrorInvalidConfiguration for what gemm_conv_takes() refuses (or a missing bias or FP8 scale),
+// cudaErrorInvalidConfiguration for what gemm_conv_takes() or gemm_conv_epilogue_takes() refuses (or a
+// missing bias, or a missing scale for 8-bit operands),
 // cudaErrorMisalignedAddress for misaligned buffers and cudaErrorNotSupported off Hopper.
 cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmConvShape& shape,
                       const GemmConvTile& tile, const GemmConvEpilogue& epilogue, cudaStream_t stream);
