@@ -287,7 +287,7 @@ void add_fp8_options(CLI::App& cmd, pipeline::Fp8Options& fp8) {
   cmd.add_option(
          "--fp8-fallback", fp8.fallback,
          "fp8, int8: precision of the layers not quantized: fp16 or fp32 (default: fp16 for fp8, fp32 "
-         "for int8)")
+         "for int8 but fp16 for int8 on cuda)")
       ->check(one_of({"fp16", "fp32"}));
   cmd.add_option("--auto-target", fp8.auto_target,
                  "fp8, int8 --recipe auto: agreement=FRACTION (top-1 agreement with fp32 at least) or "

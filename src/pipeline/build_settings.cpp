@@ -34,6 +34,15 @@ BuildOptions plain_options(const Manifest& manifest, const BuildOverrides& overr
   return options;
 }
 
+// The quantization options of a build: an int8 build for cuda keeps its other layers fp16 unless told
+// otherwise, since the cuda backend runs quantized layers among fp16 ones only (elsewhere int8's fallback is
+// fp32, the CPU's precision).
+Fp8Options quantization_options(const Fp8Options& given, const BuildOptions& options) {
+  Fp8Options fp8 = given;
+  if (options.precision == Precision::kI8 && options.backend == "cuda" && !fp8.fallback) fp8.fallback = "fp16";
+  return fp8;
+}
+
 void set_fp8(BuildOptions& options, Fp8Quantization fp8) {
   options.quantizer = std::move(fp8.quantizer);
   options.fp8_fallback = fp8.fallback;
@@ -46,7 +55,7 @@ BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overr
   BuildOptions options = plain_options(manifest, overrides);
   choose_precision(options, manifest, overrides, input.graph);
   if (is_quantized(options.precision))
-    set_fp8(options, make_fp8_quantization(overrides.fp8, options.precision, manifest, input.graph,
+    set_fp8(options, make_fp8_quantization(quantization_options(overrides.fp8, options), options.precision, manifest, input.graph,
                                            input.config.preprocess));
   return options;
 }
@@ -64,7 +73,7 @@ BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overr
       ": top-1 agreement is for classifiers; a detector's auto recipe takes logit-error=VALUE (the relative "
       "error of its decoded predictions)");
   if (is_quantized(options.precision))
-    set_fp8(options, make_fp8_quantization(overrides.fp8, options.precision, manifest, source.input.graph,
+    set_fp8(options, make_fp8_quantization(quantization_options(overrides.fp8, options), options.precision, manifest, source.input.graph,
                                            source.to_input));
   return options;
 }

@@ -1,10 +1,10 @@
 // kiln's Hopper convolution kernel (kernels/hopper/gemm_conv_kernels.h) called directly, every
 // tile, against a double-precision convolution of the same operand values: pointwise layers and windows
-// (3x3 at strides 1 and 2, a strided 1x1, a 1x3 window with padding on one axis only, a 7x7 stem), fp16
-// and E4M3 operands, pixel and channel counts that are no multiple of a tile's (partial tiles at every
+// (3x3 at strides 1 and 2, a strided 1x1, a 1x3 window with padding on one axis only, a 7x7 stem), fp16,
+// E4M3 and int8 operands, pixel and channel counts that are no multiple of a tile's (partial tiles at every
 // edge, a partial K block, a tap narrower than a K block), a residual, SiLU and ReLU, channel views
 // (channels outside a view stay as they were),
-// and E4M3 output codes, which must equal kiln's host quantization of the kernel's own fp16 output (and be
+// and E4M3 or int8 output codes, which must equal kiln's host quantization of the kernel's own fp16 output (and be
 // the same bytes when no fp16 output is written). Skips without a Hopper GPU; what
 // the kernel takes is checked on any machine.
 #include <gtest/gtest.h>
@@ -47,6 +47,9 @@ struct HopperCase {
   cuda::Act act;
   GemmConvWindow window = {};  // out_height and out_width are derived
   bool residual_codes = false;  // the residual as E4M3 codes with a scale (an FP8 plan's residual stream)
+  bool int8_codes = false;      // codes on int8's grid (int8 operands always write those)
+
+  bool writes_int8_codes() const { return int8_codes || operand == Operand::kS8; }
 
   GemmConvWindow output_window() const {
     GemmConvWindow w = window;
@@ -65,10 +68,10 @@ struct HopperCase {
 
 std::string case_name(const HopperCase& c) {
   const GemmConvWindow& w = c.window;
-  return cat(c.operand == Operand::kF16 ? "f16" : "e4m3", "_c", c.c, "_k", c.k, "_px", c.in_pixels(),
+  return cat(c.operand == Operand::kF16 ? "f16" : c.operand == Operand::kE4m3 ? "e4m3" : "int8", "_c", c.c, "_k", c.k, "_px", c.in_pixels(),
              w.batch == 0 ? std::string()
                           : cat("_", w.kernel_h, "x", w.kernel_w, "_s", w.stride_h, "_p", w.pad_h, "x", w.pad_w),
-             c.residual ? (c.residual_codes ? "_residual_codes" : "_residual") : "", c.views ? "_views" : "", c.codes ? "_codes" : "", c.y ? "" : "_no_y",
+             c.residual ? (c.residual_codes ? "_residual_codes" : "_residual") : "", c.views ? "_views" : "", c.codes ? (c.writes_int8_codes() ? "_int8_codes" : "_codes") : "", c.y ? "" : "_no_y",
              c.act == cuda::Act::kSilu ? "_silu" : "_relu");
 }
 
@@ -110,6 +113,26 @@ std::vector<std::uint8_t> to_e4m3_codes(const std::vector<float>& v) {
   return out;
 }
 
+// int8 codes of values taken as codes already (scale 1), as bytes.
+std::uint8_t int8_byte(float v, float inverse_scale = 1.0f) {
+  return static_cast<std::uint8_t>(quantize_to_int8(v, inverse_scale));
+}
+std::vector<std::uint8_t> to_int8_codes(const std::vector<float>& v) {
+  std::vector<std::uint8_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = int8_byte(v[i]);
+  return out;
+}
+
+// The operand bytes the kernel reads: fp16 values, E4M3 or int8 codes.
+std::vector<std::uint8_t> operand_bytes(const std::vector<float>& v, Operand operand) {
+  if (operand == Operand::kE4m3) return to_e4m3_codes(v);
+  if (operand == Operand::kS8) return to_int8_codes(v);
+  const std::vector<std::uint16_t> bits = to_f16_bits(v);
+  std::vector<std::uint8_t> out(bits.size() * 2);
+  std::memcpy(out.data(), bits.data(), out.size());
+  return out;
+}
+
 double activated(double v, cuda::Act act) {
   return act == cuda::Act::kRelu ? (v > 0 ? v : 0) : v / (1.0 + std::exp(-v));
 }
@@ -147,12 +170,13 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   KILN_SKIP_WITHOUT_GPU();
   if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "the kernel runs on compute capability 9.0 only";
   const HopperCase c = GetParam();
-  const bool fp8 = c.operand == Operand::kE4m3;
-  // Operands as the kernel reads them: fp16 values, or E4M3 code values (the scales are the epilogue's).
+  const bool fp8 = c.operand == Operand::kE4m3, int8 = c.operand == Operand::kS8, scaled = fp8 || int8;
+  // Operands as the kernel reads them: fp16 values, or E4M3 or int8 code values (the scales are the
+  // epilogue's).
   const int pixels = c.out_pixels();
-  const Tensor x_values = testing::random_tensor({c.in_pixels(), c.c}, 11, fp8 ? -200.0f : -1.0f, fp8 ? 200.0f : 1.0f);
-  const Tensor w_values =
-      testing::random_tensor({c.k, c.taps() * c.c}, 12, fp8 ? -100.0f : -0.2f, fp8 ? 100.0f : 0.2f);
+  const float x_range = fp8 ? 200.0f : int8 ? 127.0f : 1.0f, w_range = fp8 ? 100.0f : int8 ? 127.0f : 0.2f;
+  const Tensor x_values = testing::random_tensor({c.in_pixels(), c.c}, 11, -x_range, x_range);
+  const Tensor w_values = testing::random_tensor({c.k, c.taps() * c.c}, 12, -w_range, w_range);
   const Tensor bias = testing::random_tensor({c.k}, 13);
   const Tensor scale = testing::random_tensor({c.k}, 14, 1e-4f, 3e-4f);
   const Tensor residual = testing::random_tensor({pixels, c.k}, 15);
@@ -170,18 +194,21 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   const std::vector<float> x_host = pitched(x_values, c.in_pixels(), c.c, x_pitch, x_at, kFill);
   const std::vector<float> w_host(w_values.f32().begin(), w_values.f32().end());
   // The values the kernel multiplies: operands rounded to their type once.
-  const auto stored = [&](float v) { return fp8 ? e4m3_to_f32(f32_to_e4m3(v)) : f16_to_f32(f32_to_f16(v)); };
+  const auto stored = [&](float v) {
+    if (int8) return static_cast<float>(quantize_to_int8(v, 1.0f));
+    return fp8 ? e4m3_to_f32(f32_to_e4m3(v)) : f16_to_f32(f32_to_f16(v));
+  };
   std::vector<double> ref = convolved(c, x_host, x_pitch, x_at, w_host, stored);
   for (int p = 0; p < pixels; ++p) {
     for (int o = 0; o < c.k; ++o) {
       double& r = ref[static_cast<std::size_t>(p) * c.k + o];
-      double v = r * (fp8 ? scale.f32()[o] : 1.0f) + bias.f32()[o];
+      double v = r * (scaled ? scale.f32()[o] : 1.0f) + bias.f32()[o];
       if (c.residual) v += residual_value(static_cast<std::size_t>(p * c.k + o));
       r = activated(v, c.act);
     }
   }
-  const cuda::DeviceBuffer dx = fp8 ? upload(to_e4m3_codes(x_host)) : upload(to_f16_bits(x_host));
-  const cuda::DeviceBuffer dw = fp8 ? upload(to_e4m3_codes(w_host)) : upload(to_f16_bits(w_host));
+  const cuda::DeviceBuffer dx = upload(operand_bytes(x_host, c.operand));
+  const cuda::DeviceBuffer dw = upload(operand_bytes(w_host, c.operand));
   const cuda::DeviceBuffer db = upload(std::vector<float>(bias.f32().begin(), bias.f32().end()));
   const cuda::DeviceBuffer ds = upload(std::vector<float>(scale.f32().begin(), scale.f32().end()));
   std::vector<float> residual_host = pitched(residual, pixels, c.k, r_pitch, 0, kFill);
@@ -201,11 +228,11 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
     ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile, c.codes, c.residual_codes));
     const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(y_count, kFill)));
     const cuda::DeviceBuffer dc = upload(std::vector<std::uint8_t>(y_count, 0x7e));
-    const auto* x = static_cast<const std::uint8_t*>(dx.data()) + x_at * (fp8 ? 1 : 2);
+    const auto* x = static_cast<const std::uint8_t*>(dx.data()) + x_at * (scaled ? 1 : 2);
     // Writes y (unless null) and the codes (unless null) of the tile's launch.
     const auto launch = [&](__half* y, std::uint8_t* codes) {
       cuda::hopper::GemmConvEpilogue e;
-      e.scale = fp8 ? static_cast<const float*>(ds.data()) : nullptr;
+      e.scale = scaled ? static_cast<const float*>(ds.data()) : nullptr;
       e.bias = static_cast<const float*>(db.data());
       if (c.residual && c.residual_codes) {
         e.residual_codes = {static_cast<const std::uint8_t*>(dr.data()), r_scale};
@@ -215,6 +242,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
       e.act = c.act;
       e.y = y != nullptr ? y + y_at : nullptr;
       if (codes != nullptr) e.codes = {codes + y_at, code_scale};
+      if (c.writes_int8_codes()) e.codes_grid = cuda::hopper::CodeGrid::kInt8;
       cuda::check(cuda::hopper::gemm_conv(c.operand, x, dw.data(), shape, tile, e, nullptr), "launching gemm_conv");
       cuda::check(cudaDeviceSynchronize(), "running gemm_conv");
     };
@@ -241,14 +269,18 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
         const double v = f16_to_f32(y[at]);
         diff += (v - r) * (v - r);
         norm += r * r;
-        if (c.codes) codes_match = codes_match && codes[at] == f32_to_e4m3(f16_to_f32(y[at]) / code_scale);
+        const float value = f16_to_f32(y[at]);
+        const std::uint8_t expected =
+            c.writes_int8_codes() ? int8_byte(value, 1.0f / code_scale) : f32_to_e4m3(value / code_scale);
+        if (c.codes) codes_match = codes_match && codes[at] == expected;
       }
     }
     EXPECT_TRUE(untouched) << "a channel outside the output view was written";
-    EXPECT_TRUE(codes_match) << "E4M3 codes differ from kiln's host quantization";
+    EXPECT_TRUE(codes_match) << "codes differ from kiln's host quantization";
     // One rounding of the output to fp16 (2^-11 relative at most) over f32 accumulation of exact products,
-    // against double. E4M3 twice that: Hopper's FP8 matrix steps add with fewer bits than f32, the error
-    // growing with the channel count (7.7e-4 at 2048 channels, benchmarks/hopper_conv_bench.cu).
+    // against double (int8: exact integer sums). E4M3 twice that: Hopper's FP8 matrix steps add with fewer
+    // bits than f32, the error growing with the channel count (7.7e-4 at 2048 channels,
+    // benchmarks/hopper_conv_bench.cu).
     EXPECT_LE(std::sqrt(diff / norm), fp8 ? 0x1p-9 : 0x1p-10);
     ++tiles;
   }
@@ -289,7 +321,19 @@ INSTANTIATE_TEST_SUITE_P(
                                  true},
                       HopperCase{Operand::kE4m3, 512, 272, 129, true, false, true, true, cuda::Act::kRelu, {},
                                  true},
-                      HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu, {}, true}),
+                      HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu, {}, true},
+                      // int8 operands (exact integer sums, scaled like FP8) writing int8 codes, with an fp16
+                      // residual (int8 plans keep residuals in fp16), on views, through windows and 64-byte
+                      // rows; an fp16 layer writing int8 codes for an int8 reader.
+                      HopperCase{Operand::kS8, 256, 128, 1000, false, false, true, true, cuda::Act::kRelu},
+                      HopperCase{Operand::kS8, 48, 96, 513, true, true, true, false, cuda::Act::kSilu},
+                      HopperCase{Operand::kS8, 64, 256, 700, true, false, true, true, cuda::Act::kRelu},
+                      HopperCase{Operand::kS8, 64, 64, 0, false, true, true, true, cuda::Act::kRelu,
+                                 {2, 13, 11, 3, 3, 1, 1, 1, 1, 0, 0}},
+                      HopperCase{Operand::kS8, 128, 136, 0, true, false, false, true, cuda::Act::kSilu,
+                                 {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0}},
+                      HopperCase{Operand::kF16, 200, 136, 777, true, false, true, true, cuda::Act::kRelu, {}, false,
+                                 true}),
     [](const auto& param_info) { return case_name(param_info.param); });
 
 // The tactic layer as a program uses it: a convolution's geometry with channel views, its candidates

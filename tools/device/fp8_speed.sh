@@ -9,7 +9,8 @@
 #          [--opt-level N]
 #   a recipe written RECIPE:strict builds with --strict-precision (every recipe layer FP8), e.g.
 #   --recipes all,all:strict compares the precision tactic's plan with the all-FP8 one; RECIPE:residuals
-#   with --quantize-residuals (the residual stream in E4M3); RECIPE:strict:residuals both.
+#   with --quantize-residuals (the residual stream in E4M3); RECIPE:strict:residuals both; RECIPE:int8 an
+#   int8 plan of the recipe (kiln's Hopper kernel), e.g. --recipes all,all:residuals,all:int8.
 # Needs `carry: [".carry/bin"]` (kiln and the libraries the machine lacks: see bench_cuda.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -61,10 +62,13 @@ for name in $models; do
     for recipe in $recipes; do
       # RECIPE:strict keeps every layer of the recipe FP8 (--strict-precision: no precision tactic);
       # RECIPE:residuals holds the residual stream in E4M3 (--quantize-residuals); both may be given.
-      local_args=() tag="fp8-${recipe%%:*}"
+      # RECIPE:int8 builds an int8 plan instead of an FP8 one.
+      precision=fp8
+      [[ $recipe == *:int8* ]] && precision=int8
+      local_args=() tag="$precision-${recipe%%:*}"
       [[ $recipe == *:strict* ]] && local_args+=(--strict-precision) tag="$tag-strict"
       [[ $recipe == *:residuals* ]] && local_args+=(--quantize-residuals) tag="$tag-residuals"
-      build_and_bench "$name" "$batch" "$tag" --precision fp8 --recipe "${recipe%%:*}" \
+      build_and_bench "$name" "$batch" "$tag" --precision "$precision" --recipe "${recipe%%:*}" \
         --calib tests/data/photos --every 1 "${local_args[@]}"
     done
   done

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backends/cuda/cuda_options.h"
+#include "backends/cuda/kernels/hopper/gemm_conv_kernels.h"
 #include "backends/cuda/program/op_table.h"
 #include "backends/cuda/program/program.h"
 #include "core/error.h"
@@ -15,6 +16,18 @@ bool CudaBackend::supports(const Graph& graph, const Node& node) const {
 
 std::string CudaBackend::unsupported_reason(const Graph& graph, const Node& node) const {
   return cuda::unsupported_reason(graph, node);
+}
+
+// int8 convolutions run on kiln's Hopper kernel alone (its sm_90a code runs on compute capability 9.0 only).
+std::string CudaBackend::precision_refusal(Precision precision) const {
+  if (precision == Precision::kBf16) return "it has no bf16 kernels";
+  if (precision != Precision::kI8 || cuda::hopper::hopper_gpu()) return {};
+  int device = 0;
+  cudaDeviceProp p{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&p, device) != cudaSuccess)
+    return "its int8 convolutions run on kiln's Hopper kernel, and there is no CUDA device";
+  return cat("its int8 convolutions run on kiln's Hopper kernel, which needs a compute capability 9.0 GPU (H100, "
+             "H200); this one is ", p.name, " (", p.major, ".", p.minor, ")");
 }
 
 BackendOptions CudaBackend::resolve_options(const std::vector<std::string>& assignments) const {

@@ -15,6 +15,7 @@ struct ConvLayer {
   NodeId reported = kNoNode;  // the layer its step and tactic are reported under
   std::string name;           // that layer's name
   bool linear = false, fp8 = false;
+  bool int8 = false;  // int8 operands: kiln's Hopper kernel only (conv_candidates.cpp)
   ConvGeometry geometry;
   ConvBuffers buffers;
   Tensor weights;  // f32 on the host, KRSC (convolutions) or [O, I] (linear layers)

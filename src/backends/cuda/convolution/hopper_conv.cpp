@@ -50,12 +50,14 @@ bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuf
   return false;
 }
 
-// As cuDNN's graph layers' keys: "fp8" for E4M3 operands, "e4m3" for a layer writing codes; "res-e4m3"
-// for a residual read as codes.
+// As cuDNN's graph layers' keys: "fp8" for E4M3 operands ("int8" for int8 ones), "e4m3" for a layer
+// writing codes; "res-e4m3" for a residual read as codes.
 KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, const ConvBuffers& buffers,
                                std::string_view gpu)
     : KilnConv(tactic_key({.runner = kApiKilnHopper,
-                           .precision = operand == Operand::kF16 ? "f16" : "fp8",
+                           .precision = operand == Operand::kF16    ? "f16"
+                                        : operand == Operand::kE4m3 ? "fp8"
+                                                                    : "int8",
                            .geometry = g,
                            .act = act,
                            .residual = buffers.residual != nullptr,
@@ -87,7 +89,7 @@ bool KilnHopperConv::runs(int variant) const {
 
 cudaError_t KilnHopperConv::launch(const ConvBuffers& b, int variant, cudaStream_t stream) const {
   hopper::GemmConvEpilogue e;
-  e.scale = operand_ == Operand::kE4m3 ? b.scale : nullptr;
+  e.scale = hopper::operand_scaled(operand_) ? b.scale : nullptr;
   e.bias = static_cast<const float*>(b.bias);
   if (residual_codes_) {
     e.residual_codes = {static_cast<const std::uint8_t*>(b.residual), b.residual_codes_scale};
@@ -102,14 +104,14 @@ cudaError_t KilnHopperConv::launch(const ConvBuffers& b, int variant, cudaStream
 
 std::optional<KilnConvOffer> offer_hopper_conv(const KilnConvRequest& request) {
   const ConvLayer& layer = request.layer;
-  const Operand operand = layer.fp8 ? Operand::kE4m3 : Operand::kF16;
+  const Operand operand = layer.int8 ? Operand::kS8 : layer.fp8 ? Operand::kE4m3 : Operand::kF16;
   if (request.elem != Elem::kF16 || layer.linear ||
       !KilnHopperConv::takes(layer.geometry, operand, layer.buffers)) {
     return std::nullopt;
   }
   ConvBuffers io = layer.buffers;
-  // An FP8 layer's bias is f32 already.
-  if (!layer.fp8) io.bias = request.upload(layer.bias, Elem::kF32);
+  // A quantized layer's bias is f32 already.
+  if (!layer.fp8 && !layer.int8) io.bias = request.upload(layer.bias, Elem::kF32);
   return KilnConvOffer{
       std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation), io, request.gpu), io};
 }

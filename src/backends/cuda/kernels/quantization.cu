@@ -22,6 +22,17 @@ __global__ void quantize_e4m3_kernel(const T* x, E4m3Out codes, std::int64_t pac
   store_with_codes<T, V>(nullptr, v, codes, i * V);  // x is already of the storage type: exact
 }
 
+template <typename T, int V>
+__global__ void quantize_int8_kernel(const T* x, std::int8_t* y, float inverse, std::int64_t packs) {
+  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= packs) return;
+  float v[V];
+  load<T, V>(x + i * V, v);
+#pragma unroll
+  for (int k = 0; k < V; ++k) y[i * V + k] = int8_code(v[k], inverse);
+}
+
 // V consecutive f32 values, 16 bytes at a time where V allows (p is then 16-byte aligned).
 template <int V>
 __device__ inline void load_f32(const float* p, float (&out)[V]) {
@@ -74,6 +85,19 @@ cudaError_t quantize_e4m3(const void* x, Elem e, std::uint8_t* y, std::int64_t c
     const std::int64_t packs = count / V;
     launch_early(quantize_e4m3_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, static_cast<const T*>(x),
                  E4m3Out{y, scale}, packs);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t quantize_int8(const void* x, Elem e, std::int8_t* y, std::int64_t count, float scale,
+                          cudaStream_t stream) {
+  const float inverse = 1.0f / scale;  // as the host quantizer takes it
+  return dispatch(e, count, [&](auto kind) {
+    using T = typename decltype(kind)::type;
+    constexpr int V = decltype(kind)::pack;
+    const std::int64_t packs = count / V;
+    launch_early(quantize_int8_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, static_cast<const T*>(x), y,
+                 inverse, packs);
     return cudaGetLastError();
   });
 }

@@ -1,4 +1,5 @@
-// The CUDA kernels of FP8 layers: the input quantizer and the convolution epilogue (see kernel_types.h).
+// The CUDA kernels of FP8 and int8 layers: the input quantizers and the FP8 convolution epilogue (see
+// kernel_types.h).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,6 +13,11 @@ namespace kiln::cuda {
 // FP8 E4M3 codes of x / scale (round to nearest even, saturating at +-448), as an FP8 layer reads its
 // input: y holds `count` bytes.
 cudaError_t quantize_e4m3(const void* x, Elem e, std::uint8_t* y, std::int64_t count, float scale,
+                          cudaStream_t stream);
+
+// int8 codes of x * (1 / scale) (round to nearest even, saturating at -128 and 127, NaN to 0), as an
+// int8 layer reads its input and quantize_to_int8 computes them: y holds `count` signed bytes.
+cudaError_t quantize_int8(const void* x, Elem e, std::int8_t* y, std::int64_t count, float scale,
                           cudaStream_t stream);
 
 // The epilogue of an FP8 convolution cuDNN could not fuse: y = act(acc * scale[c] + bias[c] (+ residual)),

@@ -31,6 +31,13 @@ __device__ inline std::uint16_t e4m3_codes2(float2 stored, float scale, float in
   return __nv_cvt_float2_to_fp8x2(float2{quotient(stored.x), quotient(stored.y)}, __NV_SATFINITE, __NV_E4M3);
 }
 
+// The int8 code of a stored value: x * inverse (inverse = RN(1 / scale), taken once on the host) rounded to
+// nearest even and saturated to [-128, 127], NaN made 0: quantize_to_int8 (core/dtype.h) bit for bit.
+__device__ inline std::int8_t int8_code(float stored, float inverse) {
+  if (isnan(stored)) return 0;
+  return static_cast<std::int8_t>(min(max(__float2int_rn(stored * inverse), -128), 127));
+}
+
 // Writes V values (f32 results) as type T at y (unless null) and their codes at codes + offset (unless
 // codes.codes is null).
 template <typename T, int V>

@@ -161,6 +161,10 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   const bool search = options_.opt_level != 0;
   const bool fp16 = elem_ == Elem::kF16;
   const std::optional<TacticRecord> tactic = stored.tactic;
+  if (layer.int8) {  // kiln's Hopper kernel only
+    const KilnConvKernel* hopper = find_kiln_conv_kernel(kApiKilnHopper);
+    return stored.api == kApiKilnHopper && hopper ? kiln_candidate(layer, *hopper, tactic) : std::nullopt;
+  }
   if (stored.api == kApiGraph && fp16 && !reads_residual_codes(layer))
     return graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, tactic);
   const KilnConvKernel* kiln = find_kiln_conv_kernel(stored.api);
@@ -210,8 +214,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   const auto consider = [&](std::optional<Candidate> c) {
     if (c && (!best || c->tactic.milliseconds < best->tactic.milliseconds)) best = std::move(c);
   };
-  // A residual of E4M3 codes: kiln's Hopper kernel only.
-  if (reads_residual_codes(layer)) {
+  // int8 operands or a residual of E4M3 codes: kiln's Hopper kernel only.
+  if (layer.int8 || reads_residual_codes(layer)) {
     if (const KilnConvKernel* hopper = find_kiln_conv_kernel(kApiKilnHopper))
       consider(kiln_candidate(layer, *hopper, std::nullopt));
     return best;
@@ -276,8 +280,11 @@ ProgramBuilder::Candidate ProgramBuilder::choose_candidate(const ConvLayer& laye
       if (!best || alternative.tactic.milliseconds < best->tactic.milliseconds) best = std::move(alternative);
     }
   }
-  require(best.has_value(), "cuda backend: layer '", layer.name, "': no ", layer.fp8 ? "FP8 " : "",
-          "cuDNN or cuBLASLt tactic runs it",
+  require(best.has_value(), "cuda backend: layer '", layer.name, "': no ",
+          layer.int8  ? "int8 "
+          : layer.fp8 ? "FP8 "
+                      : "",
+          layer.int8 ? "tactic runs it (only kiln's Hopper kernel runs int8 layers)" : "cuDNN or cuBLASLt tactic runs it",
           layer.geometry.packed()
               ? ""
               : " on channel views (--cuda-option channel-views=off builds without them)",
@@ -335,6 +342,7 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
       cat(layer.linear ? "linear "
           : gemm       ? "fp8 gemm (cuBLASLt) "
           : layer.fp8  ? "fp8 conv "
+          : layer.int8 ? "int8 conv "
                        : "conv ",
           chosen.api,
           !t.fused             ? " + epilogue kernel"

@@ -100,12 +100,14 @@ Tensor ProgramBuilder::bias_of(const Node& conv, std::int64_t count) const {
   return conv.inputs.size() > 2 ? constant(conv.inputs[2]) : Tensor(DType::kF32, {count});
 }
 
-// Weights as the kernels read them: E4M3 codes (exact: they came from E4M3) or the storage type.
+// Weights as the kernels read them: E4M3 or int8 codes (exact: they came from those codes) or the storage
+// type.
 void* ProgramBuilder::upload_weights(const ConvLayer& layer, const Tensor& weights) {
+  if (layer.int8) return keep(upload_bytes(weights.to(DType::kI8)));
   return keep(layer.fp8 ? upload_bytes(weights.to(DType::kF8E4M3)) : upload(weights, elem_));
 }
 
-// y = (sum of code products) * input scale * weight scale[k] + bias.
+// y = (sum of code products) * input scale * weight scale[k] + bias (FP8 and int8 alike).
 void ProgramBuilder::add_fp8_scales(const Node& conv, const Tensor& weight_scales, ConvLayer& layer) {
   const float input_scale = graph_.node(graph_.value(conv.inputs[0]).producer).attr<QuantizeAttrs>().scale;
   const Tensor scale = fp8_output_scales(input_scale, weight_scales, layer.geometry.k);
@@ -122,9 +124,11 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   layer.name = graph_.node(reported).name;
   layer.linear = conv.op == OpKind::kLinear;
   layer.fp8 = conv.precision == Precision::kF8;
-  // An FP8 layer's weights: the E4M3 codes and per-channel scales its dequantize point holds.
-  const Node* dequantize = layer.fp8 ? &graph_.node(graph_.value(conv.inputs[1]).producer) : nullptr;
-  const Tensor& weight = layer.fp8 ? constant(dequantize->inputs[0]) : constant(conv.inputs[1]);
+  layer.int8 = conv.precision == Precision::kI8;
+  const bool quantized = layer.fp8 || layer.int8;
+  // A quantized layer's weights: the codes and per-channel scales its dequantize point holds.
+  const Node* dequantize = quantized ? &graph_.node(graph_.value(conv.inputs[1]).producer) : nullptr;
+  const Tensor& weight = quantized ? constant(dequantize->inputs[0]) : constant(conv.inputs[1]);
   layer.geometry = conv_geometry(conv, weight, y_shape);
   layer.geometry.x_pitch = to_int(pitch(conv.inputs[0]));
   layer.geometry.y_pitch = to_int(pitch(graph_.node(producer).output));
@@ -132,13 +136,14 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   layer.buffers.x = ptr(conv.inputs[0]);
   layer.buffers.weight = upload_weights(layer, layer.weights);
   layer.bias = bias_of(conv, layer.geometry.k).to(DType::kF32);
-  layer.buffers.bias = keep(upload(layer.bias, layer.fp8 ? Elem::kF32 : elem_));
-  if (layer.fp8) add_fp8_scales(conv, constant(dequantize->inputs[1]), layer);
+  layer.buffers.bias = keep(upload(layer.bias, quantized ? Elem::kF32 : elem_));
+  if (quantized) add_fp8_scales(conv, constant(dequantize->inputs[1]), layer);
   layer.buffers.residual = residual.data;
   layer.buffers.residual_codes_scale = residual.codes_scale;
   // An unfused fp16 convolution writes y before its epilogue kernel reads it; an FP8 one writes its
-  // accumulator, so its y is needed only where someone besides the fused quantize points reads it.
-  layer.buffers.y = layer.fp8 ? value_out(producer) : ptr(graph_.node(producer).output);
+  // accumulator, so its y is needed only where someone besides the fused quantize points reads it (an
+  // int8 one has no fused quantize points).
+  layer.buffers.y = quantized ? value_out(producer) : ptr(graph_.node(producer).output);
   layer.buffers.codes = codes_out(producer);
   layer.producer = producer;
   layer.codes = layer.buffers.codes.codes != nullptr;

@@ -43,19 +43,42 @@ std::string constants_reason(const Graph& graph, const Node& node, std::size_t f
   return {};
 }
 
-// An FP8 convolution as quant/fp8_rewrite.h makes it, in shapes cuDNN's FP8 kernels take.
-std::string fp8_conv_reason(const Graph& graph, const Node& node) {
+// A quantized convolution as quant/fp8_rewrite.h makes it: its input through a quantize point, its
+// weights from a dequantize point. `what` names the precision.
+std::string quantized_conv_reason(const Graph& graph, const Node& node, const char* what) {
   const Node* quantize = producer_of(graph, node.inputs[0]);
   if (quantize == nullptr || quantize->op != OpKind::kQuantize)
-    return "an FP8 convolution must read its input through a quantize point";
+    return cat("an ", what, " convolution must read its input through a quantize point");
   const Node* dequantize = producer_of(graph, node.inputs[1]);
   if (dequantize == nullptr || dequantize->op != OpKind::kDequantize)
-    return "an FP8 convolution's weights must come from a dequantize point";
-  const Shape& codes = graph.value(dequantize->inputs[0]).shape;
+    return cat("an ", what, " convolution's weights must come from a dequantize point");
+  return {};
+}
+
+// An FP8 convolution in shapes cuDNN's FP8 kernels take.
+std::string fp8_conv_reason(const Graph& graph, const Node& node) {
+  if (std::string r = quantized_conv_reason(graph, node, "FP8"); !r.empty()) return r;
+  const Shape& codes = graph.value(producer_of(graph, node.inputs[1])->inputs[0]).shape;
   const std::int64_t in = codes[1] * node.attr<ConvAttrs>().groups, out = codes[0];
   if (in % 16 != 0 || out % 16 != 0)
     return cat("cuDNN's FP8 convolutions need channel counts that are multiples of 16, this one has ", in,
                " in and ", out, " out");
+  return {};
+}
+
+// An int8 convolution runs on kiln's Hopper kernel only (the backend refuses int8 plans off Hopper): dense,
+// undilated, in rows of 16-byte multiples, with a window its im2col copies express.
+std::string int8_conv_reason(const Graph& graph, const Node& node) {
+  if (std::string r = quantized_conv_reason(graph, node, "int8"); !r.empty()) return r;
+  const auto& a = node.attr<ConvAttrs>();
+  if (a.groups != 1) return "kiln's int8 convolutions are dense (this one has groups)";
+  if (a.dilation[0] != 1 || a.dilation[1] != 1) return "kiln's int8 convolutions take no dilation";
+  if (a.padding[0] >= a.kernel[0] || a.padding[1] >= a.kernel[1] || a.stride[0] > 8 || a.stride[1] > 8)
+    return "kiln's int8 convolutions take padding below the kernel size and strides up to 8";
+  const Shape& codes = graph.value(producer_of(graph, node.inputs[1])->inputs[0]).shape;
+  if (codes[1] % 16 != 0 || codes[0] % 16 != 0)
+    return cat("kiln's int8 convolutions need channel counts that are multiples of 16, this one has ", codes[1],
+               " in and ", codes[0], " out");
   return {};
 }
 
@@ -64,6 +87,7 @@ std::string conv_reason(const Graph& graph, const Node& node) {
   const auto& padding = node.attr<ConvAttrs>().padding;
   if (padding[0] != padding[2] || padding[1] != padding[3]) return "asymmetric convolution padding";
   if (node.precision == Precision::kF8) return fp8_conv_reason(graph, node);
+  if (node.precision == Precision::kI8) return int8_conv_reason(graph, node);
   if (!is_constant(graph, node.inputs[1])) return "convolution weights must be constants";
   if (node.inputs.size() > 2 && !is_constant(graph, node.inputs[2]))
     return "convolution bias must be a constant";
@@ -118,22 +142,31 @@ std::string radix_weighted_sum_reason(const Graph& graph, const Node& node) {
   return vector_reason(graph, node.inputs[1]);
 }
 
-// Why a reader of `value` cannot take it: each must be an FP8 convolution reading it as input `slot`.
-std::string fp8_readers_reason(const Graph& graph, ValueId value, std::size_t slot, const char* what) {
+// Why a reader of `value` cannot take it: each must be a convolution of `precision` reading it as input
+// `slot`.
+std::string quantized_readers_reason(const Graph& graph, ValueId value, std::size_t slot, Precision precision,
+                                     const char* what) {
   const auto consumers = graph.consumers();
   for (const NodeId reader : consumers[static_cast<std::size_t>(value)]) {
     const Node& r = graph.node(reader);
-    if (r.op != OpKind::kConv2d || r.precision != Precision::kF8 || r.inputs[slot] != value)
-      return cat(what, " read by '", r.name, "', which is no FP8 convolution");
+    if (r.op != OpKind::kConv2d || r.precision != precision || r.inputs[slot] != value)
+      return cat(what, " read by '", r.name, "', which is no ", precision_name(precision), " convolution");
   }
   return {};
 }
 
 // A quantize point writes E4M3 codes, which FP8 convolutions read as their input and adds as a residual
 // (the add computed with a convolution: elementwise_steps.cpp).
+// An int8 quantize point writes int8 codes, which int8 convolutions read as their input (int8 plans keep
+// residuals in fp16).
 std::string quantize_reason(const Graph& graph, const Node& node) {
   if (is_constant(graph, node.inputs[0])) return "quantize of a constant";
-  if (node.attr<QuantizeAttrs>().per_channel()) return "per-channel scales (int8, which cuda does not run)";
+  if (node.attr<QuantizeAttrs>().per_channel())
+    return "per-channel scales (int8 inputs of depthwise convolutions, which cuda does not run in int8)";
+  if (node.attr<QuantizeAttrs>().int8) {
+    if (passes::is_graph_output(graph, node.output)) return "int8 codes as a graph output";
+    return quantized_readers_reason(graph, node.output, 0, Precision::kI8, "int8 codes");
+  }
   if (passes::is_graph_output(graph, node.output)) return "E4M3 codes as a graph output";
   const auto consumers = graph.consumers();
   for (const NodeId reader : consumers[static_cast<std::size_t>(node.output)]) {
@@ -145,10 +178,14 @@ std::string quantize_reason(const Graph& graph, const Node& node) {
   return {};
 }
 
-// Folded into the FP8 convolutions that read it.
+// Folded into the FP8 or int8 convolutions that read it (the grid of its codes).
 std::string dequantize_reason(const Graph& graph, const Node& node) {
   if (!constants_reason(graph, node, 0, "").empty()) return "dequantize of a computed tensor";
-  return fp8_readers_reason(graph, node.output, 1, "dequantized weights");
+  // The codes reach backends widened to f32 (exactly), so their readers say which grid they are on.
+  const auto readers = graph.consumers()[static_cast<std::size_t>(node.output)];
+  const Precision grid = readers.empty() ? Precision::kF8 : graph.node(readers.front()).precision;
+  return quantized_readers_reason(graph, node.output, 1, grid == Precision::kI8 ? Precision::kI8 : Precision::kF8,
+                                  "dequantized weights");
 }
 
 // YOLOv10's operators read computed tensors of rank 2 to 4, stored channels last (data_movement_steps.cpp).
@@ -226,8 +263,8 @@ const CudaOp* find_cuda_op(OpKind op) {
 }
 
 std::string unsupported_reason(const Graph& graph, const Node& node) {
-  if (node.precision == Precision::kF8 && node.op != OpKind::kConv2d)
-    return "only convolutions run in FP8 on the cuda backend";
+  if (is_quantized(node.precision) && node.op != OpKind::kConv2d)
+    return cat("only convolutions run in ", precision_name(node.precision), " on the cuda backend");
   const CudaOp* entry = find_cuda_op(node.op);
   if (entry == nullptr) return cat(op_kind_name(node.op), " has no CUDA kernel yet");
   return entry->unsupported(graph, node);

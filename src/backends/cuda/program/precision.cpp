@@ -12,7 +12,7 @@ Elem storage_elem(const Graph& graph, const std::vector<NodeId>& order) {
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
     if (node.op == OpKind::kQuantize || node.op == OpKind::kDequantize) continue;
-    if (node.precision == Precision::kF8) {
+    if (is_quantized(node.precision)) {
       has_fp8 = true;
       continue;
     }
@@ -22,7 +22,7 @@ Elem storage_elem(const Graph& graph, const std::vector<NodeId>& order) {
             "; mixed precision is not supported yet");
   }
   require(!has_fp8 || !storage || *storage == Precision::kF16,
-          "cuda backend: FP8 layers run among fp16 layers, but this plan's other layers are ",
+          "cuda backend: FP8 and int8 layers run among fp16 layers, but this plan's other layers are ",
           precision_name(storage.value_or(Precision::kF32)), "; rebuild it with --fp8-fallback fp16");
   return storage.value_or(Precision::kF16) == Precision::kF16 ? Elem::kF16 : Elem::kF32;
 }

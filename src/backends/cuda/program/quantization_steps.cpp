@@ -1,6 +1,7 @@
-// FP8 quantize points: E4M3 codes of an activation, which the FP8 convolutions reading it take as input
-// (their dequantize points are folded into them at compile time, conv_steps.cpp). A quantize point fused
-// into its input's producer (quantize_fusion.h) has no step: the producer's step writes the codes.
+// Quantize points: E4M3 or int8 codes of an activation, which the FP8 or int8 convolutions reading it take
+// as input (their dequantize points are folded into them at compile time, conv_steps.cpp). A quantize point
+// fused into its input's producer (quantize_fusion.h; E4M3 only) has no step: the producer's step writes
+// the codes.
 #include "backends/cuda/kernels/quantization_kernels.h"
 #include "backends/cuda/program/program_builder.h"
 
@@ -13,6 +14,11 @@ void ProgramBuilder::add_quantize(NodeId id) {
   const std::int64_t count = shape_numel(shape(node.output));
   const float scale = node.attr<QuantizeAttrs>().scale;
   const Elem e = elem_;
+  if (node.attr<QuantizeAttrs>().int8) {
+    auto* codes = static_cast<std::int8_t*>(ptr(node.output));
+    return add_step(id, "quantize to int8",
+                    [=](cudaStream_t s) { check(quantize_int8(x, e, codes, count, scale, s), "quantizing to int8"); });
+  }
   add_step(id, "quantize to E4M3",
            [=](cudaStream_t s) { check(quantize_e4m3(x, e, y, count, scale, s), "quantizing to E4M3"); });
 }

@@ -48,6 +48,9 @@ void find_quantize_fusions(const Graph& graph, const std::vector<NodeId>& order,
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
     if (node.op != OpKind::kQuantize) continue;
+    // Of the producers only kiln's Hopper kernel writes int8 codes, and which kernel runs a convolution is
+    // chosen later: an int8 quantize point keeps its step.
+    if (node.attr<QuantizeAttrs>().int8) continue;
     const NodeId producer = graph.value(node.inputs[0]).producer;
     if (producer == kNoNode || !writes_codes(graph, f, producer)) continue;
     NodeId& first = f.quantize_into_producer[static_cast<std::size_t>(producer)];

@@ -317,14 +317,10 @@ __device__ inline EpilogueConstants epilogue_constants(const EpilogueArgs& e) {
   return {e.out.codes.scale, __frcp_rn(e.out.codes.scale), e.out.residual_codes.scale, e.out.y != nullptr};
 }
 
-// int8 codes of two values, low byte `stored.x`: x * inverse rounded to nearest even and saturated, NaN
-// made 0, as quantize_to_int8 (core/dtype.h) computes them with inverse = RN(1 / scale).
+// int8_code() of two values (quantization_math.cuh), low byte `stored.x`.
 __device__ inline std::uint16_t int8_codes2(float2 stored, float inverse) {
-  const auto code = [inverse](float v) {
-    const int q = isnan(v) ? 0 : min(max(__float2int_rn(v * inverse), -128), 127);
-    return static_cast<std::uint32_t>(q) & 0xffu;
-  };
-  return static_cast<std::uint16_t>(code(stored.x) | code(stored.y) << 8);
+  const auto byte = [inverse](float v) { return static_cast<std::uint32_t>(int8_code(v, inverse)) & 0xffu; };
+  return static_cast<std::uint16_t>(byte(stored.x) | byte(stored.y) << 8);
 }
 
 // A pair of residual values as read from its chunk: fp16 values, or E4M3 codes each read as

@@ -1,0 +1,147 @@
+// int8 plans on the CUDA backend: int8 convolutions run on kiln's Hopper kernel alone (int8 operands,
+// per-channel scales, fp16 out), their inputs quantized by int8 quantize steps, among fp16 layers. What the
+// backend takes is checked on any machine; the network against the reference's int8 simulation needs a
+// Hopper GPU.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "cuda_test_util.h"
+#include "graph/precision_assignment.h"
+#include "onednn_graph_util.h"
+#include "onednn_test_util.h"
+#include "reference_test_util.h"
+#include "quant/fp8_rewrite.h"
+#include "quant/layer_selection.h"
+#include "testing/resnest_like_graph.h"
+
+#if KILN_HAVE_CUDA
+#include "backends/cuda/kernels/hopper/gemm_conv_kernels.h"
+#endif
+
+namespace kiln {
+namespace {
+
+using testing::cuda_built;
+using testing::random_tensor;
+using testing::relative_difference;
+using testing::run_on;
+
+// The convolutions kiln's int8 kernel takes: dense, 16n channels in and out (a 3-channel stem and the
+// attention gates' narrow hidden layers are not), and not the first one.
+std::vector<std::string> int8_layers(const Graph& graph) {
+  std::vector<std::string> layers;
+  for (const std::string& name : quantizable_layers(graph)) {
+    const Node& conv = graph.node(*graph.find_node(name));
+    const Shape& w = graph.value(conv.inputs[1]).shape;
+    if (conv.attr<ConvAttrs>().groups == 1 && w[0] % 16 == 0 && w[1] % 16 == 0) layers.push_back(name);
+  }
+  return layers;
+}
+
+// `layers` rewritten to int8 with every activation scale `scale`, the rest fp16, constants widened to f32
+// as the Engine hands graphs to backends.
+void to_int8_network(Graph& graph, const std::vector<std::string>& layers, float scale) {
+  std::map<std::string, float> scales;
+  for (const ValueId v : fp8_activation_inputs(graph, layers)) scales[graph.value(v).name] = scale;
+  rewrite_to_fp8(graph, layers, {scales}, true, QuantFormat::kInt8);
+  assign_precision(graph, Precision::kF16);
+  graph.compact();
+  widen_constants_to_f32(graph);
+}
+
+testing::ResnestLikeOptions int8_resnet() {
+  testing::ResnestLikeOptions o;
+  o.image = 64;
+  o.stem_width = 16;
+  o.base_width = 16;
+  o.depths = {2, 1, 1, 1};
+  o.classes = 10;
+  o.radix = 1;  // no grouped convolutions
+  return o;
+}
+
+TEST(CudaInt8Test, TakesDenseConvolutionsOfSixteenChannelMultiplesAndTheirQuantizePoints) {
+  if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
+  const auto backend = make_backend("cuda");
+  Graph graph = testing::resnest_like_graph(int8_resnet());
+  const std::vector<std::string> layers = int8_layers(graph);
+  ASSERT_GE(layers.size(), 10u);
+  to_int8_network(graph, layers, 0.02f);
+  std::size_t int8_convs = 0, int8_quantize = 0;
+  for (const Node& node : graph.nodes()) {
+    const bool int8_quantize_point = node.op == OpKind::kQuantize && node.attr<QuantizeAttrs>().int8;
+    if (node.precision != Precision::kI8 && !int8_quantize_point && node.op != OpKind::kDequantize) continue;
+    EXPECT_EQ(backend->unsupported_reason(graph, node), "") << node.name;
+    int8_convs += node.op == OpKind::kConv2d;
+    int8_quantize += int8_quantize_point;
+  }
+  EXPECT_EQ(int8_convs, layers.size());
+  EXPECT_GE(int8_quantize, 1u);
+  // A grouped int8 convolution is refused in one line naming why; so is an int8 quantize point read by an add.
+  testing::SmallGraph m;
+  const ValueId x = m.input("x", {32, 8, 8});
+  const ValueId y = m.conv(x, 32, testing::conv_attrs(3, 1, 1, 2));
+  m.output(y);
+  Graph grouped = m.graph;
+  rewrite_to_fp8(grouped, {grouped.node(grouped.value(y).producer).name}, {{{"x", 0.02f}}}, true,
+                 QuantFormat::kInt8);
+  for (const Node& node : grouped.nodes()) {
+    if (node.op != OpKind::kConv2d) continue;
+    const std::string reason = backend->unsupported_reason(grouped, node);
+    EXPECT_NE(reason.find("dense"), std::string::npos) << reason;
+  }
+}
+
+// Off a Hopper GPU the backend refuses int8 plans in one line naming the kernel they need.
+TEST(CudaInt8Test, Int8PlansNeedAHopperGpu) {
+  if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
+  const std::string refusal = make_backend("cuda")->precision_refusal(Precision::kI8);
+#if KILN_HAVE_CUDA
+  if (cuda::hopper::hopper_gpu()) {
+    EXPECT_EQ(refusal, "");
+    return;
+  }
+#endif
+  EXPECT_NE(refusal.find("Hopper"), std::string::npos) << refusal;
+  EXPECT_EQ(refusal.find('\n'), std::string::npos) << refusal;
+}
+
+// The network against the reference's exact int8 simulation. The GPU rounds to fp16 where the reference
+// keeps f32: the input, and each int8 layer's output (the reference's int8 layers write f32, the GPU's
+// fp16, its storage type). Each rounding is fp16's roundoff, which at the input moves the reference's
+// output by d (measured); counting each later rounding as moving it no more than that one, the
+// difference stays within (int8 layers + 1) x d by the triangle inequality. A layout or scale mistake
+// is O(1).
+TEST(CudaInt8Test, Int8NetworkMatchesTheReference) {
+  Graph graph = testing::resnest_like_graph(int8_resnet());
+  const std::vector<std::string> layers = int8_layers(graph);
+  to_int8_network(graph, layers, 0.02f);
+  KILN_SKIP_WITHOUT_GPU();
+#if KILN_HAVE_CUDA
+  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only";
+#endif
+  const Tensor x = random_tensor({2, 3, 64, 64}, 21);
+  const Tensor reference = run_on("cpu-reference", graph, {x}).front();
+  Tensor jittered(DType::kF32, x.shape());
+  const Tensor noise = random_tensor(x.shape(), 121);
+  for (std::size_t i = 0; i < jittered.mutable_f32().size(); ++i)
+    jittered.mutable_f32()[i] = x.f32()[i] * (1.0f + noise.f32()[i] * 4.9e-4f);
+  const double moved = relative_difference(run_on("cpu-reference", graph, {jittered}).front(), reference);
+  ASSERT_GT(moved, 0.0);
+  ASSERT_LT(moved, 0.1);  // the network must not be so chaotic that the check means nothing
+  CompileOptions options;
+  options.batch = 2;
+  const auto model = make_backend("cuda")->compile(graph, options);
+  const std::string steps = model->describe();
+  EXPECT_EQ(testing::count_of(steps, "int8 conv kiln-hopper"), layers.size()) << steps;
+  EXPECT_GE(testing::count_of(steps, "quantize to int8"), 1u) << steps;
+  EXPECT_LE(relative_difference(model->run({x}).front(), reference), static_cast<double>(layers.size() + 1) * moved)
+      << steps;
+}
+
+}  // namespace
+}  // namespace kiln
