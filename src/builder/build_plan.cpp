@@ -119,10 +119,11 @@ void keep_refused_layers_fp16(Graph& graph, nlohmann::json& quantization, const 
                               const Backend& backend, const BuildOptions& options) {
   const std::vector<Fp8Refusal> refused = fp8_layers_refused(graph, unquantized, quantization, backend);
   if (refused.empty()) return;
+  const std::string_view precision = options.precision == Precision::kF8 ? "FP8" : precision_name(options.precision);
   if (options.strict_precision)
-    throw Error(cat("layer '", refused.front().layer, "' cannot be FP8 on the ", options.backend,
-                    " backend (", refused.front().reason, "), and strict precision keeps every recipe layer",
-                    " FP8; take it out of the recipe (", refused.size(), " such layers)"));
+    throw Error(cat("layer '", refused.front().layer, "' cannot be ", precision, " on the ", options.backend,
+                    " backend (", refused.front().reason, "), and strict precision keeps every recipe layer ",
+                    precision, "; take it out of the recipe (", refused.size(), " such layers)"));
   std::vector<std::string> kept;
   for (const std::string& layer : fp8_layer_names(quantization)) {
     const auto is_refused = [&](const Fp8Refusal& r) { return r.layer == layer; };
