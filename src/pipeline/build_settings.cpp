@@ -43,6 +43,14 @@ Fp8Options quantization_options(const Fp8Options& given, const BuildOptions& opt
   return fp8;
 }
 
+// A precision the backend cannot run is refused before calibration spends its time (build_plan refuses it
+// again for builds that do not come through here).
+void require_backend_runs(const BuildOptions& options) {
+  const std::string refusal = make_backend(options.backend)->precision_refusal(options.precision);
+  require(refusal.empty(), "precision ", precision_name(options.precision), " on the ", options.backend,
+          " backend: ", refusal);
+}
+
 void set_fp8(BuildOptions& options, Fp8Quantization fp8) {
   options.quantizer = std::move(fp8.quantizer);
   options.fp8_fallback = fp8.fallback;
@@ -54,6 +62,7 @@ BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overr
                            const BuildInput& input) {
   BuildOptions options = plain_options(manifest, overrides);
   choose_precision(options, manifest, overrides, input.graph);
+  require_backend_runs(options);
   if (is_quantized(options.precision))
     set_fp8(options, make_fp8_quantization(quantization_options(overrides.fp8, options), options.precision, manifest, input.graph,
                                            input.config.preprocess));
@@ -65,6 +74,7 @@ BuildOptions build_options(const Manifest& manifest, const BuildOverrides& overr
   if (!source.to_input) return build_options(manifest, overrides, source.input);
   BuildOptions options = plain_options(manifest, overrides);
   choose_precision(options, manifest, overrides, source.input.graph);
+  require_backend_runs(options);
   const bool auto_recipe = overrides.fp8.recipe.value_or(manifest.quantization ? manifest.quantization->recipe
                                                                                : std::string()) == "auto";
   require(

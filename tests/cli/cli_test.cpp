@@ -294,6 +294,27 @@ TEST(Cli, StrictPrecisionRefusesRecipeLayersWithoutAnFp8Kernel) {
   EXPECT_FALSE(fs::exists(plan));
 }
 
+// int8 plans on cuda need kiln's Hopper kernel: without a GPU the build refuses them in one line before
+// calibrating (the refusal names the kernel), and leaves no plan.
+TEST(Cli, Int8OnCudaWithoutAHopperGpuIsRefusedBeforeCalibration) {
+  if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA driver (and likely a GPU)";
+  const Scratch scratch;
+  const fs::path plan = scratch.dir() / "int8.kplan";
+  const auto result = run_kiln("build " + (kFamilies / "timm_resnet").string() + " --checkpoint " +
+                               (testing::kData / "trained" / "resnet_fashion_tiny" / "model.safetensors").string() +
+                               " -o " + plan.string() + " --precision int8 --calib " +
+                               (testing::kData / "photos").string() + " --backend cuda");
+  EXPECT_NE(result.exit_code, 0);
+  if (result.output.find("kiln: error: unknown backend 'cuda'") != std::string::npos)
+    GTEST_SKIP() << "the CUDA backend is not built";
+  EXPECT_NE(result.output.find("kiln: error: precision int8 on the cuda backend: its int8 convolutions run on "
+                               "kiln's Hopper kernel"),
+            std::string::npos)
+      << result.output;
+  EXPECT_EQ(result.output.find("calibrated on"), std::string::npos) << result.output;
+  EXPECT_FALSE(fs::exists(plan));
+}
+
 // --quantize-residuals reaches the build: the plan's record lists the tensor held as codes (the tiny
 // ResNet's one identity block), and the cpu backend runs it as the reference does.
 TEST(Cli, QuantizeResidualsHoldsTheIdentityBlocksInputAsCodes) {
