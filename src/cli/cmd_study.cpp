@@ -155,9 +155,9 @@ void add_matrix_options(CLI::App& cmd, StudyCommandOptions& options) {
       ->check(whole_between(0, kMaxCount));
   cmd.add_option(
       "--variants", options.variants,
-      "Variants to run instead of the manifest's: fp32, fp16, 'fp8 RECIPE CALIBRATOR' (comma-separated "
-      "or repeated; a pattern recipe keeps its commas: 'fp8 exclude=*.conv_dw,*.se.* max'; must include "
-      "the baseline)");
+      "Variants to run instead of the manifest's: fp32, fp16, bf16, 'fp8 RECIPE CALIBRATOR', 'int8 RECIPE "
+      "CALIBRATOR' with an optional 'depthwise=per-tensor' (comma-separated or repeated; a pattern recipe "
+      "keeps its commas: 'fp8 exclude=*.conv_dw,*.se.* max'; must include the baseline)");
   cmd.add_option("--min-score", options.min_score,
                  "Detector families: box parity compares the fp32 build's boxes scoring this much or more "
                  "(default: the manifest's study.parity_min_score, else 0.25)")

@@ -78,7 +78,8 @@ StudyVariant parse_study_variant(std::string_view text) {
   StudyVariant variant;
   variant.name = std::string(text);
   const std::string usage =
-      "expected fp32, fp16, bf16, 'fp8 RECIPE CALIBRATOR' or 'int8 RECIPE CALIBRATOR' (e.g. 'fp8 nose max')";
+      "expected fp32, fp16, bf16, 'fp8 RECIPE CALIBRATOR' or 'int8 RECIPE CALIBRATOR [depthwise=per-tensor]' "
+      "(e.g. 'fp8 nose max')";
   require(!parts.empty(), "study variant '", text, "': ", usage);
   const auto precision = precision_from_name(parts[0]);
   require(precision.has_value(), "study variant '", text, "': ", usage);
@@ -87,7 +88,17 @@ StudyVariant parse_study_variant(std::string_view text) {
     require(parts.size() == 1, "study variant '", text, "': ", usage);
     return variant;
   }
-  require(parts.size() == 3, "study variant '", text, "': ", usage);
+  const bool int8 = *precision == Precision::kI8;
+  require(parts.size() == 3 || (int8 && parts.size() == 4), "study variant '", text, "': ", usage);
+  if (parts.size() == 4) {
+    constexpr std::string_view kKey = "depthwise=";
+    const std::optional<DepthwiseInputScales> scales =
+        parts[3].starts_with(kKey) ? depthwise_input_scales_from_name(std::string_view(parts[3]).substr(kKey.size()))
+                                   : std::nullopt;
+    require(scales.has_value(), "study variant '", text, "': '", parts[3],
+            "' is not depthwise=per-channel or depthwise=per-tensor");
+    variant.depthwise_input_scales = *scales;
+  }
   variant.recipe = parts[1];
   if (variant.recipe != "auto") parse_recipe(variant.recipe);
   const auto method = calibration_method_from_name(parts[2]);
@@ -102,10 +113,12 @@ void check_study_variants(const std::vector<StudyVariant>& variants, const std::
           kMaxStudyVariants, " at most)");
   std::map<std::string, std::string> seen;  // what a variant does -> its name as first given
   for (const StudyVariant& variant : variants) {
-    const std::string what = is_quantized(variant.precision)
-                                 ? cat(precision_name(variant.precision), " ", variant.recipe, " ",
-                                       calibration_method_name(variant.method))
-                                 : std::string(precision_name(variant.precision));
+    const bool int8 = variant.precision == Precision::kI8;
+    const std::string what =
+        is_quantized(variant.precision)
+            ? cat(precision_name(variant.precision), " ", variant.recipe, " ", calibration_method_name(variant.method),
+                  int8 ? cat(" depthwise=", depthwise_input_scales_name(variant.depthwise_input_scales)) : "")
+            : std::string(precision_name(variant.precision));
     const auto [first, inserted] = seen.emplace(what, variant.name);
     if (inserted) continue;
     if (first->second == variant.name) fail(where, "'", variant.name, "' is given twice");

@@ -30,7 +30,9 @@
 //   all = "..."
 //
 // A variant is "fp32", "fp16", "bf16", "fp8 RECIPE CALIBRATOR" or "int8 RECIPE CALIBRATOR" (RECIPE as
-// `kiln build --recipe`, CALIBRATOR max | percentile | entropy | mse). The thresholds are held against 95%
+// `kiln build --recipe`, CALIBRATOR max | percentile | entropy | mse); an int8 variant may end in
+// "depthwise=per-tensor" (or "depthwise=per-channel", the default), as `kiln build
+// --depthwise-input-scales`. The thresholds are held against 95%
 // intervals of the held-out figures, not their point estimates (study_decision.h). sensitivity_images
 // (default 16): the auto recipe searches on the first that many calibration images, never on held-out ones.
 #pragma once
@@ -44,14 +46,16 @@
 
 #include "manifest/manifest.h"
 #include "quant/auto_recipe.h"
+#include "quant/depthwise_inputs.h"
 
 namespace kiln {
 
 struct StudyVariant {
   std::string name;
   Precision precision = Precision::kF16;
-  std::string recipe;  // fp8 only
+  std::string recipe;  // fp8 and int8 only
   CalibrationMethod method = CalibrationMethod::kMax;
+  DepthwiseInputScales depthwise_input_scales = DepthwiseInputScales::kPerChannel;  // int8 only
 };
 
 StudyVariant parse_study_variant(std::string_view text);

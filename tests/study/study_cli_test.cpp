@@ -165,7 +165,7 @@ TEST(StudyCli, Int8VariantsAreStudiedBesideFp8Ones) {
   const fs::path out = scratch.dir() / "int8";
   const auto ran =
       run_kiln("study " + (kFamilies / "timm_resnest").string() +
-               " --variants fp32,fp16,'fp8 all max','int8 all max','int8 nose entropy' --rounds 1 "
+               " --variants fp32,fp16,'fp8 all max','int8 all max','int8 nose entropy depthwise=per-tensor' --rounds 1 "
                "--seconds-per-round 50ms --batches 1 -o " +
                out.string());
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
@@ -178,6 +178,8 @@ TEST(StudyCli, Int8VariantsAreStudiedBesideFp8Ones) {
     EXPECT_GT(v.at("quantization").at("quantized_layers").get<int>(), 0) << v.at("name");
   }
   EXPECT_EQ(study.at("variants")[4].at("quantization").at("calibration"), "entropy");
+  EXPECT_EQ(study.at("variants")[3].at("quantization").at("depthwise_input_scales"), "per-channel");
+  EXPECT_EQ(study.at("variants")[4].at("quantization").at("depthwise_input_scales"), "per-tensor");
   EXPECT_EQ(study.at("decision").at("variants").size(), 3u) << "a verdict per FP8 and int8 variant";
   EXPECT_NE(read_text(out / "STUDY.md").find("int8 all max"), std::string::npos);
 }

@@ -187,9 +187,33 @@ TEST(StudySpec, VariantsAreDistinctAndBounded) {
   EXPECT_EQ(error(many + "]"),
             "families/timm_resnest/manifest.toml: study.variants: 33 variants, more than a "
             "study runs (32 at most)");
+  // An int8 variant's depthwise inputs: per channel unless it says otherwise.
+  EXPECT_EQ(error("variants = [\"fp16\", \"int8 all max\", \"int8 all max depthwise=per-channel\"]"),
+            "families/timm_resnest/manifest.toml: study.variants: 'int8 all max' and 'int8 all max "
+            "depthwise=per-channel' are the same variant");
+  EXPECT_EQ(error("variants = [\"fp16\", \"int8 all max\", \"int8 all max depthwise=per-tensor\"]"), "no error");
   // Another calibrator or recipe is another variant.
   EXPECT_EQ(error("variants = [\"fp16\", \"fp8 nose max\", \"fp8 nose entropy\", \"fp8 all max\"]"),
             "no error");
+}
+
+TEST(StudySpec, Int8VariantsChooseTheirDepthwiseInputScales) {
+  EXPECT_EQ(parse_study_variant("int8 all max").depthwise_input_scales, DepthwiseInputScales::kPerChannel);
+  EXPECT_EQ(parse_study_variant("int8 all mse depthwise=per-tensor").depthwise_input_scales,
+            DepthwiseInputScales::kPerTensor);
+  const auto message = [](const std::string& text) {
+    try {
+      parse_study_variant(text);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("int8 all max depthwise=per-pixel"),
+            "study variant 'int8 all max depthwise=per-pixel': 'depthwise=per-pixel' is not depthwise=per-channel "
+            "or depthwise=per-tensor");
+  // Only int8 quantizes activations per channel.
+  EXPECT_NE(message("fp8 all max depthwise=per-tensor").find("expected fp32, fp16, bf16"), std::string::npos);
 }
 
 TEST(StudySpec, SpeedMatrixDefaultsToTheManifestsBatchesAndTwoLevels) {
