@@ -9,8 +9,16 @@ bool conv_fusable(const Graph& graph, const Node& conv) {
   // An fp16 convolution rounds its own output before the add, which a fused sum cannot reproduce. A bf16
   // one fuses all the same: its sum adds the unrounded f32 result, one rounding fewer than the
   // reference's (at most half a bf16 step of the convolution's output), and saves a pass over the tensor.
+  // An int8 one writes f32, as the reference does, and its sum adds that f32 value.
   const bool precision = conv.precision == Precision::kF32 || conv.precision == Precision::kBf16;
+  if (conv.precision == Precision::kI8) return true;  // its weights are the int8 codes of its dequantize point
   return precision && conv.inputs.size() >= 2 && graph.value(conv.inputs[1]).is_constant();
+}
+
+// The precision of an add a convolution of `conv_precision` computes as its sum post-op: its own, or f32
+// for an int8 convolution (int8 layers write f32).
+bool sums_into(Precision conv_precision, Precision add_precision) {
+  return conv_precision == add_precision || (conv_precision == Precision::kI8 && add_precision == Precision::kF32);
 }
 
 // Of the add's operands computed by a convolution that can take the add as a sum post-op, the one
@@ -22,7 +30,7 @@ NodeId conv_for_add(const Graph& graph, const passes::Consumers& consumers, cons
   for (const ValueId input : node.inputs) {
     const NodeId producer = backends::fusable_producer(graph, consumers, input, add, OpKind::kConv2d);
     if (producer == kNoNode || !conv_fusable(graph, graph.node(producer))) continue;
-    if (graph.node(producer).precision != node.precision) continue;
+    if (!sums_into(graph.node(producer).precision, node.precision)) continue;
     const ValueId other = input == node.inputs[0] ? node.inputs[1] : node.inputs[0];
     if (graph.value(other).is_constant()) continue;
     if (chosen == kNoNode ||
