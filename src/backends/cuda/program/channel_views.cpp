@@ -17,7 +17,7 @@ bool is_graph_value(const Graph& graph, ValueId v) {
 // A residual add kiln's add kernel computes on its own (no convolution, no codes written with it).
 bool plain_add(const Graph& graph, const Fusions& f, NodeId id) {
   const Node& node = graph.node(id);
-  return node.op == OpKind::kAdd && node.precision != Precision::kF8 &&
+  return node.op == OpKind::kAdd && !is_quantized(node.precision) &&
          f.conv_into_add[static_cast<std::size_t>(id)] == kNoNode &&
          f.quantize_into_producer[static_cast<std::size_t>(id)] == kNoNode;
 }
@@ -129,7 +129,7 @@ std::size_t ChannelViews::count() const {
 bool conv_takes_views(const Graph& graph, const Fusions& f, NodeId conv, bool runtime_fused_convs) {
   if (!runtime_fused_convs || conv == kNoNode) return false;
   const Node& node = graph.node(conv);
-  if (node.op != OpKind::kConv2d || node.precision == Precision::kF8) return false;
+  if (node.op != OpKind::kConv2d || is_quantized(node.precision)) return false;
   const auto& a = node.attr<ConvAttrs>();
   const auto i = static_cast<std::size_t>(conv);
   return (a.activation == Activation::kSilu || a.activation == Activation::kSigmoid) && a.groups == 1 &&

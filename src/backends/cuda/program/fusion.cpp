@@ -37,10 +37,10 @@ NodeId conv_for_add(const Graph& graph, const passes::Consumers& consumers, cons
 NodeId squeeze_for_expand(const Graph& graph, const passes::Consumers& consumers, NodeId expand,
                           std::int64_t batch) {
   const Node& node = graph.node(expand);
-  if (node.precision == Precision::kF8 || !is_pointwise(node)) return kNoNode;
+  if (is_quantized(node.precision) || !is_pointwise(node)) return kNoNode;
   const NodeId squeeze =
       backends::fusable_producer(graph, consumers, node.inputs[0], expand, OpKind::kConv2d);
-  if (squeeze == kNoNode || graph.node(squeeze).precision == Precision::kF8 ||
+  if (squeeze == kNoNode || is_quantized(graph.node(squeeze).precision) ||
       !is_pointwise(graph.node(squeeze)))
     return kNoNode;
   const Value& pooled = graph.value(graph.node(squeeze).inputs[0]);
@@ -65,7 +65,7 @@ NodeId pool_for_gate(const Graph& graph, const passes::Consumers& consumers, con
   const Node& fc1 = graph.node(squeeze);
   const NodeId pool =
       backends::fusable_producer(graph, consumers, fc1.inputs[0], squeeze, OpKind::kGlobalAvgPool);
-  if (pool == kNoNode || graph.node(pool).precision == Precision::kF8) return kNoNode;
+  if (pool == kNoNode || is_quantized(graph.node(pool).precision)) return kNoNode;
   const NodeId sum = f.radix_sum_into_pool[static_cast<std::size_t>(pool)];
   const Node& reader = sum != kNoNode ? graph.node(sum) : graph.node(pool);
   const Shape& xs = graph.value(reader.inputs[0]).shape;
@@ -88,13 +88,13 @@ SqueezeExcite squeeze_excite_of(const Graph& graph, const passes::Consumers& con
   const Node& squeeze = graph.node(fc1);
   const auto dense_pointwise = [&](NodeId id) {
     const Node& n = graph.node(id);
-    return n.op == OpKind::kConv2d && n.precision != Precision::kF8 && is_pointwise(n) &&
+    return n.op == OpKind::kConv2d && !is_quantized(n.precision) && is_pointwise(n) &&
            n.attr<ConvAttrs>().groups == 1;
   };
   if (!dense_pointwise(fc1)) return {};
   const NodeId pool =
       backends::fusable_producer(graph, consumers, squeeze.inputs[0], fc1, OpKind::kGlobalAvgPool);
-  if (pool == kNoNode || graph.node(pool).precision == Precision::kF8 ||
+  if (pool == kNoNode || is_quantized(graph.node(pool).precision) ||
       f.radix_sum_into_pool[static_cast<std::size_t>(pool)] != kNoNode ||
       graph.value(graph.node(pool).inputs[0]).shape.size() != 4)
     return {};
@@ -102,7 +102,7 @@ SqueezeExcite squeeze_excite_of(const Graph& graph, const passes::Consumers& con
   if (fc2 == kNoNode || !dense_pointwise(fc2) || graph.node(fc2).inputs[0] != squeeze.output) return {};
   const NodeId scale = passes::sole_reader(graph, consumers, graph.node(fc2).output).value_or(kNoNode);
   if (scale == kNoNode || graph.node(scale).op != OpKind::kChannelScale ||
-      graph.node(scale).precision == Precision::kF8 ||
+      is_quantized(graph.node(scale).precision) ||
       graph.node(scale).inputs[1] != graph.node(fc2).output ||
       graph.node(scale).inputs[0] == graph.node(fc2).output)
     return {};
@@ -115,7 +115,7 @@ SqueezeExcite squeeze_excite_of(const Graph& graph, const passes::Consumers& con
 // A stride-1 max pool with "same" padding of an odd square kernel, writing no codes: a link of a cascade.
 bool same_max_pool(const Graph& graph, const Fusions& f, NodeId id) {
   const Node& node = graph.node(id);
-  if (node.op != OpKind::kMaxPool2d || node.precision == Precision::kF8 ||
+  if (node.op != OpKind::kMaxPool2d || is_quantized(node.precision) ||
       f.absorbed[static_cast<std::size_t>(id)] ||
       f.quantize_into_producer[static_cast<std::size_t>(id)] != kNoNode)
     return false;
@@ -145,9 +145,9 @@ NodeId next_in_cascade(const Graph& graph, const passes::Consumers& consumers, c
 NodeId decode_parts(const Graph& graph, const passes::Consumers& consumers, NodeId decode) {
   const Node& node = graph.node(decode);
   const NodeId concat = backends::fusable_producer(graph, consumers, node.inputs[0], decode, OpKind::kConcat);
-  if (concat == kNoNode || node.precision == Precision::kF8) return kNoNode;
+  if (concat == kNoNode || is_quantized(node.precision)) return kNoNode;
   const Node& joined = graph.node(concat);
-  if (joined.attr<ConcatAttrs>().axis != 1 || joined.inputs.size() != 2 || joined.precision == Precision::kF8)
+  if (joined.attr<ConcatAttrs>().axis != 1 || joined.inputs.size() != 2 || is_quantized(joined.precision))
     return kNoNode;
   const Shape& box = graph.value(joined.inputs[0]).shape;
   return box.size() == 4 && box[1] == 4 * node.attr<DetectAttrs>().reg_max ? concat : kNoNode;
