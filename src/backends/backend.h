@@ -113,6 +113,12 @@ class Backend {
     if (precision == Precision::kI8) return "it has no int8 kernels (build int8 for cpu or cpu-reference)";
     return {};
   }
+  // The precision of a quantized plan's other layers where the build names none (--fp8-fallback): fp16
+  // beside FP8, fp32 (the CPU's precision) beside int8, unless the backend runs quantized layers among
+  // layers of one precision only.
+  virtual Precision quantized_fallback(Precision quantized) const {
+    return quantized == Precision::kI8 ? Precision::kF32 : Precision::kF16;
+  }
   // The precision a build of `graph` that asked for none should use instead of the manifest's
   // `requested`, where this backend runs another one faster (pipeline/build_settings.h); empty to keep
   // `requested`.

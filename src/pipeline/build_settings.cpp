@@ -34,12 +34,12 @@ BuildOptions plain_options(const Manifest& manifest, const BuildOverrides& overr
   return options;
 }
 
-// The quantization options of a build: an int8 build for cuda keeps its other layers fp16 unless told
-// otherwise, since the cuda backend runs quantized layers among fp16 ones only (elsewhere int8's fallback is
-// fp32, the CPU's precision).
+// The quantization options of a build: the other layers' precision, unless given, is the one the backend
+// runs quantized layers among (fp16 on cuda; on a CPU fp32 beside int8).
 Fp8Options quantization_options(const Fp8Options& given, const BuildOptions& options) {
   Fp8Options fp8 = given;
-  if (options.precision == Precision::kI8 && options.backend == "cuda" && !fp8.fallback) fp8.fallback = "fp16";
+  if (!fp8.fallback)
+    fp8.fallback = std::string(precision_name(make_backend(options.backend)->quantized_fallback(options.precision)));
   return fp8;
 }
 

@@ -58,10 +58,9 @@ Plan build_study_variant(const StudyInputs& inputs, const StudyVariant& variant,
     settings.auto_target = inputs.spec.auto_target;
     settings.sensitivity_images = inputs.spec.sensitivity_images;
     settings.depthwise_input_scales = variant.depthwise_input_scales;
-    // fp16 beside FP8, the GPU's pair; fp32 beside int8 on a CPU (which emulates fp16), fp16 on cuda (whose
-    // quantized layers run among fp16 ones), as `kiln build` chooses.
-    settings.fallback =
-        variant.precision == Precision::kI8 && inputs.backend != "cuda" ? Precision::kF32 : Precision::kF16;
+    // As `kiln build` chooses: fp16 beside FP8; beside int8 fp32 on a CPU (which emulates fp16), fp16 on
+    // cuda (whose quantized layers run among fp16 ones).
+    settings.fallback = make_backend(inputs.backend)->quantized_fallback(variant.precision);
     options.fp8_fallback = settings.fallback;
     // Not owned: the calibration images outlive the build.
     options.quantizer = fp8_quantizer(

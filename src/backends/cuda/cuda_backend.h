@@ -18,6 +18,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CompiledModel> compile(const Graph& graph, const CompileOptions& options) const override;
   bool chooses_tactics() const override { return true; }
   std::string precision_refusal(Precision precision) const override;
+  // FP8 and int8 layers run among fp16 ones (program/precision.h).
+  Precision quantized_fallback(Precision) const override { return Precision::kF16; }
   std::vector<BackendFact> environment() const override;  // cuda_environment.cpp
   // The backend's options (cuda_options.h).
   BackendOptions resolve_options(const std::vector<std::string>& assignments) const override;
