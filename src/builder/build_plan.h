@@ -47,8 +47,8 @@ struct BuildOptions {
   std::map<std::string, std::string> backend_options;
   std::set<std::string> disabled_passes;
   bool strict_backend = false;  // refuse layers the backend does not run instead of timing the rest
-  // FP8 layers stay FP8 even where the backend times their fp16 convolution faster (without it, a
-  // tactic-timing backend's FP8 build keeps those layers fp16: the precision tactic).
+  // FP8 (int8) layers stay so even where the backend times their fp16 convolution faster (without it, a
+  // tactic-timing backend's quantized build keeps those layers fp16: the precision tactic).
   bool strict_precision = false;
 };
 

@@ -1,8 +1,9 @@
-// The precision tactic: an FP8 build on a backend that times kernels keeps a layer fp16 where the fp16
-// convolution of that layer timed faster than its FP8 one, as TensorRT's builder picks each layer's
-// precision among those it is allowed. The times come from two compiles of the same graph, one fp16
+// The precision tactic: an FP8 (or int8) build on a backend that times kernels keeps a layer fp16 where
+// the fp16 convolution of that layer timed faster than its FP8 one, as TensorRT's builder picks each
+// layer's precision among those it is allowed. The times come from two compiles of the same graph, one fp16
 // and one FP8 (each layer's stored tactic); a layer one of them did not time (fused into another
-// step, or tactics from heuristics) stays as the recipe chose.
+// step, or tactics from heuristics) stays as the recipe chose. An int8 build is judged the same way;
+// its records name its int8 layers and times as FP8 ones ("fp8_layers", "fp8_us").
 #pragma once
 
 #include <algorithm>

@@ -52,8 +52,10 @@ void check_build_options(const CLI::App& command, const BuildChoices& choices) {
                  "--percentile", "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict",
                  "--quantize-residuals"},
                 "to --precision fp8 or int8", source_of(choices.precision, "--precision", precision, "fp8"));
-  // Only the cuda backend chooses precisions per layer, and it runs FP8, not int8.
-  refuse_unless(precision == "fp8", command, {"--strict-precision", "--quantize-residuals"}, "to --precision fp8",
+  // Only FP8 plans hold the residual stream in codes (E4M3).
+  refuse_unless(precision == "fp8", command, {"--quantize-residuals"}, "to --precision fp8",
+                source_of(choices.precision, "--precision", precision, "fp8"));
+  refuse_unless(quantized, command, {"--strict-precision"}, "to --precision fp8 or int8",
                 source_of(choices.precision, "--precision", precision, "fp8"));
   // FP8 engines (cuDNN, kiln's Hopper kernel) take one input scale per tensor.
   refuse_unless(precision == "int8", command, {"--depthwise-input-scales"}, "to --precision int8",

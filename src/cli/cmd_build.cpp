@@ -97,15 +97,17 @@ std::string kept_fp16_note(const Plan& plan) {
   return note;
 }
 
-// --verbose: each layer the precision tactic compared, with both times.
+// --verbose: each layer the precision tactic compared, with both times (an int8 plan's quantized times are
+// its int8 layers', under the record's fp8 names).
 std::string precision_tactic_lines(const Plan& plan) {
   const nlohmann::json& tactic = plan.info.quantization.value("precision_tactic", nlohmann::json::object());
+  const bool int8 = plan.info.precision == Precision::kI8;
   std::ostringstream out;
   out << std::fixed << std::setprecision(1);
   for (const char* group : {"kept_fp16", "kept_fp8"}) {
     for (const nlohmann::json& layer : tactic.value(group, nlohmann::json::array())) {
-      out << (std::string_view(group) == "kept_fp16" ? "kept fp16: " : "fp8:       ")
-          << layer.at("layer").get<std::string>() << " (FP8 " << layer.at("fp8_us").get<double>()
+      out << (std::string_view(group) == "kept_fp16" ? "kept fp16: " : int8 ? "int8:      " : "fp8:       ")
+          << layer.at("layer").get<std::string>() << (int8 ? " (int8 " : " (FP8 ") << layer.at("fp8_us").get<double>()
           << " us, fp16 " << layer.at("fp16_us").get<double>() << " us)\n";
     }
   }
@@ -351,9 +353,9 @@ void add_build_command(CLI::App& app) {
   cmd->add_flag("--strict-backend", options->strict_backend,
                 cat(kStrictBackendHelp, "; --verbose lists them"));
   cmd->add_flag("--strict-precision", options->strict_precision,
-                "fp8 on cuda: keep every layer the recipe chose in FP8, and refuse one cuda has no FP8 "
-                "kernel for; without it such a layer, or one whose fp16 convolution times faster, stays "
-                "fp16 (the plan and --verbose list them)");
+                "fp8 or int8 on cuda: keep every layer the recipe chose in FP8 (int8), and refuse one cuda "
+                "has no such kernel for; without it such a layer, or one whose fp16 convolution times "
+                "faster, stays fp16 (the plan and --verbose list them)");
   cmd->add_option("--tactic-cache", options->tactic_cache,
                   "cuda: file of timed tactics to reuse and extend, so rebuilds pick the same kernels fast");
   cmd->add_option("--cuda-option", options->cuda_options, kCudaOptionHelp)->type_name("NAME=VALUE");
@@ -362,7 +364,7 @@ void add_build_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--list-passes", options->list_passes, "List the graph passes and exit");
   cmd->add_flag("-v,--verbose", options->verbose,
-                "Print what each graph pass changed and, for fp8 on cuda, each layer's FP8 and fp16 times "
+                "Print what each graph pass changed and, for fp8 or int8 on cuda, each layer's FP8 (int8) and fp16 times "
                 "as the precision tactic compared them");
   cmd->add_option("--json", options->json, "Write a JSON build report");
   cmd->callback([options, cmd] { build(*options, *cmd); });

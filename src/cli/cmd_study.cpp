@@ -199,9 +199,9 @@ void add_study_command(CLI::App& app) {
       ->check(known_backend());
   cmd->add_flag("--strict-backend", options->strict_backend, kStrictBackendHelp);
   cmd->add_flag("--strict-precision", options->strict_precision,
-                "cuda: FP8 variants keep every layer their recipe chose in FP8, and a layer cuda has no FP8 "
-                "kernel for fails the variant (default: such a layer, or one whose fp16 convolution times "
-                "faster, stays fp16, and the report counts them)");
+                "cuda: FP8 and int8 variants keep every layer their recipe chose quantized, and a layer cuda "
+                "has no such kernel for fails the variant (default: such a layer, or one whose fp16 "
+                "convolution times faster, stays fp16, and the report counts them)");
   cmd->add_option("--cuda-option", options->cuda_options,
                   "cuda: set one of the backend's options for every variant's build (repeatable; the "
                   "options of kiln build --help)")

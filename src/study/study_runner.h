@@ -41,7 +41,7 @@ struct StudyInputs {
   // k-th sampled image of `data`, which is then all held out; empty: none.
   std::string calibration_data;
   std::optional<DetectorSection> detector;  // a detector family's: every variant's plan carries it
-  // FP8 variants keep every recipe layer in FP8 (BuildOptions::strict_precision).
+  // FP8 and int8 variants keep every recipe layer quantized (BuildOptions::strict_precision).
   bool strict_precision = false;
   // The backend's options every variant is built with (resolved: Backend::resolve_options); empty: its
   // defaults.

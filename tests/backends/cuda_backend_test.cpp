@@ -27,6 +27,7 @@ using testing::conv_attrs;
 using testing::count_of;
 using testing::cuda_built;
 using testing::gpu_present;
+using testing::jittered;
 using GraphMaker = testing::SmallGraph;
 using testing::random_tensor;
 using testing::relative_difference;
@@ -282,15 +283,6 @@ TEST(CudaBackendTest, StoredTacticsAreReusedWithoutTiming) {
         std::string::npos)
         << e.what();
   }
-}
-
-// x with every element moved by up to fp16's unit roundoff (2^-11), at random.
-Tensor jittered(const Tensor& x, std::uint32_t seed) {
-  const Tensor noise = random_tensor(x.shape(), seed);
-  Tensor y(DType::kF32, x.shape());
-  for (std::size_t i = 0; i < y.mutable_f32().size(); ++i)
-    y.mutable_f32()[i] = x.f32()[i] * (1.0f + noise.f32()[i] * 4.9e-4f);
-  return y;
 }
 
 // FP8 convolutions on Hopper's FP8 tensor cores (E4M3 codes, f32 accumulation, per-channel scales, fp16

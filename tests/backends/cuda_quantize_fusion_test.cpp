@@ -1,4 +1,4 @@
-// Which FP8 quantize points the CUDA backend computes in their input's producer (quantize_fusion.h),
+// Which quantize points the CUDA backend computes in their input's producer (quantize_fusion.h),
 // decided on the host: checked without a GPU.
 #include <gtest/gtest.h>
 
@@ -162,6 +162,58 @@ TEST(CudaQuantizeFusionTest, KilnsOwnKernelsWriteCodes) {
     EXPECT_NE(f.quantize_into_producer[at(producer)], kNoNode) << g.graph.node(producer).name;
     EXPECT_FALSE(f.keeps_value[at(producer)]) << g.graph.node(producer).name;
   }
+}
+
+// int8 codes are written by convolutions only (kiln's Hopper kernel, conv_candidates.cpp): an fp16 or
+// int8 convolution, alone or at its residual add's step, writes its int8 readers' codes; other producers
+// keep the int8 quantize point's step.
+TEST(CudaQuantizeFusionTest, OnlyConvolutionsWriteInt8Codes) {
+  constexpr QuantFormat kInt8 = QuantFormat::kInt8;
+  SmallGraph g;
+  const ValueId x = g.input("x", {16, 8, 8});
+  const ValueId stem = g.conv(x, 32, kRelu3x3);  // fp16
+  const ValueId q1 = quantize(g, stem, 0.02f, kInt8);
+  const ValueId c1 = fp8_conv(g, q1, 32, kRelu3x3, true, 31, kInt8);
+  const ValueId q2 = quantize(g, c1, 0.03f, kInt8);
+  const ValueId c2 = fp8_conv(g, q2, 32, conv_attrs(1, 1, 0), true, 32, kInt8);
+  const ValueId sum = g.node(OpKind::kAdd, {c2, stem}, AddAttrs{Activation::kRelu});
+  const ValueId q3 = quantize(g, sum, 0.04f, kInt8);
+  const ValueId pooled = g.node(OpKind::kMaxPool2d, {fp8_conv(g, q3, 32, kRelu3x3, true, 33, kInt8)},
+                                pool_attrs(3, 1, 1));
+  const ValueId q4 = quantize(g, pooled, 0.05f, kInt8);
+  g.output(fp8_conv(g, q4, 16, conv_attrs(1, 1, 0), true, 34, kInt8));
+  const cuda::Fusions f = fusions_of(g);
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, q1))], producer_of(g, stem));
+  EXPECT_TRUE(f.keeps_value[at(producer_of(g, stem))]);  // the add reads it as its residual
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, q2))], producer_of(g, c1));
+  EXPECT_FALSE(f.keeps_value[at(producer_of(g, c1))]);
+  const NodeId add = producer_of(g, sum);
+  EXPECT_EQ(f.conv_into_add[at(add)], producer_of(g, c2));
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, q3))], add);
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, q4))], kNoNode);  // a max pool writes no int8 codes
+  EXPECT_TRUE(executed(g, f, producer_of(g, q4)));
+  for (const ValueId q : {q1, q2, q3}) EXPECT_FALSE(executed(g, f, producer_of(g, q)));
+}
+
+// An add computed alone (no convolution at its step) or an activation writes E4M3 codes but not int8
+// ones; and a value's E4M3 and int8 codes of one scale are two sets: the second keeps its step.
+TEST(CudaQuantizeFusionTest, Int8CodesAreNotWrittenByElementwiseSteps) {
+  SmallGraph g;
+  const ValueId x = g.input("x", {16, 8, 8});
+  const ValueId y = g.input("y", {16, 8, 8});
+  const ValueId sum = g.node(OpKind::kAdd, {x, y}, AddAttrs{Activation::kRelu});
+  const ValueId relu = g.node(OpKind::kActivation, {x}, ActivationAttrs{Activation::kRelu});
+  const ValueId int8_of_sum = quantize(g, sum, 0.02f, QuantFormat::kInt8);
+  const ValueId int8_of_relu = quantize(g, relu, 0.02f, QuantFormat::kInt8);
+  const ValueId e4m3_of_relu = quantize(g, relu, 0.02f);
+  g.output(fp8_conv(g, int8_of_sum, 16, conv_attrs(1, 1, 0), true, 31, QuantFormat::kInt8));
+  g.output(fp8_conv(g, int8_of_relu, 16, conv_attrs(1, 1, 0), true, 32, QuantFormat::kInt8));
+  g.output(fp8_conv(g, e4m3_of_relu, 16, conv_attrs(1, 1, 0), true, 33));
+  const cuda::Fusions f = fusions_of(g);
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, int8_of_sum))], kNoNode);
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, int8_of_relu))], kNoNode);
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, e4m3_of_relu))], producer_of(g, relu));
+  EXPECT_TRUE(executed(g, f, producer_of(g, int8_of_relu)));
 }
 #endif
 

@@ -43,4 +43,14 @@ inline std::size_t count_of(const std::string& text, const std::string& what) {
   return count;
 }
 
+// x with every element moved by up to fp16's unit roundoff (2^-11), at random: how far a network's
+// reference output moves under it bounds what fp16 storage may move a GPU's.
+inline Tensor jittered(const Tensor& x, std::uint32_t seed) {
+  const Tensor noise = random_tensor(x.shape(), seed);
+  Tensor y(DType::kF32, x.shape());
+  for (std::size_t i = 0; i < y.mutable_f32().size(); ++i)
+    y.mutable_f32()[i] = x.f32()[i] * (1.0f + noise.f32()[i] * 4.9e-4f);
+  return y;
+}
+
 }  // namespace kiln::testing

@@ -92,7 +92,8 @@ struct Fp8Build {
   std::shared_ptr<CalibrationImages> images = std::make_shared<CalibrationImages>();
 };
 
-Fp8Build small_fp8_build(const std::string& backend, std::int64_t batch, std::int64_t base_width = 32) {
+Fp8Build small_fp8_build(const std::string& backend, std::int64_t batch, std::int64_t base_width = 32,
+                         QuantFormat format = QuantFormat::kE4M3) {
   testing::ResnestLikeOptions o;
   std::tie(o.image, o.stem_width, o.base_width, o.classes) = std::make_tuple(64, 16, base_width, 10);
   o.depths = {1, 1, 1, 1};
@@ -103,7 +104,8 @@ Fp8Build small_fp8_build(const std::string& backend, std::int64_t batch, std::in
     b.images->images.push_back(testing::random_tensor({1, 3, 64, 64}, seed));
   Fp8Settings settings;
   settings.recipe = "all";
-  b.options.precision = Precision::kF8;
+  settings.format = format;
+  b.options.precision = format == QuantFormat::kInt8 ? Precision::kI8 : Precision::kF8;
   b.options.backend = backend;
   b.options.batch = batch;
   b.options.quantizer = fp8_quantizer(settings, b.images);
@@ -259,6 +261,37 @@ TEST(PrecisionTacticGpu, KeptLayersAreFp16InThePlanAndTheEngineMatchesTheReferen
   const Tensor y = gpu.run(x).at(0), ref = reference.run(x).at(0);
   // fp16 storage between layers and E4M3 rounding on the reference's own grid: the FP8 op tests bound
   // single layers at 2e-2; a network of 17 layers stays within 5e-2 of the same plan's reference.
+  EXPECT_LT(relative_l2_error(y.f32(), ref.f32()), 5e-2);
+}
+
+// An int8 build is judged the same way (kiln's Hopper kernel against the fp16 convolutions): every layer
+// the tactic kept fp16 timed faster there, the rest of the recipe's int8 layers stay int8, and the engine
+// computes what cpu-reference computes from the same plan (int8's grid is finer than E4M3's, so the FP8
+// bound above holds).
+TEST(PrecisionTacticGpu, Int8BuildsKeepFp16WhereItTimedFaster) {
+  KILN_SKIP_WITHOUT_GPU();
+  if (!make_backend("cuda")->precision_refusal(Precision::kI8).empty()) GTEST_SKIP() << "int8 needs Hopper";
+  Fp8Build b = small_fp8_build("cuda", 8, 32, QuantFormat::kInt8);
+  b.options.fp8_fallback = Precision::kF16;
+  const BuildResult result = build_plan(std::move(b.input), b.options);
+  const nlohmann::json& q = result.plan.info.quantization;
+  ASSERT_TRUE(q.contains("precision_tactic")) << q.dump();
+  const nlohmann::json& tactic = q.at("precision_tactic");
+  const std::set<std::string> int8 = nodes_in(result.plan.graph, Precision::kI8, OpKind::kConv2d);
+  EXPECT_EQ(q.at("fp8_layers").get<std::size_t>(), int8.size());
+  EXPECT_GT(tactic.at("compared").get<int>(), 0);
+  for (const nlohmann::json& layer : tactic.at("kept_fp16")) {
+    EXPECT_FALSE(int8.contains(layer.at("layer").get<std::string>()));
+    EXPECT_LT(layer.at("fp16_us").get<double>(), layer.at("fp8_us").get<double>());
+  }
+  for (const nlohmann::json& layer : tactic.at("kept_fp8"))
+    EXPECT_TRUE(int8.contains(layer.at("layer").get<std::string>()));
+  const auto plan = std::make_shared<const Plan>(result.plan);
+  CompileOptions compile;
+  compile.batch = 8;
+  const Tensor x = testing::random_tensor({8, 3, 64, 64}, 99);
+  const Tensor y = Engine(plan, "cuda", compile).run(x).at(0);
+  const Tensor ref = Engine(plan, "cpu-reference", compile).run(x).at(0);
   EXPECT_LT(relative_l2_error(y.f32(), ref.f32()), 5e-2);
 }
 

@@ -34,12 +34,27 @@ hopper::GemmConvShape gemm_shape(const ConvGeometry& g) {
   return shape;
 }
 
+// The epilogue's kinds of input and output for `buffers` (gemm_conv_epilogue_takes() checks them): fp16
+// or E4M3 residual, fp16 and/or E4M3 or int8 codes.
+hopper::GemmConvEpilogue epilogue_of(const ConvBuffers& b) {
+  hopper::GemmConvEpilogue e;
+  if (b.residual_codes_scale > 0) {
+    e.residual_codes = {static_cast<const std::uint8_t*>(b.residual), b.residual_codes_scale};
+  } else {
+    e.residual = static_cast<const __half*>(b.residual);
+  }
+  e.y = static_cast<__half*>(b.y);
+  e.codes = b.codes;
+  e.codes_grid = b.int8_codes ? hopper::CodeGrid::kInt8 : hopper::CodeGrid::kE4m3;
+  return e;
+}
+
 }  // namespace
 
 bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuffers& buffers) {
   const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
   if (!dense(g) || !hopper::hopper_gpu() || !aligned(buffers.y) || !aligned(buffers.codes.codes) ||
-      !aligned(buffers.residual)) {
+      !aligned(buffers.residual) || !hopper::gemm_conv_epilogue_takes(operand, epilogue_of(buffers))) {
     return false;
   }
   const hopper::GemmConvShape s = gemm_shape(g);
@@ -51,7 +66,7 @@ bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuf
 }
 
 // As cuDNN's graph layers' keys: "fp8" for E4M3 operands ("int8" for int8 ones), "e4m3" for a layer
-// writing codes; "res-e4m3" for a residual read as codes.
+// writing codes ("codes-int8" for int8 ones); "res-e4m3" for a residual read as codes.
 KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, const ConvBuffers& buffers,
                                std::string_view gpu)
     : KilnConv(tactic_key({.runner = kApiKilnHopper,
@@ -61,14 +76,15 @@ KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, 
                            .geometry = g,
                            .act = act,
                            .residual = buffers.residual != nullptr,
-                           .variant = key_fields({buffers.codes.codes != nullptr ? "e4m3" : "",
+                           .variant = key_fields({buffers.codes.codes == nullptr ? ""
+                                                  : buffers.int8_codes           ? "codes-int8"
+                                                                                 : "e4m3",
                                                   buffers.residual_codes_scale > 0 ? "res-e4m3" : ""})},
                           gpu),
                "Hopper convolution"),
       shape_(gemm_shape(g)),
       operand_(operand),
       act_(act),
-      residual_(buffers.residual != nullptr),
       residual_codes_(buffers.residual_codes_scale > 0),
       codes_(buffers.codes.codes != nullptr) {}
 
@@ -88,17 +104,10 @@ bool KilnHopperConv::runs(int variant) const {
 }
 
 cudaError_t KilnHopperConv::launch(const ConvBuffers& b, int variant, cudaStream_t stream) const {
-  hopper::GemmConvEpilogue e;
+  hopper::GemmConvEpilogue e = epilogue_of(b);
   e.scale = hopper::operand_scaled(operand_) ? b.scale : nullptr;
   e.bias = static_cast<const float*>(b.bias);
-  if (residual_codes_) {
-    e.residual_codes = {static_cast<const std::uint8_t*>(b.residual), b.residual_codes_scale};
-  } else if (residual_) {
-    e.residual = static_cast<const __half*>(b.residual);
-  }
   e.act = act_;
-  e.y = static_cast<__half*>(b.y);
-  e.codes = b.codes;
   return hopper::gemm_conv(operand_, b.x, b.weight, shape_, hopper::tile_from_number(variant), e, stream);
 }
 

@@ -13,9 +13,9 @@
 
 namespace kiln::cuda {
 
-// ConvBuffers as for cuDNN's layers: fp16 operands, or for FP8 layers E4M3 codes with `scale`; `bias` is
-// f32 in both (the caller uploads it so). The residual is fp16, or E4M3 codes where
-// `residual_codes_scale` is set.
+// ConvBuffers as for cuDNN's layers: fp16 operands, or for FP8 (int8) layers E4M3 (int8) codes with
+// `scale`; `bias` is f32 in all (the caller uploads it so). The residual is fp16, or E4M3 codes where
+// `residual_codes_scale` is set; the codes written are int8 ones where `int8_codes` is set.
 class KilnHopperConv final : public KilnConv {
  public:
   // Whether this GPU runs the kernel and some tile computes `geometry` with `operand` into `buffers`' y
@@ -33,7 +33,6 @@ class KilnHopperConv final : public KilnConv {
   hopper::GemmConvShape shape_;
   hopper::Operand operand_;
   Act act_;
-  bool residual_;
   bool residual_codes_;
   bool codes_;
 };

@@ -161,7 +161,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   const bool search = options_.opt_level != 0;
   const bool fp16 = elem_ == Elem::kF16;
   const std::optional<TacticRecord> tactic = stored.tactic;
-  if (layer.int8) {  // kiln's Hopper kernel only
+  if (layer.int8 || layer.buffers.int8_codes) {  // kiln's Hopper kernel only
     const KilnConvKernel* hopper = find_kiln_conv_kernel(kApiKilnHopper);
     return stored.api == kApiKilnHopper && hopper ? kiln_candidate(layer, *hopper, tactic) : std::nullopt;
   }
@@ -214,8 +214,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   const auto consider = [&](std::optional<Candidate> c) {
     if (c && (!best || c->tactic.milliseconds < best->tactic.milliseconds)) best = std::move(c);
   };
-  // int8 operands or a residual of E4M3 codes: kiln's Hopper kernel only.
-  if (layer.int8 || reads_residual_codes(layer)) {
+  // int8 operands, int8 codes written or a residual of E4M3 codes: kiln's Hopper kernel only.
+  if (layer.int8 || layer.buffers.int8_codes || reads_residual_codes(layer)) {
     if (const KilnConvKernel* hopper = find_kiln_conv_kernel(kApiKilnHopper))
       consider(kiln_candidate(layer, *hopper, std::nullopt));
     return best;
@@ -304,6 +304,7 @@ ConvLayer ProgramBuilder::without_codes(const ConvLayer& layer) const {
   ConvLayer plain = layer;
   plain.codes = false;
   plain.buffers.codes = {};
+  plain.buffers.int8_codes = false;
   plain.buffers.y = ptr(graph_.node(layer.producer).output);
   return plain;
 }
@@ -315,10 +316,12 @@ ProgramBuilder::Candidate ProgramBuilder::then_quantize(const ConvLayer& layer, 
   const ValueId value = graph_.node(layer.producer).output;
   const void* y = ptr(value);
   const E4m3Out codes = layer.buffers.codes;
+  const bool int8 = layer.buffers.int8_codes;
   const std::int64_t count = shape_numel(shape(value));
   const Elem e = elem_;
   const auto quantize = [=](cudaStream_t s) {
-    return quantize_e4m3(y, e, codes.codes, count, codes.scale, s);
+    return int8 ? quantize_int8(y, e, reinterpret_cast<std::int8_t*>(codes.codes), count, codes.scale, s)
+                : quantize_e4m3(y, e, codes.codes, count, codes.scale, s);
   };
   if (timed) {
     const std::optional<double> ms =
@@ -326,7 +329,9 @@ ProgramBuilder::Candidate ProgramBuilder::then_quantize(const ConvLayer& layer, 
     require(ms.has_value(), "cuda backend: layer '", layer.name, "': the quantize kernel did not run");
     c.tactic.milliseconds += *ms;
   }
-  c.quantize_kernel = [quantize](cudaStream_t s) { check(quantize(s), "quantizing to E4M3"); };
+  c.quantize_kernel = [quantize, int8](cudaStream_t s) {
+    check(quantize(s), int8 ? "quantizing to int8" : "quantizing to E4M3");
+  };
   c.key = cat(c.key, kThenQuantizeKey);
   return c;
 }
@@ -353,7 +358,8 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
           t.milliseconds > 0 ? cat(" (", t.milliseconds * 1000.0, " us)") : std::string()),
       std::move(chosen.launch));
   if (chosen.quantize_kernel) {
-    add_step(layer.reported, cat("quantize to E4M3 (after ", chosen.api, ")"),
+    add_step(layer.reported,
+             cat("quantize to ", layer.buffers.int8_codes ? "int8" : "E4M3", " (after ", chosen.api, ")"),
              std::move(chosen.quantize_kernel));
     program_->steps.back().reported_op = OpKind::kQuantize;
   }

@@ -140,11 +140,12 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   if (quantized) add_fp8_scales(conv, constant(dequantize->inputs[1]), layer);
   layer.buffers.residual = residual.data;
   layer.buffers.residual_codes_scale = residual.codes_scale;
-  // An unfused fp16 convolution writes y before its epilogue kernel reads it; an FP8 one writes its
-  // accumulator, so its y is needed only where someone besides the fused quantize points reads it (an
-  // int8 one has no fused quantize points).
+  // An unfused fp16 convolution writes y before its epilogue kernel reads it; an FP8 or int8 one runs on
+  // a kernel with the epilogue fused, so its y is needed only where someone besides the fused quantize
+  // points reads it.
   layer.buffers.y = quantized ? value_out(producer) : ptr(graph_.node(producer).output);
   layer.buffers.codes = codes_out(producer);
+  layer.buffers.int8_codes = writes_int8_codes(producer);
   layer.producer = producer;
   layer.codes = layer.buffers.codes.codes != nullptr;
   layer.activation = activation;

@@ -1,7 +1,6 @@
 // Quantize points: E4M3 or int8 codes of an activation, which the FP8 or int8 convolutions reading it take
 // as input (their dequantize points are folded into them at compile time, conv_steps.cpp). A quantize point
-// fused into its input's producer (quantize_fusion.h; E4M3 only) has no step: the producer's step writes
-// the codes.
+// fused into its input's producer (quantize_fusion.h) has no step: the producer's step writes the codes.
 #include "backends/cuda/kernels/quantization_kernels.h"
 #include "backends/cuda/program/program_builder.h"
 
@@ -35,10 +34,16 @@ E4m3Out ProgramBuilder::codes_out(NodeId producer) const {
   return {static_cast<std::uint8_t*>(ptr(q.output)), q.attr<QuantizeAttrs>().scale};
 }
 
+bool ProgramBuilder::writes_int8_codes(NodeId producer) const {
+  const NodeId quantize = fusions_.quantize_into_producer[static_cast<std::size_t>(producer)];
+  return quantize != kNoNode && graph_.node(quantize).attr<QuantizeAttrs>().int8;
+}
+
 std::string ProgramBuilder::codes_label(NodeId producer) const {
   const auto index = static_cast<std::size_t>(producer);
   if (fusions_.quantize_into_producer[index] == kNoNode) return {};
-  return fusions_.keeps_value[index] ? " + quantize to E4M3 (dual write)" : " + quantize to E4M3";
+  return cat(" + quantize to ", writes_int8_codes(producer) ? "int8" : "E4M3",
+             fusions_.keeps_value[index] ? " (dual write)" : "");
 }
 
 }  // namespace kiln::cuda

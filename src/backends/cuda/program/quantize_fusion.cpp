@@ -7,8 +7,11 @@ namespace {
 
 bool is_quantize(const Graph& graph, NodeId id) { return graph.node(id).op == OpKind::kQuantize; }
 
-float scale_of(const Graph& graph, NodeId quantize) {
-  return graph.node(quantize).attr<QuantizeAttrs>().scale;
+// Whether two quantize points of one value write the same codes (one grid, one scale).
+bool same_codes(const Graph& graph, NodeId a, NodeId b) {
+  const QuantizeAttrs& x = graph.node(a).attr<QuantizeAttrs>();
+  const QuantizeAttrs& y = graph.node(b).attr<QuantizeAttrs>();
+  return x.int8 == y.int8 && x.scale == y.scale;
 }
 
 // Whether someone besides the quantize points fused into `producer` reads its output.
@@ -43,19 +46,25 @@ bool writes_codes(const Graph& graph, const Fusions& f, NodeId producer) {
   }
 }
 
+bool writes_int8_codes(const Graph& graph, const Fusions& f, NodeId producer) {
+  if (!writes_codes(graph, f, producer)) return false;
+  const OpKind op = graph.node(producer).op;
+  return op == OpKind::kConv2d ||
+         (op == OpKind::kAdd && f.conv_into_add[static_cast<std::size_t>(producer)] != kNoNode);
+}
+
 void find_quantize_fusions(const Graph& graph, const std::vector<NodeId>& order,
                            const passes::Consumers& consumers, Fusions& f) {
   for (const NodeId id : order) {
     const Node& node = graph.node(id);
     if (node.op != OpKind::kQuantize) continue;
-    // Of the producers only kiln's Hopper kernel writes int8 codes, and which kernel runs a convolution is
-    // chosen later: an int8 quantize point keeps its step.
-    if (node.attr<QuantizeAttrs>().int8) continue;
     const NodeId producer = graph.value(node.inputs[0]).producer;
-    if (producer == kNoNode || !writes_codes(graph, f, producer)) continue;
+    if (producer == kNoNode) continue;
+    const bool int8 = node.attr<QuantizeAttrs>().int8;
+    if (int8 ? !writes_int8_codes(graph, f, producer) : !writes_codes(graph, f, producer)) continue;
     NodeId& first = f.quantize_into_producer[static_cast<std::size_t>(producer)];
-    // The producer writes one set of codes: a second scale keeps its own step.
-    if (first != kNoNode && scale_of(graph, first) != scale_of(graph, id)) continue;
+    // The producer writes one set of codes: a second grid or scale keeps its own step.
+    if (first != kNoNode && !same_codes(graph, first, id)) continue;
     if (first == kNoNode) first = id;
     f.codes_writer[static_cast<std::size_t>(id)] = producer;
     f.absorbed[static_cast<std::size_t>(id)] = true;
