@@ -332,7 +332,7 @@ INSTANTIATE_TEST_SUITE_P(
                                  {2, 13, 11, 3, 3, 1, 1, 1, 1, 0, 0}},
                       HopperCase{Operand::kS8, 128, 136, 0, true, false, false, true, cuda::Act::kSilu,
                                  {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0}},
-                      HopperCase{Operand::kF16, 200, 136, 777, true, false, true, true, cuda::Act::kRelu, {}, false,
+                      HopperCase{Operand::kF16, 200, 144, 777, true, false, true, true, cuda::Act::kRelu, {}, false,
                                  true}),
     [](const auto& param_info) { return case_name(param_info.param); });
 

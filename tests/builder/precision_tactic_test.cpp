@@ -226,8 +226,50 @@ TEST(Fp8RefusalsGpu, RefusedLayersStayFp16OnCuda) {
   EXPECT_LT(relative_l2_error(gpu.run(x).at(0).f32(), reference.run(x).at(0).f32()), 5e-2);
 }
 
-// On the GPU: every layer the tactic kept fp16 is an fp16 convolution of the plan, every other recipe
-// layer is FP8, and the engine computes what cpu-reference computes from the same plan.
+// The readers the precision tactic put back to fp16 for their producer's codes (codes_charged).
+std::set<std::string> charged_readers(const nlohmann::json& tactic) {
+  std::set<std::string> readers;
+  for (const nlohmann::json& charge : tactic.at("codes_charged"))
+    for (const nlohmann::json& reader : charge.at("readers")) readers.insert(reader.get<std::string>());
+  return readers;
+}
+
+// What the precision tactic left in a plan whose recipe chose `recipe_layers` layers: every layer it kept
+// fp16 timed faster there, every layer it kept quantized is so in the plan unless its producer's codes
+// were charged, and the plan's quantized convolutions are exactly the rest (besides the layers the
+// backend has no such kernel for). Then the engine computes what
+// cpu-reference computes from the same plan: fp16 storage between layers and rounding on the reference's
+// own grid (E4M3's or int8's, which is finer); the FP8 op tests bound single layers at 2e-2, and a network
+// of 17 layers stays within 5e-2 of the same plan's reference.
+void expect_tactic_applied(const BuildResult& result, Precision quantized, std::size_t recipe_layers) {
+  const nlohmann::json& q = result.plan.info.quantization;
+  ASSERT_TRUE(q.contains("precision_tactic")) << q.dump();
+  const nlohmann::json& tactic = q.at("precision_tactic");
+  EXPECT_GT(tactic.at("compared").get<int>(), 0);
+  const std::set<std::string> in_plan = nodes_in(result.plan.graph, quantized, OpKind::kConv2d);
+  const std::set<std::string> charged = charged_readers(tactic);
+  const std::size_t kept = tactic.at("kept_fp16").size();
+  const std::size_t unsupported = q.value("kept_fp16_unsupported", nlohmann::json::array()).size();
+  EXPECT_EQ(in_plan.size() + kept + charged.size() + unsupported, recipe_layers) << q.dump();
+  EXPECT_EQ(q.at("quantized_layers").get<std::size_t>(), in_plan.size());
+  for (const nlohmann::json& layer : tactic.at("kept_fp16")) {
+    EXPECT_FALSE(in_plan.contains(layer.at("layer").get<std::string>()));
+    EXPECT_LT(layer.at("fp16_us").get<double>(), layer.at("fp8_us").get<double>());
+  }
+  for (const nlohmann::json& layer : tactic.at("kept_fp8")) {
+    const std::string name = layer.at("layer").get<std::string>();
+    EXPECT_NE(in_plan.contains(name), charged.contains(name)) << name;
+  }
+  const auto plan = std::make_shared<const Plan>(result.plan);
+  CompileOptions compile;
+  compile.batch = result.plan.info.batch;
+  const Tensor x = testing::random_tensor({compile.batch, 3, 64, 64}, 99);
+  const Tensor y = Engine(plan, "cuda", compile).run(x).at(0);
+  const Tensor ref = Engine(plan, "cpu-reference", compile).run(x).at(0);
+  EXPECT_LT(relative_l2_error(y.f32(), ref.f32()), 5e-2);
+}
+
+// On the GPU, an FP8 build against the same build with --strict-precision (every recipe layer FP8).
 TEST(PrecisionTacticGpu, KeptLayersAreFp16InThePlanAndTheEngineMatchesTheReference) {
   KILN_SKIP_WITHOUT_GPU();
   Fp8Build strict = small_fp8_build("cuda", 8);
@@ -235,64 +277,21 @@ TEST(PrecisionTacticGpu, KeptLayersAreFp16InThePlanAndTheEngineMatchesTheReferen
   const BuildResult all_fp8 = build_plan(strict.input, strict.options);
   EXPECT_FALSE(all_fp8.plan.info.quantization.contains("precision_tactic"));
   Fp8Build b = small_fp8_build("cuda", 8);
-  const BuildResult result = build_plan(std::move(b.input), b.options);
-  const nlohmann::json& q = result.plan.info.quantization;
-  ASSERT_TRUE(q.contains("precision_tactic")) << q.dump();
-  const nlohmann::json& tactic = q.at("precision_tactic");
-  EXPECT_GT(tactic.at("compared").get<int>(), 0);
-  const std::set<std::string> fp8 = nodes_in(result.plan.graph, Precision::kF8, OpKind::kConv2d);
-  const std::size_t kept = tactic.at("kept_fp16").size();
-  EXPECT_EQ(fp8.size() + kept,
-            static_cast<std::size_t>(all_fp8.plan.info.quantization.at("fp8_layers").get<int>()));
-  EXPECT_EQ(q.at("fp8_layers").get<std::size_t>(), fp8.size());
-  for (const nlohmann::json& layer : tactic.at("kept_fp16")) {
-    EXPECT_FALSE(fp8.contains(layer.at("layer").get<std::string>()));
-    EXPECT_LT(layer.at("fp16_us").get<double>(), layer.at("fp8_us").get<double>());
-  }
-  for (const nlohmann::json& layer : tactic.at("kept_fp8"))
-    EXPECT_TRUE(fp8.contains(layer.at("layer").get<std::string>()));
-
-  const auto plan = std::make_shared<const Plan>(result.plan);
-  CompileOptions compile;
-  compile.batch = 8;
-  Engine gpu(plan, "cuda", compile);
-  Engine reference(plan, "cpu-reference", compile);
-  const Tensor x = testing::random_tensor({8, 3, 64, 64}, 99);
-  const Tensor y = gpu.run(x).at(0), ref = reference.run(x).at(0);
-  // fp16 storage between layers and E4M3 rounding on the reference's own grid: the FP8 op tests bound
-  // single layers at 2e-2; a network of 17 layers stays within 5e-2 of the same plan's reference.
-  EXPECT_LT(relative_l2_error(y.f32(), ref.f32()), 5e-2);
+  expect_tactic_applied(build_plan(std::move(b.input), b.options), Precision::kF8,
+                        all_fp8.plan.info.quantization.at("fp8_layers").get<std::size_t>());
 }
 
-// An int8 build is judged the same way (kiln's Hopper kernel against the fp16 convolutions): every layer
-// the tactic kept fp16 timed faster there, the rest of the recipe's int8 layers stay int8, and the engine
-// computes what cpu-reference computes from the same plan (int8's grid is finer than E4M3's, so the FP8
-// bound above holds).
+// An int8 build is judged the same way (kiln's Hopper kernel against the fp16 convolutions).
 TEST(PrecisionTacticGpu, Int8BuildsKeepFp16WhereItTimedFaster) {
   KILN_SKIP_WITHOUT_GPU();
   if (!make_backend("cuda")->precision_refusal(Precision::kI8).empty()) GTEST_SKIP() << "int8 needs Hopper";
+  // cuda has no int8 kernel for the grouped convolutions, so the recipe's layers are counted on the
+  // reference, which runs every one in int8.
+  Fp8Build simulated = small_fp8_build("cpu-reference", 8, 32, QuantFormat::kInt8);
+  const BuildResult all_int8 = build_plan(simulated.input, simulated.options);
   Fp8Build b = small_fp8_build("cuda", 8, 32, QuantFormat::kInt8);
-  b.options.fp8_fallback = Precision::kF16;
-  const BuildResult result = build_plan(std::move(b.input), b.options);
-  const nlohmann::json& q = result.plan.info.quantization;
-  ASSERT_TRUE(q.contains("precision_tactic")) << q.dump();
-  const nlohmann::json& tactic = q.at("precision_tactic");
-  const std::set<std::string> int8 = nodes_in(result.plan.graph, Precision::kI8, OpKind::kConv2d);
-  EXPECT_EQ(q.at("fp8_layers").get<std::size_t>(), int8.size());
-  EXPECT_GT(tactic.at("compared").get<int>(), 0);
-  for (const nlohmann::json& layer : tactic.at("kept_fp16")) {
-    EXPECT_FALSE(int8.contains(layer.at("layer").get<std::string>()));
-    EXPECT_LT(layer.at("fp16_us").get<double>(), layer.at("fp8_us").get<double>());
-  }
-  for (const nlohmann::json& layer : tactic.at("kept_fp8"))
-    EXPECT_TRUE(int8.contains(layer.at("layer").get<std::string>()));
-  const auto plan = std::make_shared<const Plan>(result.plan);
-  CompileOptions compile;
-  compile.batch = 8;
-  const Tensor x = testing::random_tensor({8, 3, 64, 64}, 99);
-  const Tensor y = Engine(plan, "cuda", compile).run(x).at(0);
-  const Tensor ref = Engine(plan, "cpu-reference", compile).run(x).at(0);
-  EXPECT_LT(relative_l2_error(y.f32(), ref.f32()), 5e-2);
+  expect_tactic_applied(build_plan(std::move(b.input), b.options), Precision::kI8,
+                        all_int8.plan.info.quantization.at("quantized_layers").get<std::size_t>());
 }
 
 }  // namespace
