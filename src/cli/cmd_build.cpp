@@ -308,9 +308,10 @@ void add_fp8_options(CLI::App& cmd, pipeline::Fp8Options& fp8) {
                  "per-tensor (one scale, set by the widest channel)")
       ->check(one_of({"per-channel", "per-tensor"}));
   cmd.add_flag("--quantize-residuals", fp8.quantize_residuals,
-               "fp8: hold the residual stream as E4M3 codes only (a tensor read by FP8 layers and residual adds "
-               "is stored once, quantized, and the adds read it quantized): half the bytes where the "
-               "convolutions are memory-bound; on cuda it needs kiln's Hopper kernel (sm_90)");
+               "fp8, or int8 on cpu: hold the residual stream as E4M3 (int8) codes only (a tensor read by "
+               "quantized layers and residual adds is stored once, quantized, and the adds read it "
+               "quantized): fewer bytes where the convolutions are memory-bound; fp8 on cuda needs kiln's "
+               "Hopper kernel (sm_90)");
 }
 
 }  // namespace

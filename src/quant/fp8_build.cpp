@@ -70,8 +70,6 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
   const bool fixed = settings.fixed_layers.has_value();
   require(!fixed || settings.cached_scales, name, ": fixed quantized layers need their activation scales");
   const bool automatic = settings.recipe == "auto" && !fixed;
-  require(!settings.quantize_residuals || settings.format == QuantFormat::kE4M3,
-          "--quantize-residuals: only fp8 plans hold their residual stream in E4M3");
   require(!settings.quantize_residuals || settings.recipe != "auto",
           "--quantize-residuals: not with --recipe auto (its search compares plans without it)");
   require(!data.images.empty() || (settings.cached_scales && !automatic), name,
@@ -120,7 +118,10 @@ nlohmann::json quantize_fp8(Graph& graph, const Fp8Settings& settings, const Cal
     report["layers"].back()["input_scale_min"] = layer.activation_scale_min;
     report["per_channel_input_layers"].push_back(layer.layer);
   }
-  if (settings.quantize_residuals) report["residuals_in_e4m3"] = quantize_residuals(graph);
+  if (settings.quantize_residuals) {
+    report[settings.format == QuantFormat::kE4M3 ? "residuals_in_e4m3" : "residuals_in_int8"] =
+        quantize_residuals(graph);
+  }
   report["quantized_layers"] = rewritten.size();
   if (settings.format == QuantFormat::kE4M3) report["fp8_layers"] = rewritten.size();
   report["tensors"] = activations.tensors;

@@ -139,7 +139,7 @@ std::vector<std::string> quantize_residuals(Graph& graph) {
   std::vector<std::string> held;
   for (const NodeId id : graph.topological_order()) {
     const Node& point = graph.node(id);
-    if (point.op != OpKind::kQuantize || point.attr<QuantizeAttrs>().int8) continue;
+    if (point.op != OpKind::kQuantize || point.attr<QuantizeAttrs>().per_channel()) continue;
     const ValueId x = point.inputs[0];
     if (graph.value(x).is_constant() || std::find(outputs.begin(), outputs.end(), x) != outputs.end()) continue;
     std::vector<NodeId> adds;

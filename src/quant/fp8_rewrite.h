@@ -44,11 +44,12 @@ std::vector<Fp8Layer> rewrite_to_fp8(Graph& graph, const std::vector<std::string
                                      bool per_channel_weights = true,
                                      QuantFormat format = QuantFormat::kE4M3);
 
-// The residual stream in E4M3: where every reader of an FP8 layer's input besides its quantize point is
-// an add closing a residual connection (its other input a convolution without activation that only the
-// add reads, which computes the add in its epilogue), the adds read the quantize point too, so that the
-// tensor is held as E4M3 codes only: an engine's producer then writes 1 byte an element instead of
-// 2 + 1, and the add reads 1 instead of 2. The adds see the quantized value, as the FP8 layers do. Returns the tensors so held.
+// The residual stream in E4M3 (or int8): where every reader of an FP8 (int8) layer's input besides its
+// per-tensor quantize point is an add closing a residual connection (its other input a convolution
+// without activation that only the add reads, which computes the add in its epilogue), the adds read the
+// quantize point too, so that the tensor is held as codes only: an engine's producer then writes 1 byte
+// an element instead of 2 + 1 (fp16) or 4 + 1 (f32), and the add reads 1 instead of 2 or 4. The adds see
+// the quantized value, as the quantized layers do. Returns the tensors so held.
 std::vector<std::string> quantize_residuals(Graph& graph);
 
 }  // namespace kiln

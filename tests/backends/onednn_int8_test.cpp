@@ -35,8 +35,8 @@ using testing::SmallGraph;
 constexpr double kInt8BackendTolerance = 1e-4;
 
 // Every convolution in int8, each input's scale its amax on `input` over 127 (the max calibrator), the
-// rest fp32.
-Graph as_int8(const Graph& graph, const Tensor& input) {
+// rest fp32; with `residuals`, the residual stream held in int8 codes (quantize_residuals()).
+Graph as_int8(const Graph& graph, const Tensor& input, bool residuals = false) {
   const std::vector<std::string> layers = quantizable_layers(graph);
   std::map<std::string, float> amax;
   run_reference(graph, {input}, [&](const Node& node, const Tensor& out) {
@@ -52,14 +52,17 @@ Graph as_int8(const Graph& graph, const Tensor& input) {
     scales[graph.value(v).name] = scale_for_amax(amax.at(graph.value(v).name), QuantFormat::kInt8);
   Graph int8 = graph;
   rewrite_to_fp8(int8, layers, {scales}, true, QuantFormat::kInt8);
+  if (residuals) {
+    EXPECT_FALSE(quantize_residuals(int8).empty());
+  }
   assign_precision(int8, Precision::kF32);
   int8.compact();
   return int8;
 }
 
-void expect_int8_agrees(const Graph& graph, const Tensor& input) {
+void expect_int8_agrees(const Graph& graph, const Tensor& input, bool residuals = false) {
   KILN_SKIP_WITHOUT_ONEDNN();
-  const Graph int8 = as_int8(graph, input);
+  const Graph int8 = as_int8(graph, input, residuals);
   const Tensor ours = run_on("cpu", int8, {input}).at(0);
   const Tensor ref = run_on("cpu-reference", int8, {input}).at(0);
   const double difference = relative_difference(ours, ref);
@@ -110,6 +113,28 @@ TEST(OnednnInt8, ResidualAddFusedIntoAnInt8ConvolutionAgrees) {
   EXPECT_EQ(testing::count_of(steps, "+ sum "), 1u) << steps;  // in place, or on a copy of the graph input
   EXPECT_EQ(testing::count_of(steps, "binary"), 0u) << steps;
   expect_int8_agrees(g.graph, input);
+}
+
+// The residual stream in int8 codes: each block's input is stored once, as codes, which its first
+// convolution reads and its last accumulates (a codes sum, fusion.h) while writing the next block's codes;
+// the last block, whose sum is the graph's output, accumulates into a dequantized copy and writes f32.
+TEST(OnednnInt8, ResidualStreamInInt8CodesAgrees) {
+  KILN_SKIP_WITHOUT_ONEDNN();
+  SmallGraph g;
+  ValueId h = g.input("x", {16, 10, 10});
+  for (int block = 0; block < 3; ++block) {
+    const ValueId a = g.conv(h, 16, conv_attrs(3, 1, 1, 1, Activation::kRelu));
+    h = g.node(OpKind::kAdd, {g.conv(a, 16, conv_attrs(1, 1, 0)), h}, AddAttrs{Activation::kRelu});
+  }
+  g.output(h);
+  const Tensor input = random_tensor({2, 16, 10, 10}, 12);
+  const std::string steps =
+      make_backend("cpu")->compile(as_int8(g.graph, input, true), CompileOptions{})->describe();
+  EXPECT_EQ(testing::count_of(steps, "(writes the next layer's codes) "), 5u) << steps;
+  EXPECT_EQ(testing::count_of(steps, "+ sum in place"), 2u) << steps;
+  EXPECT_EQ(testing::count_of(steps, "+ sum on a dequantized copy"), 1u) << steps;
+  EXPECT_EQ(testing::count_of(steps, "binary"), 0u) << steps;
+  expect_int8_agrees(g.graph, input, true);
 }
 
 TEST(OnednnInt8, GroupedAndDepthwiseConvolutionsAgree) {

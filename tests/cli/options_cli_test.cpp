@@ -116,8 +116,10 @@ TEST(CliOptions, Fp8OptionsOnAnotherPrecisionAreRefusedNamingBoth) {
   }
   expect_usage_error(build(plan, fp8 + "--opt-level 0 --backend cuda --strict-precision"),
                      "--strict-precision applies only with --opt-level 1 or more");
-  expect_usage_error(build(plan, "--precision int8 --calib " + kPhotos.string() + " --quantize-residuals"),
-                     "--quantize-residuals applies only to --precision fp8, but --precision int8 was given");
+  expect_usage_error(
+      build(plan, "--precision int8 --backend cuda --calib " + kPhotos.string() + " --quantize-residuals"),
+      "--quantize-residuals applies only to --precision fp8, or int8 on a CPU backend, but --precision int8 "
+      "on the cuda backend was given");
   expect_usage_error(build(plan, fp8 + "--recipe auto --quantize-residuals"),
                      "--quantize-residuals applies only to a recipe other than auto");
   expect_usage_error("build --list-passes --batch 2", "--list-passes prints the graph passes");

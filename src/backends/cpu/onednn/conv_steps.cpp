@@ -133,11 +133,11 @@ void ProgramBuilder::add_conv(const Node& conv, const Node* fused_add) {
   call(primitive_call(dnnl::convolution_forward(pd), std::move(args)));
 }
 
-dnnl::post_ops ProgramBuilder::conv_post_ops(const Node& conv, const Node* fused_add) const {
+dnnl::post_ops ProgramBuilder::conv_post_ops(const Node& conv, const Node* fused_add, float sum_scale) const {
   dnnl::post_ops ops;
   append_activation(ops, conv.attr<ConvAttrs>().activation);
   if (fused_add != nullptr) {
-    ops.append_sum(1.0f);
+    ops.append_sum(sum_scale);
     append_activation(ops, fused_add->attr<AddAttrs>().activation);
   }
   return ops;

@@ -53,6 +53,11 @@ void ProgramBuilder::add_activation(const Node& node) {
 
 void ProgramBuilder::add_add(const Node& node) {
   const ValueId a = node.inputs[0], b = node.inputs[1];
+  // Codes are read only by the int8 convolutions computing a codes sum (fusion.h), never as values here.
+  for (const ValueId input : {a, b}) {
+    require(slot(input).desc.data_type() != dnnl::memory::data_type::s8, "layer '", node.name,
+            "': the cpu backend cannot add int8 codes outside the convolution they were stored for");
+  }
   const dnnl::memory src0 = input(a);
   const Desc layout = read_desc(a);
   const dnnl::memory src1 = input_as(b, layout);
@@ -85,9 +90,9 @@ void ProgramBuilder::add_quantize(const Node& node) {
     output_in_place(node.output, x);
     return;
   }
-  if (int8 && shape(node.output).size() == 4 && all_readers_int8_convs(node.output)) {
+  if (int8 && shape(node.output).size() == 4 && all_readers_take_int8_codes(node.output)) {
     // The codes themselves, in the channels-last layout oneDNN's int8 convolutions read: one pass, and
-    // no step of its readers converts again.
+    // no step of its readers converts again (a codes sum's convolution reads them as its residual).
     const Desc codes(to_dims(shape(node.output)), dnnl::memory::data_type::s8,
                      dnnl::memory::format_tag::acdb);
     const dnnl::memory source = input(x);

@@ -1,5 +1,7 @@
 #include "backends/cpu/onednn/fusion.h"
 
+#include <algorithm>
+
 #include "backends/common/fusion_match.h"
 
 namespace kiln::onednn {
@@ -41,7 +43,34 @@ NodeId conv_for_add(const Graph& graph, const passes::Consumers& consumers, cons
   return chosen;
 }
 
+// Adds fused into an int8 convolution whose other operand is an int8 quantize point's output.
+void find_codes_sums(const Graph& graph, Fusions& f) {
+  for (std::size_t id = 0; id < f.codes_sum.size(); ++id) {
+    const NodeId conv = f.conv_into_add[id];
+    if (conv == kNoNode || graph.node(conv).precision != Precision::kI8) continue;
+    const ValueId other = Fusions::other_operand(graph, graph.node(static_cast<NodeId>(id)), conv);
+    f.codes_sum[id] = int8_quantize_producing(graph, other) != nullptr;
+  }
+}
+
 }  // namespace
+
+const Node* int8_quantize_producing(const Graph& graph, ValueId value) {
+  const NodeId producer = graph.value(value).producer;
+  if (producer == kNoNode) return nullptr;
+  const Node& node = graph.node(producer);
+  if (node.op != OpKind::kQuantize) return nullptr;
+  const QuantizeAttrs& q = node.attr<QuantizeAttrs>();
+  return q.int8 && !q.per_channel() ? &node : nullptr;
+}
+
+bool takes_int8_codes(const Graph& graph, const Fusions& fusions, NodeId reader, ValueId value) {
+  const Node& node = graph.node(reader);
+  if (node.op == OpKind::kConv2d) return node.precision == Precision::kI8 && node.inputs[0] == value;
+  const auto index = static_cast<std::size_t>(reader);
+  return node.op == OpKind::kAdd && fusions.codes_sum[index] &&
+         Fusions::other_operand(graph, node, fusions.conv_into_add[index]) == value;
+}
 
 ValueId Fusions::conv_operand(const Graph& graph, const Node& add, NodeId conv) {
   const ValueId produced = graph.node(conv).output;
@@ -56,7 +85,7 @@ ValueId Fusions::other_operand(const Graph& graph, const Node& add, NodeId conv)
 Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order) {
   const std::size_t count = graph.nodes().size();
   Fusions fusions{std::vector<NodeId>(count, kNoNode), std::vector<NodeId>(count, kNoNode),
-                  std::vector<bool>(count, false)};
+                  std::vector<bool>(count, false), std::vector<bool>(count, false)};
   const auto consumers = graph.consumers();
   std::vector<int> position(count, -1);
   for (std::size_t i = 0; i < order.size(); ++i)
@@ -83,6 +112,7 @@ Fusions find_fusions(const Graph& graph, const std::vector<NodeId>& order) {
       }
     }
   }
+  find_codes_sums(graph, fusions);
   return fusions;
 }
 

@@ -10,6 +10,7 @@
 // f32 rounding.
 #include "backends/cpu/onednn/activation.h"
 #include "backends/cpu/onednn/program_builder.h"
+#include "core/dtype.h"
 #include "core/error.h"
 
 namespace kiln::onednn {
@@ -19,6 +20,19 @@ using Tag = dnnl::memory::format_tag;
 using DataType = dnnl::memory::data_type;
 
 }  // namespace
+
+float ProgramBuilder::residual_codes_scale(const Node& conv, const Node& add) const {
+  const ValueId residual = Fusions::other_operand(graph_, add, graph_.value(conv.output).producer);
+  return int8_quantize_producing(graph_, residual)->attr<QuantizeAttrs>().scale;
+}
+
+// conv_post_ops(), and for codes a clip to the int8 grid: oneDNN saturates s8 at -128, kiln at -127.
+dnnl::post_ops ProgramBuilder::int8_post_ops(const Node& conv, const Node* fused_add, float sum_scale,
+                                             bool codes) const {
+  dnnl::post_ops ops = conv_post_ops(conv, fused_add, sum_scale);
+  if (codes) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, -kInt8Max, kInt8Max);
+  return ops;
+}
 
 const QuantizeAttrs& ProgramBuilder::int8_input_quantization(const Node& conv) const {
   const NodeId producer = graph_.value(conv.inputs[0]).producer;
@@ -36,25 +50,42 @@ const QuantizeAttrs& ProgramBuilder::int8_input_quantization(const Node& conv) c
   return quantize;
 }
 
-bool ProgramBuilder::all_readers_int8_convs(ValueId value) const {
-  return only_read_by(value, [&](NodeId id) {
-    const Node& reader = graph_.node(id);
-    return reader.op == OpKind::kConv2d && reader.precision == Precision::kI8 && reader.inputs[0] == value;
-  });
+bool ProgramBuilder::all_readers_take_int8_codes(ValueId value) const {
+  return only_read_by(value, [&](NodeId id) { return takes_int8_codes(graph_, fusions_, id, value); });
 }
 
-const Node* ProgramBuilder::int8_chain_quantize(const Node& conv) const {
-  // Only an activation that commutes with a positive scale may follow the rescaled accumulator.
-  const Activation activation = conv.attr<ConvAttrs>().activation;
-  if (activation != Activation::kNone && activation != Activation::kRelu) return nullptr;
-  const auto& readers = consumers_[static_cast<std::size_t>(conv.output)];
+bool ProgramBuilder::residual_stored_as_codes(const Node& conv, const Node& add) const {
+  if (!fusions_.codes_sum[static_cast<std::size_t>(graph_.value(add.output).producer)]) return false;
+  const ValueId residual = Fusions::other_operand(graph_, add, graph_.value(conv.output).producer);
+  return slot(residual).desc.data_type() == DataType::s8;
+}
+
+const Node* ProgramBuilder::int8_chain_quantize(const Node& conv, const Node* fused_add) const {
+  // A fused add writes codes only from a residual of codes: oneDNN sums into dst's own type.
+  if (fused_add != nullptr && !residual_stored_as_codes(conv, *fused_add)) return nullptr;
+  // Only activations that commute with a positive scale may follow the rescaled accumulator.
+  for (const Activation activation :
+       {conv.attr<ConvAttrs>().activation,
+        fused_add != nullptr ? fused_add->attr<AddAttrs>().activation : Activation::kNone}) {
+    if (activation != Activation::kNone && activation != Activation::kRelu) return nullptr;
+  }
+  const ValueId y = fused_add != nullptr ? fused_add->output : conv.output;
+  const auto& readers = consumers_[static_cast<std::size_t>(y)];
   if (readers.size() != 1) return nullptr;
   const Node& reader = graph_.node(readers.front());
+  // The residual's codes are scaled to the next point's grid by one factor: per tensor.
   const bool chained = reader.op == OpKind::kQuantize && reader.attr<QuantizeAttrs>().int8 &&
-                       shape(reader.output).size() == 4 && all_readers_int8_convs(reader.output);
+                       (fused_add == nullptr || !reader.attr<QuantizeAttrs>().per_channel()) &&
+                       shape(reader.output).size() == 4 && all_readers_take_int8_codes(reader.output);
   const auto& outputs = graph_.outputs();
-  return chained && std::find(outputs.begin(), outputs.end(), conv.output) == outputs.end() ? &reader
-                                                                                            : nullptr;
+  return chained && std::find(outputs.begin(), outputs.end(), y) == outputs.end() ? &reader : nullptr;
+}
+
+void ProgramBuilder::bind_dequantized_residual(const Node& conv, const Node& add, const Desc& dst, Args& args) {
+  const ValueId residual = Fusions::other_operand(graph_, add, graph_.value(conv.output).producer);
+  note("+ sum on a dequantized copy");
+  args[DNNL_ARG_DST] = output(add.output, dst);
+  scaled_reorder(stored_input(residual), args[DNNL_ARG_DST], {residual_codes_scale(conv, add)});
 }
 
 std::vector<float> ProgramBuilder::inverse_scales(const QuantizeAttrs& quantize) {
@@ -103,14 +134,18 @@ void ProgramBuilder::add_int8_conv(const Node& conv, const Node* fused_add) {
     scales.push_back(x_quantize.scale_of(o) * weights->second.scales[o]);
   // Writing the next quantize point's codes: the output scale also divides by that point's scale (output
   // channel o's, where it has one per channel), and the activation (ReLU commutes with a positive scale)
-  // and oneDNN's rounding to s8 follow as for f32.
-  const Node* requantize = fused_add == nullptr ? int8_chain_quantize(conv) : nullptr;
+  // and oneDNN's rounding to s8 follow as for f32. A codes sum (fusion.h) scales the accumulator to the
+  // next point's grid and adds the residual's codes times their scale over the next point's; its
+  // activation comes after the sum, as in the reference.
+  const Node* requantize = int8_chain_quantize(conv, fused_add);
   std::vector<float> output_scales = scales;
+  float sum_scale = 1.0f;
   if (requantize != nullptr) {
     const QuantizeAttrs& next = requantize->attr<QuantizeAttrs>();
     for (std::size_t o = 0; o < output_scales.size(); ++o) output_scales[o] /= next.scale_of(o);
+    if (fused_add != nullptr) sum_scale = residual_codes_scale(conv, *fused_add) / next.scale;
   }
-  dnnl::primitive_attr attr = attributes(conv_post_ops(conv, fused_add));
+  dnnl::primitive_attr attr = attributes(int8_post_ops(conv, fused_add, sum_scale, requantize != nullptr));
   attr.set_output_scales(1 << 1, output_scales);  // per output channel of dst [N, C, H, W]
 
   const bool has_bias = conv.inputs.size() > 2;
@@ -138,7 +173,11 @@ void ProgramBuilder::add_int8_conv(const Node& conv, const Node* fused_add) {
            requantize != nullptr ? " (writes the next layer's codes) " : " ", pd.impl_info_str()));
   // The quantize point's values are codes x scale rounded once in f32: the reorder recovers the codes.
   args[DNNL_ARG_SRC] = int8_codes(x, x_quantize, pd.src_desc());
-  bind_conv_output(conv, fused_add, pd.dst_desc(), args);
+  if (fused_add != nullptr && requantize == nullptr && residual_stored_as_codes(conv, *fused_add)) {
+    bind_dequantized_residual(conv, *fused_add, pd.dst_desc(), args);
+  } else {
+    bind_conv_output(conv, fused_add, pd.dst_desc(), args);
+  }
   call(primitive_call(dnnl::convolution_forward(pd), std::move(args)));
 }
 

@@ -123,22 +123,31 @@ class ProgramBuilder {
 
   void add_conv(const Node& conv, const Node* fused_add);  // conv_steps.cpp
   void add_grouped_winograd(const Node& conv, const Tensor& weights, const Tensor* bias);
-  // The activation, and the fused residual add with its activation, as post-ops.
-  dnnl::post_ops conv_post_ops(const Node& conv, const Node* fused_add) const;
+  // The activation, and the fused residual add (its other operand times `sum_scale`) with its activation,
+  // as post-ops.
+  dnnl::post_ops conv_post_ops(const Node& conv, const Node* fused_add, float sum_scale = 1.0f) const;
   // The convolution's dst in `dst`: a new buffer, or the fused add's other operand (in place or copied).
   void bind_conv_output(const Node& conv, const Node* fused_add, const Desc& dst, Args& args);
   void add_int8_conv(const Node& conv, const Node* fused_add);  // int8_conv_steps.cpp
+  // A codes sum's residual scale: of the quantize point its other operand comes from.
+  float residual_codes_scale(const Node& conv, const Node& add) const;
+  // Whether `add`, fused into `conv`, is a codes sum whose residual the quantize step stored as codes.
+  bool residual_stored_as_codes(const Node& conv, const Node& add) const;
+  // dst made the residual's value (codes x scale) for the sum to accumulate into: an f32 output.
+  void bind_dequantized_residual(const Node& conv, const Node& add, const Desc& dst, Args& args);
+  dnnl::post_ops int8_post_ops(const Node& conv, const Node* fused_add, float sum_scale, bool codes) const;
   // The int8 quantize point `conv` reads its input through (its scale, or one per channel).
   const QuantizeAttrs& int8_input_quantization(const Node& conv) const;
   // The int8 codes of `x` quantized with `quantize`, in `desc` (s8): as the quantize step stored them, or
   // made by a scaled reorder of its f32 values in the current step.
   dnnl::memory int8_codes(ValueId x, const QuantizeAttrs& quantize, const Desc& desc);
-  // Whether every reader of `value` is an int8 convolution reading it as its input, so that it may be
-  // stored as s8 codes.
-  bool all_readers_int8_convs(ValueId value) const;
-  // The int8 quantize point that alone reads `conv`'s output and whose codes only int8 convolutions read:
-  // `conv` then writes those codes itself (activations stay int8 between int8 layers). nullptr otherwise.
-  const Node* int8_chain_quantize(const Node& conv) const;
+  // Whether every reader of `value` takes it as int8 codes (fusion.h: takes_int8_codes()), so that it may
+  // be stored as s8 codes.
+  bool all_readers_take_int8_codes(ValueId value) const;
+  // The int8 quantize point that alone reads `conv`'s output (`fused_add`'s, for a codes sum) and whose
+  // codes only readers of codes read: `conv` then writes those codes itself (activations stay int8
+  // between int8 layers). nullptr otherwise.
+  const Node* int8_chain_quantize(const Node& conv, const Node* fused_add) const;
   // dst = src x scale, rounded to nearest even and saturated where dst is an integer type; `scales` holds
   // one scale, or one per channel (axis 1).
   void scaled_reorder(const dnnl::memory& src, const dnnl::memory& dst, const std::vector<float>& scales);
