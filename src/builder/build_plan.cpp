@@ -213,8 +213,8 @@ BuildResult build_plan(BuildInput input, const BuildOptions& options) {
           " backend: ", refusal);
   const bool times_kernels = backend->chooses_tactics();
   // Level 0 takes the libraries' heuristic tactics: nothing timed to compare precisions by.
-  const bool precision_tactic = times_kernels && is_quantized(options.precision) &&
-                                !options.strict_precision && options.opt_level > 0;
+  const bool precision_tactic =
+      times_kernels && is_quantized(options.precision) && !options.strict_precision && options.opt_level > 0;
   const Graph unquantized = is_quantized(options.precision) ? input.graph : Graph();
   nlohmann::json quantization = set_precision(input.graph, options, nullptr);
   if (is_quantized(options.precision)) {

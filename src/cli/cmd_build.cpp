@@ -102,12 +102,14 @@ std::string kept_fp16_note(const Plan& plan) {
 std::string precision_tactic_lines(const Plan& plan) {
   const nlohmann::json& tactic = plan.info.quantization.value("precision_tactic", nlohmann::json::object());
   const bool int8 = plan.info.precision == Precision::kI8;
+  const std::string_view quantized = int8 ? "int8:      " : "fp8:       ";
+  const std::string_view quantized_time = int8 ? " (int8 " : " (FP8 ";
   std::ostringstream out;
   out << std::fixed << std::setprecision(1);
   for (const char* group : {"kept_fp16", "kept_fp8"}) {
     for (const nlohmann::json& layer : tactic.value(group, nlohmann::json::array())) {
-      out << (std::string_view(group) == "kept_fp16" ? "kept fp16: " : int8 ? "int8:      " : "fp8:       ")
-          << layer.at("layer").get<std::string>() << (int8 ? " (int8 " : " (FP8 ") << layer.at("fp8_us").get<double>()
+      out << (std::string_view(group) == "kept_fp16" ? "kept fp16: " : quantized)
+          << layer.at("layer").get<std::string>() << quantized_time << layer.at("fp8_us").get<double>()
           << " us, fp16 " << layer.at("fp16_us").get<double>() << " us)\n";
     }
   }

@@ -178,8 +178,8 @@ TEST(CudaQuantizeFusionTest, OnlyConvolutionsWriteInt8Codes) {
   const ValueId c2 = fp8_conv(g, q2, 32, conv_attrs(1, 1, 0), true, 32, kInt8);
   const ValueId sum = g.node(OpKind::kAdd, {c2, stem}, AddAttrs{Activation::kRelu});
   const ValueId q3 = quantize(g, sum, 0.04f, kInt8);
-  const ValueId pooled = g.node(OpKind::kMaxPool2d, {fp8_conv(g, q3, 32, kRelu3x3, true, 33, kInt8)},
-                                pool_attrs(3, 1, 1));
+  const ValueId pooled =
+      g.node(OpKind::kMaxPool2d, {fp8_conv(g, q3, 32, kRelu3x3, true, 33, kInt8)}, pool_attrs(3, 1, 1));
   const ValueId q4 = quantize(g, pooled, 0.05f, kInt8);
   g.output(fp8_conv(g, q4, 16, conv_attrs(1, 1, 0), true, 34, kInt8));
   const cuda::Fusions f = fusions_of(g);

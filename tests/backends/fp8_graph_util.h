@@ -28,9 +28,9 @@ inline ValueId fp8_conv(SmallGraph& g, ValueId q, std::int64_t out, const ConvAt
   const std::int64_t in = g.graph.value(q).shape[1];
   const std::string name = "fp8_conv" + std::to_string(g.graph.nodes().size());
   const Shape weight{out, in / attrs.groups, attrs.kernel[0], attrs.kernel[1]};
-  const ValueId codes = g.graph.add_constant(name + ".weight.codes",
-                                             int8 ? random_tensor(weight, seed, -100.0f, 100.0f).to(DType::kI8)
-                                                  : random_tensor(weight, seed, -2.0f, 2.0f).to(DType::kF8E4M3));
+  const ValueId codes = g.graph.add_constant(
+      name + ".weight.codes", int8 ? random_tensor(weight, seed, -100.0f, 100.0f).to(DType::kI8)
+                                   : random_tensor(weight, seed, -2.0f, 2.0f).to(DType::kF8E4M3));
   const ValueId scales = g.constant(name + ".weight.scales", {out}, 0.01f, 0.05f);
   const ValueId w = g.graph.add_node(OpKind::kDequantize, name + ".weight.dequantize", {codes, scales});
   std::vector<ValueId> inputs{q, w};

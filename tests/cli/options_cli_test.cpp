@@ -107,8 +107,9 @@ TEST(CliOptions, Fp8OptionsOnAnotherPrecisionAreRefusedNamingBoth) {
   expect_usage_error(build(plan, "--tactic-cache t.json"),
                      "--tactic-cache applies only to a backend that times kernels (cuda), but the manifest's "
                      "backend is cpu");
-  expect_usage_error(build(plan, "--precision fp16 --strict-precision"),
-                     "--strict-precision applies only to --precision fp8 or int8, but --precision fp16 was given");
+  expect_usage_error(
+      build(plan, "--precision fp16 --strict-precision"),
+      "--strict-precision applies only to --precision fp8 or int8, but --precision fp16 was given");
   for (const std::string& quantized : {fp8, "--precision int8 --calib " + kPhotos.string() + " "}) {
     expect_usage_error(build(plan, quantized + "--strict-precision"),
                        "--strict-precision applies only to a backend that times kernels (cuda), but the "

@@ -81,7 +81,8 @@ const Node* ProgramBuilder::int8_chain_quantize(const Node& conv, const Node* fu
   return chained && std::find(outputs.begin(), outputs.end(), y) == outputs.end() ? &reader : nullptr;
 }
 
-void ProgramBuilder::bind_dequantized_residual(const Node& conv, const Node& add, const Desc& dst, Args& args) {
+void ProgramBuilder::bind_dequantized_residual(const Node& conv, const Node& add, const Desc& dst,
+                                               Args& args) {
   const ValueId residual = Fusions::other_operand(graph_, add, graph_.value(conv.output).producer);
   note("+ sum on a dequantized copy");
   args[DNNL_ARG_DST] = output(add.output, dst);
