@@ -52,12 +52,13 @@ void check_build_options(const CLI::App& command, const BuildChoices& choices) {
                  "--percentile", "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict",
                  "--quantize-residuals"},
                 "to --precision fp8 or int8", source_of(choices.precision, "--precision", precision, "fp8"));
-  // kiln's Hopper kernel reads a residual of E4M3 codes, not of int8 ones.
   const std::string backend_name = choices.backend.value_or(manifest.backends.front());
-  refuse_unless(precision == "fp8" || (precision == "int8" && backend_name != "cuda"), command,
-                {"--quantize-residuals"}, "to --precision fp8, or int8 on a CPU backend",
-                precision == "int8" ? "--precision int8 on the cuda backend was given"
-                                    : source_of(choices.precision, "--precision", precision, "fp8"));
+  const std::optional<Precision> parsed = precision_from_name(precision);
+  const std::string refusal =
+      quantized && parsed ? make_backend(backend_name)->residual_codes_refusal(*parsed) : std::string();
+  refuse_unless(refusal.empty(), command, {"--quantize-residuals"},
+                "where the backend holds the residual stream in codes of the plan's precision",
+                cat("the ", backend_name, " backend cannot with --precision ", precision, ": ", refusal));
   refuse_unless(quantized, command, {"--strict-precision"}, "to --precision fp8 or int8",
                 source_of(choices.precision, "--precision", precision, "fp8"));
   // FP8 engines (cuDNN, kiln's Hopper kernel) take one input scale per tensor.

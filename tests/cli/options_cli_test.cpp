@@ -119,8 +119,9 @@ TEST(CliOptions, Fp8OptionsOnAnotherPrecisionAreRefusedNamingBoth) {
                      "--strict-precision applies only with --opt-level 1 or more");
   expect_usage_error(
       build(plan, "--precision int8 --backend cuda --calib " + kPhotos.string() + " --quantize-residuals"),
-      "--quantize-residuals applies only to --precision fp8, or int8 on a CPU backend, but --precision int8 "
-      "on the cuda backend was given");
+      "--quantize-residuals applies only where the backend holds the residual stream in codes of the plan's "
+      "precision, but the cuda backend cannot with --precision int8: kiln's Hopper kernel reads a residual "
+      "of E4M3 codes, not of int8 ones");
   expect_usage_error(build(plan, fp8 + "--recipe auto --quantize-residuals"),
                      "--quantize-residuals applies only to a recipe other than auto");
   expect_usage_error("build --list-passes --batch 2", "--list-passes prints the graph passes");
