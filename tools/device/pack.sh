@@ -18,7 +18,8 @@ if [[ "${1:-}" == "--build-dir" ]]; then build=$2; shift 2; fi
 
 files=("$build/kiln" "$build"/lib/libkiln_core.so.0.1 "$build"/lib/libkiln_cuda.so.0.1 "$build"/lib/libkiln.so.0.1)
 for name in "$@"; do
-  found=$(find "$build/tests" "$build/benchmarks" -name "$name" -type f -perm -u+x 2>/dev/null | head -1)
+  # A build configured without benchmarks has no benchmarks folder: search the folders it has.
+  found=$(find "$build/tests" "$build/benchmarks" -name "$name" -type f -perm -u+x 2>/dev/null | head -1 || true)
   [[ -n $found ]] || { echo "pack.sh: no program '$name' under $build (build it first)" >&2; exit 2; }
   files+=("$found")
 done

@@ -143,13 +143,17 @@ dnnl::post_ops ProgramBuilder::conv_post_ops(const Node& conv, const Node* fused
   return ops;
 }
 
+ValueId ProgramBuilder::fused_residual(const Node& conv, const Node& add) const {
+  return Fusions::other_operand(graph_, add, graph_.value(conv.output).producer);
+}
+
 void ProgramBuilder::bind_conv_output(const Node& conv, const Node* fused_add, const Desc& dst, Args& args) {
   if (fused_add == nullptr) {
     args[DNNL_ARG_DST] = output(conv.output, dst);
     return;
   }
   const ValueId y = fused_add->output;
-  const ValueId other = Fusions::other_operand(graph_, *fused_add, graph_.value(conv.output).producer);
+  const ValueId other = fused_residual(conv, *fused_add);
   const bool read_by_conv = std::find(conv.inputs.begin(), conv.inputs.end(), other) != conv.inputs.end();
   if (!read_by_conv && last_read_here(other, graph_.value(conv.output).producer) && slot(other).desc == dst) {
     // Accumulate straight into the other operand's buffer: nobody reads it after this step.

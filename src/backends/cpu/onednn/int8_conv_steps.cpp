@@ -22,8 +22,7 @@ using DataType = dnnl::memory::data_type;
 }  // namespace
 
 float ProgramBuilder::residual_codes_scale(const Node& conv, const Node& add) const {
-  const ValueId residual = Fusions::other_operand(graph_, add, graph_.value(conv.output).producer);
-  return int8_quantize_producing(graph_, residual)->attr<QuantizeAttrs>().scale;
+  return int8_quantize_producing(graph_, fused_residual(conv, add))->attr<QuantizeAttrs>().scale;
 }
 
 // conv_post_ops(), and for codes a clip to the int8 grid: oneDNN saturates s8 at -128, kiln at -127.
@@ -56,8 +55,7 @@ bool ProgramBuilder::all_readers_take_int8_codes(ValueId value) const {
 
 bool ProgramBuilder::residual_stored_as_codes(const Node& conv, const Node& add) const {
   if (!fusions_.codes_sum[static_cast<std::size_t>(graph_.value(add.output).producer)]) return false;
-  const ValueId residual = Fusions::other_operand(graph_, add, graph_.value(conv.output).producer);
-  return slot(residual).desc.data_type() == DataType::s8;
+  return slot(fused_residual(conv, add)).desc.data_type() == DataType::s8;
 }
 
 const Node* ProgramBuilder::int8_chain_quantize(const Node& conv, const Node* fused_add) const {
@@ -83,7 +81,7 @@ const Node* ProgramBuilder::int8_chain_quantize(const Node& conv, const Node* fu
 
 void ProgramBuilder::bind_dequantized_residual(const Node& conv, const Node& add, const Desc& dst,
                                                Args& args) {
-  const ValueId residual = Fusions::other_operand(graph_, add, graph_.value(conv.output).producer);
+  const ValueId residual = fused_residual(conv, add);
   note("+ sum on a dequantized copy");
   args[DNNL_ARG_DST] = output(add.output, dst);
   scaled_reorder(stored_input(residual), args[DNNL_ARG_DST], {residual_codes_scale(conv, add)});

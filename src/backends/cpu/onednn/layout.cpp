@@ -53,8 +53,31 @@ Desc with_type(const Desc& desc, dnnl::memory::data_type type) {
   return Desc(data);
 }
 
+namespace {
+
+const char* type_name(DataType type) {
+  switch (type) {
+    case DataType::bf16:
+      return "bf16";
+    case DataType::f16:
+      return "f16";
+    case DataType::s8:
+      return "s8";
+    case DataType::u8:
+      return "u8";
+    case DataType::s32:
+      return "s32";
+    default:
+      return "f32";
+  }
+}
+
+}  // namespace
+
 std::string layout_name(const Desc& desc) {
-  if (desc.data_type() != DataType::f32) return layout_name(with_type(desc, DataType::f32)) + " bf16";
+  if (desc.data_type() != DataType::f32) {
+    return layout_name(with_type(desc, DataType::f32)) + " " + type_name(desc.data_type());
+  }
   const dnnl::memory::dims dims = desc.dims();
   const std::pair<Tag, const char*> known[] = {{Tag::nchw, "nchw"},
                                                {Tag::nhwc, "nhwc"},

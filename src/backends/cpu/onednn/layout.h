@@ -21,8 +21,8 @@ Desc plain_desc(const Shape& shape);
 Desc any_desc(const Shape& shape);
 // `desc`'s layout with elements of `type` (activations only: no weight compensation carried over).
 Desc with_type(const Desc& desc, dnnl::memory::data_type type);
-// A short name for step listings (describe()): "nchw", "nhwc", "nChw16c", ... or "blocked"; " bf16"
-// follows the layouts of bf16 values.
+// A short name for step listings (describe()): "nchw", "nhwc", "nChw16c", ... or "blocked", followed by
+// the element type where it is not f32 (" bf16", " s8", ...).
 std::string layout_name(const Desc& desc);
 
 // A rank-4 layout that stores `block` consecutive channels of one pixel together:

@@ -12,13 +12,13 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
 
+#include "backends/backend.h"
 #include "backends/cpu/onednn/fusion.h"
 #include "backends/cpu/onednn/int8_weights.h"
 #include "backends/cpu/onednn/layout.h"
 #include "backends/cpu/onednn/step.h"
 #include "backends/cpu/onednn/support.h"
 #include "backends/cpu/onednn/workspace.h"
-#include "backends/backend.h"
 
 namespace kiln::onednn {
 
@@ -126,6 +126,8 @@ class ProgramBuilder {
   // The activation, and the fused residual add (its other operand times `sum_scale`) with its activation,
   // as post-ops.
   dnnl::post_ops conv_post_ops(const Node& conv, const Node* fused_add, float sum_scale = 1.0f) const;
+  // The residual of `add`, fused into `conv`: the add's operand that `conv` does not compute.
+  ValueId fused_residual(const Node& conv, const Node& add) const;
   // The convolution's dst in `dst`: a new buffer, or the fused add's other operand (in place or copied).
   void bind_conv_output(const Node& conv, const Node* fused_add, const Desc& dst, Args& args);
   void add_int8_conv(const Node& conv, const Node* fused_add);  // int8_conv_steps.cpp
@@ -159,7 +161,7 @@ class ProgramBuilder {
   void add_flatten(const Node& node);
   void add_quantize(const Node& node);
   void add_channel_fake_quantize(const Node& node);  // an int8 quantize point with channel scales, in f32
-  void add_pool(const Node& node);  // pooling_steps.cpp
+  void add_pool(const Node& node);                   // pooling_steps.cpp
   void add_global_pool(const Node& node, const Node* fused_radix_sum);
   void add_linear(const Node& node);  // dense_steps.cpp
   // A radix tensor in a layout the radix kernels read (its own, as stored, else NCHW in f32); sets `layout`.
