@@ -113,10 +113,6 @@ class Backend {
     if (precision == Precision::kI8) return "it has no int8 kernels (build int8 for cpu or cpu-reference)";
     return {};
   }
-  // Why this backend cannot run a quantized plan of `precision` whose residual stream is held as codes
-  // (--quantize-residuals: the residual adds read a quantize point's output), or empty when it can
-  // (wherever it runs `precision` at all).
-  virtual std::string residual_codes_refusal(Precision /*precision*/) const { return {}; }
   // The precision of a quantized plan's other layers where the build names none (--fp8-fallback): fp16
   // beside FP8, fp32 (the CPU's precision) beside int8, unless the backend runs quantized layers among
   // layers of one precision only.

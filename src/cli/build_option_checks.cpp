@@ -47,18 +47,11 @@ void check_build_options(const CLI::App& command, const BuildChoices& choices) {
   const Manifest& manifest = *choices.manifest;
   const std::string precision = choices.precision.value_or(std::string(precision_name(manifest.precision)));
   const bool quantized = precision == "fp8" || precision == "int8";
-  refuse_unless(quantized, command,
-                {"--recipe", "--calib", "--images", "--every", "--calib-method", "--calib-cache",
-                 "--percentile", "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict",
-                 "--quantize-residuals"},
-                "to --precision fp8 or int8", source_of(choices.precision, "--precision", precision, "fp8"));
-  const std::string backend_name = choices.backend.value_or(manifest.backends.front());
-  const std::optional<Precision> parsed = precision_from_name(precision);
-  const std::string refusal =
-      quantized && parsed ? make_backend(backend_name)->residual_codes_refusal(*parsed) : std::string();
-  refuse_unless(refusal.empty(), command, {"--quantize-residuals"},
-                "where the backend holds the residual stream in codes of the plan's precision",
-                cat("the ", backend_name, " backend cannot with --precision ", precision, ": ", refusal));
+  refuse_unless(
+      quantized, command,
+      {"--recipe", "--calib", "--images", "--every", "--calib-method", "--calib-cache", "--percentile",
+       "--fp8-fallback", "--auto-target", "--sensitivity-images", "--strict", "--quantize-residuals"},
+      "to --precision fp8 or int8", source_of(choices.precision, "--precision", precision, "fp8"));
   refuse_unless(quantized, command, {"--strict-precision"}, "to --precision fp8 or int8",
                 source_of(choices.precision, "--precision", precision, "fp8"));
   // FP8 engines (cuDNN, kiln's Hopper kernel) take one input scale per tensor.

@@ -310,9 +310,9 @@ void add_fp8_options(CLI::App& cmd, pipeline::Fp8Options& fp8) {
                  "per-tensor (one scale, set by the widest channel)")
       ->check(one_of({"per-channel", "per-tensor"}));
   cmd.add_flag("--quantize-residuals", fp8.quantize_residuals,
-               "fp8, or int8 on cpu: hold the residual stream as E4M3 (int8) codes only (a tensor read by "
+               "fp8, int8: hold the residual stream as E4M3 (int8) codes only (a tensor read by "
                "quantized layers and residual adds is stored once, quantized, and the adds read it "
-               "quantized): fewer bytes where the convolutions are memory-bound; fp8 on cuda needs kiln's "
+               "quantized): fewer bytes where the convolutions are memory-bound; on cuda it needs kiln's "
                "Hopper kernel (sm_90)");
 }
 
@@ -367,7 +367,8 @@ void add_build_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--list-passes", options->list_passes, "List the graph passes and exit");
   cmd->add_flag("-v,--verbose", options->verbose,
-                "Print what each graph pass changed and, for fp8 or int8 on cuda, each layer's FP8 (int8) and fp16 times "
+                "Print what each graph pass changed and, for fp8 or int8 on cuda, each layer's FP8 (int8) "
+                "and fp16 times "
                 "as the precision tactic compared them");
   cmd->add_option("--json", options->json, "Write a JSON build report");
   cmd->callback([options, cmd] { build(*options, *cmd); });
@@ -376,9 +377,11 @@ void add_build_command(CLI::App& app) {
 // Only for `kiln build --help`: asking the backends loads the cuda plugin and the CUDA libraries, which
 // the other commands' help has no use for.
 void describe_backend_options(CLI::App& app) {
-  for (CLI::App* command : app.get_subcommands([](const CLI::App* sub) { return sub->get_name() == "build"; })) {
+  for (CLI::App* command :
+       app.get_subcommands([](const CLI::App* sub) { return sub->get_name() == "build"; })) {
     if (command->parsed() == 0) continue;
-    if (CLI::Option* option = command->get_option_no_throw("--cuda-option")) option->description(cuda_option_help());
+    if (CLI::Option* option = command->get_option_no_throw("--cuda-option"))
+      option->description(cuda_option_help());
   }
 }
 

@@ -4,9 +4,9 @@
 // E4M3 and int8 operands, pixel and channel counts that are no multiple of a tile's (partial tiles at every
 // edge, a partial K block, a tap narrower than a K block), a residual, SiLU and ReLU, channel views
 // (channels outside a view stay as they were),
-// and E4M3 or int8 output codes, which must equal kiln's host quantization of the kernel's own fp16 output (and be
-// the same bytes when no fp16 output is written). Skips without a Hopper GPU; what
-// the kernel takes is checked on any machine.
+// and E4M3 or int8 output codes, which must equal kiln's host quantization of the kernel's own fp16 output
+// (and be the same bytes when no fp16 output is written). Skips without a Hopper GPU; what the kernel takes
+// is checked on any machine.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,9 +24,9 @@
 #if KILN_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "backends/cuda/convolution/hopper_conv.h"
 #include "backends/cuda/cuda_util.h"
 #include "backends/cuda/kernels/hopper/gemm_conv_kernels.h"
-#include "backends/cuda/convolution/hopper_conv.h"
 #endif
 
 namespace kiln {
@@ -45,11 +45,13 @@ struct HopperCase {
   int c, k, pixels;  // pixels: of x and y for a pointwise layer; ignored for a window
   bool residual, views, codes, y;
   cuda::Act act;
-  GemmConvWindow window = {};  // out_height and out_width are derived
-  bool residual_codes = false;  // the residual as E4M3 codes with a scale (an FP8 plan's residual stream)
+  GemmConvWindow window = {};   // out_height and out_width are derived
+  bool residual_codes = false;  // the residual as codes with a scale (a quantized plan's residual stream)
   bool int8_codes = false;      // codes on int8's grid (int8 operands always write those)
+  bool int8_residual = false;   // residual codes on int8's grid (int8 operands always read those)
 
   bool writes_int8_codes() const { return int8_codes || operand == Operand::kS8; }
+  bool reads_int8_residual() const { return residual_codes && (int8_residual || operand == Operand::kS8); }
 
   GemmConvWindow output_window() const {
     GemmConvWindow w = window;
@@ -68,11 +70,19 @@ struct HopperCase {
 
 std::string case_name(const HopperCase& c) {
   const GemmConvWindow& w = c.window;
-  return cat(c.operand == Operand::kF16 ? "f16" : c.operand == Operand::kE4m3 ? "e4m3" : "int8", "_c", c.c, "_k", c.k, "_px", c.in_pixels(),
-             w.batch == 0 ? std::string()
-                          : cat("_", w.kernel_h, "x", w.kernel_w, "_s", w.stride_h, "_p", w.pad_h, "x", w.pad_w),
-             c.residual ? (c.residual_codes ? "_residual_codes" : "_residual") : "", c.views ? "_views" : "", c.codes ? (c.writes_int8_codes() ? "_int8_codes" : "_codes") : "", c.y ? "" : "_no_y",
-             c.act == cuda::Act::kSilu ? "_silu" : "_relu");
+  return cat(c.operand == Operand::kF16    ? "f16"
+             : c.operand == Operand::kE4m3 ? "e4m3"
+                                           : "int8",
+             "_c", c.c, "_k", c.k, "_px", c.in_pixels(),
+             w.batch == 0
+                 ? std::string()
+                 : cat("_", w.kernel_h, "x", w.kernel_w, "_s", w.stride_h, "_p", w.pad_h, "x", w.pad_w),
+             c.residual ? (c.reads_int8_residual() ? "_residual_int8"
+                           : c.residual_codes      ? "_residual_codes"
+                                                   : "_residual")
+                        : "",
+             c.views ? "_views" : "", c.codes ? (c.writes_int8_codes() ? "_int8_codes" : "_codes") : "",
+             c.y ? "" : "_no_y", c.act == cuda::Act::kSilu ? "_silu" : "_relu");
 }
 
 void PrintTo(const HopperCase& c, std::ostream* out) { *out << case_name(c); }
@@ -80,7 +90,8 @@ void PrintTo(const HopperCase& c, std::ostream* out) { *out << case_name(c); }
 template <class T>
 cuda::DeviceBuffer upload(const std::vector<T>& host) {
   cuda::DeviceBuffer buffer(host.size() * sizeof(T));
-  cuda::check(cudaMemcpy(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
+  cuda::check(cudaMemcpy(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+              "upload");
   return buffer;
 }
 
@@ -97,7 +108,8 @@ std::vector<float> pitched(const Tensor& t, std::int64_t rows, std::int64_t colu
   std::vector<float> out(static_cast<std::size_t>(rows * pitch), fill);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < columns; ++c)
-      out[static_cast<std::size_t>(r * pitch + offset + c)] = t.f32()[static_cast<std::size_t>(r * columns + c)];
+      out[static_cast<std::size_t>(r * pitch + offset + c)] =
+          t.f32()[static_cast<std::size_t>(r * columns + c)];
   return out;
 }
 
@@ -142,13 +154,14 @@ double activated(double v, cuda::Act act) {
 template <class Stored>
 std::vector<double> convolved(const HopperCase& c, const std::vector<float>& x, std::int64_t x_pitch,
                               std::int64_t x_at, const std::vector<float>& w, Stored stored) {
-  const GemmConvWindow v = c.window.batch == 0 ? GemmConvWindow{c.pixels, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1}
-                                               : c.output_window();
+  const GemmConvWindow v =
+      c.window.batch == 0 ? GemmConvWindow{c.pixels, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1} : c.output_window();
   std::vector<double> out(static_cast<std::size_t>(c.out_pixels()) * c.k, 0.0);
   for (int p = 0; p < c.out_pixels(); ++p) {
     const int n = p / (v.out_height * v.out_width), oh = p / v.out_width % v.out_height, ow = p % v.out_width;
     for (int tap = 0; tap < v.kernel_h * v.kernel_w; ++tap) {
-      const int ih = oh * v.stride_h - v.pad_h + tap / v.kernel_w, iw = ow * v.stride_w - v.pad_w + tap % v.kernel_w;
+      const int ih = oh * v.stride_h - v.pad_h + tap / v.kernel_w,
+                iw = ow * v.stride_w - v.pad_w + tap % v.kernel_w;
       if (ih < 0 || ih >= v.height || iw < 0 || iw >= v.width) continue;
       const std::int64_t in = (static_cast<std::int64_t>(n) * v.height + ih) * v.width + iw;
       for (int o = 0; o < c.k; ++o) {
@@ -183,11 +196,15 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   const std::int64_t x_pitch = c.views ? c.c + 32 : c.c, x_at = c.views ? 16 : 0;
   const std::int64_t y_pitch = c.views ? c.k + 48 : c.k, y_at = c.views ? 16 : 0;
   const std::int64_t r_pitch = c.views ? c.k + (c.residual_codes ? 16 : 8) : c.k;
-  // A residual of codes holds residual / r_scale in E4M3; the kernel adds half(code x r_scale).
+  // A residual of codes holds residual / r_scale in E4M3 or int8; the kernel adds half(code x r_scale).
   const float r_scale = 0.01f;
+  const auto code_of = [&](float v) {
+    return c.reads_int8_residual() ? static_cast<float>(quantize_to_int8(v, 1.0f))
+                                   : e4m3_to_f32(f32_to_e4m3(v));
+  };
   const auto residual_value = [&](std::size_t at) {
     const float v = residual.f32()[at];
-    return c.residual_codes ? f16_to_f32(f32_to_f16(e4m3_to_f32(f32_to_e4m3(v / r_scale)) * r_scale))
+    return c.residual_codes ? f16_to_f32(f32_to_f16(code_of(v / r_scale) * r_scale))
                             : f16_to_f32(f32_to_f16(v));
   };
   constexpr float kFill = 7.0f;
@@ -215,16 +232,22 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   if (c.residual_codes) {
     for (float& v : residual_host) v /= r_scale;
   }
-  const cuda::DeviceBuffer dr =
-      c.residual_codes ? upload(to_e4m3_codes(residual_host)) : upload(to_f16_bits(residual_host));
+  const cuda::DeviceBuffer dr = c.reads_int8_residual() ? upload(to_int8_codes(residual_host))
+                                : c.residual_codes      ? upload(to_e4m3_codes(residual_host))
+                                                        : upload(to_f16_bits(residual_host));
   const std::size_t y_count = static_cast<std::size_t>(pixels) * y_pitch;
   const float code_scale = 0.05f;
-  const GemmConvShape shape{pixels, c.k, c.c, static_cast<int>(x_pitch), static_cast<int>(y_pitch),
-                            static_cast<int>(r_pitch), c.output_window()};
+  const GemmConvShape shape{pixels,
+                            c.k,
+                            c.c,
+                            static_cast<int>(x_pitch),
+                            static_cast<int>(y_pitch),
+                            static_cast<int>(r_pitch),
+                            c.output_window()};
   int tiles = 0;
   for (const GemmConvTile tile : cuda::hopper::kGemmConvTiles) {
-    SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers x ", tile.blocks, " blocks, ",
-                     tile.k_bytes, "-byte rows"));
+    SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers x ", tile.blocks,
+                     " blocks, ", tile.k_bytes, "-byte rows"));
     ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile, c.codes, c.residual_codes));
     const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(y_count, kFill)));
     const cuda::DeviceBuffer dc = upload(std::vector<std::uint8_t>(y_count, 0x7e));
@@ -236,6 +259,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
       e.bias = static_cast<const float*>(db.data());
       if (c.residual && c.residual_codes) {
         e.residual_codes = {static_cast<const std::uint8_t*>(dr.data()), r_scale};
+        if (c.reads_int8_residual()) e.residual_grid = cuda::hopper::CodeGrid::kInt8;
       } else if (c.residual) {
         e.residual = static_cast<const __half*>(dr.data());
       }
@@ -243,7 +267,8 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
       e.y = y != nullptr ? y + y_at : nullptr;
       if (codes != nullptr) e.codes = {codes + y_at, code_scale};
       if (c.writes_int8_codes()) e.codes_grid = cuda::hopper::CodeGrid::kInt8;
-      cuda::check(cuda::hopper::gemm_conv(c.operand, x, dw.data(), shape, tile, e, nullptr), "launching gemm_conv");
+      cuda::check(cuda::hopper::gemm_conv(c.operand, x, dw.data(), shape, tile, e, nullptr),
+                  "launching gemm_conv");
       cuda::check(cudaDeviceSynchronize(), "running gemm_conv");
     };
     launch(static_cast<__half*>(dy.data()), c.codes ? static_cast<std::uint8_t*>(dc.data()) : nullptr);
@@ -289,51 +314,147 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     ConvLayers, CudaHopperConvKernelTest,
-    ::testing::Values(HopperCase{Operand::kF16, 64, 64, 1000, false, false, false, true, cuda::Act::kRelu},
-                      HopperCase{Operand::kF16, 200, 136, 777, true, false, false, true, cuda::Act::kRelu},
-                      HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu},
-                      HopperCase{Operand::kE4m3, 256, 128, 1000, false, false, true, true, cuda::Act::kRelu},
-                      HopperCase{Operand::kE4m3, 48, 96, 513, true, true, false, true, cuda::Act::kSilu},
-                      HopperCase{Operand::kE4m3, 512, 272, 129, true, false, true, false, cuda::Act::kRelu},
-                      // Windows {batch, height, width, kernel, stride, padding} (the output size is derived).
-                      HopperCase{Operand::kF16, 64, 64, 0, false, true, false, true, cuda::Act::kRelu,
-                                 {2, 14, 14, 3, 3, 1, 1, 1, 1, 0, 0}},
-                      HopperCase{Operand::kF16, 128, 136, 0, true, false, false, true, cuda::Act::kSilu,
-                                 {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0}},
-                      HopperCase{Operand::kE4m3, 48, 96, 0, false, false, true, true, cuda::Act::kRelu,
-                                 {2, 9, 13, 3, 3, 1, 1, 1, 1, 0, 0}},
-                      HopperCase{Operand::kF16, 64, 128, 0, true, false, false, true, cuda::Act::kRelu,
-                                 {2, 10, 10, 1, 1, 2, 2, 0, 0, 0, 0}},
-                      HopperCase{Operand::kF16, 32, 64, 0, false, false, false, true, cuda::Act::kRelu,
-                                 {1, 7, 11, 1, 3, 1, 1, 0, 1, 0, 0}},
-                      HopperCase{Operand::kE4m3, 16, 64, 0, false, false, false, true, cuda::Act::kRelu,
-                                 {1, 32, 32, 7, 7, 2, 2, 3, 3, 0, 0}},
-                      // 64 E4M3 channels: one 64-byte row a tap (ResNet's first stage), with a residual and
-                      // codes, and as a 3x3 window over partial tiles.
-                      HopperCase{Operand::kE4m3, 64, 256, 700, true, false, true, true, cuda::Act::kRelu},
-                      HopperCase{Operand::kE4m3, 64, 64, 0, false, true, true, true, cuda::Act::kRelu,
-                                 {2, 13, 11, 3, 3, 1, 1, 1, 1, 0, 0}},
-                      HopperCase{Operand::kE4m3, 192, 64, 0, false, false, false, true, cuda::Act::kSilu,
-                                 {1, 9, 9, 3, 3, 2, 2, 1, 1, 0, 0}},
-                      // The residual as E4M3 codes (an FP8 plan's residual stream): ResNet's first-stage
-                      // last 1x1 writing codes only, a partial chunk of columns, an fp16 layer on views.
-                      HopperCase{Operand::kE4m3, 64, 256, 700, true, false, true, false, cuda::Act::kRelu, {},
-                                 true},
-                      HopperCase{Operand::kE4m3, 512, 272, 129, true, false, true, true, cuda::Act::kRelu, {},
-                                 true},
-                      HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu, {}, true},
-                      // int8 operands (exact integer sums, scaled like FP8) writing int8 codes, with an fp16
-                      // residual (int8 plans keep residuals in fp16), on views, through windows and 64-byte
-                      // rows; an fp16 layer writing int8 codes for an int8 reader.
-                      HopperCase{Operand::kS8, 256, 128, 1000, false, false, true, true, cuda::Act::kRelu},
-                      HopperCase{Operand::kS8, 48, 96, 513, true, true, true, false, cuda::Act::kSilu},
-                      HopperCase{Operand::kS8, 64, 256, 700, true, false, true, true, cuda::Act::kRelu},
-                      HopperCase{Operand::kS8, 64, 64, 0, false, true, true, true, cuda::Act::kRelu,
-                                 {2, 13, 11, 3, 3, 1, 1, 1, 1, 0, 0}},
-                      HopperCase{Operand::kS8, 128, 136, 0, true, false, false, true, cuda::Act::kSilu,
-                                 {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0}},
-                      HopperCase{Operand::kF16, 200, 144, 777, true, false, true, true, cuda::Act::kRelu, {}, false,
-                                 true}),
+    ::testing::Values(
+        HopperCase{Operand::kF16, 64, 64, 1000, false, false, false, true, cuda::Act::kRelu},
+        HopperCase{Operand::kF16, 200, 136, 777, true, false, false, true, cuda::Act::kRelu},
+        HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu},
+        HopperCase{Operand::kE4m3, 256, 128, 1000, false, false, true, true, cuda::Act::kRelu},
+        HopperCase{Operand::kE4m3, 48, 96, 513, true, true, false, true, cuda::Act::kSilu},
+        HopperCase{Operand::kE4m3, 512, 272, 129, true, false, true, false, cuda::Act::kRelu},
+        // Windows {batch, height, width, kernel, stride, padding} (the output size is derived).
+        HopperCase{Operand::kF16,
+                   64,
+                   64,
+                   0,
+                   false,
+                   true,
+                   false,
+                   true,
+                   cuda::Act::kRelu,
+                   {2, 14, 14, 3, 3, 1, 1, 1, 1, 0, 0}},
+        HopperCase{Operand::kF16,
+                   128,
+                   136,
+                   0,
+                   true,
+                   false,
+                   false,
+                   true,
+                   cuda::Act::kSilu,
+                   {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0}},
+        HopperCase{Operand::kE4m3,
+                   48,
+                   96,
+                   0,
+                   false,
+                   false,
+                   true,
+                   true,
+                   cuda::Act::kRelu,
+                   {2, 9, 13, 3, 3, 1, 1, 1, 1, 0, 0}},
+        HopperCase{Operand::kF16,
+                   64,
+                   128,
+                   0,
+                   true,
+                   false,
+                   false,
+                   true,
+                   cuda::Act::kRelu,
+                   {2, 10, 10, 1, 1, 2, 2, 0, 0, 0, 0}},
+        HopperCase{Operand::kF16,
+                   32,
+                   64,
+                   0,
+                   false,
+                   false,
+                   false,
+                   true,
+                   cuda::Act::kRelu,
+                   {1, 7, 11, 1, 3, 1, 1, 0, 1, 0, 0}},
+        HopperCase{Operand::kE4m3,
+                   16,
+                   64,
+                   0,
+                   false,
+                   false,
+                   false,
+                   true,
+                   cuda::Act::kRelu,
+                   {1, 32, 32, 7, 7, 2, 2, 3, 3, 0, 0}},
+        // 64 E4M3 channels: one 64-byte row a tap (ResNet's first stage), with a residual and
+        // codes, and as a 3x3 window over partial tiles.
+        HopperCase{Operand::kE4m3, 64, 256, 700, true, false, true, true, cuda::Act::kRelu},
+        HopperCase{Operand::kE4m3,
+                   64,
+                   64,
+                   0,
+                   false,
+                   true,
+                   true,
+                   true,
+                   cuda::Act::kRelu,
+                   {2, 13, 11, 3, 3, 1, 1, 1, 1, 0, 0}},
+        HopperCase{Operand::kE4m3,
+                   192,
+                   64,
+                   0,
+                   false,
+                   false,
+                   false,
+                   true,
+                   cuda::Act::kSilu,
+                   {1, 9, 9, 3, 3, 2, 2, 1, 1, 0, 0}},
+        // The residual as E4M3 codes (an FP8 plan's residual stream): ResNet's first-stage
+        // last 1x1 writing codes only, a partial chunk of columns, an fp16 layer on views.
+        HopperCase{Operand::kE4m3, 64, 256, 700, true, false, true, false, cuda::Act::kRelu, {}, true},
+        HopperCase{Operand::kE4m3, 512, 272, 129, true, false, true, true, cuda::Act::kRelu, {}, true},
+        HopperCase{Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kSilu, {}, true},
+        // int8 operands (exact integer sums, scaled like FP8) writing int8 codes, with an fp16
+        // residual (int8 plans keep residuals in fp16), on views, through windows and 64-byte
+        // rows; an fp16 layer writing int8 codes for an int8 reader.
+        HopperCase{Operand::kS8, 256, 128, 1000, false, false, true, true, cuda::Act::kRelu},
+        HopperCase{Operand::kS8, 48, 96, 513, true, true, true, false, cuda::Act::kSilu},
+        HopperCase{Operand::kS8, 64, 256, 700, true, false, true, true, cuda::Act::kRelu},
+        HopperCase{Operand::kS8,
+                   64,
+                   64,
+                   0,
+                   false,
+                   true,
+                   true,
+                   true,
+                   cuda::Act::kRelu,
+                   {2, 13, 11, 3, 3, 1, 1, 1, 1, 0, 0}},
+        HopperCase{Operand::kS8,
+                   128,
+                   136,
+                   0,
+                   true,
+                   false,
+                   false,
+                   true,
+                   cuda::Act::kSilu,
+                   {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0}},
+        HopperCase{Operand::kF16, 200, 144, 777, true, false, true, true, cuda::Act::kRelu, {}, false, true},
+        // The residual as int8 codes (an int8 plan's residual stream): a first-stage last 1x1
+        // writing codes only, on views with a partial chunk of columns, a strided window, and
+        // an fp16 layer the precision tactic kept reading them.
+        HopperCase{Operand::kS8, 64, 256, 700, true, false, true, false, cuda::Act::kRelu, {}, true},
+        HopperCase{Operand::kS8, 48, 96, 513, true, true, true, true, cuda::Act::kRelu, {}, true},
+        HopperCase{Operand::kS8,
+                   128,
+                   144,
+                   0,
+                   true,
+                   false,
+                   true,
+                   true,
+                   cuda::Act::kRelu,
+                   {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0},
+                   true},
+        HopperCase{
+            Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kRelu, {}, true, true, true}),
     [](const auto& param_info) { return case_name(param_info.param); });
 
 // The tactic layer as a program uses it: a convolution's geometry with channel views, its candidates
@@ -354,8 +475,10 @@ TEST(CudaHopperConvTest, TheTacticLayerRunsAViewedConvolution) {
   const cuda::DeviceBuffer dx = upload(to_f16_bits(x_host));
   const cuda::DeviceBuffer dw = upload(to_f16_bits(std::vector<float>(w.f32().begin(), w.f32().end())));
   const cuda::DeviceBuffer db = upload(std::vector<float>(bias.f32().begin(), bias.f32().end()));
-  const cuda::DeviceBuffer dr = upload(to_f16_bits(std::vector<float>(residual.f32().begin(), residual.f32().end())));
-  const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(static_cast<std::size_t>(pixels) * g.y_pitch, kFill)));
+  const cuda::DeviceBuffer dr =
+      upload(to_f16_bits(std::vector<float>(residual.f32().begin(), residual.f32().end())));
+  const cuda::DeviceBuffer dy =
+      upload(to_f16_bits(std::vector<float>(static_cast<std::size_t>(pixels) * g.y_pitch, kFill)));
   cuda::ConvBuffers b;
   b.x = static_cast<const std::uint16_t*>(dx.data()) + 32;
   b.weight = dw.data();
@@ -370,7 +493,8 @@ TEST(CudaHopperConvTest, TheTacticLayerRunsAViewedConvolution) {
   layer.use(*race.winner());
   layer.enqueue(b, nullptr, nullptr);
   cuda::check(cudaDeviceSynchronize(), "running the Hopper convolution");
-  const std::vector<std::uint16_t> y = download<std::uint16_t>(dy, static_cast<std::size_t>(pixels) * g.y_pitch);
+  const std::vector<std::uint16_t> y =
+      download<std::uint16_t>(dy, static_cast<std::size_t>(pixels) * g.y_pitch);
   double diff = 0, norm = 0;
   bool untouched = true;
   for (int p = 0; p < pixels; ++p) {
@@ -381,7 +505,8 @@ TEST(CudaHopperConvTest, TheTacticLayerRunsAViewedConvolution) {
         continue;
       }
       const int o = ch - 16;
-      double s = bias.f32()[o] + f16_to_f32(f32_to_f16(residual.f32()[static_cast<std::size_t>(p * g.k + o)]));
+      double s =
+          bias.f32()[o] + f16_to_f32(f32_to_f16(residual.f32()[static_cast<std::size_t>(p * g.k + o)]));
       for (int i = 0; i < g.c; ++i)
         s += static_cast<double>(f16_to_f32(f32_to_f16(x.f32()[static_cast<std::size_t>(p * g.c + i)]))) *
              f16_to_f32(f32_to_f16(w.f32()[static_cast<std::size_t>(o * g.c + i)]));
@@ -406,9 +531,12 @@ TEST(CudaHopperConvTest, TakesRowsTheCopyEngineCanRead) {
   EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 0, {}}, Operand::kF16, tile, false));
   EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 0, {}}, Operand::kF16, tile, true));
   // A residual of codes needs 16-byte rows as codes written do; an fp16 one 16-byte rows of values.
-  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 72, {}}, Operand::kF16, tile, false, false));
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 72, {}}, Operand::kF16, tile, false, true));
-  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 80, {}}, Operand::kF16, tile, false, true));
+  EXPECT_TRUE(
+      cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 72, {}}, Operand::kF16, tile, false, false));
+  EXPECT_FALSE(
+      cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 72, {}}, Operand::kF16, tile, false, true));
+  EXPECT_TRUE(
+      cuda::hopper::gemm_conv_takes({1000, 72, 64, 64, 72, 80, {}}, Operand::kF16, tile, false, true));
   // Windows: a 3x3 at stride 2 over 56 x 56 gives 28 x 28; padding as wide as the kernel, or an output
   // size that does not follow, is refused.
   const GemmConvWindow s2{1, 56, 56, 3, 3, 2, 2, 1, 1, 28, 28};
@@ -420,11 +548,15 @@ TEST(CudaHopperConvTest, TakesRowsTheCopyEngineCanRead) {
   // A pitch narrower than the channels, an odd output channel count, an unknown tile.
   EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 32, 64, 0, {}}, Operand::kF16, tile));
   EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 63, 64, 64, 63, 0, {}}, Operand::kF16, tile));
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{96, 2}));
+  EXPECT_FALSE(
+      cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{96, 2}));
   // Two blocks a multiprocessor only for one consumer and at most 128 columns.
-  EXPECT_TRUE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{128, 1, 2}));
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{256, 1, 2}));
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{128, 2, 2}));
+  EXPECT_TRUE(
+      cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{128, 1, 2}));
+  EXPECT_FALSE(
+      cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{256, 1, 2}));
+  EXPECT_FALSE(
+      cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{128, 2, 2}));
 }
 
 // A tactic record names its tile by one number; the numbers of tiles recorded before there were two-block
@@ -462,7 +594,9 @@ TEST(CudaHopperConvTest, NarrowRowsOnlyWhereWideRowsCarryZeros) {
 
 #else
 
-TEST(CudaHopperConvTest, SkipsWithoutCuda) { GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)"; }
+TEST(CudaHopperConvTest, SkipsWithoutCuda) {
+  GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
+}
 
 #endif
 

@@ -4,6 +4,7 @@
 // Hopper GPU.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,9 @@
 #include "graph/precision_assignment.h"
 #include "onednn_graph_util.h"
 #include "onednn_test_util.h"
-#include "reference_test_util.h"
 #include "quant/fp8_rewrite.h"
 #include "quant/layer_selection.h"
+#include "reference_test_util.h"
 #include "testing/resnest_like_graph.h"
 
 #if KILN_HAVE_CUDA
@@ -42,9 +43,11 @@ std::vector<std::string> int8_layers(const Graph& graph) {
   return layers;
 }
 
-// `layers` rewritten to int8 with every activation scale `scale`, the rest fp16.
-void to_int8_network(Graph& graph, const std::vector<std::string>& layers, float scale) {
-  testing::to_fp8_network(graph, layers, scale, false, QuantFormat::kInt8);
+// `layers` rewritten to int8 with every activation scale `scale`, the rest fp16; with `residuals` the
+// residual stream held in int8 codes too (quantize_residuals()). Returns the values so held.
+std::vector<std::string> to_int8_network(Graph& graph, const std::vector<std::string>& layers, float scale,
+                                         bool residuals = false) {
+  return testing::to_fp8_network(graph, layers, scale, residuals, QuantFormat::kInt8);
 }
 
 testing::ResnestLikeOptions int8_resnet() {
@@ -75,7 +78,8 @@ TEST(CudaInt8Test, TakesDenseConvolutionsOfSixteenChannelMultiplesAndTheirQuanti
   }
   EXPECT_EQ(int8_convs, layers.size());
   EXPECT_GE(int8_quantize, 1u);
-  // A grouped int8 convolution is refused in one line naming why; so is an int8 quantize point read by an add.
+  // A grouped int8 convolution is refused in one line naming why; so is an int8 quantize point read by an
+  // add.
   testing::SmallGraph m;
   const ValueId x = m.input("x", {32, 8, 8});
   const ValueId y = m.conv(x, 32, testing::conv_attrs(3, 1, 1, 2));
@@ -132,7 +136,43 @@ TEST(CudaInt8Test, Int8NetworkMatchesTheReference) {
   // Most int8 codes come from the convolutions before them (quantize_fusion.h): each block's first
   // convolution writes the second's, each block's last (at its residual add) the next block's.
   EXPECT_GE(testing::count_of(steps, "+ quantize to int8"), layers.size() / 2) << steps;
-  EXPECT_LE(relative_difference(model->run({x}).front(), reference), static_cast<double>(layers.size() + 1) * moved)
+  EXPECT_LE(relative_difference(model->run({x}).front(), reference),
+            static_cast<double>(layers.size() + 1) * moved)
+      << steps;
+}
+
+// The residual stream in int8 codes (quantize_residuals()): each identity block's input is stored as
+// codes only, and its last convolution reads them as its residual in kiln's Hopper epilogue. The same
+// bound as above: the reference's adds read the same quantized values.
+TEST(CudaInt8Test, Int8ResidualStreamInCodesMatchesTheReference) {
+  testing::ResnestLikeOptions o = int8_resnet();
+  o.depths = {2, 2, 1, 1};
+  Graph graph = testing::resnest_like_graph(o);
+  const std::vector<std::string> layers = int8_layers(graph);
+  const std::vector<std::string> held = to_int8_network(graph, layers, 0.02f, true);
+  ASSERT_EQ(held.size(), 2u);  // the inputs of the two identity blocks
+  KILN_SKIP_WITHOUT_GPU();
+#if KILN_HAVE_CUDA
+  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only";
+#endif
+  const Tensor x = random_tensor({2, 3, 64, 64}, 21);
+  const Tensor reference = run_on("cpu-reference", graph, {x}).front();
+  const double moved =
+      relative_difference(run_on("cpu-reference", graph, {testing::jittered(x, 121)}).front(), reference);
+  ASSERT_GT(moved, 0.0);
+  ASSERT_LT(moved, 0.1);
+  CompileOptions options;
+  options.batch = 2;
+  const auto model = make_backend("cuda")->compile(graph, options);
+  const std::string steps = model->describe();
+  std::size_t int8_residuals = 0;
+  std::istringstream lines(steps);
+  for (std::string line; std::getline(lines, line);)
+    int8_residuals += line.find("int8 conv kiln-hopper") != std::string::npos &&
+                      line.find("+residual") != std::string::npos;
+  EXPECT_GE(int8_residuals, held.size()) << steps;
+  EXPECT_LE(relative_difference(model->run({x}).front(), reference),
+            static_cast<double>(layers.size() + 1) * moved)
       << steps;
 }
 

@@ -87,20 +87,26 @@ TEST(CudaOpTableTest, RanksTheKernelsCannotTakeAreRefused) {
   EXPECT_EQ(cuda::unsupported_reason(ok.graph, ok.producer(pflat)), "");
 }
 
-// Codes feed FP8 convolutions, and adds as their residual (an FP8 plan's residual stream in E4M3).
-TEST(CudaOpTableTest, CodesOnlyFeedFp8ConvolutionsAndAdds) {
-  SmallGraph m;
-  const ValueId x = m.input("x", {1, 16, 4, 4});
-  const ValueId q = m.node(OpKind::kQuantize, {x}, QuantizeAttrs{0.1f});
-  const ValueId relu = m.node(OpKind::kActivation, {q}, ActivationAttrs{Activation::kRelu});
-  m.output(relu);
-  EXPECT_NE(cuda::unsupported_reason(m.graph, m.producer(q)).find("which is neither an FP8 convolution nor an add"),
-            std::string::npos);
-  SmallGraph a;
-  const ValueId y = a.input("y", {1, 16, 4, 4});
-  const ValueId qy = a.node(OpKind::kQuantize, {y}, QuantizeAttrs{0.1f});
-  a.output(a.node(OpKind::kAdd, {qy, y}, AddAttrs{}));
-  EXPECT_EQ(cuda::unsupported_reason(a.graph, a.producer(qy)), "");
+// Codes feed convolutions of their grid, and adds as their residual (a quantized plan's residual stream
+// in codes): E4M3 and int8 alike.
+TEST(CudaOpTableTest, CodesOnlyFeedQuantizedConvolutionsAndAdds) {
+  for (const bool int8 : {false, true}) {
+    SCOPED_TRACE(int8 ? "int8" : "E4M3");
+    SmallGraph m;
+    const ValueId x = m.input("x", {1, 16, 4, 4});
+    const ValueId q = m.node(OpKind::kQuantize, {x}, QuantizeAttrs{0.1f, int8});
+    const ValueId relu = m.node(OpKind::kActivation, {q}, ActivationAttrs{Activation::kRelu});
+    m.output(relu);
+    EXPECT_NE(cuda::unsupported_reason(m.graph, m.producer(q))
+                  .find(int8 ? "which is neither an int8 convolution nor an add"
+                             : "which is neither an FP8 convolution nor an add"),
+              std::string::npos);
+    SmallGraph a;
+    const ValueId y = a.input("y", {1, 16, 4, 4});
+    const ValueId qy = a.node(OpKind::kQuantize, {y}, QuantizeAttrs{0.1f, int8});
+    a.output(a.node(OpKind::kAdd, {qy, y}, AddAttrs{}));
+    EXPECT_EQ(cuda::unsupported_reason(a.graph, a.producer(qy)), "");
+  }
 }
 
 TEST(CudaStoredTacticTest, AnEntryReadsBackAsWritten) {

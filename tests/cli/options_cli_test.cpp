@@ -117,11 +117,6 @@ TEST(CliOptions, Fp8OptionsOnAnotherPrecisionAreRefusedNamingBoth) {
   }
   expect_usage_error(build(plan, fp8 + "--opt-level 0 --backend cuda --strict-precision"),
                      "--strict-precision applies only with --opt-level 1 or more");
-  expect_usage_error(
-      build(plan, "--precision int8 --backend cuda --calib " + kPhotos.string() + " --quantize-residuals"),
-      "--quantize-residuals applies only where the backend holds the residual stream in codes of the plan's "
-      "precision, but the cuda backend cannot with --precision int8: kiln's Hopper kernel reads a residual "
-      "of E4M3 codes, not of int8 ones");
   expect_usage_error(build(plan, fp8 + "--recipe auto --quantize-residuals"),
                      "--quantize-residuals applies only to a recipe other than auto");
   expect_usage_error("build --list-passes --batch 2", "--list-passes prints the graph passes");

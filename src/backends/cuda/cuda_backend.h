@@ -20,11 +20,6 @@ class CudaBackend final : public Backend {
   std::string precision_refusal(Precision precision) const override;
   // FP8 and int8 layers run among fp16 ones (program/precision.h).
   Precision quantized_fallback(Precision) const override { return Precision::kF16; }
-  std::string residual_codes_refusal(Precision precision) const override {
-    return precision == Precision::kI8
-               ? "kiln's Hopper kernel reads a residual of E4M3 codes, not of int8 ones"
-               : std::string();
-  }
   std::vector<BackendFact> environment() const override;  // cuda_environment.cpp
   // The backend's options (cuda_options.h).
   BackendOptions resolve_options(const std::vector<std::string>& assignments) const override;

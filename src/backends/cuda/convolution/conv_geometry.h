@@ -25,9 +25,11 @@ struct ConvBuffers {
   const void* weight = nullptr;  // [k, r, s, c / groups]
   const void* bias = nullptr;    // [k]
   const void* residual = nullptr;
-  // > 0: `residual` holds the E4M3 codes of a quantize point of this scale (an FP8 plan's residual stream
-  // stored as codes only), which only kiln's Hopper kernel reads.
+  // > 0: `residual` holds the codes of a quantize point of this scale (a quantized plan's residual stream
+  // stored as codes only): E4M3 ones, or int8 ones where `residual_int8` is set. Only kiln's Hopper kernel
+  // reads them.
   float residual_codes_scale = 0.0f;
+  bool residual_int8 = false;
   void* y = nullptr;
   // FP8 layers (CudnnGraphConv with fp8): x and weight hold E4M3 codes, bias is f32, `scale` the f32
   // per-output-channel product of the input's and the weights' scales, and `accumulator` an f32 scratch

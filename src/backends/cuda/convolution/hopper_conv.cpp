@@ -34,12 +34,13 @@ hopper::GemmConvShape gemm_shape(const ConvGeometry& g) {
   return shape;
 }
 
-// The epilogue's kinds of input and output for `buffers` (gemm_conv_epilogue_takes() checks them): fp16
-// or E4M3 residual, fp16 and/or E4M3 or int8 codes.
+// The epilogue's kinds of input and output for `buffers` (gemm_conv_epilogue_takes() checks them): fp16,
+// E4M3 or int8 residual, fp16 and/or E4M3 or int8 codes.
 hopper::GemmConvEpilogue epilogue_of(const ConvBuffers& b) {
   hopper::GemmConvEpilogue e;
   if (b.residual_codes_scale > 0) {
     e.residual_codes = {static_cast<const std::uint8_t*>(b.residual), b.residual_codes_scale};
+    e.residual_grid = b.residual_int8 ? hopper::CodeGrid::kInt8 : hopper::CodeGrid::kE4m3;
   } else {
     e.residual = static_cast<const __half*>(b.residual);
   }
@@ -47,6 +48,11 @@ hopper::GemmConvEpilogue epilogue_of(const ConvBuffers& b) {
   e.codes = b.codes;
   e.codes_grid = b.int8_codes ? hopper::CodeGrid::kInt8 : hopper::CodeGrid::kE4m3;
   return e;
+}
+
+const char* residual_codes_variant(const ConvBuffers& b) {
+  if (b.residual_codes_scale <= 0) return "";
+  return b.residual_int8 ? "res-int8" : "res-e4m3";
 }
 
 }  // namespace
@@ -59,14 +65,15 @@ bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuf
   }
   const hopper::GemmConvShape s = gemm_shape(g);
   for (const GemmConvTile& t : hopper::kGemmConvTiles) {
-    if (hopper::gemm_conv_takes(s, operand, t, buffers.codes.codes != nullptr, buffers.residual_codes_scale > 0))
+    if (hopper::gemm_conv_takes(s, operand, t, buffers.codes.codes != nullptr,
+                                buffers.residual_codes_scale > 0))
       return true;
   }
   return false;
 }
 
 // As cuDNN's graph layers' keys: "fp8" for E4M3 operands ("int8" for int8 ones), "e4m3" for a layer
-// writing codes ("codes-int8" for int8 ones); "res-e4m3" for a residual read as codes.
+// writing codes ("codes-int8" for int8 ones); "res-e4m3" ("res-int8") for a residual read as codes.
 KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, const ConvBuffers& buffers,
                                std::string_view gpu)
     : KilnConv(tactic_key({.runner = kApiKilnHopper,
@@ -79,7 +86,7 @@ KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, 
                            .variant = key_fields({buffers.codes.codes == nullptr ? ""
                                                   : buffers.int8_codes           ? "codes-int8"
                                                                                  : "e4m3",
-                                                  buffers.residual_codes_scale > 0 ? "res-e4m3" : ""})},
+                                                  residual_codes_variant(buffers)})},
                           gpu),
                "Hopper convolution"),
       shape_(gemm_shape(g)),
@@ -122,7 +129,8 @@ std::optional<KilnConvOffer> offer_hopper_conv(const KilnConvRequest& request) {
   // A quantized layer's bias is f32 already.
   if (!layer.fp8 && !layer.int8) io.bias = request.upload(layer.bias, Elem::kF32);
   return KilnConvOffer{
-      std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation), io, request.gpu), io};
+      std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation), io, request.gpu),
+      io};
 }
 
 }  // namespace kiln::cuda

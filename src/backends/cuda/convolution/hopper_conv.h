@@ -1,7 +1,7 @@
 // A dense convolution (pointwise, or any window the copy engine's im2col loads express) on kiln's Hopper
 // kernel (gemm_conv_kernels.h), fp16 or FP8, a candidate raced against cuDNN's and cuBLASLt's when tactics
 // are timed. It reads and writes channel views, and its epilogue (scale, bias, residual, any activation,
-// fp16 output and/or the E4M3 codes the next FP8 layer reads) is always fused. A variant is a tile
+// fp16 output and/or the codes the next FP8 or int8 layer reads) is always fused. A variant is a tile
 // (hopper::tile_number()).
 #pragma once
 
@@ -14,8 +14,9 @@
 namespace kiln::cuda {
 
 // ConvBuffers as for cuDNN's layers: fp16 operands, or for FP8 (int8) layers E4M3 (int8) codes with
-// `scale`; `bias` is f32 in all (the caller uploads it so). The residual is fp16, or E4M3 codes where
-// `residual_codes_scale` is set; the codes written are int8 ones where `int8_codes` is set.
+// `scale`; `bias` is f32 in all (the caller uploads it so). The residual is fp16, or codes where
+// `residual_codes_scale` is set (int8 ones where `residual_int8` is); the codes written are int8 ones
+// where `int8_codes` is set.
 class KilnHopperConv final : public KilnConv {
  public:
   // Whether this GPU runs the kernel and some tile computes `geometry` with `operand` into `buffers`' y

@@ -20,6 +20,13 @@ cudaError_t quantize_e4m3(const void* x, Elem e, std::uint8_t* y, std::int64_t c
 cudaError_t quantize_int8(const void* x, Elem e, std::int8_t* y, std::int64_t count, float scale,
                           cudaStream_t stream);
 
+// A quantize point's codes of x: int8 ones where `int8` is set, else E4M3.
+inline cudaError_t quantize_codes(const void* x, Elem e, std::uint8_t* y, std::int64_t count, float scale,
+                                  bool int8, cudaStream_t stream) {
+  return int8 ? quantize_int8(x, e, reinterpret_cast<std::int8_t*>(y), count, scale, stream)
+              : quantize_e4m3(x, e, y, count, scale, stream);
+}
+
 // The epilogue of an FP8 convolution cuDNN could not fuse: y = act(acc * scale[c] + bias[c] (+ residual)),
 // from its f32 accumulator (acc, rows x channels) to y of type e; scale and bias are f32, residual
 // (type e) may be null. With `codes`, also the E4M3 codes of y for the next FP8 layer (y may then be null).

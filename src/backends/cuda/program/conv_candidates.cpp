@@ -214,7 +214,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   const auto consider = [&](std::optional<Candidate> c) {
     if (c && (!best || c->tactic.milliseconds < best->tactic.milliseconds)) best = std::move(c);
   };
-  // int8 operands, int8 codes written or a residual of E4M3 codes: kiln's Hopper kernel only.
+  // int8 operands, int8 codes written or a residual of codes: kiln's Hopper kernel only.
   if (layer.int8 || layer.buffers.int8_codes || reads_residual_codes(layer)) {
     if (const KilnConvKernel* hopper = find_kiln_conv_kernel(kApiKilnHopper))
       consider(kiln_candidate(layer, *hopper, std::nullopt));
@@ -246,12 +246,14 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
   // writing E4M3 codes runs on the graph API only, unfused, where kiln's epilogue kernel writes them.
   const int groups = layer.geometry.groups;
   if (fp16) {
-    consider(graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt, !hopper_runs));
+    consider(
+        graph_candidate(layer, layer.geometry, layer.buffers, kApiGraph, search, std::nullopt, !hopper_runs));
   }
   // kiln's kernels against the libraries', by time only; those taking views first.
   const auto consider_kiln = [&](bool views) {
     for (const KilnConvKernel& kernel : kiln_conv_kernels()) {
-      if (search && kernel.views == views && &kernel != hopper) consider(kiln_candidate(layer, kernel, std::nullopt));
+      if (search && kernel.views == views && &kernel != hopper)
+        consider(kiln_candidate(layer, kernel, std::nullopt));
     }
   };
   consider_kiln(true);
@@ -280,18 +282,19 @@ ProgramBuilder::Candidate ProgramBuilder::choose_candidate(const ConvLayer& laye
       if (!best || alternative.tactic.milliseconds < best->tactic.milliseconds) best = std::move(alternative);
     }
   }
-  require(best.has_value(), "cuda backend: layer '", layer.name, "': no ",
-          layer.int8  ? "int8 "
-          : layer.fp8 ? "FP8 "
-                      : "",
-          layer.int8 ? "tactic runs it (only kiln's Hopper kernel runs int8 layers)" : "cuDNN or cuBLASLt tactic runs it",
-          layer.geometry.packed()
-              ? ""
-              : " on channel views (--cuda-option channel-views=off builds without them)",
-          reads_residual_codes(layer)
-              ? " with its residual in E4M3 (only kiln's Hopper kernel reads one: an sm_90 GPU; build without "
-                "--quantize-residuals)"
-              : "");
+  require(
+      best.has_value(), "cuda backend: layer '", layer.name, "': no ",
+      layer.int8  ? "int8 "
+      : layer.fp8 ? "FP8 "
+                  : "",
+      layer.int8 ? "tactic runs it (only kiln's Hopper kernel runs int8 layers)"
+                 : "cuDNN or cuBLASLt tactic runs it",
+      layer.geometry.packed() ? ""
+                              : " on channel views (--cuda-option channel-views=off builds without them)",
+      reads_residual_codes(layer)
+          ? cat(" with its residual in ", layer.buffers.residual_int8 ? "int8" : "E4M3",
+                " (only kiln's Hopper kernel reads one: an sm_90 GPU; build without --quantize-residuals)")
+          : "");
   return std::move(*best);
 }
 
@@ -320,8 +323,7 @@ ProgramBuilder::Candidate ProgramBuilder::then_quantize(const ConvLayer& layer, 
   const std::int64_t count = shape_numel(shape(value));
   const Elem e = elem_;
   const auto quantize = [=](cudaStream_t s) {
-    return int8 ? quantize_int8(y, e, reinterpret_cast<std::int8_t*>(codes.codes), count, codes.scale, s)
-                : quantize_e4m3(y, e, codes.codes, count, codes.scale, s);
+    return quantize_codes(y, e, codes.codes, count, codes.scale, int8, s);
   };
   if (timed) {
     const std::optional<double> ms =

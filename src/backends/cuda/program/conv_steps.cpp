@@ -140,6 +140,7 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   if (quantized) add_fp8_scales(conv, constant(dequantize->inputs[1]), layer);
   layer.buffers.residual = residual.data;
   layer.buffers.residual_codes_scale = residual.codes_scale;
+  layer.buffers.residual_int8 = residual.int8;
   // An unfused fp16 convolution writes y before its epilogue kernel reads it; an FP8 or int8 one runs on
   // a kernel with the epilogue fused, so its y is needed only where someone besides the fused quantize
   // points reads it.

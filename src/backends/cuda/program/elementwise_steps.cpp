@@ -18,7 +18,7 @@ void ProgramBuilder::add_add(NodeId id) {
     return add_conv_layer(c, conv, act, residual_of(other), id);
   }
   for (const ValueId input : node.inputs) {
-    require(residual_of(input).codes_scale == 0, "cuda backend: add '", node.name, "' reads the E4M3 codes of '",
+    require(residual_of(input).codes_scale == 0, "cuda backend: add '", node.name, "' reads the codes of '",
             graph_.value(input).name,
             "' without a convolution computed with it (build without --quantize-residuals)");
   }
@@ -41,11 +41,12 @@ void ProgramBuilder::add_add(NodeId id) {
   });
 }
 
-// A quantize point's output is its codes (quantize_fusion.h): a residual read from it is E4M3.
+// A quantize point's output is its codes (quantize_fusion.h): a residual read from it is E4M3 or int8.
 ProgramBuilder::Residual ProgramBuilder::residual_of(ValueId value) {
   const NodeId producer = graph_.value(value).producer;
-  const bool codes = producer != kNoNode && graph_.node(producer).op == OpKind::kQuantize;
-  return {ptr(value), codes ? graph_.node(producer).attr<QuantizeAttrs>().scale : 0.0f};
+  if (producer == kNoNode || graph_.node(producer).op != OpKind::kQuantize) return {ptr(value)};
+  const auto& point = graph_.node(producer).attr<QuantizeAttrs>();
+  return {ptr(value), point.scale, point.int8};
 }
 
 void ProgramBuilder::add_activation(NodeId id) {

@@ -77,8 +77,8 @@ std::string int8_conv_reason(const Graph& graph, const Node& node) {
     return "kiln's int8 convolutions take padding below the kernel size and strides up to 8";
   const Shape& codes = graph.value(producer_of(graph, node.inputs[1])->inputs[0]).shape;
   if (codes[1] % 16 != 0 || codes[0] % 16 != 0)
-    return cat("kiln's int8 convolutions need channel counts that are multiples of 16, this one has ", codes[1],
-               " in and ", codes[0], " out");
+    return cat("kiln's int8 convolutions need channel counts that are multiples of 16, this one has ",
+               codes[1], " in and ", codes[0], " out");
   return {};
 }
 
@@ -155,25 +155,24 @@ std::string quantized_readers_reason(const Graph& graph, ValueId value, std::siz
   return {};
 }
 
-// A quantize point writes E4M3 codes, which FP8 convolutions read as their input and adds as a residual
-// (the add computed with a convolution: elementwise_steps.cpp).
-// An int8 quantize point writes int8 codes, which int8 convolutions read as their input (int8 plans keep
-// residuals in fp16).
+// A quantize point writes E4M3 or int8 codes, which FP8 or int8 convolutions read as their input and
+// adds as a residual (the add computed with a convolution: elementwise_steps.cpp).
 std::string quantize_reason(const Graph& graph, const Node& node) {
   if (is_constant(graph, node.inputs[0])) return "quantize of a constant";
   if (node.attr<QuantizeAttrs>().per_channel())
     return "per-channel scales (int8 inputs of depthwise convolutions, which cuda does not run in int8)";
-  if (node.attr<QuantizeAttrs>().int8) {
-    if (passes::is_graph_output(graph, node.output)) return "int8 codes as a graph output";
-    return quantized_readers_reason(graph, node.output, 0, Precision::kI8, "int8 codes");
-  }
-  if (passes::is_graph_output(graph, node.output)) return "E4M3 codes as a graph output";
+  const bool int8 = node.attr<QuantizeAttrs>().int8;
+  const char* codes = int8 ? "int8 codes" : "E4M3 codes";
+  if (passes::is_graph_output(graph, node.output)) return cat(codes, " as a graph output");
+  const Precision precision = int8 ? Precision::kI8 : Precision::kF8;
   const auto consumers = graph.consumers();
   for (const NodeId reader : consumers[static_cast<std::size_t>(node.output)]) {
     const Node& r = graph.node(reader);
-    const bool fp8_input = r.op == OpKind::kConv2d && r.precision == Precision::kF8 && r.inputs[0] == node.output;
-    if (!fp8_input && r.op != OpKind::kAdd)
-      return cat("E4M3 codes read by '", r.name, "', which is neither an FP8 convolution nor an add");
+    const bool quantized_input =
+        r.op == OpKind::kConv2d && r.precision == precision && r.inputs[0] == node.output;
+    if (!quantized_input && r.op != OpKind::kAdd)
+      return cat(codes, " read by '", r.name, "', which is neither an ", int8 ? "int8" : "FP8",
+                 " convolution nor an add");
   }
   return {};
 }
@@ -184,8 +183,8 @@ std::string dequantize_reason(const Graph& graph, const Node& node) {
   // The codes reach backends widened to f32 (exactly), so their readers say which grid they are on.
   const auto readers = graph.consumers()[static_cast<std::size_t>(node.output)];
   const Precision grid = readers.empty() ? Precision::kF8 : graph.node(readers.front()).precision;
-  return quantized_readers_reason(graph, node.output, 1, grid == Precision::kI8 ? Precision::kI8 : Precision::kF8,
-                                  "dequantized weights");
+  return quantized_readers_reason(
+      graph, node.output, 1, grid == Precision::kI8 ? Precision::kI8 : Precision::kF8, "dequantized weights");
 }
 
 // YOLOv10's operators read computed tensors of rank 2 to 4, stored channels last (data_movement_steps.cpp).

@@ -78,10 +78,11 @@ class ProgramBuilder {
   void add_conv2d(NodeId id);
   void add_linear(NodeId id);
   void add_squeeze_mlp(NodeId fc2, NodeId fc1);
-  // A fused add's other input: fp16 values, or a quantize point's E4M3 codes (codes_scale > 0).
+  // A fused add's other input: fp16 values, or a quantize point's E4M3 or int8 codes (codes_scale > 0).
   struct Residual {
     const void* data = nullptr;
     float codes_scale = 0.0f;
+    bool int8 = false;
   };
   Residual residual_of(ValueId value);
   // `producer`: the node whose output the layer writes (the layer itself, or the add it computes).
@@ -107,7 +108,8 @@ class ProgramBuilder {
   // fp8_runtime: an FP8 layer may take cuDNN's runtime-compiled engines (cudnn_graph_conv.h).
   std::optional<Candidate> graph_candidate(const ConvLayer& layer, const ConvGeometry& geometry,
                                            const ConvBuffers& io, const char* api, bool search_here,
-                                           const std::optional<TacticRecord>& stored, bool fp8_runtime = true);
+                                           const std::optional<TacticRecord>& stored,
+                                           bool fp8_runtime = true);
   std::optional<Candidate> legacy_candidate(const ConvLayer& layer, bool search_here,
                                             const std::optional<TacticRecord>& stored);
   std::optional<Candidate> dense_candidate(const ConvLayer& layer, const std::optional<TacticRecord>& stored);

@@ -12,14 +12,11 @@ void ProgramBuilder::add_quantize(NodeId id) {
   auto* y = static_cast<std::uint8_t*>(ptr(node.output));
   const std::int64_t count = shape_numel(shape(node.output));
   const float scale = node.attr<QuantizeAttrs>().scale;
+  const bool int8 = node.attr<QuantizeAttrs>().int8;
   const Elem e = elem_;
-  if (node.attr<QuantizeAttrs>().int8) {
-    auto* codes = static_cast<std::int8_t*>(ptr(node.output));
-    return add_step(id, "quantize to int8",
-                    [=](cudaStream_t s) { check(quantize_int8(x, e, codes, count, scale, s), "quantizing to int8"); });
-  }
-  add_step(id, "quantize to E4M3",
-           [=](cudaStream_t s) { check(quantize_e4m3(x, e, y, count, scale, s), "quantizing to E4M3"); });
+  add_step(id, int8 ? "quantize to int8" : "quantize to E4M3", [=](cudaStream_t s) {
+    check(quantize_codes(x, e, y, count, scale, int8, s), int8 ? "quantizing to int8" : "quantizing to E4M3");
+  });
 }
 
 void* ProgramBuilder::value_out(NodeId producer) const {

@@ -36,8 +36,8 @@ bool window_takes(const GemmConvShape& s) {
 }
 
 // The load maps of the operands and the store maps of the outputs (left zero where not written).
-bool encode_maps(GemmConvMaps& m, const void* x, const void* w, Operand operand,
-                 const GemmConvShape& s, const GemmConvTile& tile, const GemmConvEpilogue& e) {
+bool encode_maps(GemmConvMaps& m, const void* x, const void* w, Operand operand, const GemmConvShape& s,
+                 const GemmConvTile& tile, const GemmConvEpilogue& e) {
   using gemm_conv_detail::kChunkColumns;
   using gemm_conv_detail::kRowsPerConsumer;
   const int bytes = operand_bytes(operand);
@@ -53,17 +53,19 @@ bool encode_maps(GemmConvMaps& m, const void* x, const void* w, Operand operand,
                                 v.stride_h, v.stride_w, v.pad_h, v.pad_w},
                                rows, tile.k_bytes);
   return x_mapped &&
-         encode_swizzled_rows(m.w, w, bytes, s.channels_out, reduction, reduction, tile.columns, tile.k_bytes) &&
-         (e.y == nullptr ||
-          encode_swizzled_rows(m.y, e.y, 2, s.pixels, s.channels_out, s.y_pitch, kRowsPerConsumer, kChunkColumns * 2)) &&
+         encode_swizzled_rows(m.w, w, bytes, s.channels_out, reduction, reduction, tile.columns,
+                              tile.k_bytes) &&
+         (e.y == nullptr || encode_swizzled_rows(m.y, e.y, 2, s.pixels, s.channels_out, s.y_pitch,
+                                                 kRowsPerConsumer, kChunkColumns * 2)) &&
          (e.codes.codes == nullptr ||
-          encode_swizzled_rows(m.codes, e.codes.codes, 1, s.pixels, s.channels_out, s.y_pitch, kRowsPerConsumer,
-                               kChunkColumns)) &&
-         (e.residual == nullptr || encode_swizzled_rows(m.residual, e.residual, 2, s.pixels, s.channels_out,
-                                                        s.residual_pitch, kRowsPerConsumer, kChunkColumns * 2)) &&
+          encode_swizzled_rows(m.codes, e.codes.codes, 1, s.pixels, s.channels_out, s.y_pitch,
+                               kRowsPerConsumer, kChunkColumns)) &&
+         (e.residual == nullptr ||
+          encode_swizzled_rows(m.residual, e.residual, 2, s.pixels, s.channels_out, s.residual_pitch,
+                               kRowsPerConsumer, kChunkColumns * 2)) &&
          (e.residual_codes.codes == nullptr ||
-          encode_swizzled_rows(m.residual, e.residual_codes.codes, 1, s.pixels, s.channels_out, s.residual_pitch,
-                               kRowsPerConsumer, kChunkColumns));
+          encode_swizzled_rows(m.residual, e.residual_codes.codes, 1, s.pixels, s.channels_out,
+                               s.residual_pitch, kRowsPerConsumer, kChunkColumns));
 }
 
 }  // namespace
@@ -82,10 +84,11 @@ bool hopper_gpu() {
 bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile& tile, bool writes_codes,
                      bool residual_codes) {
   const int bytes = operand_bytes(operand);
-  const bool tile_known = std::any_of(std::begin(kGemmConvTiles), std::end(kGemmConvTiles), [&](const GemmConvTile& t) {
-    return t.columns == tile.columns && t.consumers == tile.consumers && t.blocks == tile.blocks &&
-           t.k_bytes == tile.k_bytes;
-  });
+  const bool tile_known =
+      std::any_of(std::begin(kGemmConvTiles), std::end(kGemmConvTiles), [&](const GemmConvTile& t) {
+        return t.columns == tile.columns && t.consumers == tile.consumers && t.blocks == tile.blocks &&
+               t.k_bytes == tile.k_bytes;
+      });
   return tile_known && s.pixels > 0 && s.channels_out > 0 && s.channels_in > 0 &&
          (s.channels_in * bytes) % 16 == 0 && (s.x_pitch * bytes) % 16 == 0 && s.x_pitch >= s.channels_in &&
          s.channels_out % 2 == 0 && s.y_pitch % (writes_codes ? 16 : 8) == 0 && s.y_pitch >= s.channels_out &&
@@ -95,11 +98,10 @@ bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile
 }
 
 bool gemm_conv_epilogue_takes(Operand operand, const GemmConvEpilogue& e) {
-  if (e.codes.codes != nullptr) {
-    const CodeGrid grid = operand == Operand::kE4m3 ? CodeGrid::kE4m3 : CodeGrid::kInt8;
-    if (operand != Operand::kF16 && e.codes_grid != grid) return false;
-  }
-  return operand != Operand::kS8 || e.residual_codes.codes == nullptr;
+  if (operand == Operand::kF16) return true;
+  const CodeGrid grid = operand == Operand::kE4m3 ? CodeGrid::kE4m3 : CodeGrid::kInt8;
+  return (e.codes.codes == nullptr || e.codes_grid == grid) &&
+         (e.residual_codes.codes == nullptr || e.residual_grid == grid);
 }
 
 cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmConvShape& shape,
@@ -120,9 +122,12 @@ cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmC
   if (!encode_maps(maps, x, w, operand, shape, tile, epilogue)) return cudaErrorInvalidValue;
   const EpilogueArgs e{shape, epilogue};
   switch (operand) {
-    case Operand::kF16: return launch_tile<Operand::kF16>(tile, maps, e, stream);
-    case Operand::kE4m3: return launch_tile<Operand::kE4m3>(tile, maps, e, stream);
-    case Operand::kS8: return launch_tile<Operand::kS8>(tile, maps, e, stream);
+    case Operand::kF16:
+      return launch_tile<Operand::kF16>(tile, maps, e, stream);
+    case Operand::kE4m3:
+      return launch_tile<Operand::kE4m3>(tile, maps, e, stream);
+    case Operand::kS8:
+      return launch_tile<Operand::kS8>(tile, maps, e, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -3,13 +3,13 @@
 // computing 64 rows of a tile with wgmma steps straight from the stages and then the epilogue from its
 // registers, which puts the results in shared memory for the copy engine to store; the warps after them
 // are the producer, whose first thread has the copy engine fill a ring of shared-memory stages (a
-// 128- or 64-byte-wide slice of K of the x tile and of the weight tile each). With one consumer the producer is
-// a single warp, so that its thread slots and registers go to a second block a multiprocessor; with two
-// it is a warpgroup that hands its registers to the consumers (a multiprocessor's four register files
-// each hold three of the block's warps, and the consumers of a 256-column tile need 232 registers a
-// thread, which only the producer's leaving makes room for). Two barriers per stage keep the ring: `full`
-// completes when a stage's bytes arrived, `empty` when every consumer warp finished reading it. A layer's
-// residual is loaded by each consumer's first thread into buffers of its own, a tile ahead where two fit.
+// 128- or 64-byte-wide slice of K of the x tile and of the weight tile each). With one consumer the producer
+// is a single warp, so that its thread slots and registers go to a second block a multiprocessor; with two it
+// is a warpgroup that hands its registers to the consumers (a multiprocessor's four register files each hold
+// three of the block's warps, and the consumers of a 256-column tile need 232 registers a thread, which only
+// the producer's leaving makes room for). Two barriers per stage keep the ring: `full` completes when a
+// stage's bytes arrived, `empty` when every consumer warp finished reading it. A layer's residual is loaded
+// by each consumer's first thread into buffers of its own, a tile ahead where two fit.
 #pragma once
 
 #include <cuda.h>
@@ -31,8 +31,11 @@ struct EpilogueArgs {
 
 namespace gemm_conv_detail {
 
-// What a layer's epilogue adds: nothing, a residual of fp16 values, or one of E4M3 codes.
-enum class ResidualKind : std::uint8_t { kNone, kHalf, kCodes };
+// What a layer's epilogue adds: nothing, a residual of fp16 values, or one of E4M3 or int8 codes.
+enum class ResidualKind : std::uint8_t { kNone, kHalf, kE4m3, kInt8 };
+
+// Bytes of one residual element: an fp16 value, or a code.
+constexpr int residual_bytes(ResidualKind kind) { return kind == ResidualKind::kHalf ? 2 : 1; }
 
 // operand_scaled() for device code (a constant, where a host function cannot be called).
 template <Operand kOperand>
@@ -64,17 +67,19 @@ struct Tiling {
   static constexpr int kRows = kRowsPerConsumer * kConsumers;
   static constexpr int kStageBytes = (kRows + kColumns) * kKBytes;
   static constexpr int kStagingBytes = kConsumers * kSlots * kSlotBytes;
-  // A consumer's residual buffer: a tile's 64-column chunks of 64 rows of fp16 values or E4M3 codes, in
+  // A consumer's residual buffer: a tile's 64-column chunks of 64 rows of fp16 values or codes, in
   // the store maps' swizzles. Two where the ring keeps two stages beside them, else one.
   static constexpr int kResidualBufferBytes =
-      kResidual == ResidualKind::kNone ? 0 : kRowsPerConsumer * kColumns * (kResidual == ResidualKind::kCodes ? 1 : 2);
+      kResidual == ResidualKind::kNone ? 0 : kRowsPerConsumer * kColumns * residual_bytes(kResidual);
   static constexpr int kResidualBuffers =
-      kSharedBudget / kBlocks - kStagingBytes - 2 * kConsumers * kResidualBufferBytes >= 2 * kStageBytes ? 2 : 1;
+      kSharedBudget / kBlocks - kStagingBytes - 2 * kConsumers * kResidualBufferBytes >= 2 * kStageBytes ? 2
+                                                                                                         : 1;
   static constexpr int kResidualTileBytes = kResidualBuffers * kResidualBufferBytes;  // a consumer's place
   static constexpr int kResidualBytes = kConsumers * kResidualTileBytes;
   static constexpr int kRingBudget = kSharedBudget / kBlocks - kStagingBytes - kResidualBytes;
   static constexpr int kMaxStages = 8 * kRowBytes / kKBytes;
-  static constexpr int kStages = kRingBudget / kStageBytes < kMaxStages ? kRingBudget / kStageBytes : kMaxStages;
+  static constexpr int kStages =
+      kRingBudget / kStageBytes < kMaxStages ? kRingBudget / kStageBytes : kMaxStages;
   static_assert(kStages >= 2, "a ring of one stage would serialize the copies and the matrix steps");
   static constexpr int kProducerThread = kWarpgroup * kConsumers;
   static constexpr int kThreads = kProducerThread + (kConsumers > 1 ? kWarpgroup : 32);
@@ -138,7 +143,8 @@ struct TileSource {
   int row0, column0;
   int image = 0, top = 0, left = 0;  // windowed layers
 
-  __device__ TileSource(const GemmConvShape& shape, TileOrigin origin) : row0(origin.row0), column0(origin.column0) {
+  __device__ TileSource(const GemmConvShape& shape, TileOrigin origin)
+      : row0(origin.row0), column0(origin.column0) {
     const GemmConvWindow& w = shape.window;
     if (w.batch == 0) return;
     const int per_image = w.out_height * w.out_width;
@@ -195,13 +201,15 @@ __device__ void accumulate(const Ring& ring, RingCursor& at, int consumer, int k
   int previous = 0;
   for (int kb = 0; kb < k_blocks; ++kb, at.advance<T>()) {
     barrier_wait(&ring.full[at.stage], at.phase);
-    const std::uint8_t* a = ring.stages + at.stage * T::kStageBytes + consumer * kRowsPerConsumer * T::kKBytes;
+    const std::uint8_t* a =
+        ring.stages + at.stage * T::kStageBytes + consumer * kRowsPerConsumer * T::kKBytes;
     const std::uint8_t* b = ring.stages + at.stage * T::kStageBytes + T::kRows * T::kKBytes;
     wgmma_fence();
 #pragma unroll
     for (int step = 0; step < T::kKBytes / kStepBytes; ++step) {
       Wgmma<kOperand, kColumns>::step(acc, swizzled_tile_descriptor<T::kKBytes>(a + step * kStepBytes),
-                                      swizzled_tile_descriptor<T::kKBytes>(b + step * kStepBytes), kb > 0 || step > 0);
+                                      swizzled_tile_descriptor<T::kKBytes>(b + step * kStepBytes),
+                                      kb > 0 || step > 0);
     }
     wgmma_commit();
     wgmma_wait<1>();
@@ -239,10 +247,10 @@ struct StoreMaps {
 template <ResidualKind kResidual, int kColumns, int kBufferCount = 1>
 struct ResidualTiles {
   static constexpr int kBuffers = kBufferCount;
-  static constexpr int kChunkBytes = kRowsPerConsumer * kChunkColumns * (kResidual == ResidualKind::kCodes ? 1 : 2);
+  static constexpr int kChunkBytes = kRowsPerConsumer * kChunkColumns * residual_bytes(kResidual);
   static constexpr int kBufferBytes = kChunkBytes * (kColumns / kChunkColumns);
-  std::uint8_t* place;    // the consumer's place, 1024-byte aligned
-  std::uint64_t* ready;   // one barrier a buffer: complete once the buffer's bytes arrived
+  std::uint8_t* place;   // the consumer's place, 1024-byte aligned
+  std::uint64_t* ready;  // one barrier a buffer: complete once the buffer's bytes arrived
   __device__ std::uint8_t* buffer(int use) const { return place + (use % kBuffers) * kBufferBytes; }
   __device__ std::uint64_t* barrier(int use) const { return ready + use % kBuffers; }
   // The parity of the phase in which the buffer of the consumer's `use`-th tile completes.
@@ -323,21 +331,28 @@ __device__ inline std::uint16_t int8_codes2(float2 stored, float inverse) {
   return static_cast<std::uint16_t>(byte(stored.x) | byte(stored.y) << 8);
 }
 
-// A pair of residual values as read from its chunk: fp16 values, or E4M3 codes each read as
+// A pair of residual values as read from its chunk: fp16 values, or E4M3 or int8 codes each read as
 // half(code x scale), which is how the reference reads a quantize point's output.
-__device__ inline float2 decode_residual(std::uint32_t bits, ResidualKind kind, float scale) {
-  if (kind == ResidualKind::kHalf) return __half22float2(*reinterpret_cast<const __half2*>(&bits));
-  const __half2_raw raw = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(bits), __NV_E4M3);
-  const float2 decoded = __half22float2(*reinterpret_cast<const __half2*>(&raw));
+template <ResidualKind kKind>
+__device__ inline float2 decode_residual(std::uint32_t bits, float scale) {
+  if constexpr (kKind == ResidualKind::kHalf) return __half22float2(*reinterpret_cast<const __half2*>(&bits));
+  float2 decoded;
+  if constexpr (kKind == ResidualKind::kE4m3) {
+    const __half2_raw raw = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(bits), __NV_E4M3);
+    decoded = __half22float2(*reinterpret_cast<const __half2*>(&raw));
+  } else {
+    decoded = {static_cast<float>(static_cast<std::int8_t>(bits & 0xffu)),
+               static_cast<float>(static_cast<std::int8_t>((bits >> 8) & 0xffu))};
+  }
   return __half22float2(__floats2half2_rn(decoded.x * scale, decoded.y * scale));
 }
 
 // One chunk's results into a staging slot. Each thread holds, per 8 columns j, two neighbouring columns
-// of two rows 8 apart (wgmma's accumulator layout; int8's s32 sums convert to f32 here). What does not depend on the element (scale,
-// residual, activation, codes) is a template constant, so the unrolled steps have no branch between them;
-// the residual's loads are all issued first (shared-memory accesses are ordered asm, and their latencies
-// then overlap). Rows and columns past the tensor are computed like the others (the copy engine filled
-// their operands with zeros) and never stored: the store clips its box at the tensor's edges.
+// of two rows 8 apart (wgmma's accumulator layout; int8's s32 sums convert to f32 here). What does not depend
+// on the element (scale, residual, activation, codes) is a template constant, so the unrolled steps have no
+// branch between them; the residual's loads are all issued first (shared-memory accesses are ordered asm, and
+// their latencies then overlap). Rows and columns past the tensor are computed like the others (the copy
+// engine filled their operands with zeros) and never stored: the store clips its box at the tensor's edges.
 template <Operand kOperand, int kRegisters, ResidualKind kResidual, CodesKind kCodes, Act kAct>
 __device__ void stage_chunk(const Accumulator<kOperand> (&acc)[kRegisters], const ChunkColumns& columns,
                             const ThreadOffsets& at, const EpilogueConstants& k, std::uint32_t slot,
@@ -350,7 +365,7 @@ __device__ void stage_chunk(const Accumulator<kOperand> (&acc)[kRegisters], cons
     const int j = step / 2, second = step % 2;
     if constexpr (kResidual == ResidualKind::kHalf) {
       residual_bits[step] = load_shared_u32(residual + at.values[j] + second * kSecondRowValues);
-    } else if constexpr (kResidual == ResidualKind::kCodes) {
+    } else if constexpr (kResidual != ResidualKind::kNone) {
       residual_bits[step] =
           load_shared_u16(residual + at.codes[j / 2] + (j % 2) * 8 + second * kSecondRowCodes);
     }
@@ -359,7 +374,8 @@ __device__ void stage_chunk(const Accumulator<kOperand> (&acc)[kRegisters], cons
   for (int step = 0; step < kSteps; ++step) {
     const int j = step / 2, second = step % 2, a = first_acc + j * 4 + second * 2;
     float2 r{0.0f, 0.0f};
-    if constexpr (kResidual != ResidualKind::kNone) r = decode_residual(residual_bits[step], kResidual, k.residual_scale);
+    if constexpr (kResidual != ResidualKind::kNone)
+      r = decode_residual<kResidual>(residual_bits[step], k.residual_scale);
     const float2 v = epilogue_pair<kScaled, kResidual != ResidualKind::kNone, kAct>(
         static_cast<float>(acc[a]), static_cast<float>(acc[a + 1]), columns.scale[j], columns.bias[j], r);
     const __half2 stored = __floats2half2_rn(v.x, v.y);
@@ -387,9 +403,9 @@ struct TileOutput {
 // A consumer's 64 rows of a tile, chunk by chunk: the slot is taken once the copy engine has read what it
 // held two chunks ago, filled by the whole warpgroup, then stored by the warpgroup's first thread.
 template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual, CodesKind kCodes, Act kAct>
-__device__ void write_tile_as(const Accumulator<kOperand> (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
-                              Staging& staging, const ThreadOffsets& at, const EpilogueConstants& k,
-                              const TileOutput& out, int consumer) {
+__device__ void write_tile_as(const Accumulator<kOperand> (&acc)[kRegisters], const EpilogueArgs& e,
+                              const StoreMaps& maps, Staging& staging, const ThreadOffsets& at,
+                              const EpilogueConstants& k, const TileOutput& out, int consumer) {
   constexpr int kResidualChunkBytes = ResidualTiles<kResidual, kColumns>::kChunkBytes;
   const bool leader = threadIdx.x % kWarpgroup == 0;
 #pragma unroll
@@ -400,8 +416,8 @@ __device__ void write_tile_as(const Accumulator<kOperand> (&acc)[kRegisters], co
     const std::uint32_t slot = staging.next();
     if (leader) bulk_wait_read<kSlots - 1>();
     named_barrier_sync(1 + consumer, kWarpgroup);
-    stage_chunk<kOperand, kRegisters, kResidual, kCodes, kAct>(acc, columns, at, k, slot,
-                                                               out.residual + c * kResidualChunkBytes, c * kChunkColumns / 2);
+    stage_chunk<kOperand, kRegisters, kResidual, kCodes, kAct>(
+        acc, columns, at, k, slot, out.residual + c * kResidualChunkBytes, c * kChunkColumns / 2);
     fence_async_shared();
     named_barrier_sync(1 + consumer, kWarpgroup);
     if (leader) {
@@ -413,16 +429,21 @@ __device__ void write_tile_as(const Accumulator<kOperand> (&acc)[kRegisters], co
 }
 
 template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual, CodesKind kCodes>
-__device__ void write_tile_with(const Accumulator<kOperand> (&acc)[kRegisters], const EpilogueArgs& e, const StoreMaps& maps,
-                                Staging& staging, const ThreadOffsets& at, const EpilogueConstants& k,
-                                const TileOutput& out, int consumer) {
-#define KILN_WRITE_TILE_AS(act) \
-  write_tile_as<kOperand, kColumns, kRegisters, kResidual, kCodes, act>(acc, e, maps, staging, at, k, out, consumer)
+__device__ void write_tile_with(const Accumulator<kOperand> (&acc)[kRegisters], const EpilogueArgs& e,
+                                const StoreMaps& maps, Staging& staging, const ThreadOffsets& at,
+                                const EpilogueConstants& k, const TileOutput& out, int consumer) {
+#define KILN_WRITE_TILE_AS(act)                                                                            \
+  write_tile_as<kOperand, kColumns, kRegisters, kResidual, kCodes, act>(acc, e, maps, staging, at, k, out, \
+                                                                        consumer)
   switch (e.out.act) {
-    case Act::kNone: return KILN_WRITE_TILE_AS(Act::kNone);
-    case Act::kRelu: return KILN_WRITE_TILE_AS(Act::kRelu);
-    case Act::kSilu: return KILN_WRITE_TILE_AS(Act::kSilu);
-    case Act::kSigmoid: return KILN_WRITE_TILE_AS(Act::kSigmoid);
+    case Act::kNone:
+      return KILN_WRITE_TILE_AS(Act::kNone);
+    case Act::kRelu:
+      return KILN_WRITE_TILE_AS(Act::kRelu);
+    case Act::kSilu:
+      return KILN_WRITE_TILE_AS(Act::kSilu);
+    case Act::kSigmoid:
+      return KILN_WRITE_TILE_AS(Act::kSigmoid);
   }
 #undef KILN_WRITE_TILE_AS
 }
@@ -433,8 +454,9 @@ template <Operand kOperand, int kColumns, int kRegisters, ResidualKind kResidual
 __device__ void write_tile(const Accumulator<kOperand> (&acc)[kRegisters], const EpilogueArgs& e,
                            const StoreMaps& maps, Staging& staging, const ThreadOffsets& at,
                            const EpilogueConstants& k, const TileOutput& out, int consumer) {
-#define KILN_WRITE_TILE_WITH(codes) \
-  write_tile_with<kOperand, kColumns, kRegisters, kResidual, codes>(acc, e, maps, staging, at, k, out, consumer)
+#define KILN_WRITE_TILE_WITH(codes)                                                                    \
+  write_tile_with<kOperand, kColumns, kRegisters, kResidual, codes>(acc, e, maps, staging, at, k, out, \
+                                                                    consumer)
   if (e.out.codes.codes == nullptr) return KILN_WRITE_TILE_WITH(CodesKind::kNone);
   if constexpr (kOperand != Operand::kE4m3) {
     if (e.out.codes_grid == CodeGrid::kInt8) return KILN_WRITE_TILE_WITH(CodesKind::kInt8);
@@ -446,8 +468,8 @@ __device__ void write_tile(const Accumulator<kOperand> (&acc)[kRegisters], const
 // The consumer's first thread: the residual of the consumer's rows of a tile, chunk by chunk, into a
 // buffer that no epilogue reads any more.
 template <int kColumns, int kChunkBytes>
-__device__ void load_residual(const CUtensorMap* map, std::uint64_t* ready, std::uint8_t* chunks, int channels_out,
-                              int row0, int column0) {
+__device__ void load_residual(const CUtensorMap* map, std::uint64_t* ready, std::uint8_t* chunks,
+                              int channels_out, int row0, int column0) {
   int loaded = 0;
   for (int c = 0; c < kColumns / kChunkColumns && column0 + c * kChunkColumns < channels_out; ++c) ++loaded;
   barrier_arrive_expect(ready, static_cast<std::uint32_t>(loaded * kChunkBytes));
@@ -464,12 +486,12 @@ struct LaunchMaps {
 
 // The consumer's first thread loads the residual of the consumer's `use`-th tile (tile number `tile`).
 template <class T, int kColumns, class Residual>
-__device__ void load_residual_of(const Residual& residual, const CUtensorMap* map, const EpilogueArgs& e, int consumer,
-                                 int tile, int use) {
+__device__ void load_residual_of(const Residual& residual, const CUtensorMap* map, const EpilogueArgs& e,
+                                 int consumer, int tile, int use) {
   const TileOrigin origin = tile_origin<T, kColumns>(tile, e.shape.channels_out);
-  load_residual<kColumns, Residual::kChunkBytes>(
-      map, residual.barrier(use), residual.buffer(use), e.shape.channels_out,
-      origin.row0 + consumer * kRowsPerConsumer, origin.column0);
+  load_residual<kColumns, Residual::kChunkBytes>(map, residual.barrier(use), residual.buffer(use),
+                                                 e.shape.channels_out,
+                                                 origin.row0 + consumer * kRowsPerConsumer, origin.column0);
 }
 
 template <class T, Operand kOperand, int kColumns, ResidualKind kResidual>
@@ -481,7 +503,8 @@ __device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtens
   const bool leader = threadIdx.x % kWarpgroup == 0;
   const StoreMaps maps{y_map, codes_map};
   Staging staging{shared_address(ring.staging + consumer * kSlots * kSlotBytes)};
-  const Residual residual{ring.residual + consumer * T::kResidualTileBytes, &ring.residual_full[consumer * 2]};
+  const Residual residual{ring.residual + consumer * T::kResidualTileBytes,
+                          &ring.residual_full[consumer * 2]};
   const ThreadOffsets at = thread_offsets();
   const EpilogueConstants constants = epilogue_constants(e);
   RingCursor cursor;
@@ -501,8 +524,8 @@ __device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtens
     if constexpr (kHasResidual) barrier_wait(residual.barrier(use), Residual::parity(use));
     const TileOutput out{shared_address(residual.buffer(use)), origin.row0 + consumer * kRowsPerConsumer,
                          origin.column0};
-    write_tile<kOperand, kColumns, Wgmma<kOperand, kColumns>::kRegisters, kResidual>(acc, e, maps, staging, at,
-                                                                                     constants, out, consumer);
+    write_tile<kOperand, kColumns, Wgmma<kOperand, kColumns>::kRegisters, kResidual>(
+        acc, e, maps, staging, at, constants, out, consumer);
     // One buffer: the epilogue has read it (each chunk ends with a warpgroup barrier).
     if (kHasResidual && Residual::kBuffers == 1 && leader && next < tiles) {
       load_residual_of<T, kColumns>(residual, residual_map, e, consumer, next, use + 1);
@@ -512,7 +535,8 @@ __device__ void consume(const Ring& ring, const CUtensorMap* y_map, const CUtens
 }
 
 template <Operand kOperand, int kColumns, int kConsumers, ResidualKind kResidual, int kBlocks, int kKBytes>
-__global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlocks, kKBytes>::kThreads, kBlocks)
+__global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlocks, kKBytes>::kThreads,
+                                  kBlocks)
     gemm_conv_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                      const __grid_constant__ CUtensorMap y_map, const __grid_constant__ CUtensorMap codes_map,
                      const __grid_constant__ CUtensorMap residual_map, const EpilogueArgs e) {
@@ -522,8 +546,8 @@ __global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlock
   constexpr int block_k = kBlockK<kOperand, kKBytes>;
   const int k_blocks =
       e.shape.window.kernel_h * e.shape.window.kernel_w * ((e.shape.channels_in + block_k - 1) / block_k);
-  const int tiles = ((e.shape.pixels + T::kRows - 1) / T::kRows) *
-                    ((e.shape.channels_out + kColumns - 1) / kColumns);
+  const int tiles =
+      ((e.shape.pixels + T::kRows - 1) / T::kRows) * ((e.shape.channels_out + kColumns - 1) / kColumns);
   if (threadIdx.x == 0) {
     prefetch_tensor_map(&x_map);
     prefetch_tensor_map(&w_map);
@@ -540,7 +564,8 @@ __global__ void __launch_bounds__(Tiling<kColumns, kConsumers, kResidual, kBlock
     consume<T, kOperand, kColumns, kResidual>(ring, &y_map, &codes_map, &residual_map, e, tiles, k_blocks);
   } else {
     if constexpr (kConsumers > 1) release_registers<40>();
-    if (threadIdx.x == T::kProducerThread) produce<T, kColumns>(ring, &x_map, &w_map, tiles, k_blocks, e.shape, block_k);
+    if (threadIdx.x == T::kProducerThread)
+      produce<T, kColumns>(ring, &x_map, &w_map, tiles, k_blocks, e.shape, block_k);
   }
 }
 
@@ -567,7 +592,8 @@ cudaError_t launch_as(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t s
       status != cudaSuccess) {
     return status;
   }
-  const long long blocks = std::min<long long>(tiles, static_cast<long long>(processors) * std::max(per_processor, 1));
+  const long long blocks =
+      std::min<long long>(tiles, static_cast<long long>(processors) * std::max(per_processor, 1));
   kernel<<<static_cast<unsigned>(blocks), T::kThreads, T::kSharedBytes, stream>>>(m.x, m.w, m.y, m.codes,
                                                                                   m.residual, e);
   return cudaGetLastError();
@@ -578,10 +604,19 @@ cudaError_t launch(const LaunchMaps& m, const EpilogueArgs& e, cudaStream_t stre
   if (e.out.residual != nullptr) {
     return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kHalf, kBlocks, kKBytes>(m, e, stream);
   }
-  if constexpr (kOperand != Operand::kS8) {  // int8 layers read no residual of codes
-    if (e.out.residual_codes.codes != nullptr) {
-      return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kCodes, kBlocks, kKBytes>(m, e, stream);
+  // Residual codes on the operand's grid (fp16 layers: either grid; gemm_conv_epilogue_takes()).
+  if (e.out.residual_codes.codes != nullptr) {
+    if constexpr (kOperand != Operand::kS8) {
+      if (e.out.residual_grid == CodeGrid::kE4m3) {
+        return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kE4m3, kBlocks, kKBytes>(m, e, stream);
+      }
     }
+    if constexpr (kOperand != Operand::kE4m3) {
+      if (e.out.residual_grid == CodeGrid::kInt8) {
+        return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kInt8, kBlocks, kKBytes>(m, e, stream);
+      }
+    }
+    return cudaErrorInvalidConfiguration;
   }
   return launch_as<kOperand, kColumns, kConsumers, ResidualKind::kNone, kBlocks, kKBytes>(m, e, stream);
 }
@@ -606,18 +641,22 @@ cudaError_t launch_tile(const GemmConvTile& tile, const GemmConvMaps& m, const E
   if (n == tile_number({256, 2, 1})) return launch<kOperand, 256, 2, 1>(m, e, stream);
   if (n == tile_number({64, 1, 2})) return launch<kOperand, 64, 1, 2>(m, e, stream);
   if (n == tile_number({128, 1, 2})) return launch<kOperand, 128, 1, 2>(m, e, stream);
-  if (n == tile_number({64, 2, 1, kNarrowRowBytes})) return launch<kOperand, 64, 2, 1, kNarrowRowBytes>(m, e, stream);
-  if (n == tile_number({128, 2, 1, kNarrowRowBytes})) return launch<kOperand, 128, 2, 1, kNarrowRowBytes>(m, e, stream);
-  if (n == tile_number({256, 2, 1, kNarrowRowBytes})) return launch<kOperand, 256, 2, 1, kNarrowRowBytes>(m, e, stream);
-  if (n == tile_number({64, 1, 2, kNarrowRowBytes})) return launch<kOperand, 64, 1, 2, kNarrowRowBytes>(m, e, stream);
+  if (n == tile_number({64, 2, 1, kNarrowRowBytes}))
+    return launch<kOperand, 64, 2, 1, kNarrowRowBytes>(m, e, stream);
+  if (n == tile_number({128, 2, 1, kNarrowRowBytes}))
+    return launch<kOperand, 128, 2, 1, kNarrowRowBytes>(m, e, stream);
+  if (n == tile_number({256, 2, 1, kNarrowRowBytes}))
+    return launch<kOperand, 256, 2, 1, kNarrowRowBytes>(m, e, stream);
+  if (n == tile_number({64, 1, 2, kNarrowRowBytes}))
+    return launch<kOperand, 64, 1, 2, kNarrowRowBytes>(m, e, stream);
   return cudaErrorInvalidConfiguration;
 }
 
-extern template cudaError_t launch_tile<Operand::kF16>(const GemmConvTile&, const GemmConvMaps&, const EpilogueArgs&,
-                                                       cudaStream_t);
+extern template cudaError_t launch_tile<Operand::kF16>(const GemmConvTile&, const GemmConvMaps&,
+                                                       const EpilogueArgs&, cudaStream_t);
 extern template cudaError_t launch_tile<Operand::kE4m3>(const GemmConvTile&, const GemmConvMaps&,
                                                         const EpilogueArgs&, cudaStream_t);
-extern template cudaError_t launch_tile<Operand::kS8>(const GemmConvTile&, const GemmConvMaps&, const EpilogueArgs&,
-                                                      cudaStream_t);
+extern template cudaError_t launch_tile<Operand::kS8>(const GemmConvTile&, const GemmConvMaps&,
+                                                      const EpilogueArgs&, cudaStream_t);
 
 }  // namespace kiln::cuda::hopper

@@ -7,8 +7,8 @@
 // which the copy engine stores from shared memory.
 // Operands are fp16, or E4M3 or int8 codes (FP8 and int8 layers: scale is the product of the input's and
 // the channel's weight scales). Accumulation is f32 (int8: exact s32 sums, converted to f32 once) and the
-// output is rounded to fp16 once; codes for 8-bit readers are taken from that fp16 value. x, y and the residual may
-// be channel views (a pitch wider than their channels).
+// output is rounded to fp16 once; codes for 8-bit readers are taken from that fp16 value. x, y and the
+// residual may be channel views (a pitch wider than their channels).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -52,10 +52,18 @@ struct GemmConvTile {
 };
 
 // Every tile the kernel is instantiated for: fewest threads and columns first, then the narrow-row tiles.
-inline constexpr GemmConvTile kGemmConvTiles[] = {
-    {64, 1, 1},  {128, 1, 1},  {64, 2, 1},  {256, 1, 1},  {128, 2, 1},  {256, 2, 1},  {64, 1, 2},  {128, 1, 2},
-    {64, 2, 1, kNarrowRowBytes},  {128, 2, 1, kNarrowRowBytes},  {256, 2, 1, kNarrowRowBytes},
-    {64, 1, 2, kNarrowRowBytes}};
+inline constexpr GemmConvTile kGemmConvTiles[] = {{64, 1, 1},
+                                                  {128, 1, 1},
+                                                  {64, 2, 1},
+                                                  {256, 1, 1},
+                                                  {128, 2, 1},
+                                                  {256, 2, 1},
+                                                  {64, 1, 2},
+                                                  {128, 1, 2},
+                                                  {64, 2, 1, kNarrowRowBytes},
+                                                  {128, 2, 1, kNarrowRowBytes},
+                                                  {256, 2, 1, kNarrowRowBytes},
+                                                  {64, 1, 2, kNarrowRowBytes}};
 
 // Whether a tile's rows leave part of K's bytes unused on a layer of `channel_bytes` input channel bytes a
 // tap, so that narrow-row tiles are worth timing.
@@ -74,10 +82,11 @@ struct GemmConvEpilogue {
   const float* scale = nullptr;  // [channels_out]; null: 1
   const float* bias = nullptr;   // [channels_out] f32 (zeros for a layer without one)
   const __half* residual = nullptr;
-  E4m3In residual_codes;  // the residual as E4M3 codes instead (residual then null)
+  E4m3In residual_codes;  // the residual as codes instead (residual then null), on `residual_grid`
+  CodeGrid residual_grid = CodeGrid::kE4m3;
   Act act = Act::kNone;
-  __half* y = nullptr;  // null: only the codes are written
-  E4m3Out codes;        // null codes: none
+  __half* y = nullptr;                    // null: only the codes are written
+  E4m3Out codes;                          // null codes: none
   CodeGrid codes_grid = CodeGrid::kE4m3;  // of `codes`: E4M3, or int8 (an fp16 or int8 layer's int8 readers)
 };
 
@@ -85,8 +94,8 @@ struct GemmConvEpilogue {
 bool hopper_gpu();
 
 // The epilogues the kernel is instantiated for, beside the shapes gemm_conv_takes() checks: E4M3 layers
-// write E4M3 codes, int8 layers int8 codes and read no residual of codes (int8 plans keep residuals in
-// fp16), fp16 layers write either grid.
+// write and read E4M3 codes, int8 layers int8 codes, fp16 layers either grid (those of a quantized plan
+// the precision tactic kept fp16).
 bool gemm_conv_epilogue_takes(Operand operand, const GemmConvEpilogue& epilogue);
 
 // Whether gemm_conv() computes `shape` with `tile`: row pitches of 16-byte multiples for the copy
