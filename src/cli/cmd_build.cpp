@@ -332,7 +332,7 @@ void add_build_command(CLI::App& app) {
   cmd->add_option("--precision", options->precision,
                   "fp32, fp16, bf16 (cpu: CPUs with AVX512-BF16 or AMX-BF16), fp8 (FP8 E4M3 "
                   "convolutions chosen by --recipe, calibrated on --calib) or int8 (the same with int8 "
-                  "convolutions; cpu and cpu-reference); default: the manifest's, except on cpu, where its "
+                  "convolutions; cpu, cpu-reference, and cuda on an H100 or H200); default: the manifest's, except on cpu, where its "
                   "fp16 becomes bf16 or fp32 and the build says why")
       ->check(one_of({"fp32", "fp16", "bf16", "fp8", "int8"}));
   add_fp8_options(*cmd, options->fp8);
