@@ -134,6 +134,9 @@ TEST(OnednnInt8, ResidualStreamInInt8CodesAgrees) {
   EXPECT_EQ(testing::count_of(steps, "+ sum in place"), 2u) << steps;
   EXPECT_EQ(testing::count_of(steps, "+ sum on a dequantized copy"), 1u) << steps;
   EXPECT_EQ(testing::count_of(steps, "binary"), 0u) << steps;
+  // The listing names the codes' type: s8, not another reduced type.
+  EXPECT_GE(testing::count_of(steps, "nhwc s8->nhwc s8"), 1u) << steps;
+  EXPECT_EQ(testing::count_of(steps, "bf16"), 0u) << steps;
   expect_int8_agrees(g.graph, input, true);
 }
 
