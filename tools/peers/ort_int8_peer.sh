@@ -6,16 +6,19 @@
 # alike) at each batch.
 #
 #   tools/peers/ort_int8_peer.sh [--ort DIR] [--kiln build/cpu/kiln] [--batches 1,8] [--threads 2] [--rounds 2] \
-#       [--duration 3] [--photos tests/data/photos] [--quantize-residuals] resnet50|resnest50d CHECKPOINT_DIR
+#       [--duration 3] [--photos tests/data/photos] [--quantize-residuals] [--recipe all] \
+#       resnet50|resnest50d CHECKPOINT_DIR
 #
 # --quantize-residuals: kiln's int8 plans hold the residual stream in int8 codes (`kiln build
 # --quantize-residuals`), as ONNX Runtime's model does with its quantized adds.
+# --recipe: kiln's int8 recipe (default all: every convolution but the stem), e.g. 'include=*' to quantize
+# the stem too; ONNX Runtime's model quantizes the convolutions kiln's build report lists.
 # --ort: a folder where `npm install --ignore-scripts onnxruntime-node` ran (default: where node finds the
 # package itself, e.g. through NODE_PATH or a global install). Needs node, /usr/bin/python3 with
 # numpy and python3-onnx (Debian). CHECKPOINT_DIR: model.safetensors + config.json (tools/random_checkpoint.py).
 # int8 is calibrated (max) on 8 of the photos, as tools/cpu_precisions.sh does.
 set -eu
-kiln=build/cpu/kiln batches=1,8 threads=2 rounds=2 duration=3 photos=tests/data/photos ort= residuals=
+kiln=build/cpu/kiln batches=1,8 threads=2 rounds=2 duration=3 photos=tests/data/photos ort= residuals= recipe=all
 while [ $# -gt 0 ]; do
   case "$1" in
     --kiln) kiln=$2; shift 2 ;;
@@ -26,10 +29,11 @@ while [ $# -gt 0 ]; do
     --duration) duration=$2; shift 2 ;;
     --photos) photos=$2; shift 2 ;;
     --quantize-residuals) residuals=--quantize-residuals; shift ;;
+    --recipe) recipe=$2; shift 2 ;;
     *) break ;;
   esac
 done
-usage="usage: $0 [--ort DIR] [--kiln K] [--batches 1,8] [--threads T] [--rounds N] [--duration S] [--photos DIR] [--quantize-residuals] resnet50|resnest50d CHECKPOINT_DIR"
+usage="usage: $0 [--ort DIR] [--kiln K] [--batches 1,8] [--threads T] [--rounds N] [--duration S] [--photos DIR] [--quantize-residuals] [--recipe R] resnet50|resnest50d CHECKPOINT_DIR"
 [ $# -eq 2 ] || { echo "$usage" >&2; exit 2; }
 arch=$1 checkpoint=$2
 case "$arch" in resnet50) family=timm_resnet ;; resnest50d) family=timm_resnest ;; *) echo "$usage" >&2; exit 2 ;; esac
@@ -42,12 +46,12 @@ work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 
 # Plans (one per batch and precision, batch 1 always: the accuracy check runs it); the int8 ones share one
 # calibration cache, written by the first.
-int8="--precision int8 --recipe all --calib $photos --images 8 --every 1 --calib-cache $work/calib.json $residuals"
+int8="--precision int8 --calib $photos --images 8 --every 1 --calib-cache $work/calib.json $residuals"
 for b in $(echo "1,$batches" | tr , '\n' | sort -nu); do
   "$kiln" build "$family_dir" --checkpoint "$checkpoint/model.safetensors" --precision fp32 --batch "$b" \
     -o "$work/fp32.b$b.kplan" >/dev/null
   # shellcheck disable=SC2086  # the quantization options are separate words
-  "$kiln" build "$family_dir" --checkpoint "$checkpoint/model.safetensors" --batch "$b" $int8 \
+  "$kiln" build "$family_dir" --checkpoint "$checkpoint/model.safetensors" --batch "$b" --recipe "$recipe" $int8 \
     --json "$work/int8.b$b.build.json" -o "$work/int8.b$b.kplan" >/dev/null 2>"$work/int8.b$b.build.err" ||
     { cat "$work/int8.b$b.build.err" >&2; exit 1; }
 done

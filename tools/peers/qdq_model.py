@@ -15,7 +15,9 @@ What the int8 model holds, for every convolution kiln runs in int8 (and only tho
 - its input through QuantizeLinear -> DequantizeLinear with kiln's per-tensor scale; u8 codes with zero
   point 0 (every such input follows a ReLU, a pool of one or an attention-weighted sum of one, so it is
   never negative: codes 0..127 are kiln's s8 codes; above the calibrated threshold kiln saturates at 127
-  and ONNX Runtime at 255), u8 x s8 being ONNX Runtime's fast form on x86;
+  and ONNX Runtime at 255), u8 x s8 being ONNX Runtime's fast form on x86; the stem's input (the network's,
+  a normalized image, where a recipe quantizes the stem) has a sign: zero point 128 (ONNX Runtime's codes
+  then reach -128 x scale, kiln's stop at -127);
 - its batch-norm-folded weight as int8 codes behind DequantizeLinear, one scale per output channel,
   scale = max|w| / 127, codes rounded to nearest even and clamped to [-127, 127], as kiln computes them;
 - its folded bias as int32 codes at scale input scale x weight scale (ONNX Runtime's QLinearConv takes
@@ -123,7 +125,7 @@ class Builder:
             if x in self.pending:
                 assert self.pending[x] == self.scales[name], f"{name}: readers of one tensor share a scale"
             else:
-                x = self.qdq(x, self.scales[name])
+                x = self.qdq(x, self.scales[name], 128 if x == "x" else 0)
             wname, bname = self.int8_weight(w, b, self.scales[name])
         else:
             wname, bname = self.const("w", w), self.const("b", b)
