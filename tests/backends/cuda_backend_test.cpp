@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <sstream>
 #include <string>
 
 #include "backends/cuda/kernels/hopper/gemm_conv_kernels.h"
@@ -343,11 +342,7 @@ TEST(CudaBackendTest, Fp8ResidualStreamInE4m3MatchesTheReference) {
   options.batch = 2;
   const auto model = make_backend("cuda")->compile(graph, options);
   const std::string steps = model->describe();
-  std::size_t hopper_residuals = 0;
-  std::istringstream lines(steps);
-  for (std::string line; std::getline(lines, line);)
-    hopper_residuals += line.find("kiln-hopper") != std::string::npos && line.find("+residual") != std::string::npos;
-  EXPECT_GE(hopper_residuals, held.size()) << steps;
+  EXPECT_GE(testing::count_lines_with(steps, "kiln-hopper", "+residual"), held.size()) << steps;
   EXPECT_LE(relative_difference(model->run({x}).front(), reference), 2 * noise) << steps;
 }
 

@@ -4,7 +4,6 @@
 // Hopper GPU.
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -113,15 +112,8 @@ TEST(CudaInt8Test, Int8PlansNeedAHopperGpu) {
 // fp16, its storage type). Each rounding is fp16's roundoff, which at the input moves the reference's
 // output by d (measured); counting each later rounding as moving it no more than that one, the
 // difference stays within (int8 layers + 1) x d by the triangle inequality. A layout or scale mistake
-// is O(1).
-TEST(CudaInt8Test, Int8NetworkMatchesTheReference) {
-  Graph graph = testing::resnest_like_graph(int8_resnet());
-  const std::vector<std::string> layers = int8_layers(graph);
-  to_int8_network(graph, layers, 0.02f);
-  KILN_SKIP_WITHOUT_GPU();
-#if KILN_HAVE_CUDA
-  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only";
-#endif
+// is O(1). `steps`: the compiled plan's steps.
+void expect_int8_network_matches_reference(const Graph& graph, std::size_t int8_layers, std::string& steps) {
   const Tensor x = random_tensor({2, 3, 64, 64}, 21);
   const Tensor reference = run_on("cpu-reference", graph, {x}).front();
   const double moved =
@@ -131,14 +123,26 @@ TEST(CudaInt8Test, Int8NetworkMatchesTheReference) {
   CompileOptions options;
   options.batch = 2;
   const auto model = make_backend("cuda")->compile(graph, options);
-  const std::string steps = model->describe();
+  steps = model->describe();
+  EXPECT_LE(relative_difference(model->run({x}).front(), reference),
+            static_cast<double>(int8_layers + 1) * moved)
+      << steps;
+}
+
+TEST(CudaInt8Test, Int8NetworkMatchesTheReference) {
+  Graph graph = testing::resnest_like_graph(int8_resnet());
+  const std::vector<std::string> layers = int8_layers(graph);
+  to_int8_network(graph, layers, 0.02f);
+  KILN_SKIP_WITHOUT_GPU();
+#if KILN_HAVE_CUDA
+  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only";
+#endif
+  std::string steps;
+  ASSERT_NO_FATAL_FAILURE(expect_int8_network_matches_reference(graph, layers.size(), steps));
   EXPECT_EQ(testing::count_of(steps, "int8 conv kiln-hopper"), layers.size()) << steps;
   // Most int8 codes come from the convolutions before them (quantize_fusion.h): each block's first
   // convolution writes the second's, each block's last (at its residual add) the next block's.
   EXPECT_GE(testing::count_of(steps, "+ quantize to int8"), layers.size() / 2) << steps;
-  EXPECT_LE(relative_difference(model->run({x}).front(), reference),
-            static_cast<double>(layers.size() + 1) * moved)
-      << steps;
 }
 
 // The residual stream in int8 codes (quantize_residuals()): each identity block's input is stored as
@@ -155,25 +159,9 @@ TEST(CudaInt8Test, Int8ResidualStreamInCodesMatchesTheReference) {
 #if KILN_HAVE_CUDA
   if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only";
 #endif
-  const Tensor x = random_tensor({2, 3, 64, 64}, 21);
-  const Tensor reference = run_on("cpu-reference", graph, {x}).front();
-  const double moved =
-      relative_difference(run_on("cpu-reference", graph, {testing::jittered(x, 121)}).front(), reference);
-  ASSERT_GT(moved, 0.0);
-  ASSERT_LT(moved, 0.1);
-  CompileOptions options;
-  options.batch = 2;
-  const auto model = make_backend("cuda")->compile(graph, options);
-  const std::string steps = model->describe();
-  std::size_t int8_residuals = 0;
-  std::istringstream lines(steps);
-  for (std::string line; std::getline(lines, line);)
-    int8_residuals += line.find("int8 conv kiln-hopper") != std::string::npos &&
-                      line.find("+residual") != std::string::npos;
-  EXPECT_GE(int8_residuals, held.size()) << steps;
-  EXPECT_LE(relative_difference(model->run({x}).front(), reference),
-            static_cast<double>(layers.size() + 1) * moved)
-      << steps;
+  std::string steps;
+  ASSERT_NO_FATAL_FAILURE(expect_int8_network_matches_reference(graph, layers.size(), steps));
+  EXPECT_GE(testing::count_lines_with(steps, "int8 conv kiln-hopper", "+residual"), held.size()) << steps;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -40,6 +41,19 @@ inline std::vector<float> values(const Tensor& t) {
 inline std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t count = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+// How many lines of `text` hold both `first` and `second`, e.g. convolutions of one kernel with a residual.
+inline std::size_t count_lines_with(const std::string& text, const std::string& first,
+                                    const std::string& second) {
+  std::size_t count = 0;
+  for (std::size_t begin = 0; begin < text.size();) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    const std::string line = text.substr(begin, end - begin);
+    count += line.find(first) != std::string::npos && line.find(second) != std::string::npos;
+    begin = end + 1;
+  }
   return count;
 }
 

@@ -68,7 +68,7 @@ const char* type_name(DataType type) {
     case DataType::s32:
       return "s32";
     default:
-      return "f32";
+      return "(other type)";
   }
 }
 
