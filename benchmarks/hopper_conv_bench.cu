@@ -1,5 +1,6 @@
-// Times kiln's Hopper convolution kernel (src/backends/cuda/hopper) on the dense layers of ResNet-50 and
-// ResNeSt-50d (1x1 stride 1, ResNet-50's 3x3 at strides 1 and 2 and its strided 1x1 downsamples) at batch
+// Times kiln's Hopper convolution kernel (src/backends/cuda/hopper) on the layers of ResNet-50 and
+// ResNeSt-50d (1x1 stride 1, ResNet-50's 3x3 at strides 1 and 2 and its strided 1x1 downsamples,
+// ResNeSt-50d's grouped 3x3 radix convolutions) at batch
 // 1, 32 and 256, in fp16, FP8 (E4M3) and int8, against cuBLASLt's fp16 and FP8 GEMMs (1x1 stride-1 layers
 // only) and cuDNN's fastest fp16 convolution of the same shape, in one run, and checks every kiln result
 // against an f32 reference computed from the same operands. One row per layer and batch:
@@ -73,13 +74,15 @@ void check(cudnnStatus_t s, const char* what) {
 
 struct Layer {
   const char* model;
-  int c, k, hw;  // input channels, output channels, output height = width
+  int c, k, hw;  // input channels, output channels (of all groups), output height = width
   int kernel = 1, stride = 1;  // square windows, padded to keep hw / stride
+  int groups = 1;
 };
 
-// The distinct dense convolutions of timm's resnet50 and resnest50d (input channels, output channels,
-// output size, window): every 1x1 stride-1 layer of both, ResNet-50's 3x3 layers and its strided 1x1
-// downsamples.
+// The distinct convolutions of timm's resnet50 and resnest50d (input channels, output channels, output
+// size, window, groups): every 1x1 stride-1 layer of both, ResNet-50's 3x3 layers and its strided 1x1
+// downsamples, ResNeSt-50d's radix convolutions (two groups; a stage's first runs at the previous stage's
+// size, its average pool striding after it).
 const Layer kLayers[] = {
     {"resnet50", 64, 64, 56},     {"resnet50", 64, 256, 56},   {"resnet50", 256, 64, 56},
     {"resnet50", 256, 128, 56},   {"resnet50", 128, 512, 28},  {"resnet50", 512, 128, 28},
@@ -91,6 +94,10 @@ const Layer kLayers[] = {
     {"resnet50", 256, 256, 14, 3, 1}, {"resnet50", 256, 256, 14, 3, 2}, {"resnet50", 512, 512, 7, 3, 1},
     {"resnet50", 512, 512, 7, 3, 2}, {"resnet50", 256, 512, 28, 1, 2}, {"resnet50", 512, 1024, 14, 1, 2},
     {"resnet50", 1024, 2048, 7, 1, 2},
+    {"resnest50d", 64, 128, 56, 3, 1, 2},   {"resnest50d", 128, 256, 56, 3, 1, 2},
+    {"resnest50d", 128, 256, 28, 3, 1, 2},  {"resnest50d", 256, 512, 28, 3, 1, 2},
+    {"resnest50d", 256, 512, 14, 3, 1, 2},  {"resnest50d", 512, 1024, 14, 3, 1, 2},
+    {"resnest50d", 512, 1024, 7, 3, 1, 2},
 };
 
 // Which epilogue kiln's kernel runs (--epilogue).
@@ -171,10 +178,12 @@ double time_us(F launch, cudaStream_t stream) {
   return samples[samples.size() / 2];
 }
 
-// f32 reference: y[m, n] = sum over taps t and channels i of a[pixel(m, t), i] * w[n, t, i] * scale[n] +
-// bias[n] (+ residual[m, n]), relu; a pointwise layer's pixel(m, t) is m.
+// f32 reference: y[m, n] = sum over taps t and channels i of a[pixel(m, t), g c + i] * w[n, t, i] * scale[n]
+// + bias[n] (+ residual[m, n]), relu; a pointwise layer's pixel(m, t) is m. Output channel n reads group
+// g = n / (n_all / groups); x has groups x c channels a pixel, w tap_c a tap (c, then zeros).
 __global__ void reference_kernel(const float* a, const float* w, const float* scale, const float* bias,
-                                 const float* residual, float* y, int n, int c, GemmConvWindow v) {
+                                 const float* residual, float* y, int n, int c, GemmConvWindow v, int groups,
+                                 int tap_c) {
   const int col = blockIdx.y * blockDim.x + threadIdx.x;
   const int row = blockIdx.x;  // x: rows may number more than 65535
   if (col >= n) return;
@@ -188,7 +197,8 @@ __global__ void reference_kernel(const float* a, const float* w, const float* sc
       if (ih < 0 || ih >= v.height || iw < 0 || iw >= v.width) continue;
       pixel = (static_cast<std::int64_t>(image) * v.height + ih) * v.width + iw;
     }
-    for (int i = 0; i < c; ++i) s += a[pixel * c + i] * w[(static_cast<std::int64_t>(col) * taps + t) * c + i];
+    const float* x = a + pixel * c * groups + col / (n / groups) * c;
+    for (int i = 0; i < c; ++i) s += x[i] * w[(static_cast<std::int64_t>(col) * taps + t) * tap_c + i];
   }
   const std::int64_t at = static_cast<std::int64_t>(row) * n + col;
   const float v_out = s * scale[col] + bias[col] + (residual != nullptr ? residual[at] : 0.0f);
@@ -204,10 +214,12 @@ T* device_copy(const std::vector<T>& host) {
 }
 
 // The operands of one layer at one batch, in fp16, as E4M3 codes and as int8 codes, with their f32 values:
-// x is [in_m, c], w is [n, k] with k = taps x c, y is [m, n].
+// x is [in_m, groups x c], w is [n, k] with k = taps x tap_c (a group's c channels a tap, zeros up to
+// tap_c: grouped_weight_tap_channels()), y is [m, n].
 struct Operands {
   int m, n, k, c, in_m;
   GemmConvWindow window;
+  int groups = 1, tap_c = 0, tap_c8 = 0;  // tap_c of fp16 weights, tap_c8 of 8-bit ones
   __half *a16, *w16, *y16;
   std::uint8_t *a8, *w8;
   std::int8_t *a_i8, *w_i8;
@@ -244,11 +256,22 @@ void make_residual(Operands& o, std::mt19937& rng) {
   o.r32_codes = device_copy(r32_codes);
 }
 
+// [n, taps, c] weights with each tap padded to tap_c channels of zeros (a code of 0 is 0 in every type).
+template <class T>
+std::vector<T> padded_taps(const std::vector<T>& w, int rows, int c, int tap_c) {
+  std::vector<T> out(static_cast<std::size_t>(rows) * tap_c, T{});
+  for (int r = 0; r < rows; ++r) std::copy_n(w.begin() + static_cast<std::ptrdiff_t>(r) * c, c, out.begin() + static_cast<std::ptrdiff_t>(r) * tap_c);
+  return out;
+}
+
 Operands make_operands(const Layer& layer, int batch, std::mt19937& rng) {
+  using kiln::cuda::hopper::grouped_weight_tap_channels;
   const GemmConvWindow v = window_of(layer, batch);
-  const int m = batch * layer.hw * layer.hw, n = layer.k, k = layer.kernel * layer.kernel * layer.c;
+  const int c = layer.c / layer.groups, taps = layer.kernel * layer.kernel;
+  const int m = batch * layer.hw * layer.hw, n = layer.k, k = taps * c;
   const int in_m = v.batch > 0 ? batch * v.height * v.width : m;
-  Operands o{m, n, k, layer.c, in_m, v};
+  Operands o{m, n, k, c, in_m, v, layer.groups, grouped_weight_tap_channels(c, layer.groups, 2),
+             grouped_weight_tap_channels(c, layer.groups, 1)};
   std::uniform_real_distribution<float> normal(-1.7f, 1.7f);  // unit variance, cheap to draw
   std::vector<float> a(static_cast<std::size_t>(in_m) * layer.c), w(static_cast<std::size_t>(n) * k), bias(n);
   for (float& v : a) v = std::fabs(normal(rng));  // post-ReLU activations
@@ -281,16 +304,17 @@ Operands make_operands(const Layer& layer, int batch, std::mt19937& rng) {
     for (std::size_t i = 0; i < v.size(); ++i) codes[i] = static_cast<std::int8_t>(std::nearbyint(v[i] / scale));
     return codes;
   };
+  const int tap_rows = n * taps;
   o.a_i8 = device_copy(int8_codes(a, o.a_scale_i8));
-  o.w_i8 = device_copy(int8_codes(w, o.w_scale_i8));
+  o.w_i8 = device_copy(padded_taps(int8_codes(w, o.w_scale_i8), tap_rows, c, o.tap_c8));
   o.a8 = device_copy(a8);
-  o.w8 = device_copy(w8);
+  o.w8 = device_copy(padded_taps(w8, tap_rows, c, o.tap_c8));
   o.a16 = device_copy(a16);
-  o.w16 = device_copy(w16);
+  o.w16 = device_copy(padded_taps(w16, tap_rows, c, o.tap_c));
   for (std::size_t i = 0; i < a.size(); ++i) a32[i] = __half2float(a16[i]);
   for (std::size_t i = 0; i < w.size(); ++i) w32[i] = __half2float(w16[i]);
   o.a32 = device_copy(a32);
-  o.w32 = device_copy(w32);
+  o.w32 = device_copy(padded_taps(w32, tap_rows, c, o.tap_c));
   o.bias = device_copy(bias);
   o.scale16 = device_copy(std::vector<float>(n, 1.0f));
   o.scale8 = device_copy(std::vector<float>(n, o.a_scale * o.w_scale));
@@ -345,9 +369,11 @@ void reference(const Operands& o, Operand operand, Epilogue epilogue, cudaStream
   const float* w = o.w32;
   float* a_tmp = nullptr;
   float* w_tmp = nullptr;
+  const int tap_c = operand == Operand::kF16 ? o.tap_c : o.tap_c8;
   if (operand != Operand::kF16) {
     const bool int8 = operand == Operand::kS8;
-    const std::int64_t na = static_cast<std::int64_t>(o.in_m) * o.c, nw = static_cast<std::int64_t>(o.n) * o.k;
+    const std::int64_t na = static_cast<std::int64_t>(o.in_m) * o.c * o.groups,
+                       nw = static_cast<std::int64_t>(o.n) * o.k / o.c * tap_c;
     check(cudaMalloc(&a_tmp, na * 4), "cudaMalloc");
     check(cudaMalloc(&w_tmp, nw * 4), "cudaMalloc");
     const auto* a_codes = int8 ? reinterpret_cast<const std::uint8_t*>(o.a_i8) : o.a8;
@@ -361,7 +387,8 @@ void reference(const Operands& o, Operand operand, Epilogue epilogue, cudaStream
                           : epilogue == Epilogue::kResidualCodes ? o.r32_codes
                                                                  : nullptr;
   reference_kernel<<<dim3(o.m, (o.n + 127) / 128), 128, 0, stream>>>(a, w, epilogue_scale(o, operand), o.bias,
-                                                                      residual, o.ref, o.n, o.c, o.window);
+                                                                      residual, o.ref, o.n, o.c, o.window, o.groups,
+                                                                      tap_c);
   check(cudaGetLastError(), "reference");
   check(cudaStreamSynchronize(stream), "reference");
   cudaFree(a_tmp);
@@ -436,7 +463,7 @@ GemmConvEpilogue kiln_epilogue(const Operands& o, Operand operand, Epilogue kind
   epilogue.act = kiln::cuda::Act::kRelu;
   epilogue.y = writes_codes_only(kind) && timed ? nullptr : o.y16;
   if (writes_codes_only(kind)) epilogue.codes = {o.y8, operand == Operand::kS8 ? o.y_scale_i8 : o.y_scale};
-  if (operand == Operand::kS8) epilogue.codes_grid = kiln::cuda::hopper::CodeGrid::kInt8;
+  if (operand == Operand::kS8) epilogue.codes.grid = kiln::cuda::hopper::CodeGrid::kInt8;
   if (kind == Epilogue::kResidual) epilogue.residual = o.r16;
   if (kind == Epilogue::kResidualCodes) epilogue.residual_codes = {o.r8, o.r_scale};
   return epilogue;
@@ -458,7 +485,9 @@ std::optional<Result> run_kiln(const Operands& o, Operand operand, Epilogue kind
   const GemmConvEpilogue epilogue = kiln_epilogue(o, operand, kind, timed);
   if (!kiln::cuda::hopper::gemm_conv_epilogue_takes(operand, epilogue)) return std::nullopt;
   if (!timed) reference(o, operand, kind, stream);
-  const GemmConvShape shape{o.m, o.n, o.c, o.c, o.n, has_residual(kind) ? o.n : 0, o.window};
+  const GemmConvShape shape{o.m,     o.n,      o.c,
+                            o.c * o.groups, o.n, has_residual(kind) ? o.n : 0,
+                            o.window, o.groups, operand == Operand::kF16 ? o.tap_c : o.tap_c8};
   const std::pair<const void*, const void*> buffers = operand_buffers(o, operand);
   const void* a = buffers.first;
   const void* w = buffers.second;
@@ -541,9 +570,11 @@ double time_cublaslt(cublasLtHandle_t lt, const Operands& o, bool fp8, void* wor
   return best;
 }
 
-// cuDNN's fastest fp16 convolution (NHWC, f32 accumulation) by its own search, timed here.
+// cuDNN's fastest fp16 convolution (NHWC, f32 accumulation, grouped where the layer is) by its own search,
+// timed here; none where the fp16 weights' taps are padded (cuDNN reads them packed).
 double time_cudnn(cudnnHandle_t dnn, const Operands& o, const Layer& l, int batch, void* workspace,
                   std::size_t ws_bytes, cudaStream_t stream) {
+  if (o.tap_c != o.c) return NAN;
   const int pad = l.kernel / 2;
   cudnnTensorDescriptor_t x, y;
   cudnnFilterDescriptor_t w;
@@ -552,12 +583,13 @@ double time_cudnn(cudnnHandle_t dnn, const Operands& o, const Layer& l, int batc
   check(cudnnCreateTensorDescriptor(&y), "desc");
   check(cudnnCreateFilterDescriptor(&w), "desc");
   check(cudnnCreateConvolutionDescriptor(&conv), "desc");
-  check(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, batch, o.c, l.hw * l.stride,
+  check(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, batch, l.c, l.hw * l.stride,
                                    l.hw * l.stride), "x");
   check(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, batch, o.n, l.hw, l.hw), "y");
   check(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, o.n, o.c, l.kernel, l.kernel), "w");
   check(cudnnSetConvolution2dDescriptor(conv, pad, pad, l.stride, l.stride, 1, 1, CUDNN_CROSS_CORRELATION,
                                         CUDNN_DATA_FLOAT), "conv");
+  check(cudnnSetConvolutionGroupCount(conv, l.groups), "groups");
   check(cudnnSetConvolutionMathType(conv, CUDNN_TENSOR_OP_MATH), "math");
   cudnnConvolutionFwdAlgoPerf_t perf[8];
   int found = 0;
@@ -615,8 +647,9 @@ bool row_failed(const Row& row, Epilogue epilogue, std::optional<Operand> only) 
 double us_of(const std::optional<Result>& r) { return r ? r->us : INFINITY; }
 
 std::string window_name(const Layer& layer) {
-  char win[16];
-  std::snprintf(win, sizeof win, "%dx%d/%d", layer.kernel, layer.kernel, layer.stride);
+  char win[24];
+  std::snprintf(win, sizeof win, layer.groups > 1 ? "%dx%d/%dg%d" : "%dx%d/%d", layer.kernel, layer.kernel,
+                layer.stride, layer.groups);
   return win;
 }
 
@@ -644,7 +677,7 @@ void print_row(const Layer& layer, int batch, const Operands& o, Epilogue epilog
   const double bytes16 = bytes8 + static_cast<double>(o.in_m) * layer.c + static_cast<double>(layer.k) * o.k;
   const double k16 = us_of(row.k16), k8 = us_of(row.k8), ki8 = us_of(row.ki8), dn = row.cudnn16;
   std::printf(
-      "%-10s %5d %5d %4d %5s %5d | %8.2f %8.2f %8.2f | %8.2f %8.2f %8.2f | %6.2f %6.2f %6.2f %5.1f%% %5.1f%% %5.1f%%\n",
+      "%-10s %5d %5d %4d %8s %5d | %8.2f %8.2f %8.2f | %8.2f %8.2f %8.2f | %6.2f %6.2f %6.2f %5.1f%% %5.1f%% %5.1f%%\n",
       layer.model, layer.c, layer.k, layer.hw, window_name(layer).c_str(), batch, dn, row.lt16, k16, row.lt8, k8, ki8,
       dn / k16, dn / k8, dn / ki8, 100.0 * flops / (k8 * 1e-6) / 1979e12, 100.0 * bytes16 / (k16 * 1e-6) / gpu.bandwidth,
       100.0 * bytes8 / (k8 * 1e-6) / gpu.bandwidth);
@@ -663,10 +696,11 @@ void write_json_row(std::FILE* json, bool first, const Layer& layer, int batch, 
                     const Row& row) {
   std::fprintf(json,
                "%s{\"model\": \"%s\", \"c\": %d, \"k\": %d, \"hw\": %d, \"kernel\": %d, \"stride\": %d, "
+               "\"groups\": %d, "
                "\"batch\": %d, \"epilogue\": \"%s\", \"cudnn_f16_us\": %s, \"cublaslt_f16_us\": %s, "
                "\"cublaslt_fp8_us\": %s, \"kiln_f16_us\": %s, \"kiln_fp8_us\": %s, \"kiln_int8_us\": %s, "
                "\"kiln_f16_tile\": %s, \"kiln_fp8_tile\": %s, \"kiln_int8_tile\": %s}",
-               first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, batch,
+               first ? "" : ",\n", layer.model, layer.c, layer.k, layer.hw, layer.kernel, layer.stride, layer.groups, batch,
                epilogue_name, json_number(row.cudnn16).c_str(), json_number(row.lt16).c_str(),
                json_number(row.lt8).c_str(), json_number(us_of(row.k16)).c_str(), json_number(us_of(row.k8)).c_str(),
                json_number(us_of(row.ki8)).c_str(), json_tile(row.k16).c_str(), json_tile(row.k8).c_str(),
@@ -753,11 +787,11 @@ int main(int argc, char** argv) {
   void* workspace = nullptr;
   check(cudaMalloc(&workspace, ws_bytes), "workspace");
   std::FILE* json = json_path != nullptr ? std::fopen(json_path, "w") : nullptr;
-  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.hopper-conv-bench/5\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
+  if (json != nullptr) std::fprintf(json, "{\"format\": \"kiln.hopper-conv-bench/6\", \"gpu\": \"%s\", \"rows\": [\n", gpu.name.c_str());
   std::printf("%s; peaks: 989 TFLOP/s fp16, 1979 FP8 and int8 dense; DRAM %.2f TB/s (datasheet)\n", gpu.name.c_str(),
               gpu.bandwidth / 1e12);
   std::printf("kiln's epilogue: %s\n", epilogue_name);
-  std::printf("%-10s %5s %5s %4s %5s %5s | %8s %8s %8s | %8s %8s %8s | %6s %6s %6s %6s %6s %6s\n", "model", "c",
+  std::printf("%-10s %5s %5s %4s %8s %5s | %8s %8s %8s | %8s %8s %8s | %6s %6s %6s %6s %6s %6s\n", "model", "c",
               "k", "hw", "win", "batch", "cudnn16", "lt16", "kiln16", "lt8", "kiln8", "kilni8", "k16/dn", "k8/dn",
               "i8/dn", "k8%pk", "k16%bw", "k8%bw");
   std::mt19937 rng(7);

@@ -3,7 +3,8 @@
 // (3x3 at strides 1 and 2, a strided 1x1, a 1x3 window with padding on one axis only, a 7x7 stem), fp16,
 // E4M3 and int8 operands, pixel and channel counts that are no multiple of a tile's (partial tiles at every
 // edge, a partial K block, a tap narrower than a K block), a residual, SiLU and ReLU, channel views
-// (channels outside a view stay as they were),
+// (channels outside a view stay as they were), grouped layers (ResNeSt's radix convolutions: each group's
+// own channels of x, taps padded to whole K blocks with zeros that cancel the next group's x),
 // and E4M3 or int8 output codes, which must equal kiln's host quantization of the kernel's own fp16 output
 // (and be the same bytes when no fp16 output is written). Skips without a Hopper GPU; what the kernel takes
 // is checked on any machine.
@@ -42,13 +43,22 @@ using cuda::hopper::GemmConvWindow;
 
 struct HopperCase {
   Operand operand;
-  int c, k, pixels;  // pixels: of x and y for a pointwise layer; ignored for a window
+  int c, k, pixels;  // c: input channels a group; pixels: of x and y for a pointwise layer, else ignored
   bool residual, views, codes, y;
   cuda::Act act;
   GemmConvWindow window = {};   // out_height and out_width are derived
   bool residual_codes = false;  // the residual as codes with a scale (a quantized plan's residual stream)
   bool int8_codes = false;      // codes on int8's grid (int8 operands always write those)
   bool int8_residual = false;   // residual codes on int8's grid (int8 operands always read those)
+  int groups = 1;               // k output channels in all, c input channels each group
+
+  int bytes() const { return operand == Operand::kF16 ? 2 : 1; }
+  int x_channels() const { return groups * c; }
+  // The weights' channels a tap: a group's channels, zeros up to a multiple of 64 bytes (grouped layers).
+  int tap_channels() const {
+    const int row = 64 / bytes();
+    return groups == 1 ? c : (c + row - 1) / row * row;
+  }
 
   bool writes_int8_codes() const { return int8_codes || operand == Operand::kS8; }
   bool reads_int8_residual() const { return residual_codes && (int8_residual || operand == Operand::kS8); }
@@ -81,7 +91,7 @@ std::string case_name(const HopperCase& c) {
                            : c.residual_codes      ? "_residual_codes"
                                                    : "_residual")
                         : "",
-             c.views ? "_views" : "", c.codes ? (c.writes_int8_codes() ? "_int8_codes" : "_codes") : "",
+             c.groups > 1 ? cat("_g", c.groups) : std::string(), c.views ? "_views" : "", c.codes ? (c.writes_int8_codes() ? "_int8_codes" : "_codes") : "",
              c.y ? "" : "_no_y", c.act == cuda::Act::kSilu ? "_silu" : "_relu");
 }
 
@@ -150,7 +160,8 @@ double activated(double v, cuda::Act act) {
 }
 
 // The case's convolution in double, [out_pixels, k], before the epilogue: x is [in_pixels, x_pitch] from
-// channel x_at, w is [k, taps, c]; `stored` rounds a value to the operand type.
+// channel x_at, w is [k, taps, c]; output channel o reads group o / (k / groups)'s c channels of x.
+// `stored` rounds a value to the operand type.
 template <class Stored>
 std::vector<double> convolved(const HopperCase& c, const std::vector<float>& x, std::int64_t x_pitch,
                               std::int64_t x_at, const std::vector<float>& w, Stored stored) {
@@ -165,9 +176,10 @@ std::vector<double> convolved(const HopperCase& c, const std::vector<float>& x, 
       if (ih < 0 || ih >= v.height || iw < 0 || iw >= v.width) continue;
       const std::int64_t in = (static_cast<std::int64_t>(n) * v.height + ih) * v.width + iw;
       for (int o = 0; o < c.k; ++o) {
+        const std::int64_t first = x_at + static_cast<std::int64_t>(o / (c.k / c.groups)) * c.c;
         double s = 0;
         for (int i = 0; i < c.c; ++i) {
-          s += static_cast<double>(stored(x[static_cast<std::size_t>(in * x_pitch + x_at + i)])) *
+          s += static_cast<double>(stored(x[static_cast<std::size_t>(in * x_pitch + first + i)])) *
                stored(w[(static_cast<std::size_t>(o) * v.kernel_h * v.kernel_w + tap) * c.c + i]);
         }
         out[static_cast<std::size_t>(p) * c.k + o] += s;
@@ -188,12 +200,12 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
   // epilogue's).
   const int pixels = c.out_pixels();
   const float x_range = fp8 ? 200.0f : int8 ? 127.0f : 1.0f, w_range = fp8 ? 100.0f : int8 ? 127.0f : 0.2f;
-  const Tensor x_values = testing::random_tensor({c.in_pixels(), c.c}, 11, -x_range, x_range);
+  const Tensor x_values = testing::random_tensor({c.in_pixels(), c.x_channels()}, 11, -x_range, x_range);
   const Tensor w_values = testing::random_tensor({c.k, c.taps() * c.c}, 12, -w_range, w_range);
   const Tensor bias = testing::random_tensor({c.k}, 13);
   const Tensor scale = testing::random_tensor({c.k}, 14, 1e-4f, 3e-4f);
   const Tensor residual = testing::random_tensor({pixels, c.k}, 15);
-  const std::int64_t x_pitch = c.views ? c.c + 32 : c.c, x_at = c.views ? 16 : 0;
+  const std::int64_t x_pitch = c.x_channels() + (c.views ? 32 : 0), x_at = c.views ? 16 : 0;
   const std::int64_t y_pitch = c.views ? c.k + 48 : c.k, y_at = c.views ? 16 : 0;
   const std::int64_t r_pitch = c.views ? c.k + (c.residual_codes ? 16 : 8) : c.k;
   // A residual of codes holds residual / r_scale in E4M3 or int8; the kernel adds half(code x r_scale).
@@ -208,8 +220,11 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
                             : f16_to_f32(f32_to_f16(v));
   };
   constexpr float kFill = 7.0f;
-  const std::vector<float> x_host = pitched(x_values, c.in_pixels(), c.c, x_pitch, x_at, kFill);
+  const std::vector<float> x_host = pitched(x_values, c.in_pixels(), c.x_channels(), x_pitch, x_at, kFill);
   const std::vector<float> w_host(w_values.f32().begin(), w_values.f32().end());
+  // As the kernel reads them: each tap's c channels, then zeros up to tap_channels().
+  const std::vector<float> w_taps =
+      pitched(w_values, static_cast<std::int64_t>(c.k) * c.taps(), c.c, c.tap_channels(), 0, 0.0f);
   // The values the kernel multiplies: operands rounded to their type once.
   const auto stored = [&](float v) {
     if (int8) return static_cast<float>(quantize_to_int8(v, 1.0f));
@@ -225,7 +240,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
     }
   }
   const cuda::DeviceBuffer dx = upload(operand_bytes(x_host, c.operand));
-  const cuda::DeviceBuffer dw = upload(operand_bytes(w_host, c.operand));
+  const cuda::DeviceBuffer dw = upload(operand_bytes(w_taps, c.operand));
   const cuda::DeviceBuffer db = upload(std::vector<float>(bias.f32().begin(), bias.f32().end()));
   const cuda::DeviceBuffer ds = upload(std::vector<float>(scale.f32().begin(), scale.f32().end()));
   std::vector<float> residual_host = pitched(residual, pixels, c.k, r_pitch, 0, kFill);
@@ -243,12 +258,19 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
                             static_cast<int>(x_pitch),
                             static_cast<int>(y_pitch),
                             static_cast<int>(r_pitch),
-                            c.output_window()};
-  int tiles = 0;
+                            c.output_window(),
+                            c.groups,
+                            c.tap_channels()};
+  int tiles = 0, expected_tiles = 0;
   for (const GemmConvTile tile : cuda::hopper::kGemmConvTiles) {
     SCOPED_TRACE(cat("tile ", tile.columns, " columns x ", tile.consumers, " consumers x ", tile.blocks,
                      " blocks, ", tile.k_bytes, "-byte rows"));
-    ASSERT_TRUE(cuda::hopper::gemm_conv_takes(shape, c.operand, tile, c.codes, c.residual_codes));
+    // A dense layer on every tile; a grouped one on tiles within a group whose K blocks fit a tap.
+    const bool takes = c.groups == 1 || ((c.k / c.groups) % tile.columns == 0 &&
+                                         (c.tap_channels() * c.bytes()) % tile.k_bytes == 0);
+    expected_tiles += takes;
+    ASSERT_EQ(cuda::hopper::gemm_conv_takes(shape, c.operand, tile, c.codes, c.residual_codes), takes);
+    if (!takes) continue;
     const cuda::DeviceBuffer dy = upload(to_f16_bits(std::vector<float>(y_count, kFill)));
     const cuda::DeviceBuffer dc = upload(std::vector<std::uint8_t>(y_count, 0x7e));
     const auto* x = static_cast<const std::uint8_t*>(dx.data()) + x_at * (scaled ? 1 : 2);
@@ -266,7 +288,7 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
       e.act = c.act;
       e.y = y != nullptr ? y + y_at : nullptr;
       if (codes != nullptr) e.codes = {codes + y_at, code_scale};
-      if (c.writes_int8_codes()) e.codes_grid = cuda::hopper::CodeGrid::kInt8;
+      if (c.writes_int8_codes()) e.codes.grid = cuda::hopper::CodeGrid::kInt8;
       cuda::check(cuda::hopper::gemm_conv(c.operand, x, dw.data(), shape, tile, e, nullptr),
                   "launching gemm_conv");
       cuda::check(cudaDeviceSynchronize(), "running gemm_conv");
@@ -309,7 +331,8 @@ TEST_P(CudaHopperConvKernelTest, EveryTileMatchesTheReference) {
     EXPECT_LE(std::sqrt(diff / norm), fp8 ? 0x1p-9 : 0x1p-10);
     ++tiles;
   }
-  EXPECT_EQ(tiles, static_cast<int>(std::size(cuda::hopper::kGemmConvTiles)));
+  EXPECT_EQ(tiles, expected_tiles);
+  EXPECT_GE(tiles, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -454,7 +477,23 @@ INSTANTIATE_TEST_SUITE_P(
                    {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0},
                    true},
         HopperCase{
-            Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kRelu, {}, true, true, true}),
+            Operand::kF16, 96, 80, 300, true, true, true, true, cuda::Act::kRelu, {}, true, true, true},
+        // Grouped layers: ResNeSt's first-stage radix convolution (2 groups of 32 channels in and 64 out;
+        // as 8-bit codes a 32-byte tap, padded to 64 bytes) in each operand type, a strided one with
+        // 128-byte taps on views, one writing codes with a residual, and a grouped pointwise layer of
+        // four 48-channel groups (padded) over partial pixel tiles.
+        HopperCase{Operand::kS8, 32, 128, 0, false, false, true, true, cuda::Act::kRelu,
+                   {2, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0}, false, false, false, 2},
+        HopperCase{Operand::kE4m3, 32, 128, 0, false, false, true, true, cuda::Act::kRelu,
+                   {2, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0}, false, false, false, 2},
+        HopperCase{Operand::kF16, 32, 128, 0, false, false, false, true, cuda::Act::kRelu,
+                   {2, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0}, false, false, false, 2},
+        HopperCase{Operand::kS8, 128, 256, 0, false, true, true, false, cuda::Act::kRelu,
+                   {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0}, false, false, false, 2},
+        HopperCase{Operand::kF16, 64, 256, 0, true, true, true, true, cuda::Act::kSilu,
+                   {2, 10, 10, 3, 3, 1, 1, 1, 1, 0, 0}, false, true, false, 2},
+        HopperCase{Operand::kS8, 48, 256, 777, true, false, true, true, cuda::Act::kRelu, {}, true, false,
+                   false, 4}),
     [](const auto& param_info) { return case_name(param_info.param); });
 
 // The tactic layer as a program uses it: a convolution's geometry with channel views, its candidates
@@ -557,6 +596,33 @@ TEST(CudaHopperConvTest, TakesRowsTheCopyEngineCanRead) {
       cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{256, 1, 2}));
   EXPECT_FALSE(
       cuda::hopper::gemm_conv_takes({1000, 64, 64, 64, 64, 0, {}}, Operand::kF16, GemmConvTile{128, 2, 2}));
+}
+
+// A grouped layer: no tile spans two groups' output channels, no K block two taps of the weights, and x
+// holds every group's channels.
+TEST(CudaHopperConvTest, TakesGroupsTileByTile) {
+  const GemmConvWindow w3{1, 14, 14, 3, 3, 1, 1, 1, 1, 14, 14};
+  const GemmConvTile narrow64{64, 2, 1, cuda::hopper::kNarrowRowBytes}, wide64{64, 2, 1}, wide128{128, 2, 1};
+  // Two groups of 32 int8 channels in, 64 out: taps padded to 64 bytes, 64-column tiles of 64-byte rows.
+  EXPECT_EQ(cuda::hopper::grouped_weight_tap_channels(32, 2, 1), 64);
+  const GemmConvShape radix{196, 128, 32, 64, 128, 0, w3, 2, 64};
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes(radix, Operand::kS8, narrow64));
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes(radix, Operand::kS8, wide64));    // a K block past the tap
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes(radix, Operand::kS8, wide128));   // a tile over both groups
+  GemmConvShape unpadded = radix;
+  unpadded.weight_tap_channels = 0;  // 32 channels a tap: a 64-byte K block would read the next tap
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes(unpadded, Operand::kS8, narrow64));
+  GemmConvShape narrow_x = radix;
+  narrow_x.x_pitch = 32;  // x must hold both groups' channels
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes(narrow_x, Operand::kS8, narrow64));
+  // 64 fp16 channels a group are 128 bytes a tap: no padding, rows of either width.
+  EXPECT_EQ(cuda::hopper::grouped_weight_tap_channels(64, 2, 2), 64);
+  const GemmConvShape f16{196, 256, 64, 128, 256, 0, w3, 2, 64};
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes(f16, Operand::kF16, wide128));
+  EXPECT_TRUE(cuda::hopper::gemm_conv_takes(f16, Operand::kF16, narrow64));
+  // A dense layer's taps are its channels.
+  EXPECT_EQ(cuda::hopper::grouped_weight_tap_channels(32, 1, 1), 32);
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes({196, 64, 64, 64, 64, 0, w3, 1, 128}, Operand::kF16, wide64));
 }
 
 // A tactic record names its tile by one number; the numbers of tiles recorded before there were two-block

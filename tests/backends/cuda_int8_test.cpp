@@ -30,16 +30,24 @@ using testing::random_tensor;
 using testing::relative_difference;
 using testing::run_on;
 
-// The convolutions kiln's int8 kernel takes: dense, 16n channels in and out (a 3-channel stem and the
-// attention gates' narrow hidden layers are not), and not the first one.
+// The convolutions kiln's int8 kernel takes: 16n channels in (a group's) and out (a 3-channel stem and the
+// attention gates' narrow hidden layers are not), 64n output channels a group where grouped, and not the
+// first one.
 std::vector<std::string> int8_layers(const Graph& graph) {
   std::vector<std::string> layers;
   for (const std::string& name : quantizable_layers(graph)) {
     const Node& conv = graph.node(*graph.find_node(name));
     const Shape& w = graph.value(conv.inputs[1]).shape;
-    if (conv.attr<ConvAttrs>().groups == 1 && w[0] % 16 == 0 && w[1] % 16 == 0) layers.push_back(name);
+    const std::int64_t groups = conv.attr<ConvAttrs>().groups;
+    if (w[0] % 16 == 0 && w[1] % 16 == 0 && (groups == 1 || w[0] % (64 * groups) == 0)) layers.push_back(name);
   }
   return layers;
+}
+
+std::size_t grouped_layers(const Graph& graph, const std::vector<std::string>& layers) {
+  std::size_t grouped = 0;
+  for (const std::string& name : layers) grouped += graph.node(*graph.find_node(name)).attr<ConvAttrs>().groups > 1;
+  return grouped;
 }
 
 // `layers` rewritten to int8 with every activation scale `scale`, the rest fp16; with `residuals` the
@@ -60,7 +68,7 @@ testing::ResnestLikeOptions int8_resnet() {
   return o;
 }
 
-TEST(CudaInt8Test, TakesDenseConvolutionsOfSixteenChannelMultiplesAndTheirQuantizePoints) {
+TEST(CudaInt8Test, TakesConvolutionsOfSixteenChannelMultiplesAndTheirQuantizePoints) {
   if (!cuda_built()) GTEST_SKIP() << "the CUDA backend is not built (KILN_CUDA is off)";
   const auto backend = make_backend("cuda");
   Graph graph = testing::resnest_like_graph(int8_resnet());
@@ -77,8 +85,7 @@ TEST(CudaInt8Test, TakesDenseConvolutionsOfSixteenChannelMultiplesAndTheirQuanti
   }
   EXPECT_EQ(int8_convs, layers.size());
   EXPECT_GE(int8_quantize, 1u);
-  // A grouped int8 convolution is refused in one line naming why; so is an int8 quantize point read by an
-  // add.
+  // A grouped int8 convolution of 16 output channels a group is refused in one line naming why.
   testing::SmallGraph m;
   const ValueId x = m.input("x", {32, 8, 8});
   const ValueId y = m.conv(x, 32, testing::conv_attrs(3, 1, 1, 2));
@@ -89,7 +96,8 @@ TEST(CudaInt8Test, TakesDenseConvolutionsOfSixteenChannelMultiplesAndTheirQuanti
   for (const Node& node : grouped.nodes()) {
     if (node.op != OpKind::kConv2d) continue;
     const std::string reason = backend->unsupported_reason(grouped, node);
-    EXPECT_NE(reason.find("dense"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("64 output channels a group, this one has 32 in 2 groups"), std::string::npos)
+        << reason;
   }
 }
 
@@ -143,6 +151,26 @@ TEST(CudaInt8Test, Int8NetworkMatchesTheReference) {
   // Most int8 codes come from the convolutions before them (quantize_fusion.h): each block's first
   // convolution writes the second's, each block's last (at its residual add) the next block's.
   EXPECT_GE(testing::count_of(steps, "+ quantize to int8"), layers.size() / 2) << steps;
+}
+
+// ResNeSt's radix convolutions (two groups, 64 or more output channels each) in int8 on kiln's Hopper
+// kernel beside the dense layers, against the reference within the bound above.
+TEST(CudaInt8Test, GroupedInt8NetworkMatchesTheReference) {
+  testing::ResnestLikeOptions o = int8_resnet();
+  o.radix = 2;
+  o.base_width = 64;
+  o.depths = {1, 1, 1, 1};
+  Graph graph = testing::resnest_like_graph(o);
+  const std::vector<std::string> layers = int8_layers(graph);
+  ASSERT_EQ(grouped_layers(graph, layers), 4u);  // one a stage
+  to_int8_network(graph, layers, 0.02f);
+  KILN_SKIP_WITHOUT_GPU();
+#if KILN_HAVE_CUDA
+  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only";
+#endif
+  std::string steps;
+  ASSERT_NO_FATAL_FAILURE(expect_int8_network_matches_reference(graph, layers.size(), steps));
+  EXPECT_EQ(testing::count_of(steps, "int8 conv kiln-hopper"), layers.size()) << steps;
 }
 
 // The residual stream in int8 codes (quantize_residuals()): each identity block's input is stored as

@@ -244,6 +244,12 @@ TEST(CudaHostConstantsTest, FiltersGoKrscAndGroupsGoBlockDiagonal) {
   const Tensor grouped = Tensor::from_f32({2, 1, 1, 1}, std::vector<float>{5, 7});
   const Tensor dense = cuda::block_diagonal(grouped, 2, 2);
   EXPECT_EQ(std::vector<float>(dense.f32().begin(), dense.f32().end()), (std::vector<float>{5, 0, 0, 7}));
+  // Two output channels of two taps of two channels each, each tap padded to four.
+  const Tensor taps = Tensor::from_f32({2, 1, 2, 2}, std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
+  const Tensor padded = cuda::pad_taps(taps, 4);
+  EXPECT_EQ(padded.shape(), (Shape{2, 1, 2, 4}));
+  EXPECT_EQ(std::vector<float>(padded.f32().begin(), padded.f32().end()),
+            (std::vector<float>{1, 2, 0, 0, 3, 4, 0, 0, 5, 6, 0, 0, 7, 8, 0, 0}));
 }
 
 TEST(CudaHostConstantsTest, BatchNormFoldsToScaleAndShift) {

@@ -164,10 +164,9 @@ TEST(CudaQuantizeFusionTest, KilnsOwnKernelsWriteCodes) {
   }
 }
 
-// int8 codes are written by convolutions only (kiln's Hopper kernel, conv_candidates.cpp): an fp16 or
-// int8 convolution, alone or at its residual add's step, writes its int8 readers' codes; other producers
-// keep the int8 quantize point's step.
-TEST(CudaQuantizeFusionTest, OnlyConvolutionsWriteInt8Codes) {
+// int8 codes are written where E4M3 ones are: an fp16 or int8 convolution, alone or at its residual
+// add's step, and a pool write their int8 readers' codes, and no int8 quantize point keeps a step.
+TEST(CudaQuantizeFusionTest, ProducersWriteInt8Codes) {
   constexpr QuantFormat kInt8 = QuantFormat::kInt8;
   SmallGraph g;
   const ValueId x = g.input("x", {16, 8, 8});
@@ -190,14 +189,13 @@ TEST(CudaQuantizeFusionTest, OnlyConvolutionsWriteInt8Codes) {
   const NodeId add = producer_of(g, sum);
   EXPECT_EQ(f.conv_into_add[at(add)], producer_of(g, c2));
   EXPECT_EQ(f.codes_writer[at(producer_of(g, q3))], add);
-  EXPECT_EQ(f.codes_writer[at(producer_of(g, q4))], kNoNode);  // a max pool writes no int8 codes
-  EXPECT_TRUE(executed(g, f, producer_of(g, q4)));
-  for (const ValueId q : {q1, q2, q3}) EXPECT_FALSE(executed(g, f, producer_of(g, q)));
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, q4))], producer_of(g, pooled));
+  for (const ValueId q : {q1, q2, q3, q4}) EXPECT_FALSE(executed(g, f, producer_of(g, q)));
 }
 
-// An add computed alone (no convolution at its step) or an activation writes E4M3 codes but not int8
-// ones; and a value's E4M3 and int8 codes of one scale are two sets: the second keeps its step.
-TEST(CudaQuantizeFusionTest, Int8CodesAreNotWrittenByElementwiseSteps) {
+// An add computed alone (no convolution at its step) and an activation write int8 codes as they write
+// E4M3 ones; a value's E4M3 and int8 codes of one scale are two sets: the second keeps its step.
+TEST(CudaQuantizeFusionTest, ElementwiseStepsWriteOneSetOfCodesEither) {
   SmallGraph g;
   const ValueId x = g.input("x", {16, 8, 8});
   const ValueId y = g.input("y", {16, 8, 8});
@@ -210,10 +208,10 @@ TEST(CudaQuantizeFusionTest, Int8CodesAreNotWrittenByElementwiseSteps) {
   g.output(fp8_conv(g, int8_of_relu, 16, conv_attrs(1, 1, 0), true, 32, QuantFormat::kInt8));
   g.output(fp8_conv(g, e4m3_of_relu, 16, conv_attrs(1, 1, 0), true, 33));
   const cuda::Fusions f = fusions_of(g);
-  EXPECT_EQ(f.codes_writer[at(producer_of(g, int8_of_sum))], kNoNode);
-  EXPECT_EQ(f.codes_writer[at(producer_of(g, int8_of_relu))], kNoNode);
-  EXPECT_EQ(f.codes_writer[at(producer_of(g, e4m3_of_relu))], producer_of(g, relu));
-  EXPECT_TRUE(executed(g, f, producer_of(g, int8_of_relu)));
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, int8_of_sum))], producer_of(g, sum));
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, int8_of_relu))], producer_of(g, relu));
+  EXPECT_EQ(f.codes_writer[at(producer_of(g, e4m3_of_relu))], kNoNode);
+  EXPECT_TRUE(executed(g, f, producer_of(g, e4m3_of_relu)));
 }
 #endif
 

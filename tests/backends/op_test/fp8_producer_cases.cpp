@@ -4,7 +4,9 @@
 // or an add's residual). One case per producer kind: an FP8 convolution's epilogue (a 3x3, and a 1x1
 // that cuBLASLt's FP8 GEMM also runs, as it does the next), a convolution computed with its residual
 // add, an fp16 convolution's epilogue, an add, an activation, the max, average and global pools and the
-// split-attention weighted sum; and quantize points of one value with two scales.
+// split-attention weighted sum; and quantize points of one value with two scales. The int8 cases: the same
+// producers writing an int8 layer's codes (on the CUDA backend every producer that writes E4M3 codes
+// writes int8 ones too, on int8's grid).
 #include "../fp8_graph_util.h"
 #include "op_case_util.h"
 
@@ -12,18 +14,24 @@ namespace kiln::testing {
 namespace {
 
 constexpr std::int64_t kChannels = 32;
-constexpr float kScale = 0.02f;  // inputs in [-4, 4) are codes up to 200, inside E4M3's +-448
+constexpr float kScale = 0.02f;      // inputs in [-4, 4) are codes up to 200, inside E4M3's +-448
+constexpr float kInt8Scale = 0.04f;  // and up to 100 on int8's grid (producers' sums of two saturate)
 
-// `producer` builds the tensor the FP8 layer reads from graph input x [kChannels, 8, 8] (and may mark
-// graph outputs itself); dual also makes the tensor a graph output.
+// `producer` builds the tensor the FP8 (int8, `format`) layer reads from graph input x [kChannels, 8, 8]
+// (and may mark graph outputs itself); dual also makes the tensor a graph output. An int8 case has the
+// FP8 one's bound: the two sides' codes likewise differ by one step only where a value lies within f32
+// rounding of a midpoint between two codes.
 OpCase producer_case(std::string name, OpKind op, bool dual,
-                     std::function<ValueId(SmallGraph&, ValueId)> producer) {
+                     std::function<ValueId(SmallGraph&, ValueId)> producer,
+                     QuantFormat format = QuantFormat::kE4M3) {
   if (dual) name += "_dual";
+  const bool int8 = format == QuantFormat::kInt8;
   OpCase c = graph_case(
       std::move(name), op, 2,
       [=](SmallGraph& g) {
         const ValueId value = producer(g, g.input("x", {kChannels, 8, 8}));
-        g.output(fp8_conv(g, quantize(g, value, kScale), 16, conv_attrs(3, 1, 1)));
+        const ValueId codes = quantize(g, value, int8 ? kInt8Scale : kScale, format);
+        g.output(fp8_conv(g, codes, 16, conv_attrs(3, 1, 1), true, 31, format));
         if (dual) g.output(value);
       },
       4.0f);
@@ -111,6 +119,16 @@ std::vector<OpCase> fp8_producer_cases() {
     cases.push_back(producer_case("fp8_codes_from_global_pool", OpKind::kGlobalAvgPool, dual, global_pool));
     cases.push_back(
         producer_case("fp8_codes_from_weighted_sum", OpKind::kRadixWeightedSum, dual, weighted_sum));
+    constexpr QuantFormat kInt8 = QuantFormat::kInt8;
+    cases.push_back(producer_case("int8_codes_from_fp16_conv", OpKind::kConv2d, dual, relu_conv, kInt8));
+    cases.push_back(producer_case("int8_codes_from_add", OpKind::kAdd, dual, add_relu, kInt8));
+    cases.push_back(producer_case("int8_codes_from_activation", OpKind::kActivation, dual, activation, kInt8));
+    cases.push_back(producer_case("int8_codes_from_max_pool", OpKind::kMaxPool2d, dual, max_pool, kInt8));
+    cases.push_back(producer_case("int8_codes_from_avg_pool", OpKind::kAvgPool2d, dual, avg_pool, kInt8));
+    cases.push_back(
+        producer_case("int8_codes_from_global_pool", OpKind::kGlobalAvgPool, dual, global_pool, kInt8));
+    cases.push_back(
+        producer_case("int8_codes_from_weighted_sum", OpKind::kRadixWeightedSum, dual, weighted_sum, kInt8));
   }
   cases.push_back(two_scales_case());
   return cases;

@@ -69,7 +69,8 @@ std::string skip_reason(const std::string& backend, const CaseGraph& c) {
   const auto runner = make_backend(backend);
   for (const NodeId id : c.graph.topological_order()) {
     const Node& node = c.graph.node(id);
-    const std::string reason = runner->unsupported_reason(c.graph, node);
+    std::string reason = runner->unsupported_reason(c.graph, node);
+    if (reason.empty()) reason = runner->precision_refusal(node.precision);  // int8 off a Hopper GPU
     if (!reason.empty())
       return cat("the ", backend, " backend does not run layer '", node.name, "' (", op_kind_name(node.op),
                  "): ", reason);

@@ -37,10 +37,9 @@ struct ConvBuffers {
   const float* scale = nullptr;
   float* accumulator = nullptr;
   // CudnnGraphConv made with `codes`: its epilogue kernel also writes y's E4M3 codes (quantize_fusion.h);
-  // an FP8 or int8 layer's y may then be null. With `int8_codes` they are int8 codes instead, which only
-  // kiln's Hopper kernel writes.
-  E4m3Out codes;
-  bool int8_codes = false;
+  // an FP8 or int8 layer's y may then be null. int8 codes (their grid) only kiln's Hopper kernel writes.
+  CodesOut codes;
+  bool int8_codes() const { return codes.codes != nullptr && codes.grid == CodeGrid::kInt8; }
 };
 
 }  // namespace kiln::cuda

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "backends/cuda/convolution/tactic_key.h"
+#include "backends/cuda/kernels/host_constants.h"
 
 namespace kiln::cuda {
 
@@ -16,18 +17,22 @@ bool pointwise(const ConvGeometry& g) {
          g.out_h == g.h && g.out_w == g.w;
 }
 
-// Dense convolutions: pointwise ones as the plain GEMM over x's rows, every other window through the
-// copy engine's im2col loads (gemm_conv_takes() says which windows).
-bool dense(const ConvGeometry& g) { return g.groups == 1 && g.dilation_h == 1 && g.dilation_w == 1; }
+// Undilated convolutions, dense or grouped: pointwise ones as the plain GEMM over x's rows, every other
+// window through the copy engine's im2col loads (gemm_conv_takes() says which windows and groups).
+bool undilated(const ConvGeometry& g) { return g.groups >= 1 && g.dilation_h == 1 && g.dilation_w == 1; }
 
-hopper::GemmConvShape gemm_shape(const ConvGeometry& g) {
+hopper::GemmConvShape gemm_shape(const ConvGeometry& g, Operand operand) {
+  const int channels_in = g.c / g.groups;
   hopper::GemmConvShape shape{g.n * g.out_h * g.out_w,
                               g.k,
-                              g.c,
+                              channels_in,
                               g.x_pitch != 0 ? g.x_pitch : g.c,
                               g.y_pitch != 0 ? g.y_pitch : g.k,
                               g.residual_pitch != 0 ? g.residual_pitch : g.k,
-                              {}};
+                              {},
+                              g.groups,
+                              hopper::grouped_weight_tap_channels(channels_in, g.groups,
+                                                                  hopper::operand_bytes(operand))};
   if (!pointwise(g)) {
     shape.window = {g.n, g.h, g.w, g.r, g.s, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, g.out_w};
   }
@@ -46,7 +51,6 @@ hopper::GemmConvEpilogue epilogue_of(const ConvBuffers& b) {
   }
   e.y = static_cast<__half*>(b.y);
   e.codes = b.codes;
-  e.codes_grid = b.int8_codes ? hopper::CodeGrid::kInt8 : hopper::CodeGrid::kE4m3;
   return e;
 }
 
@@ -59,11 +63,11 @@ const char* residual_codes_variant(const ConvBuffers& b) {
 
 bool KilnHopperConv::takes(const ConvGeometry& g, Operand operand, const ConvBuffers& buffers) {
   const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  if (!dense(g) || !hopper::hopper_gpu() || !aligned(buffers.y) || !aligned(buffers.codes.codes) ||
+  if (!undilated(g) || !hopper::hopper_gpu() || !aligned(buffers.y) || !aligned(buffers.codes.codes) ||
       !aligned(buffers.residual) || !hopper::gemm_conv_epilogue_takes(operand, epilogue_of(buffers))) {
     return false;
   }
-  const hopper::GemmConvShape s = gemm_shape(g);
+  const hopper::GemmConvShape s = gemm_shape(g, operand);
   for (const GemmConvTile& t : hopper::kGemmConvTiles) {
     if (hopper::gemm_conv_takes(s, operand, t, buffers.codes.codes != nullptr,
                                 buffers.residual_codes_scale > 0))
@@ -84,12 +88,12 @@ KilnHopperConv::KilnHopperConv(const ConvGeometry& g, Operand operand, Act act, 
                            .act = act,
                            .residual = buffers.residual != nullptr,
                            .variant = key_fields({buffers.codes.codes == nullptr ? ""
-                                                  : buffers.int8_codes           ? "codes-int8"
+                                                  : buffers.int8_codes()         ? "codes-int8"
                                                                                  : "e4m3",
                                                   residual_codes_variant(buffers)})},
                           gpu),
                "Hopper convolution"),
-      shape_(gemm_shape(g)),
+      shape_(gemm_shape(g, operand)),
       operand_(operand),
       act_(act),
       residual_codes_(buffers.residual_codes_scale > 0),
@@ -105,7 +109,7 @@ std::vector<int> KilnHopperConv::variants() const {
 // the ring steps, and timing them would only lengthen the build.
 bool KilnHopperConv::runs(int variant) const {
   const GemmConvTile t = hopper::tile_from_number(variant);
-  const bool narrow_pays = hopper::rows_carry_zeros(shape_.channels_in * hopper::operand_bytes(operand_));
+  const bool narrow_pays = hopper::rows_carry_zeros(shape_.tap_channels() * hopper::operand_bytes(operand_));
   return hopper::tile_number(t) == variant && (t.k_bytes == hopper::kRowBytes || narrow_pays) &&
          hopper::gemm_conv_takes(shape_, operand_, t, codes_, residual_codes_);
 }
@@ -128,6 +132,9 @@ std::optional<KilnConvOffer> offer_hopper_conv(const KilnConvRequest& request) {
   ConvBuffers io = layer.buffers;
   // A quantized layer's bias is f32 already.
   if (!layer.fp8 && !layer.int8) io.bias = request.upload(layer.bias, Elem::kF32);
+  // A grouped layer's taps padded to whole K blocks, where its channels are not.
+  const int tap_channels = gemm_shape(layer.geometry, operand).tap_channels();
+  if (tap_channels != layer.weights.dim(3)) io.weight = request.upload_weights(pad_taps(layer.weights, tap_channels));
   return KilnConvOffer{
       std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation), io, request.gpu),
       io};

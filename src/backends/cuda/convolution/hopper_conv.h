@@ -1,5 +1,5 @@
-// A dense convolution (pointwise, or any window the copy engine's im2col loads express) on kiln's Hopper
-// kernel (gemm_conv_kernels.h), fp16 or FP8, a candidate raced against cuDNN's and cuBLASLt's when tactics
+// A dense or grouped convolution (pointwise, or any window the copy engine's im2col loads express) on
+// kiln's Hopper kernel (gemm_conv_kernels.h), fp16, FP8 or int8, a candidate raced against cuDNN's and cuBLASLt's when tactics
 // are timed. It reads and writes channel views, and its epilogue (scale, bias, residual, any activation,
 // fp16 output and/or the codes the next FP8 or int8 layer reads) is always fused. A variant is a tile
 // (hopper::tile_number()).
@@ -15,8 +15,7 @@ namespace kiln::cuda {
 
 // ConvBuffers as for cuDNN's layers: fp16 operands, or for FP8 (int8) layers E4M3 (int8) codes with
 // `scale`; `bias` is f32 in all (the caller uploads it so). The residual is fp16, or codes where
-// `residual_codes_scale` is set (int8 ones where `residual_int8` is); the codes written are int8 ones
-// where `int8_codes` is set.
+// `residual_codes_scale` is set (int8 ones where `residual_int8` is); the codes written are on their grid.
 class KilnHopperConv final : public KilnConv {
  public:
   // Whether this GPU runs the kernel and some tile computes `geometry` with `operand` into `buffers`' y
@@ -39,7 +38,7 @@ class KilnHopperConv final : public KilnConv {
 };
 
 // The kernel on the layer's operands as it holds them (the bias uploaded f32); nothing for other layers
-// (linear, f32 programs, grouped, a GPU that is not Hopper, a shape no tile takes).
+// (linear, f32 programs, dilated, a GPU that is not Hopper, a shape no tile takes).
 std::optional<KilnConvOffer> offer_hopper_conv(const KilnConvRequest& request);
 
 }  // namespace kiln::cuda

@@ -24,6 +24,9 @@ struct KilnConvRequest {
   const CudaOptions& options;
   // A host tensor uploaded as `elem`, kept alive as long as the program; its device address.
   std::function<const void*(const Tensor&, Elem)> upload;
+  // Host KRSC weights (f32 values, or a quantized layer's code values) uploaded as the layer holds its
+  // weights: fp16 values, E4M3 or int8 codes; kept alive as long as the program.
+  std::function<const void*(const Tensor&)> upload_weights;
 };
 
 // One of kiln's kernels configured for a layer, and the buffers it runs on.

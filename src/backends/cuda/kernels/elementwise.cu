@@ -13,7 +13,7 @@ namespace {
 
 template <typename T, int V>
 __global__ void add_bias_act_kernel(const T* a, const T* b, const T* bias, T* y, std::int64_t packs,
-                                    int channels, Act act, E4m3Out codes) {
+                                    int channels, Act act, CodesOut codes) {
   start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
@@ -90,7 +90,7 @@ __global__ void channel_scale_kernel(const T* x, const T* gate, T* y, std::int64
 }  // namespace
 
 cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y, Elem e, std::int64_t rows,
-                         int channels, Act act, cudaStream_t stream, const E4m3Out& codes) {
+                         int channels, Act act, cudaStream_t stream, const CodesOut& codes) {
   return dispatch(e, channels, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;

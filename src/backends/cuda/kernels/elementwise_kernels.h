@@ -12,7 +12,7 @@ namespace kiln::cuda {
 // y = act(a + b (+ bias per channel)) over rows x channels; b and bias may be null; y may alias a. With
 // `codes`, also y's E4M3 codes (y may then be null).
 cudaError_t add_bias_act(const void* a, const void* b, const void* bias, void* y, Elem e, std::int64_t rows,
-                         int channels, Act act, cudaStream_t stream, const E4m3Out& codes = {});
+                         int channels, Act act, cudaStream_t stream, const CodesOut& codes = {});
 
 // Elements between neighbouring pixels of add_act_views's operands (channel views, channel_views.h); the
 // channel count where one is packed. Multiples of 8 for fp16, as the views' starts.

@@ -39,6 +39,18 @@ Tensor block_diagonal(const Tensor& w, std::int64_t channels_in, std::int64_t gr
   return wide;
 }
 
+Tensor pad_taps(const Tensor& w, std::int64_t tap_channels) {
+  const std::int64_t rows = w.dim(0) * w.dim(1) * w.dim(2), channels = w.dim(3);
+  Tensor padded(DType::kF32, {w.dim(0), w.dim(1), w.dim(2), tap_channels});
+  const auto src = w.f32();
+  const auto dst = padded.mutable_f32();
+  std::fill(dst.begin(), dst.end(), 0.0f);
+  for (std::int64_t row = 0; row < rows; ++row) {
+    std::copy_n(src.begin() + row * channels, channels, dst.begin() + row * tap_channels);
+  }
+  return padded;
+}
+
 Tensor depthwise_taps(const Tensor& w) {
   const std::int64_t channels = w.dim(0), taps = w.dim(1) * w.dim(2);
   Tensor out(DType::kF32, {w.dim(1), w.dim(2), channels});

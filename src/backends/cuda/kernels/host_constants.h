@@ -15,6 +15,10 @@ Tensor to_krsc(const Tensor& weights);
 // ([O, kh, kw, I]): each output channel's group in place, zeros between the groups.
 Tensor block_diagonal(const Tensor& grouped_krsc, std::int64_t channels_in, std::int64_t groups);
 
+// KRSC weights ([O, kh, kw, I]) with each tap's I channels followed by zeros up to `tap_channels`:
+// [O, kh, kw, tap_channels] (kiln's Hopper kernel reads a grouped layer's taps so, gemm_conv_kernels.h).
+Tensor pad_taps(const Tensor& krsc, std::int64_t tap_channels);
+
 // KRSC weights of a depthwise convolution ([C, kh, kw, 1]) as kiln's depthwise kernel reads them:
 // [kh, kw, C], each tap's weights for all channels together.
 Tensor depthwise_taps(const Tensor& depthwise_krsc);

@@ -18,13 +18,18 @@ inline std::size_t elem_bytes(Elem e) { return e == Elem::kF32 ? 4 : 2; }
 // Activations kernels apply after an add, a bias or on their own (kiln::Activation's values).
 enum class Act : std::uint8_t { kNone, kRelu, kSilu, kSigmoid };
 
-// Where a kernel also writes the FP8 E4M3 codes of its output, as an FP8 layer reads it (a quantize point
+// The grid of the codes a kernel writes for 8-bit readers: FP8 E4M3, or int8's
+// code = saturate(round_to_nearest_even(y * (1 / scale))) of core/dtype.h.
+enum class CodeGrid : std::uint8_t { kE4m3, kInt8 };
+
+// Where a kernel also writes the codes of its output, as an FP8 or int8 layer reads it (a quantize point
 // fused into its producer, quantize_fusion.h): codes[i] = E4M3(y[i] rounded to the storage type / scale),
-// exactly quantize_e4m3's codes (quantization_kernels.h). Null codes: none. Kernels taking one skip their
-// own output where y is null.
-struct E4m3Out {
+// or on int8's grid int8(y[i] rounded so x RN(1 / scale)), exactly the quantize kernels' codes
+// (quantization_kernels.h). Null codes: none. Kernels taking one skip their own output where y is null.
+struct CodesOut {
   std::uint8_t* codes = nullptr;
   float scale = 1.0f;
+  CodeGrid grid = CodeGrid::kE4m3;
 };
 
 // E4M3 codes a kernel reads, with their per-tensor scale: the value is half(code x scale), as the reference

@@ -18,7 +18,7 @@ namespace kiln::cuda {
 namespace {
 
 template <typename T, int V, bool kMax>
-__global__ void pool_kernel(const T* x, T* y, PoolShape s, E4m3Out codes) {
+__global__ void pool_kernel(const T* x, T* y, PoolShape s, CodesOut codes) {
   start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const int packs = s.c / V;
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -190,7 +190,7 @@ __device__ void squeeze_tail(const float* mean, int c, const SqueezeTail<T>& tai
 // instead of to y.
 template <typename T, int V, bool kSqueeze>
 __global__ void radix_pool_kernel(const T* x, T* y, float* partial, unsigned* counters, int hw, int radix,
-                                  int c, int rows_per_split, float inverse_hw, E4m3Out codes,
+                                  int c, int rows_per_split, float inverse_hw, CodesOut codes,
                                   SqueezeTail<T> tail) {
   start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   __shared__ float sums[kPoolThreads][V];
@@ -314,7 +314,7 @@ RadixPoolGrid radix_pool_grid(int n, int hw, int c, int v) {
 // radix_pool_kernel over [n, hw, radix * c]; `partial` holds the splits' sums, then the block counters.
 template <typename T, int V, bool kSqueeze>
 cudaError_t launch_radix_pool(const T* x, T* y, float* partial, int n, int hw, int radix, int c,
-                              const E4m3Out& codes, const SqueezeTail<T>& tail, cudaStream_t stream) {
+                              const CodesOut& codes, const SqueezeTail<T>& tail, cudaStream_t stream) {
   const RadixPoolGrid g = radix_pool_grid(n, hw, c, V);
   auto* counters = reinterpret_cast<unsigned*>(partial + static_cast<std::int64_t>(g.splits) * n * c);
   return launch_early(radix_pool_kernel<T, V, kSqueeze>, dim3(g.channel_blocks, n, g.splits),
@@ -331,7 +331,7 @@ int pool_pack(Elem e, int c) {
 }  // namespace
 
 cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStream_t stream,
-                     const E4m3Out& codes) {
+                     const CodesOut& codes) {
   return dispatch(e, s.c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
@@ -358,7 +358,7 @@ cudaError_t max_pool_cascade(const PoolCascade& cascade, Elem e, cudaStream_t st
 }
 
 cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& s, cudaStream_t stream,
-                     const E4m3Out& codes) {
+                     const CodesOut& codes) {
   return dispatch(e, s.c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
@@ -378,7 +378,7 @@ std::size_t radix_global_pool_scratch(Elem e, int n, int hw, int c) {
 }
 
 cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
-                              cudaStream_t stream, const E4m3Out& codes) {
+                              cudaStream_t stream, const CodesOut& codes) {
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
@@ -430,7 +430,7 @@ cudaError_t squeeze_pool(const void* x, void* scratch, Elem e, int n, int hw, in
     tail.image_counters = reinterpret_cast<unsigned*>(bytes + layout.image_counters);
     tail.units = a.units;
     tail.act = a.act;
-    return launch_radix_pool<T, V, true>(static_cast<const T*>(x), nullptr, partial, n, hw, 1, c, E4m3Out{},
+    return launch_radix_pool<T, V, true>(static_cast<const T*>(x), nullptr, partial, n, hw, 1, c, CodesOut{},
                                          tail, stream);
   });
 }

@@ -17,9 +17,9 @@ struct PoolShape {
 };
 // With `codes`, also y's E4M3 codes (y may then be null).
 cudaError_t max_pool(const void* x, void* y, Elem e, const PoolShape& shape, cudaStream_t stream,
-                     const E4m3Out& codes = {});
+                     const CodesOut& codes = {});
 cudaError_t avg_pool(const void* x, void* y, Elem e, const PoolShape& shape, cudaStream_t stream,
-                     const E4m3Out& codes = {});
+                     const CodesOut& codes = {});
 
 // A cascade of `outputs` (2 or 3) stride-1 max pools of one odd kernel with "same" padding (radius =
 // kernel / 2), as SPPF chains them: output j is the pool of output j - 1, which is the max over the window
@@ -44,6 +44,6 @@ cudaError_t max_pool_cascade(const PoolCascade& cascade, Elem e, cudaStream_t st
 // are added in a fixed order: the result does not depend on how the blocks were scheduled.
 std::size_t radix_global_pool_scratch(Elem e, int n, int hw, int c);
 cudaError_t radix_global_pool(const void* x, void* y, float* partial, Elem e, int n, int hw, int radix, int c,
-                              cudaStream_t stream, const E4m3Out& codes = {});
+                              cudaStream_t stream, const CodesOut& codes = {});
 
 }  // namespace kiln::cuda

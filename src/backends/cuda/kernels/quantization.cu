@@ -11,26 +11,15 @@
 namespace kiln::cuda {
 namespace {
 
-// Each thread quantizes V consecutive values (V divides the count).
+// Each thread quantizes V consecutive values (V divides the count) onto the codes' grid.
 template <typename T, int V>
-__global__ void quantize_e4m3_kernel(const T* x, E4m3Out codes, std::int64_t packs) {
+__global__ void quantize_kernel(const T* x, CodesOut codes, std::int64_t packs) {
   start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
   float v[V];
   load<T, V>(x + i * V, v);
   store_with_codes<T, V>(nullptr, v, codes, i * V);  // x is already of the storage type: exact
-}
-
-template <typename T, int V>
-__global__ void quantize_int8_kernel(const T* x, std::int8_t* y, float inverse, std::int64_t packs) {
-  start_after_previous_kernel();  // launched early (kernel_launch.cuh)
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= packs) return;
-  float v[V];
-  load<T, V>(x + i * V, v);
-#pragma unroll
-  for (int k = 0; k < V; ++k) y[i * V + k] = int8_code(v[k], inverse);
 }
 
 // V consecutive f32 values, 16 bytes at a time where V allows (p is then 16-byte aligned).
@@ -55,7 +44,7 @@ __device__ inline void load_f32(const float* p, float (&out)[V]) {
 template <typename T, int V>
 __global__ void scale_bias_act_kernel(const float* acc, const float* scale, const float* bias,
                                       const T* residual, T* y, std::int64_t packs, int channels, Act act,
-                                      E4m3Out codes) {
+                                      CodesOut codes) {
   start_after_previous_kernel();  // launched early (kernel_launch.cuh)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= packs) return;
@@ -77,34 +66,21 @@ __global__ void scale_bias_act_kernel(const float* acc, const float* scale, cons
 
 }  // namespace
 
-cudaError_t quantize_e4m3(const void* x, Elem e, std::uint8_t* y, std::int64_t count, float scale,
-                          cudaStream_t stream) {
+cudaError_t quantize_codes(const void* x, Elem e, const CodesOut& codes, std::int64_t count,
+                           cudaStream_t stream) {
   return dispatch(e, count, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;
     const std::int64_t packs = count / V;
-    launch_early(quantize_e4m3_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, static_cast<const T*>(x),
-                 E4m3Out{y, scale}, packs);
-    return cudaGetLastError();
-  });
-}
-
-cudaError_t quantize_int8(const void* x, Elem e, std::int8_t* y, std::int64_t count, float scale,
-                          cudaStream_t stream) {
-  const float inverse = 1.0f / scale;  // as the host quantizer takes it
-  return dispatch(e, count, [&](auto kind) {
-    using T = typename decltype(kind)::type;
-    constexpr int V = decltype(kind)::pack;
-    const std::int64_t packs = count / V;
-    launch_early(quantize_int8_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, static_cast<const T*>(x), y,
-                 inverse, packs);
+    launch_early(quantize_kernel<T, V>, blocks_for(packs), kBlock, 0, stream, static_cast<const T*>(x), codes,
+                 packs);
     return cudaGetLastError();
   });
 }
 
 cudaError_t scale_bias_act(const float* acc, const float* scale, const float* bias, const void* residual,
                            void* y, Elem e, std::int64_t rows, int channels, Act act, cudaStream_t stream,
-                           const E4m3Out& codes) {
+                           const CodesOut& codes) {
   return dispatch(e, channels, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;

@@ -1,5 +1,6 @@
-// The E4M3 codes a producer writes of its own output (E4m3Out, kernel_types.h): the value is rounded to
-// the storage type first, so that the codes equal what quantize_e4m3 computes from the stored output.
+// The E4M3 or int8 codes a producer writes of its own output (CodesOut, kernel_types.h): the value is
+// rounded to the storage type first, so that the codes equal what the quantize kernels compute from the
+// stored output.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -39,15 +40,21 @@ __device__ inline std::int8_t int8_code(float stored, float inverse) {
 }
 
 // Writes V values (f32 results) as type T at y (unless null) and their codes at codes + offset (unless
-// codes.codes is null).
+// codes.codes is null), on the codes' grid.
 template <typename T, int V>
-__device__ inline void store_with_codes(T* y, const float (&v)[V], const E4m3Out& codes,
+__device__ inline void store_with_codes(T* y, const float (&v)[V], const CodesOut& codes,
                                         std::int64_t offset) {
   if (y != nullptr) store<T, V>(y + offset, v);
   if (codes.codes == nullptr) return;
   alignas(8) std::uint8_t c[V];
+  if (codes.grid == CodeGrid::kInt8) {
+    const float inverse = __frcp_rn(codes.scale);  // RN(1 / scale), as the host quantizer takes it
 #pragma unroll
-  for (int k = 0; k < V; ++k) c[k] = e4m3_code(to_float(from_float<T>(v[k])), codes.scale);
+    for (int k = 0; k < V; ++k) c[k] = static_cast<std::uint8_t>(int8_code(to_float(from_float<T>(v[k])), inverse));
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) c[k] = e4m3_code(to_float(from_float<T>(v[k])), codes.scale);
+  }
   std::uint8_t* out = codes.codes + offset;
   if constexpr (V == 8) {
     *reinterpret_cast<uint2*>(out) = *reinterpret_cast<const uint2*>(c);

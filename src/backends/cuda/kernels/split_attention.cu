@@ -61,7 +61,7 @@ __global__ void radix_softmax_kernel(const T* logits, T* weights, int n, int rad
 // then each thread folds the radix splits of one 16-byte pack of channels of one pixel.
 template <typename T, int V>
 __global__ void radix_weighted_sum_kernel(const T* x, const T* w, T* y, int hw, int radix, int cardinality,
-                                          int c, bool from_logits, E4m3Out codes) {
+                                          int c, bool from_logits, CodesOut codes) {
   start_after_previous_kernel();    // launched early (kernel_launch.cuh)
   extern __shared__ float table[];  // [radix][c]
   const int image = blockIdx.y;
@@ -117,7 +117,7 @@ cudaError_t radix_softmax(const void* logits, void* weights, Elem e, int n, int 
 
 cudaError_t radix_weighted_sum(const void* x, const void* w, void* y, Elem e, int n, int hw, int radix,
                                int cardinality, int c, bool from_logits, cudaStream_t stream,
-                               const E4m3Out& codes) {
+                               const CodesOut& codes) {
   return dispatch(e, c, [&](auto kind) {
     using T = typename decltype(kind)::type;
     constexpr int V = decltype(kind)::pack;

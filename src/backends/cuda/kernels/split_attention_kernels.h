@@ -24,6 +24,6 @@ cudaError_t radix_softmax(const void* logits, void* weights, Elem e, int n, int 
 // `codes`, also y's E4M3 codes (y may then be null).
 cudaError_t radix_weighted_sum(const void* x, const void* w, void* y, Elem e, int n, int hw, int radix,
                                int cardinality, int c, bool from_logits, cudaStream_t stream,
-                               const E4m3Out& codes = {});
+                               const CodesOut& codes = {});
 
 }  // namespace kiln::cuda

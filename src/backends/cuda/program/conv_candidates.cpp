@@ -137,7 +137,8 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::kiln_candidate(
     const ConvLayer& layer, const KilnConvKernel& kernel, const std::optional<TacticRecord>& stored) {
   if (reads_residual_codes(layer) && kernel.api != std::string_view(kApiKilnHopper)) return std::nullopt;
   const KilnConvRequest request{layer, elem_, device_name_, cuda_,
-                                [this](const Tensor& t, Elem e) { return keep(upload(t, e)); }};
+                                [this](const Tensor& t, Elem e) { return keep(upload(t, e)); },
+                                [this, &layer](const Tensor& t) { return upload_weights(layer, t); }};
   std::optional<KilnConvOffer> offer = kernel.offer(request);
   if (!offer) return std::nullopt;
   return candidate(kernel.api, std::move(offer->conv), offer->buffers, true, stored);
@@ -161,7 +162,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::stored_candidate(const 
   const bool search = options_.opt_level != 0;
   const bool fp16 = elem_ == Elem::kF16;
   const std::optional<TacticRecord> tactic = stored.tactic;
-  if (layer.int8 || layer.buffers.int8_codes) {  // kiln's Hopper kernel only
+  if (layer.int8 || layer.buffers.int8_codes()) {  // kiln's Hopper kernel only
     const KilnConvKernel* hopper = find_kiln_conv_kernel(kApiKilnHopper);
     return stored.api == kApiKilnHopper && hopper ? kiln_candidate(layer, *hopper, tactic) : std::nullopt;
   }
@@ -215,7 +216,7 @@ std::optional<ProgramBuilder::Candidate> ProgramBuilder::searched_candidate(cons
     if (c && (!best || c->tactic.milliseconds < best->tactic.milliseconds)) best = std::move(c);
   };
   // int8 operands, int8 codes written or a residual of codes: kiln's Hopper kernel only.
-  if (layer.int8 || layer.buffers.int8_codes || reads_residual_codes(layer)) {
+  if (layer.int8 || layer.buffers.int8_codes() || reads_residual_codes(layer)) {
     if (const KilnConvKernel* hopper = find_kiln_conv_kernel(kApiKilnHopper))
       consider(kiln_candidate(layer, *hopper, std::nullopt));
     return best;
@@ -307,7 +308,6 @@ ConvLayer ProgramBuilder::without_codes(const ConvLayer& layer) const {
   ConvLayer plain = layer;
   plain.codes = false;
   plain.buffers.codes = {};
-  plain.buffers.int8_codes = false;
   plain.buffers.y = ptr(graph_.node(layer.producer).output);
   return plain;
 }
@@ -318,13 +318,11 @@ ConvLayer ProgramBuilder::without_codes(const ConvLayer& layer) const {
 ProgramBuilder::Candidate ProgramBuilder::then_quantize(const ConvLayer& layer, Candidate c, bool timed) {
   const ValueId value = graph_.node(layer.producer).output;
   const void* y = ptr(value);
-  const E4m3Out codes = layer.buffers.codes;
-  const bool int8 = layer.buffers.int8_codes;
+  const CodesOut codes = layer.buffers.codes;
+  const bool int8 = layer.buffers.int8_codes();
   const std::int64_t count = shape_numel(shape(value));
   const Elem e = elem_;
-  const auto quantize = [=](cudaStream_t s) {
-    return quantize_codes(y, e, codes.codes, count, codes.scale, int8, s);
-  };
+  const auto quantize = [=](cudaStream_t s) { return quantize_codes(y, e, codes, count, s); };
   if (timed) {
     const std::optional<double> ms =
         try_candidate(true, handles_.stream, [&](cudaStream_t s) { return quantize(s) == cudaSuccess; });
@@ -361,7 +359,7 @@ void ProgramBuilder::add_layer_step(const ConvLayer& layer, Candidate chosen) {
       std::move(chosen.launch));
   if (chosen.quantize_kernel) {
     add_step(layer.reported,
-             cat("quantize to ", layer.buffers.int8_codes ? "int8" : "E4M3", " (after ", chosen.api, ")"),
+             cat("quantize to ", layer.buffers.int8_codes() ? "int8" : "E4M3", " (after ", chosen.api, ")"),
              std::move(chosen.quantize_kernel));
     program_->steps.back().reported_op = OpKind::kQuantize;
   }

@@ -146,7 +146,6 @@ void ProgramBuilder::add_conv_layer(const Node& conv, NodeId reported, Activatio
   // points reads it.
   layer.buffers.y = quantized ? value_out(producer) : ptr(graph_.node(producer).output);
   layer.buffers.codes = codes_out(producer);
-  layer.buffers.int8_codes = writes_int8_codes(producer);
   layer.producer = producer;
   layer.codes = layer.buffers.codes.codes != nullptr;
   layer.activation = activation;

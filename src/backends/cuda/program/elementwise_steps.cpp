@@ -25,7 +25,7 @@ void ProgramBuilder::add_add(NodeId id) {
   const void* a = ptr(node.inputs[0]);
   const void* b = ptr(node.inputs[1]);
   void* y = value_out(id);
-  const E4m3Out codes = codes_out(id);
+  const CodesOut codes = codes_out(id);
   const std::int64_t rows = rows_of(out_shape);
   const int ch = to_int(channels_of(out_shape));
   const Elem e = elem_;
@@ -55,7 +55,7 @@ void ProgramBuilder::add_activation(NodeId id) {
   const Act act = act_of(node.attr<ActivationAttrs>().activation);
   const void* x = ptr(node.inputs[0]);
   void* y = value_out(id);
-  const E4m3Out codes = codes_out(id);
+  const CodesOut codes = codes_out(id);
   const std::int64_t rows = rows_of(out_shape);
   const int ch = to_int(channels_of(out_shape));
   const Elem e = elem_;

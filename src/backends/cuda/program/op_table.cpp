@@ -66,19 +66,22 @@ std::string fp8_conv_reason(const Graph& graph, const Node& node) {
   return {};
 }
 
-// An int8 convolution runs on kiln's Hopper kernel only (the backend refuses int8 plans off Hopper): dense,
-// undilated, in rows of 16-byte multiples, with a window its im2col copies express.
+// An int8 convolution runs on kiln's Hopper kernel only (the backend refuses int8 plans off Hopper):
+// undilated, in rows of 16-byte multiples, with a window its im2col copies express, and for groups, whole
+// 64-channel tiles of output channels a group (gemm_conv_kernels.h).
 std::string int8_conv_reason(const Graph& graph, const Node& node) {
   if (std::string r = quantized_conv_reason(graph, node, "int8"); !r.empty()) return r;
   const auto& a = node.attr<ConvAttrs>();
-  if (a.groups != 1) return "kiln's int8 convolutions are dense (this one has groups)";
+  const Shape& codes = graph.value(producer_of(graph, node.inputs[1])->inputs[0]).shape;
+  if (a.groups != 1 && codes[0] % (64 * a.groups) != 0)
+    return cat("kiln's grouped int8 convolutions need a multiple of 64 output channels a group, this one has ",
+               codes[0], " in ", a.groups, " groups");
   if (a.dilation[0] != 1 || a.dilation[1] != 1) return "kiln's int8 convolutions take no dilation";
   if (a.padding[0] >= a.kernel[0] || a.padding[1] >= a.kernel[1] || a.stride[0] > 8 || a.stride[1] > 8)
     return "kiln's int8 convolutions take padding below the kernel size and strides up to 8";
-  const Shape& codes = graph.value(producer_of(graph, node.inputs[1])->inputs[0]).shape;
   if (codes[1] % 16 != 0 || codes[0] % 16 != 0)
     return cat("kiln's int8 convolutions need channel counts that are multiples of 16, this one has ",
-               codes[1], " in and ", codes[0], " out");
+               codes[1], a.groups != 1 ? " in a group" : " in", " and ", codes[0], " out");
   return {};
 }
 

@@ -42,7 +42,7 @@ void ProgramBuilder::add_pool(NodeId id) {
                     to_int(a.padding[2]), to_int(a.padding[3]), a.count_include_pad};
   const void* x = ptr(node.inputs[0]);
   void* y = value_out(id);
-  const E4m3Out codes = codes_out(id);
+  const CodesOut codes = codes_out(id);
   const bool is_max = node.op == OpKind::kMaxPool2d;
   const Elem e = elem_;
   add_step(id, cat(is_max ? "max pool" : "avg pool", codes_label(id)), [=](cudaStream_t s) {
@@ -62,7 +62,7 @@ void ProgramBuilder::add_global_pool(NodeId id) {
   auto* scratch = static_cast<float*>(keep(std::move(partial)));
   const void* x = ptr(source);
   void* y = value_out(id);
-  const E4m3Out codes = codes_out(id);
+  const CodesOut codes = codes_out(id);
   const Elem e = elem_;
   const char* what = sum != kNoNode ? "radix sum + global avg pool" : "global avg pool";
   add_step(sum != kNoNode ? sum : id, cat(what, codes_label(id)), [=](cudaStream_t s) {

@@ -150,11 +150,10 @@ class ProgramBuilder {
   // quantization_steps.cpp
   void add_quantize(NodeId id);
   // Where `producer`'s step writes: its output (null when only the quantize points fused into it read
-  // it) and the codes of those (none without; int8 codes where writes_int8_codes()), and the label's note
-  // of the fusion.
+  // it) and the codes of those (none without; on the quantize points' grid), and the label's note of the
+  // fusion.
   void* value_out(NodeId producer) const;
-  E4m3Out codes_out(NodeId producer) const;
-  bool writes_int8_codes(NodeId producer) const;
+  CodesOut codes_out(NodeId producer) const;
   std::string codes_label(NodeId producer) const;
   // data_movement_steps.cpp
   void add_concat(NodeId id);

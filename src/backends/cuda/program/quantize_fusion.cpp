@@ -46,13 +46,6 @@ bool writes_codes(const Graph& graph, const Fusions& f, NodeId producer) {
   }
 }
 
-bool writes_int8_codes(const Graph& graph, const Fusions& f, NodeId producer) {
-  if (!writes_codes(graph, f, producer)) return false;
-  const OpKind op = graph.node(producer).op;
-  return op == OpKind::kConv2d ||
-         (op == OpKind::kAdd && f.conv_into_add[static_cast<std::size_t>(producer)] != kNoNode);
-}
-
 void find_quantize_fusions(const Graph& graph, const std::vector<NodeId>& order,
                            const passes::Consumers& consumers, Fusions& f) {
   for (const NodeId id : order) {
@@ -60,8 +53,7 @@ void find_quantize_fusions(const Graph& graph, const std::vector<NodeId>& order,
     if (node.op != OpKind::kQuantize) continue;
     const NodeId producer = graph.value(node.inputs[0]).producer;
     if (producer == kNoNode) continue;
-    const bool int8 = node.attr<QuantizeAttrs>().int8;
-    if (int8 ? !writes_int8_codes(graph, f, producer) : !writes_codes(graph, f, producer)) continue;
+    if (!writes_codes(graph, f, producer)) continue;
     NodeId& first = f.quantize_into_producer[static_cast<std::size_t>(producer)];
     // The producer writes one set of codes: a second grid or scale keeps its own step.
     if (first != kNoNode && !same_codes(graph, first, id)) continue;

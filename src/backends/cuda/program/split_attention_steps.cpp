@@ -41,7 +41,7 @@ void ProgramBuilder::add_radix_weighted_sum(NodeId id) {
   const void* x = ptr(node.inputs[0]);
   const void* w = softmax != kNoNode ? ptr(graph_.node(softmax).inputs[0]) : ptr(node.inputs[1]);
   void* y = value_out(id);
-  const E4m3Out codes = codes_out(id);
+  const CodesOut codes = codes_out(id);
   const bool fused = softmax != kNoNode;
   const Elem e = elem_;
   const char* what = fused ? "radix softmax + weighted sum" : "radix weighted sum";

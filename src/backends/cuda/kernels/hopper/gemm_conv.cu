@@ -35,6 +35,14 @@ bool window_takes(const GemmConvShape& s) {
          static_cast<long long>(w.batch) * w.out_height * w.out_width == s.pixels;
 }
 
+// Groups the kernel tiles: each tile within one group's output channels, and each K block within one tap
+// of the weights (a dense layer's x reads as zeros past its channels instead).
+bool groups_take(const GemmConvShape& s, int bytes, const GemmConvTile& tile) {
+  if (s.groups == 1) return s.tap_channels() == s.channels_in;
+  return s.groups > 1 && s.channels_out % s.groups == 0 && (s.channels_out / s.groups) % tile.columns == 0 &&
+         s.tap_channels() >= s.channels_in && (s.tap_channels() * bytes) % tile.k_bytes == 0;
+}
+
 // The load maps of the operands and the store maps of the outputs (left zero where not written).
 bool encode_maps(GemmConvMaps& m, const void* x, const void* w, Operand operand, const GemmConvShape& s,
                  const GemmConvTile& tile, const GemmConvEpilogue& e) {
@@ -43,13 +51,14 @@ bool encode_maps(GemmConvMaps& m, const void* x, const void* w, Operand operand,
   const int bytes = operand_bytes(operand);
   m = {};
   const GemmConvWindow& v = s.window;
-  const int reduction = v.kernel_h * v.kernel_w * s.channels_in;
+  const int reduction = v.kernel_h * v.kernel_w * s.tap_channels();
   const int rows = kRowsPerConsumer * tile.consumers;
+  const int x_channels = s.groups * s.channels_in;
   const bool x_mapped =
       v.batch == 0
-          ? encode_swizzled_rows(m.x, x, bytes, s.pixels, s.channels_in, s.x_pitch, rows, tile.k_bytes)
+          ? encode_swizzled_rows(m.x, x, bytes, s.pixels, x_channels, s.x_pitch, rows, tile.k_bytes)
           : encode_im2col_rows(m.x, x, bytes,
-                               {v.batch, v.height, v.width, s.channels_in, s.x_pitch, v.kernel_h, v.kernel_w,
+                               {v.batch, v.height, v.width, x_channels, s.x_pitch, v.kernel_h, v.kernel_w,
                                 v.stride_h, v.stride_w, v.pad_h, v.pad_w},
                                rows, tile.k_bytes);
   return x_mapped &&
@@ -89,8 +98,9 @@ bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile
         return t.columns == tile.columns && t.consumers == tile.consumers && t.blocks == tile.blocks &&
                t.k_bytes == tile.k_bytes;
       });
-  return tile_known && s.pixels > 0 && s.channels_out > 0 && s.channels_in > 0 &&
-         (s.channels_in * bytes) % 16 == 0 && (s.x_pitch * bytes) % 16 == 0 && s.x_pitch >= s.channels_in &&
+  return tile_known && s.pixels > 0 && s.channels_out > 0 && s.channels_in > 0 && groups_take(s, bytes, tile) &&
+         (s.channels_in * bytes) % 16 == 0 && (s.x_pitch * bytes) % 16 == 0 &&
+         s.x_pitch >= static_cast<long long>(s.groups) * s.channels_in &&
          s.channels_out % 2 == 0 && s.y_pitch % (writes_codes ? 16 : 8) == 0 && s.y_pitch >= s.channels_out &&
          (s.residual_pitch == 0 ||
           (s.residual_pitch % (residual_codes ? 16 : 8) == 0 && s.residual_pitch >= s.channels_out)) &&
@@ -100,7 +110,7 @@ bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile
 bool gemm_conv_epilogue_takes(Operand operand, const GemmConvEpilogue& e) {
   if (operand == Operand::kF16) return true;
   const CodeGrid grid = operand == Operand::kE4m3 ? CodeGrid::kE4m3 : CodeGrid::kInt8;
-  return (e.codes.codes == nullptr || e.codes_grid == grid) &&
+  return (e.codes.codes == nullptr || e.codes.grid == grid) &&
          (e.residual_codes.codes == nullptr || e.residual_grid == grid);
 }
 
@@ -120,7 +130,8 @@ cudaError_t gemm_conv(Operand operand, const void* x, const void* w, const GemmC
   if (!aligned(x, 16) || !aligned(w, 16) || !epilogue_aligned(epilogue)) return cudaErrorMisalignedAddress;
   GemmConvMaps maps;
   if (!encode_maps(maps, x, w, operand, shape, tile, epilogue)) return cudaErrorInvalidValue;
-  const EpilogueArgs e{shape, epilogue};
+  EpilogueArgs e{shape, epilogue};
+  e.shape.weight_tap_channels = shape.tap_channels();  // the kernel reads it as given
   switch (operand) {
     case Operand::kF16:
       return launch_tile<Operand::kF16>(tile, maps, e, stream);

@@ -138,13 +138,16 @@ struct RingCursor {
 // Where a tile's K blocks come from. A pointwise layer's block kb is x's rows of the tile at channel
 // kb * block_k and the weights' columns there. A windowed layer's block is one tap (r, s) and one block of
 // channels: the tile's output pixels' window positions (their top-left corners: image, row, column)
-// shifted by the tap, and the weights' columns of that tap and channel block.
+// shifted by the tap, and the weights' columns of that tap and channel block. A grouped layer's tile lies
+// within one group (gemm_conv_takes()), whose channels of x start at `x_channel0`.
 struct TileSource {
   int row0, column0;
+  int x_channel0 = 0;
   int image = 0, top = 0, left = 0;  // windowed layers
 
   __device__ TileSource(const GemmConvShape& shape, TileOrigin origin)
       : row0(origin.row0), column0(origin.column0) {
+    if (shape.groups > 1) x_channel0 = column0 / (shape.channels_out / shape.groups) * shape.channels_in;
     const GemmConvWindow& w = shape.window;
     if (w.batch == 0) return;
     const int per_image = w.out_height * w.out_width;
@@ -158,15 +161,15 @@ struct TileSource {
                        std::uint64_t* full, const GemmConvShape& shape, int kb, int block_k) const {
     const GemmConvWindow& w = shape.window;
     if (w.batch == 0) {
-      tma_load_2d(a, x_map, full, kb * block_k, row0);
+      tma_load_2d(a, x_map, full, x_channel0 + kb * block_k, row0);
       tma_load_2d(b, w_map, full, kb * block_k, column0);
       return;
     }
     const int channel_blocks = (shape.channels_in + block_k - 1) / block_k;
     const int tap = kb / channel_blocks, channel0 = (kb - tap * channel_blocks) * block_k;
-    tma_load_im2col(a, x_map, full, channel0, left, top, image, static_cast<std::uint16_t>(tap % w.kernel_w),
-                    static_cast<std::uint16_t>(tap / w.kernel_w));
-    tma_load_2d(b, w_map, full, tap * shape.channels_in + channel0, column0);
+    tma_load_im2col(a, x_map, full, x_channel0 + channel0, left, top, image,
+                    static_cast<std::uint16_t>(tap % w.kernel_w), static_cast<std::uint16_t>(tap / w.kernel_w));
+    tma_load_2d(b, w_map, full, tap * shape.weight_tap_channels + channel0, column0);
   }
 };
 
@@ -459,7 +462,7 @@ __device__ void write_tile(const Accumulator<kOperand> (&acc)[kRegisters], const
                                                                     consumer)
   if (e.out.codes.codes == nullptr) return KILN_WRITE_TILE_WITH(CodesKind::kNone);
   if constexpr (kOperand != Operand::kE4m3) {
-    if (e.out.codes_grid == CodeGrid::kInt8) return KILN_WRITE_TILE_WITH(CodesKind::kInt8);
+    if (e.out.codes.grid == CodeGrid::kInt8) return KILN_WRITE_TILE_WITH(CodesKind::kInt8);
   }
   if constexpr (kOperand != Operand::kS8) return KILN_WRITE_TILE_WITH(CodesKind::kE4m3);
 #undef KILN_WRITE_TILE_WITH

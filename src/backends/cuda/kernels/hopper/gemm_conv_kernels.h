@@ -29,14 +29,32 @@ struct GemmConvWindow {
   int out_height = 0, out_width = 0;
 };
 
+// A grouped convolution is `groups` GEMMs side by side: group g reads x's channels [g x channels_in,
+// (g + 1) x channels_in) and writes the output channels [g x channels_out / groups, ...), each through
+// the same window. Its weights hold `weight_tap_channels` channels a tap, the group's channels then zeros
+// (grouped_weight_tap_channels()): a K block that runs past the group's channels reads the next group's
+// x, which the zeros cancel.
 struct GemmConvShape {
   int pixels = 0;        // GEMM rows: batch x output height x output width
-  int channels_out = 0;  // GEMM columns
-  int channels_in = 0;   // of x (the reduction is taps x channels_in)
+  int channels_out = 0;  // GEMM columns, of every group
+  int channels_in = 0;   // of x a group reads (the reduction is taps x channels_in)
   // Elements between neighbouring pixels of x, y and the residual.
   int x_pitch = 0, y_pitch = 0, residual_pitch = 0;
   GemmConvWindow window;
+  int groups = 1;
+  int weight_tap_channels = 0;  // of the weights a tap; 0: channels_in
+  int tap_channels() const { return weight_tap_channels != 0 ? weight_tap_channels : channels_in; }
 };
+
+// The weights' channels a tap of a grouped convolution: the group's input channels up to a multiple of
+// 64 bytes, so that no K block of a 64-byte-row tile runs into the next tap's weights (tiles of 128-byte
+// rows take the layer where that is a multiple of 128 bytes). A dense convolution's are its channels: x
+// past them reads as zeros.
+constexpr int grouped_weight_tap_channels(int channels_in, int groups, int element_bytes) {
+  if (groups == 1) return channels_in;
+  const int per_row = kNarrowRowBytes / element_bytes;
+  return (channels_in + per_row - 1) / per_row * per_row;
+}
 
 // How a launch tiles the output: each block computes 64 x `consumers` pixels by `columns` channels, and a
 // multiprocessor holds `blocks` blocks at once (a tactic: pick_tactic() times the tiles). Two blocks a
@@ -85,9 +103,9 @@ struct GemmConvEpilogue {
   E4m3In residual_codes;  // the residual as codes instead (residual then null), on `residual_grid`
   CodeGrid residual_grid = CodeGrid::kE4m3;
   Act act = Act::kNone;
-  __half* y = nullptr;                    // null: only the codes are written
-  E4m3Out codes;                          // null codes: none
-  CodeGrid codes_grid = CodeGrid::kE4m3;  // of `codes`: E4M3, or int8 (an fp16 or int8 layer's int8 readers)
+  __half* y = nullptr;  // null: only the codes are written
+  // Null codes: none. E4M3 or int8 codes (an fp16 or int8 layer's int8 readers) by their grid.
+  CodesOut codes;
 };
 
 // Whether this process's GPU runs the kernel (compute capability 9.0: the sm_90a code runs nowhere else).
@@ -101,12 +119,13 @@ bool gemm_conv_epilogue_takes(Operand operand, const GemmConvEpilogue& epilogue)
 // Whether gemm_conv() computes `shape` with `tile`: row pitches of 16-byte multiples for the copy
 // engine (x's, the residual's (fp16, or codes when `residual_codes`), the output's for fp16 values, and for
 // its codes when `writes_codes`), an even channel count, a window whose padding the copy engine's im2col
-// box can express, a tile the kernel is instantiated for.
+// box can express, a tile the kernel is instantiated for; for groups, output channels a group of a
+// multiple of the tile's columns (no tile spans two groups) and weight taps of whole K blocks.
 bool gemm_conv_takes(const GemmConvShape& shape, Operand operand, const GemmConvTile& tile,
                      bool writes_codes = false, bool residual_codes = false);
 
 // x: [pixels, x_pitch] (windowed: [batch, height, width, x_pitch]) and w: [channels_out, taps x
-// channels_in], both of `operand`, 16-byte aligned; scale and
+// tap_channels()], both of `operand`, 16-byte aligned; scale and
 // bias 8-byte aligned, y, the codes and the residual 16-byte. Returns
 // cudaErrorInvalidConfiguration for what gemm_conv_takes() or gemm_conv_epilogue_takes() refuses (or a
 // missing bias, or a missing scale for 8-bit operands),

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "backends/cuda/kernels/kernel_types.h"
+
 namespace kiln::cuda::hopper {
 
 enum class Operand : std::uint8_t { kF16, kE4m3, kS8 };
@@ -14,9 +16,7 @@ constexpr int operand_bytes(Operand o) { return o == Operand::kF16 ? 2 : 1; }
 // output channel's weight scale).
 constexpr bool operand_scaled(Operand o) { return o != Operand::kF16; }
 
-// The grid of the codes an epilogue writes for 8-bit readers: E4M3, or int8's
-// code = saturate(round_to_nearest_even(y * (1 / scale))) of core/dtype.h.
-enum class CodeGrid : std::uint8_t { kE4m3, kInt8 };
+using cuda::CodeGrid;  // of the codes an epilogue writes or reads
 
 // Each tile row of shared memory holds 128 bytes of K (one 128-byte swizzle atom wide: 64 fp16 or 128
 // E4M3 values), or 64 bytes (the 64-byte swizzle) for layers whose channels fill only part of a 128-byte
