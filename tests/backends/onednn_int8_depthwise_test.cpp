@@ -143,7 +143,7 @@ TEST(OnednnInt8Depthwise, PerChannelScalesKeepNarrowChannels) {
 // A convolution without SiLU writes the codes of the per-channel quantize point after it itself: its output
 // scales divide by each channel's scale.
 TEST(OnednnInt8Depthwise, AConvolutionWritesPerChannelCodesForTheDepthwiseLayerAfterIt) {
-  KILN_SKIP_WITHOUT_ONEDNN();
+  KILN_SKIP_WITHOUT_INT8_KERNELS();
   SmallGraph g;
   const ValueId x = g.input("x", {8, 10, 10});
   const ValueId a = g.conv(x, 24, conv_attrs(1, 1, 0, 1, Activation::kRelu));

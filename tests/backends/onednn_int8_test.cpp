@@ -84,7 +84,7 @@ TEST(OnednnInt8, ConvolutionChainWithReluAgreesWithTheSimulation) {
 // Between int8 layers the activations stay int8: a convolution whose only reader is a quantize point
 // feeding int8 convolutions writes that point's codes itself, with no quantization step between them.
 TEST(OnednnInt8, ConvolutionsFeedingInt8LayersWriteTheirCodes) {
-  KILN_SKIP_WITHOUT_ONEDNN();
+  KILN_SKIP_WITHOUT_INT8_KERNELS();
   SmallGraph g;
   const ValueId x = g.input("x", {8, 12, 12});
   const ValueId a = g.conv(x, 16, conv_attrs(3, 1, 1, 1, Activation::kRelu));
@@ -119,7 +119,7 @@ TEST(OnednnInt8, ResidualAddFusedIntoAnInt8ConvolutionAgrees) {
 // convolution reads and its last accumulates (a codes sum, fusion.h) while writing the next block's codes;
 // the last block, whose sum is the graph's output, accumulates into a dequantized copy and writes f32.
 TEST(OnednnInt8, ResidualStreamInInt8CodesAgrees) {
-  KILN_SKIP_WITHOUT_ONEDNN();
+  KILN_SKIP_WITHOUT_INT8_KERNELS();
   SmallGraph g;
   ValueId h = g.input("x", {16, 10, 10});
   for (int block = 0; block < 3; ++block) {

@@ -24,6 +24,19 @@ inline bool onednn_built() {
   if (!::kiln::testing::onednn_built()) GTEST_SKIP() << "the oneDNN backend is not built (KILN_ONEDNN is " \
                                                         "off)"
 
+// Whether the cpu backend runs int8 layers on oneDNN's int8 kernels here (its environment's "int8" fact);
+// without int8 dot products it simulates them in f32.
+inline bool cpu_int8_kernels() {
+  if (!onednn_built()) return false;
+  for (const BackendFact& fact : make_backend("cpu")->environment()) {
+    if (fact.key == "int8") return fact.value.starts_with("native");
+  }
+  return false;
+}
+
+#define KILN_SKIP_WITHOUT_INT8_KERNELS() \
+  if (!::kiln::testing::cpu_int8_kernels()) GTEST_SKIP() << "this CPU has no int8 dot products: int8 is simulated"
+
 // oneDNN accumulates in fp32, in an order of its own (blocked over channels and taps), while the
 // reference accumulates in double and rounds once. A sum of K products then differs by about
 // sqrt(K) * 2^-24 relative (a few 1e-7 for K in the thousands); 1e-5 leaves room for that and for the

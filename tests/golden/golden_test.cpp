@@ -180,6 +180,17 @@ TEST(Golden, Bf16PlansMatchTimmFloat64LogitsAndTheSimulation) {
 // 0.042..0.51 on these small random networks (ResNeSt-tiny the largest), bound 0.8.
 constexpr double kInt8SimulationBound = 1e-5;
 constexpr double kInt8SqueezeExcitationSimulationBound = 0.1;
+// On a CPU without int8 dot products the cpu backend simulates int8 in f32 (its environment says so):
+// its sums are f32 ones in oneDNN's order, not exact, so more values land a code step away from the
+// reference's; measured 6.4e-4 and 2.3e-3 (2-core AMD EPYC, AVX2), bound 1e-2, top-1 equal all the same.
+constexpr double kInt8SimulatedSimulationBound = 1e-2;
+
+bool cpu_simulates_int8() {
+  for (const BackendFact& fact : make_backend("cpu")->environment()) {
+    if (fact.key == "int8") return !fact.value.starts_with("native");
+  }
+  return false;
+}
 constexpr double kInt8AgainstFp32Bound = 0.8;
 
 TEST(Golden, Int8PlansOnTheCpuBackendMatchTheSimulation) {
@@ -198,8 +209,9 @@ TEST(Golden, Int8PlansOnTheCpuBackendMatchTheSimulation) {
     ASSERT_NO_FATAL_FAILURE(run_on_cpu_backends(plan, dir, scratch, outputs));
     const Comparison simulation = compare(outputs["cpu"], outputs["cpu-reference"]);
     const bool gates = family_of(dir) == "timm_efficientnet";
-    EXPECT_LE(simulation.relative_error,
-              gates ? kInt8SqueezeExcitationSimulationBound : kInt8SimulationBound);
+    EXPECT_LE(simulation.relative_error, gates                  ? kInt8SqueezeExcitationSimulationBound
+                                         : cpu_simulates_int8() ? kInt8SimulatedSimulationBound
+                                                                : kInt8SimulationBound);
     EXPECT_EQ(simulation.top1_disagreements, 0);
     const Comparison timm = compare(outputs["cpu"], read_npy(dir / "logits.npy"));
     EXPECT_LE(timm.relative_error, kInt8AgainstFp32Bound);

@@ -21,9 +21,19 @@ std::unique_ptr<CompiledModel> OnednnBackend::compile(const Graph& graph,
   // Primitives size their work split by the thread count at creation: create them with the run's count.
   const onednn::ThreadScope threads(options.threads);
   // FP8 weights become the f32 constants they dequantize to (this backend computes FP8 layers in f32);
-  // int8 convolutions keep their codes and scales for oneDNN's int8 kernels.
-  std::map<std::string, onednn::Int8Weights> int8_weights = onednn::int8_conv_weights(graph);
+  // int8 convolutions keep their codes and scales for oneDNN's int8 kernels. Where those kernels have no
+  // int8 dot products (onednn_isa.h), int8 layers are simulated as FP8 ones are: f32 convolutions of the
+  // quantize points' values over the dequantized weights, the same numbers as cpu-reference's.
+  const bool int8_kernels = onednn::runs_int8();
+  std::map<std::string, onednn::Int8Weights> int8_weights;
+  if (int8_kernels) int8_weights = onednn::int8_conv_weights(graph);
   Graph lowered = graph;
+  if (!int8_kernels) {
+    for (std::size_t id = 0; id < lowered.nodes().size(); ++id) {
+      Node& node = lowered.node(static_cast<NodeId>(id));
+      if (node.precision == Precision::kI8) node.precision = Precision::kF32;
+    }
+  }
   if (!fold_dequantized_weights(lowered).empty()) lowered.compact();
   onednn::ProgramBuilder builder(lowered, options, std::move(int8_weights));
   return std::make_unique<onednn::CompiledProgram>(lowered, options, builder.build());

@@ -37,6 +37,9 @@ std::vector<BackendFact> OnednnBackend::environment() const {
           {"bf16", "bf16 layers",
            onednn::runs_bf16() ? "native (oneDNN's bf16 kernels, f32 accumulation)"
                                : "not run here (no AVX512-BF16 or AMX-BF16)"},
+          {"int8", "int8 layers",
+           onednn::runs_int8() ? "native (oneDNN's int8 kernels, s32 accumulation)"
+                               : "simulated in f32 (no AVX512-VNNI, AVX-VNNI or AMX)"},
           {"openmp_wait", "OpenMP threads waiting", openmp_wait_policy(), true}};
 }
 
