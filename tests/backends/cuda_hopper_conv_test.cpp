@@ -91,8 +91,9 @@ std::string case_name(const HopperCase& c) {
                            : c.residual_codes      ? "_residual_codes"
                                                    : "_residual")
                         : "",
-             c.groups > 1 ? cat("_g", c.groups) : std::string(), c.views ? "_views" : "", c.codes ? (c.writes_int8_codes() ? "_int8_codes" : "_codes") : "",
-             c.y ? "" : "_no_y", c.act == cuda::Act::kSilu ? "_silu" : "_relu");
+             c.groups > 1 ? cat("_g", c.groups) : std::string(), c.views ? "_views" : "",
+             c.codes ? (c.writes_int8_codes() ? "_int8_codes" : "_codes") : "", c.y ? "" : "_no_y",
+             c.act == cuda::Act::kSilu ? "_silu" : "_relu");
 }
 
 void PrintTo(const HopperCase& c, std::ostream* out) { *out << case_name(c); }
@@ -482,18 +483,90 @@ INSTANTIATE_TEST_SUITE_P(
         // as 8-bit codes a 32-byte tap, padded to 64 bytes) in each operand type, a strided one with
         // 128-byte taps on views, one writing codes with a residual, and a grouped pointwise layer of
         // four 48-channel groups (padded) over partial pixel tiles.
-        HopperCase{Operand::kS8, 32, 128, 0, false, false, true, true, cuda::Act::kRelu,
-                   {2, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0}, false, false, false, 2},
-        HopperCase{Operand::kE4m3, 32, 128, 0, false, false, true, true, cuda::Act::kRelu,
-                   {2, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0}, false, false, false, 2},
-        HopperCase{Operand::kF16, 32, 128, 0, false, false, false, true, cuda::Act::kRelu,
-                   {2, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0}, false, false, false, 2},
-        HopperCase{Operand::kS8, 128, 256, 0, false, true, true, false, cuda::Act::kRelu,
-                   {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0}, false, false, false, 2},
-        HopperCase{Operand::kF16, 64, 256, 0, true, true, true, true, cuda::Act::kSilu,
-                   {2, 10, 10, 3, 3, 1, 1, 1, 1, 0, 0}, false, true, false, 2},
-        HopperCase{Operand::kS8, 48, 256, 777, true, false, true, true, cuda::Act::kRelu, {}, true, false,
-                   false, 4}),
+        HopperCase{Operand::kS8,
+                   32,
+                   128,
+                   0,
+                   false,
+                   false,
+                   true,
+                   true,
+                   cuda::Act::kRelu,
+                   {2, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0},
+                   false,
+                   false,
+                   false,
+                   2},
+        HopperCase{Operand::kE4m3,
+                   32,
+                   128,
+                   0,
+                   false,
+                   false,
+                   true,
+                   true,
+                   cuda::Act::kRelu,
+                   {2, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0},
+                   false,
+                   false,
+                   false,
+                   2},
+        HopperCase{Operand::kF16,
+                   32,
+                   128,
+                   0,
+                   false,
+                   false,
+                   false,
+                   true,
+                   cuda::Act::kRelu,
+                   {2, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0},
+                   false,
+                   false,
+                   false,
+                   2},
+        HopperCase{Operand::kS8,
+                   128,
+                   256,
+                   0,
+                   false,
+                   true,
+                   true,
+                   false,
+                   cuda::Act::kRelu,
+                   {3, 15, 15, 3, 3, 2, 2, 1, 1, 0, 0},
+                   false,
+                   false,
+                   false,
+                   2},
+        HopperCase{Operand::kF16,
+                   64,
+                   256,
+                   0,
+                   true,
+                   true,
+                   true,
+                   true,
+                   cuda::Act::kSilu,
+                   {2, 10, 10, 3, 3, 1, 1, 1, 1, 0, 0},
+                   false,
+                   true,
+                   false,
+                   2},
+        HopperCase{Operand::kS8,
+                   48,
+                   256,
+                   777,
+                   true,
+                   false,
+                   true,
+                   true,
+                   cuda::Act::kRelu,
+                   {},
+                   true,
+                   false,
+                   false,
+                   4}),
     [](const auto& param_info) { return case_name(param_info.param); });
 
 // The tactic layer as a program uses it: a convolution's geometry with channel views, its candidates
@@ -607,8 +680,8 @@ TEST(CudaHopperConvTest, TakesGroupsTileByTile) {
   EXPECT_EQ(cuda::hopper::grouped_weight_tap_channels(32, 2, 1), 64);
   const GemmConvShape radix{196, 128, 32, 64, 128, 0, w3, 2, 64};
   EXPECT_TRUE(cuda::hopper::gemm_conv_takes(radix, Operand::kS8, narrow64));
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes(radix, Operand::kS8, wide64));    // a K block past the tap
-  EXPECT_FALSE(cuda::hopper::gemm_conv_takes(radix, Operand::kS8, wide128));   // a tile over both groups
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes(radix, Operand::kS8, wide64));   // a K block past the tap
+  EXPECT_FALSE(cuda::hopper::gemm_conv_takes(radix, Operand::kS8, wide128));  // a tile over both groups
   GemmConvShape unpadded = radix;
   unpadded.weight_tap_channels = 0;  // 32 channels a tap: a 64-byte K block would read the next tap
   EXPECT_FALSE(cuda::hopper::gemm_conv_takes(unpadded, Operand::kS8, narrow64));

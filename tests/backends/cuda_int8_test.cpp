@@ -39,14 +39,16 @@ std::vector<std::string> int8_layers(const Graph& graph) {
     const Node& conv = graph.node(*graph.find_node(name));
     const Shape& w = graph.value(conv.inputs[1]).shape;
     const std::int64_t groups = conv.attr<ConvAttrs>().groups;
-    if (w[0] % 16 == 0 && w[1] % 16 == 0 && (groups == 1 || w[0] % (64 * groups) == 0)) layers.push_back(name);
+    if (w[0] % 16 == 0 && w[1] % 16 == 0 && (groups == 1 || w[0] % (64 * groups) == 0))
+      layers.push_back(name);
   }
   return layers;
 }
 
 std::size_t grouped_layers(const Graph& graph, const std::vector<std::string>& layers) {
   std::size_t grouped = 0;
-  for (const std::string& name : layers) grouped += graph.node(*graph.find_node(name)).attr<ConvAttrs>().groups > 1;
+  for (const std::string& name : layers)
+    grouped += graph.node(*graph.find_node(name)).attr<ConvAttrs>().groups > 1;
   return grouped;
 }
 
@@ -56,6 +58,15 @@ std::vector<std::string> to_int8_network(Graph& graph, const std::vector<std::st
                                          bool residuals = false) {
   return testing::to_fp8_network(graph, layers, scale, residuals, QuantFormat::kInt8);
 }
+
+// int8 layers run on kiln's Hopper kernel: tests of int8 networks need a GPU of compute capability 9.0.
+#if KILN_HAVE_CUDA
+#define KILN_SKIP_WITHOUT_HOPPER() \
+  KILN_SKIP_WITHOUT_GPU();         \
+  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only"
+#else
+#define KILN_SKIP_WITHOUT_HOPPER() KILN_SKIP_WITHOUT_GPU()
+#endif
 
 testing::ResnestLikeOptions int8_resnet() {
   testing::ResnestLikeOptions o;
@@ -141,10 +152,7 @@ TEST(CudaInt8Test, Int8NetworkMatchesTheReference) {
   Graph graph = testing::resnest_like_graph(int8_resnet());
   const std::vector<std::string> layers = int8_layers(graph);
   to_int8_network(graph, layers, 0.02f);
-  KILN_SKIP_WITHOUT_GPU();
-#if KILN_HAVE_CUDA
-  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only";
-#endif
+  KILN_SKIP_WITHOUT_HOPPER();
   std::string steps;
   ASSERT_NO_FATAL_FAILURE(expect_int8_network_matches_reference(graph, layers.size(), steps));
   EXPECT_EQ(testing::count_of(steps, "int8 conv kiln-hopper"), layers.size()) << steps;
@@ -164,10 +172,7 @@ TEST(CudaInt8Test, GroupedInt8NetworkMatchesTheReference) {
   const std::vector<std::string> layers = int8_layers(graph);
   ASSERT_EQ(grouped_layers(graph, layers), 4u);  // one a stage
   to_int8_network(graph, layers, 0.02f);
-  KILN_SKIP_WITHOUT_GPU();
-#if KILN_HAVE_CUDA
-  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only";
-#endif
+  KILN_SKIP_WITHOUT_HOPPER();
   std::string steps;
   ASSERT_NO_FATAL_FAILURE(expect_int8_network_matches_reference(graph, layers.size(), steps));
   EXPECT_EQ(testing::count_of(steps, "int8 conv kiln-hopper"), layers.size()) << steps;
@@ -183,10 +188,7 @@ TEST(CudaInt8Test, Int8ResidualStreamInCodesMatchesTheReference) {
   const std::vector<std::string> layers = int8_layers(graph);
   const std::vector<std::string> held = to_int8_network(graph, layers, 0.02f, true);
   ASSERT_EQ(held.size(), 2u);  // the inputs of the two identity blocks
-  KILN_SKIP_WITHOUT_GPU();
-#if KILN_HAVE_CUDA
-  if (!cuda::hopper::hopper_gpu()) GTEST_SKIP() << "int8 layers run on kiln's Hopper kernel, sm_90 only";
-#endif
+  KILN_SKIP_WITHOUT_HOPPER();
   std::string steps;
   ASSERT_NO_FATAL_FAILURE(expect_int8_network_matches_reference(graph, layers.size(), steps));
   EXPECT_GE(testing::count_lines_with(steps, "int8 conv kiln-hopper", "+residual"), held.size()) << steps;

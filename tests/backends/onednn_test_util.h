@@ -34,8 +34,9 @@ inline bool cpu_int8_kernels() {
   return false;
 }
 
-#define KILN_SKIP_WITHOUT_INT8_KERNELS() \
-  if (!::kiln::testing::cpu_int8_kernels()) GTEST_SKIP() << "this CPU has no int8 dot products: int8 is simulated"
+#define KILN_SKIP_WITHOUT_INT8_KERNELS()    \
+  if (!::kiln::testing::cpu_int8_kernels()) \
+  GTEST_SKIP() << "this CPU has no int8 dot products: int8 is simulated"
 
 // oneDNN accumulates in fp32, in an order of its own (blocked over channels and taps), while the
 // reference accumulates in double and rounds once. A sum of K products then differs by about

@@ -122,7 +122,8 @@ std::vector<OpCase> fp8_producer_cases() {
     constexpr QuantFormat kInt8 = QuantFormat::kInt8;
     cases.push_back(producer_case("int8_codes_from_fp16_conv", OpKind::kConv2d, dual, relu_conv, kInt8));
     cases.push_back(producer_case("int8_codes_from_add", OpKind::kAdd, dual, add_relu, kInt8));
-    cases.push_back(producer_case("int8_codes_from_activation", OpKind::kActivation, dual, activation, kInt8));
+    cases.push_back(
+        producer_case("int8_codes_from_activation", OpKind::kActivation, dual, activation, kInt8));
     cases.push_back(producer_case("int8_codes_from_max_pool", OpKind::kMaxPool2d, dual, max_pool, kInt8));
     cases.push_back(producer_case("int8_codes_from_avg_pool", OpKind::kAvgPool2d, dual, avg_pool, kInt8));
     cases.push_back(

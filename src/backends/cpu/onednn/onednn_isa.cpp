@@ -39,7 +39,9 @@ bool runs_bf16() {
 
 bool runs_int8() {
   const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const auto has = [&](dnnl_cpu_isa_t level) { return (isa & static_cast<unsigned>(level)) == static_cast<unsigned>(level); };
+  const auto has = [&](dnnl_cpu_isa_t level) {
+    return (isa & static_cast<unsigned>(level)) == static_cast<unsigned>(level);
+  };
   return has(dnnl_cpu_isa_avx512_core_vnni) || has(dnnl_cpu_isa_avx2_vnni);
 }
 

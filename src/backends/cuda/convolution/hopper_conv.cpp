@@ -23,16 +23,16 @@ bool undilated(const ConvGeometry& g) { return g.groups >= 1 && g.dilation_h == 
 
 hopper::GemmConvShape gemm_shape(const ConvGeometry& g, Operand operand) {
   const int channels_in = g.c / g.groups;
-  hopper::GemmConvShape shape{g.n * g.out_h * g.out_w,
-                              g.k,
-                              channels_in,
-                              g.x_pitch != 0 ? g.x_pitch : g.c,
-                              g.y_pitch != 0 ? g.y_pitch : g.k,
-                              g.residual_pitch != 0 ? g.residual_pitch : g.k,
-                              {},
-                              g.groups,
-                              hopper::grouped_weight_tap_channels(channels_in, g.groups,
-                                                                  hopper::operand_bytes(operand))};
+  hopper::GemmConvShape shape{
+      g.n * g.out_h * g.out_w,
+      g.k,
+      channels_in,
+      g.x_pitch != 0 ? g.x_pitch : g.c,
+      g.y_pitch != 0 ? g.y_pitch : g.k,
+      g.residual_pitch != 0 ? g.residual_pitch : g.k,
+      {},
+      g.groups,
+      hopper::grouped_weight_tap_channels(channels_in, g.groups, hopper::operand_bytes(operand))};
   if (!pointwise(g)) {
     shape.window = {g.n, g.h, g.w, g.r, g.s, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.out_h, g.out_w};
   }
@@ -134,7 +134,8 @@ std::optional<KilnConvOffer> offer_hopper_conv(const KilnConvRequest& request) {
   if (!layer.fp8 && !layer.int8) io.bias = request.upload(layer.bias, Elem::kF32);
   // A grouped layer's taps padded to whole K blocks, where its channels are not.
   const int tap_channels = gemm_shape(layer.geometry, operand).tap_channels();
-  if (tap_channels != layer.weights.dim(3)) io.weight = request.upload_weights(pad_taps(layer.weights, tap_channels));
+  if (tap_channels != layer.weights.dim(3))
+    io.weight = request.upload_weights(pad_taps(layer.weights, tap_channels));
   return KilnConvOffer{
       std::make_shared<KilnHopperConv>(layer.geometry, operand, act_of(layer.activation), io, request.gpu),
       io};

@@ -1,8 +1,8 @@
 // A dense or grouped convolution (pointwise, or any window the copy engine's im2col loads express) on
-// kiln's Hopper kernel (gemm_conv_kernels.h), fp16, FP8 or int8, a candidate raced against cuDNN's and cuBLASLt's when tactics
-// are timed. It reads and writes channel views, and its epilogue (scale, bias, residual, any activation,
-// fp16 output and/or the codes the next FP8 or int8 layer reads) is always fused. A variant is a tile
-// (hopper::tile_number()).
+// kiln's Hopper kernel (gemm_conv_kernels.h), fp16, FP8 or int8, a candidate raced against cuDNN's and
+// cuBLASLt's when tactics are timed. It reads and writes channel views, and its epilogue (scale, bias,
+// residual, any activation, fp16 output and/or the codes the next FP8 or int8 layer reads) is always fused. A
+// variant is a tile (hopper::tile_number()).
 #pragma once
 
 #include <optional>

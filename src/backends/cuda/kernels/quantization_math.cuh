@@ -50,7 +50,8 @@ __device__ inline void store_with_codes(T* y, const float (&v)[V], const CodesOu
   if (codes.grid == CodeGrid::kInt8) {
     const float inverse = __frcp_rn(codes.scale);  // RN(1 / scale), as the host quantizer takes it
 #pragma unroll
-    for (int k = 0; k < V; ++k) c[k] = static_cast<std::uint8_t>(int8_code(to_float(from_float<T>(v[k])), inverse));
+    for (int k = 0; k < V; ++k)
+      c[k] = static_cast<std::uint8_t>(int8_code(to_float(from_float<T>(v[k])), inverse));
   } else {
 #pragma unroll
     for (int k = 0; k < V; ++k) c[k] = e4m3_code(to_float(from_float<T>(v[k])), codes.scale);

@@ -136,7 +136,10 @@ bool ProgramBuilder::fp8_gemm_only(const ConvLayer& layer, bool offered) const {
 std::optional<ProgramBuilder::Candidate> ProgramBuilder::kiln_candidate(
     const ConvLayer& layer, const KilnConvKernel& kernel, const std::optional<TacticRecord>& stored) {
   if (reads_residual_codes(layer) && kernel.api != std::string_view(kApiKilnHopper)) return std::nullopt;
-  const KilnConvRequest request{layer, elem_, device_name_, cuda_,
+  const KilnConvRequest request{layer,
+                                elem_,
+                                device_name_,
+                                cuda_,
                                 [this](const Tensor& t, Elem e) { return keep(upload(t, e)); },
                                 [this, &layer](const Tensor& t) { return upload_weights(layer, t); }};
   std::optional<KilnConvOffer> offer = kernel.offer(request);

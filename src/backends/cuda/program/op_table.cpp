@@ -74,8 +74,9 @@ std::string int8_conv_reason(const Graph& graph, const Node& node) {
   const auto& a = node.attr<ConvAttrs>();
   const Shape& codes = graph.value(producer_of(graph, node.inputs[1])->inputs[0]).shape;
   if (a.groups != 1 && codes[0] % (64 * a.groups) != 0)
-    return cat("kiln's grouped int8 convolutions need a multiple of 64 output channels a group, this one has ",
-               codes[0], " in ", a.groups, " groups");
+    return cat(
+        "kiln's grouped int8 convolutions need a multiple of 64 output channels a group, this one has ",
+        codes[0], " in ", a.groups, " groups");
   if (a.dilation[0] != 1 || a.dilation[1] != 1) return "kiln's int8 convolutions take no dilation";
   if (a.padding[0] >= a.kernel[0] || a.padding[1] >= a.kernel[1] || a.stride[0] > 8 || a.stride[1] > 8)
     return "kiln's int8 convolutions take padding below the kernel size and strides up to 8";

@@ -55,12 +55,11 @@ bool encode_maps(GemmConvMaps& m, const void* x, const void* w, Operand operand,
   const int rows = kRowsPerConsumer * tile.consumers;
   const int x_channels = s.groups * s.channels_in;
   const bool x_mapped =
-      v.batch == 0
-          ? encode_swizzled_rows(m.x, x, bytes, s.pixels, x_channels, s.x_pitch, rows, tile.k_bytes)
-          : encode_im2col_rows(m.x, x, bytes,
-                               {v.batch, v.height, v.width, x_channels, s.x_pitch, v.kernel_h, v.kernel_w,
-                                v.stride_h, v.stride_w, v.pad_h, v.pad_w},
-                               rows, tile.k_bytes);
+      v.batch == 0 ? encode_swizzled_rows(m.x, x, bytes, s.pixels, x_channels, s.x_pitch, rows, tile.k_bytes)
+                   : encode_im2col_rows(m.x, x, bytes,
+                                        {v.batch, v.height, v.width, x_channels, s.x_pitch, v.kernel_h,
+                                         v.kernel_w, v.stride_h, v.stride_w, v.pad_h, v.pad_w},
+                                        rows, tile.k_bytes);
   return x_mapped &&
          encode_swizzled_rows(m.w, w, bytes, s.channels_out, reduction, reduction, tile.columns,
                               tile.k_bytes) &&
@@ -98,10 +97,10 @@ bool gemm_conv_takes(const GemmConvShape& s, Operand operand, const GemmConvTile
         return t.columns == tile.columns && t.consumers == tile.consumers && t.blocks == tile.blocks &&
                t.k_bytes == tile.k_bytes;
       });
-  return tile_known && s.pixels > 0 && s.channels_out > 0 && s.channels_in > 0 && groups_take(s, bytes, tile) &&
-         (s.channels_in * bytes) % 16 == 0 && (s.x_pitch * bytes) % 16 == 0 &&
-         s.x_pitch >= static_cast<long long>(s.groups) * s.channels_in &&
-         s.channels_out % 2 == 0 && s.y_pitch % (writes_codes ? 16 : 8) == 0 && s.y_pitch >= s.channels_out &&
+  return tile_known && s.pixels > 0 && s.channels_out > 0 && s.channels_in > 0 &&
+         groups_take(s, bytes, tile) && (s.channels_in * bytes) % 16 == 0 && (s.x_pitch * bytes) % 16 == 0 &&
+         s.x_pitch >= static_cast<long long>(s.groups) * s.channels_in && s.channels_out % 2 == 0 &&
+         s.y_pitch % (writes_codes ? 16 : 8) == 0 && s.y_pitch >= s.channels_out &&
          (s.residual_pitch == 0 ||
           (s.residual_pitch % (residual_codes ? 16 : 8) == 0 && s.residual_pitch >= s.channels_out)) &&
          window_takes(s);

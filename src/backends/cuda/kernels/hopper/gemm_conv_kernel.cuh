@@ -168,7 +168,8 @@ struct TileSource {
     const int channel_blocks = (shape.channels_in + block_k - 1) / block_k;
     const int tap = kb / channel_blocks, channel0 = (kb - tap * channel_blocks) * block_k;
     tma_load_im2col(a, x_map, full, x_channel0 + channel0, left, top, image,
-                    static_cast<std::uint16_t>(tap % w.kernel_w), static_cast<std::uint16_t>(tap / w.kernel_w));
+                    static_cast<std::uint16_t>(tap % w.kernel_w),
+                    static_cast<std::uint16_t>(tap / w.kernel_w));
     tma_load_2d(b, w_map, full, tap * shape.weight_tap_channels + channel0, column0);
   }
 };
